@@ -1,0 +1,83 @@
+package targets
+
+import (
+	"context"
+	"time"
+)
+
+// Request is one dispatch of one run to one target.
+type Request struct {
+	RunID         int64
+	JobID         int64
+	Target        string // the target URI, e.g. local://hello
+	Handler       string // handler name (HTTP executors, functions); empty for local targets
+	Params        string
+	ShardIndex    int
+	ShardTotal    int           // 1 when not sharding
+	Timeout       time.Duration // 0 = no timeout
+	ScheduledAt   time.Time     // the fire time this run belongs to
+	Attempt       int           // 0 for the first attempt, 1.. for retries
+	BlockStrategy string        // SERIAL_EXECUTION, DISCARD_LATER, COVER_EARLY
+}
+
+// Outcome states a driver may report. They match the run states in store.
+const (
+	OutcomeSucceeded = "succeeded"
+	OutcomeFailed    = "failed"
+	OutcomeTimedOut  = "timed_out"
+	OutcomeKilled    = "killed"
+)
+
+// Outcome is the final result of a run on its target.
+type Outcome struct {
+	State   string // one of the Outcome* constants
+	Code    int    // handle code: 200 success, 500 failure, 502 timeout, or an exit code
+	Message string
+}
+
+// Dispatch is what Run returns when the target accepted the run.
+type Dispatch struct {
+	// Done is set when the run already finished inside Run (synchronous targets,
+	// such as a no-op driver or a Lambda RequestResponse invoke). When nil, the
+	// run is now running and the driver reports the outcome later through Sink.Complete.
+	Done *Outcome
+	// Message is a short human-readable note about the dispatch (for the run record).
+	Message string
+}
+
+// LogChunk is a slice of a run's log, by 1-based line numbers.
+type LogChunk struct {
+	FromLine int    `json:"from_line"`
+	ToLine   int    `json:"to_line"` // last line returned, 0 when none
+	Content  string `json:"content"`
+	End      bool   `json:"end"` // true when the run has finished and no more lines follow
+}
+
+// Sink is what the scheduler hands a driver so that asynchronous outcomes and
+// output reach the fire ledger. It is safe for concurrent use.
+type Sink interface {
+	// Complete records the final outcome of a run that Run accepted without Done.
+	// Only the first outcome for a run counts; later ones are ignored.
+	Complete(ctx context.Context, runID int64, out Outcome) error
+	// AppendLog appends text (one or more lines) to the run's central log.
+	AppendLog(ctx context.Context, runID int64, text string) error
+	// ReadLog reads the run's central log from a 1-based line.
+	ReadLog(ctx context.Context, runID int64, fromLine int) (LogChunk, error)
+}
+
+// Driver runs targets of one or more URI schemes. Every method takes the full
+// target URI so that one driver can serve many targets.
+type Driver interface {
+	// Run dispatches a run. An error means the target did not accept it (the run
+	// fails, or failover moves on); it must not be returned after the target accepted.
+	Run(ctx context.Context, req Request) (Dispatch, error)
+	// Beat reports whether the target is reachable (used by failover routing).
+	Beat(ctx context.Context, target string) error
+	// IdleBeat reports whether the target is idle for the job (used by busyover
+	// routing); an error means busy or unreachable.
+	IdleBeat(ctx context.Context, target string, jobID int64) error
+	// Kill stops a running run. Killing a run that is not running is not an error.
+	Kill(ctx context.Context, target string, runID, jobID int64) error
+	// Log reads a run's log from a 1-based line.
+	Log(ctx context.Context, target string, runID int64, fromLine int) (LogChunk, error)
+}
