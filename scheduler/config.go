@@ -1,0 +1,147 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// PoolConfig sizes one trigger pool.
+type PoolConfig struct {
+	Workers int `yaml:"workers"` // concurrent dispatches
+	Queue   int `yaml:"queue"`   // claimed runs waiting for a worker
+}
+
+// Config tunes one scheduler replica. Zero values take the defaults of
+// Defaults(); Validate names the field that is wrong.
+type Config struct {
+	// NodeID names this replica in the ledger; default host-pid-random. Must be
+	// unique among running replicas.
+	NodeID string `yaml:"node_id"`
+	// LockPartitions spreads jobs over this many lock rows (default 1, the
+	// XXL-JOB behaviour). All replicas must use the same value.
+	LockPartitions int `yaml:"lock_partitions"`
+	// PreReadWindow is how far ahead the leader reads due jobs (default 5s).
+	PreReadWindow time.Duration `yaml:"pre_read_window"`
+	// PreReadLimit caps the jobs read per locked transaction (default 5000);
+	// the loop reads again at once when a batch was full.
+	PreReadLimit int `yaml:"pre_read_limit"`
+	// MisfireThreshold: a fire later than this is a misfire handled under the
+	// job's misfire policy (default 5s, as XXL-JOB).
+	MisfireThreshold time.Duration `yaml:"misfire_threshold"`
+	// LoopInterval is the pre-read period (default 1s).
+	LoopInterval time.Duration `yaml:"loop_interval"`
+	// LockTxTimeout bounds one locked pre-read transaction (default 10s).
+	LockTxTimeout time.Duration `yaml:"lock_tx_timeout"`
+	// HeartbeatInterval is how often the node proves it is alive (default 1s).
+	HeartbeatInterval time.Duration `yaml:"heartbeat_interval"`
+	// NodeDeadAfter: a node whose heartbeat is older is dead and its runs are
+	// taken over (default 10s). On MySQL a node's death is also seen at once
+	// through its liveness lock.
+	NodeDeadAfter time.Duration `yaml:"node_dead_after"`
+	// LateAfter: a run claimed later than this after its fire time is
+	// recorded as late (default 1s).
+	LateAfter time.Duration `yaml:"late_after"`
+	// DispatchTimeout bounds one driver Run call (default 10s).
+	DispatchTimeout time.Duration `yaml:"dispatch_timeout"`
+	// FastPool and SlowPool size the trigger pools (defaults 200/2000 and 100/5000).
+	FastPool PoolConfig `yaml:"fast_pool"`
+	SlowPool PoolConfig `yaml:"slow_pool"`
+	// SlowDispatch and SlowDispatchCount: a job with more than Count dispatches
+	// slower than SlowDispatch within one minute moves to the slow pool
+	// (defaults 500ms and 10, as XXL-JOB).
+	SlowDispatch      time.Duration `yaml:"slow_dispatch"`
+	SlowDispatchCount int           `yaml:"slow_dispatch_count"`
+	// StopGrace bounds how long Stop waits for claimed runs to be dispatched
+	// (default 10s).
+	StopGrace time.Duration `yaml:"stop_grace"`
+}
+
+// Defaults returns the default configuration.
+func Defaults() Config {
+	return Config{
+		LockPartitions:    1,
+		PreReadWindow:     5 * time.Second,
+		PreReadLimit:      5000,
+		MisfireThreshold:  5 * time.Second,
+		LoopInterval:      time.Second,
+		LockTxTimeout:     10 * time.Second,
+		HeartbeatInterval: time.Second,
+		NodeDeadAfter:     10 * time.Second,
+		LateAfter:         time.Second,
+		DispatchTimeout:   10 * time.Second,
+		FastPool:          PoolConfig{Workers: 200, Queue: 2000},
+		SlowPool:          PoolConfig{Workers: 100, Queue: 5000},
+		SlowDispatch:      500 * time.Millisecond,
+		SlowDispatchCount: 10,
+		StopGrace:         10 * time.Second,
+	}
+}
+
+// WithDefaults fills zero fields from Defaults.
+func (c Config) WithDefaults() Config {
+	d := Defaults()
+	set := func(v *time.Duration, def time.Duration) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	seti := func(v *int, def int) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	seti(&c.LockPartitions, d.LockPartitions)
+	set(&c.PreReadWindow, d.PreReadWindow)
+	seti(&c.PreReadLimit, d.PreReadLimit)
+	set(&c.MisfireThreshold, d.MisfireThreshold)
+	set(&c.LoopInterval, d.LoopInterval)
+	set(&c.LockTxTimeout, d.LockTxTimeout)
+	set(&c.HeartbeatInterval, d.HeartbeatInterval)
+	set(&c.NodeDeadAfter, d.NodeDeadAfter)
+	set(&c.LateAfter, d.LateAfter)
+	set(&c.DispatchTimeout, d.DispatchTimeout)
+	seti(&c.FastPool.Workers, d.FastPool.Workers)
+	seti(&c.FastPool.Queue, d.FastPool.Queue)
+	seti(&c.SlowPool.Workers, d.SlowPool.Workers)
+	seti(&c.SlowPool.Queue, d.SlowPool.Queue)
+	set(&c.SlowDispatch, d.SlowDispatch)
+	seti(&c.SlowDispatchCount, d.SlowDispatchCount)
+	set(&c.StopGrace, d.StopGrace)
+	return c
+}
+
+// Validate reports the first invalid field.
+func (c Config) Validate() error {
+	var errs []error
+	pos := func(name string, v time.Duration) {
+		if v <= 0 {
+			errs = append(errs, fmt.Errorf("scheduler.%s must be positive, got %s", name, v))
+		}
+	}
+	if c.LockPartitions < 1 || c.LockPartitions > 1024 {
+		errs = append(errs, fmt.Errorf("scheduler.lock_partitions must be 1..1024, got %d", c.LockPartitions))
+	}
+	pos("pre_read_window", c.PreReadWindow)
+	pos("misfire_threshold", c.MisfireThreshold)
+	pos("loop_interval", c.LoopInterval)
+	pos("lock_tx_timeout", c.LockTxTimeout)
+	pos("heartbeat_interval", c.HeartbeatInterval)
+	pos("node_dead_after", c.NodeDeadAfter)
+	pos("late_after", c.LateAfter)
+	pos("dispatch_timeout", c.DispatchTimeout)
+	pos("slow_dispatch", c.SlowDispatch)
+	pos("stop_grace", c.StopGrace)
+	if c.PreReadLimit < 1 {
+		errs = append(errs, fmt.Errorf("scheduler.pre_read_limit must be positive, got %d", c.PreReadLimit))
+	}
+	if c.NodeDeadAfter < 2*c.HeartbeatInterval {
+		errs = append(errs, fmt.Errorf("scheduler.node_dead_after (%s) must be at least twice scheduler.heartbeat_interval (%s)", c.NodeDeadAfter, c.HeartbeatInterval))
+	}
+	for name, p := range map[string]PoolConfig{"fast_pool": c.FastPool, "slow_pool": c.SlowPool} {
+		if p.Workers < 1 || p.Queue < 1 {
+			errs = append(errs, fmt.Errorf("scheduler.%s.workers and .queue must be positive, got %d and %d", name, p.Workers, p.Queue))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,42 @@
+// Package scheduler is the heart of Ringjob: it decides when jobs fire and
+// makes sure every fire is dispatched exactly once, even when a replica dies.
+//
+// # Services
+//
+// A Scheduler runs these services, each one goroutine with Start/Stop:
+//
+//   - heartbeat (heartbeat.go): keeps the node's row fresh and its liveness
+//     lock (MySQL GET_LOCK on a dedicated connection) held; refreshes the set
+//     of live peers used to share lock partitions.
+//   - pre-read loop (preread.go): once a second takes free lock partitions
+//     (SELECT ... FOR UPDATE SKIP LOCKED, in a transaction with a timeout,
+//     rolled back on any error), reads the jobs due in the next 5 s, inserts
+//     one scheduled run per fire time, advances next fire times, commits, and
+//     only then puts the runs in the time ring.
+//   - time ring (ring.go): wakes at each second boundary and fires the
+//     current slot and any earlier one it missed.
+//   - dispatcher and trigger pools (dispatcher.go, pool.go): reserve pool
+//     capacity, claim runs with a compare-and-set (scheduled -> dispatching),
+//     and dispatch only what was claimed. A full pool leaves runs scheduled for
+//     the next tick (recorded late), never dropped. Slow jobs (more than 10
+//     dispatches over 500 ms in a minute) use the slow pool.
+//   - ledger writer (ledger.go): batches the state changes that follow a
+//     dispatch, each guarded by the state it leaves.
+//   - takeover (takeover.go): adopts the work of dead nodes: their scheduled
+//     runs are re-owned and fired or recorded as misfired; their dispatching
+//     runs become lost, never silently re-sent.
+//
+// # Leader states
+//
+// There is no long-lived leader. In each pre-read cycle a node is, for each
+// lock partition, either holding it (inside the locked transaction: reading,
+// inserting runs, advancing jobs) or not. The transaction commits only when
+// every step succeeded; otherwise it rolls back and nothing it did is
+// visible: the job's next fire time is unchanged and the next holder reads
+// the same fires again. Runs enter the ring only after the commit, so a ring
+// never holds a run the ledger does not have.
+//
+// # Time
+//
+// All time comes from an injected clockwork.Clock; tests advance a fake one.
+package scheduler

@@ -1,0 +1,112 @@
+package scheduler
+
+import (
+	"context"
+
+	"github.com/ringjob/ringjob/store"
+	"github.com/sirupsen/logrus"
+)
+
+// ledgerWriter batches run state changes that follow a dispatch. The claim is
+// always written before a dispatch (it is what makes a fire exactly-once);
+// what the target answered can be written a few milliseconds later, many rows
+// per statement, because every change is guarded by the state it leaves: a
+// late write never overrides a newer state.
+type ledgerWriter struct {
+	loop
+	st  *store.Store
+	log *logrus.Entry
+	in  chan ledgerOp
+}
+
+type ledgerOp struct {
+	final   bool // a final outcome (from dispatching or running); else accepted (dispatching -> running)
+	u       store.RunUpdate
+	flushed chan struct{} // a flush marker: closed once everything before it is written
+}
+
+const ledgerBatch = 500
+
+func newLedgerWriter(st *store.Store, log *logrus.Entry) *ledgerWriter {
+	return &ledgerWriter{st: st, log: log, in: make(chan ledgerOp, 8192)}
+}
+
+// write queues a change; it blocks only when the writer is far behind.
+func (w *ledgerWriter) write(op ledgerOp) {
+	w.in <- op
+}
+
+// flush waits until everything queued so far is written (or ctx ends).
+func (w *ledgerWriter) flush(ctx context.Context) {
+	done := make(chan struct{})
+	select {
+	case w.in <- ledgerOp{flushed: done}:
+	case <-ctx.Done():
+		return
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+func (w *ledgerWriter) Start(ctx context.Context) { w.start(ctx, w.run) }
+
+// Stop writes what is queued and ends the writer.
+func (w *ledgerWriter) Stop(ctx context.Context) {
+	w.flush(ctx)
+	w.stop()
+}
+
+func (w *ledgerWriter) run(ctx context.Context) {
+	for {
+		var first ledgerOp
+		select {
+		case <-ctx.Done():
+			return
+		case first = <-w.in:
+		}
+		batch := []ledgerOp{first}
+	drain:
+		for len(batch) < ledgerBatch {
+			select {
+			case op := <-w.in:
+				batch = append(batch, op)
+			default:
+				break drain
+			}
+		}
+		w.apply(context.WithoutCancel(ctx), batch)
+	}
+}
+
+func (w *ledgerWriter) apply(ctx context.Context, batch []ledgerOp) {
+	var accepted, final []store.RunUpdate
+	var markers []chan struct{}
+	defer func() {
+		for _, m := range markers {
+			close(m)
+		}
+	}()
+	for _, op := range batch {
+		if op.flushed != nil {
+			markers = append(markers, op.flushed)
+			continue
+		}
+		if op.final {
+			final = append(final, op.u)
+		} else {
+			accepted = append(accepted, op.u)
+		}
+	}
+	if len(accepted) > 0 {
+		if _, err := w.st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []string{store.RunDispatching}, Updates: accepted}); err != nil {
+			w.log.WithError(err).WithField("runs", len(accepted)).Error("record accepted dispatches")
+		}
+	}
+	if len(final) > 0 {
+		if _, err := w.st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []string{store.RunDispatching, store.RunRunning}, Updates: final}); err != nil {
+			w.log.WithError(err).WithField("runs", len(final)).Error("record run outcomes")
+		}
+	}
+}

@@ -1,0 +1,201 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/ringjob/ringjob/schedule"
+	"github.com/ringjob/ringjob/store"
+	"github.com/sirupsen/logrus"
+)
+
+// preReader is the schedule loop. Each cycle it locks the partitions it may
+// hold, reads the jobs due within the pre-read window, records one scheduled
+// run per fire time in the ledger, advances the jobs' next fire times,
+// commits, and only then puts the new runs into the time ring.
+type preReader struct {
+	loop
+	cfg     Config
+	node    string
+	st      *store.Store
+	clock   clockwork.Clock
+	log     *logrus.Entry
+	ring    *ring
+	metrics *Metrics
+	peers   *peerView
+	cache   *scheduleCache
+}
+
+func (p *preReader) Start(ctx context.Context) { p.start(ctx, p.run) }
+func (p *preReader) Stop()                     { p.stop() }
+
+func (p *preReader) run(ctx context.Context) {
+	for {
+		full, err := p.cycle(ctx)
+		if err != nil && ctx.Err() == nil {
+			p.log.WithError(err).Warn("pre-read cycle failed; retrying at the next interval")
+		}
+		if full && err == nil {
+			continue // more jobs are due than one batch holds
+		}
+		// Sleep to the next interval boundary so replicas cycle in step with the ring.
+		now := p.clock.Now()
+		wait := p.cfg.LoopInterval - time.Duration(now.UnixNano()%int64(p.cfg.LoopInterval))
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.clock.After(wait):
+		}
+	}
+}
+
+// cycle runs one locked pre-read. full reports that the batch limit was hit.
+func (p *preReader) cycle(ctx context.Context) (full bool, err error) {
+	tctx, cancel := context.WithTimeout(ctx, p.cfg.LockTxTimeout)
+	defer cancel()
+	lockStart := time.Now() // lock hold time is wall time by nature
+	now := p.clock.Now()
+	preferred, max := p.peers.partitionPlan(p.cfg.LockPartitions)
+	tx, err := p.st.ScheduleLock(tctx, store.ScheduleLockParams{Node: p.node, Preferred: preferred, Max: max, NowMs: now.UnixMilli()})
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	p.metrics.setHeld(tx.Held(), p.cfg.LockPartitions)
+	if len(tx.Held()) == 0 {
+		return false, nil
+	}
+	// "now" is read after the lock is held, as XXL-JOB does.
+	now = p.clock.Now()
+	nowMs := now.UnixMilli()
+	jobs, err := tx.JobListDue(tctx, store.JobListDueParams{UntilMs: nowMs + p.cfg.PreReadWindow.Milliseconds(), Limit: p.cfg.PreReadLimit})
+	if err != nil {
+		return false, err
+	}
+	if len(jobs) == 0 {
+		return false, tx.Commit()
+	}
+	plan := p.plan(jobs, now)
+	ids, err := tx.RunInsertBatch(tctx, plan.inserts)
+	if err != nil {
+		return false, fmt.Errorf("record %d fires: %w", len(plan.inserts), err)
+	}
+	if err := tx.JobAdvanceBatch(tctx, plan.advances); err != nil {
+		return false, err
+	}
+	if err := tx.Commit(); err != nil {
+		return false, err
+	}
+	p.metrics.LockHold.Observe(time.Since(lockStart).Seconds())
+	// Committed: the runs exist, owned by this node. Only now do they enter the ring.
+	fires := make([]fire, 0, len(ids))
+	for i, in := range plan.inserts {
+		switch in.State {
+		case store.RunScheduled:
+			fires = append(fires, fire{runID: ids[i], scheduledMs: in.ScheduledMs, shardIndex: in.ShardIndex, shardTotal: in.ShardTotal,
+				attempt: in.Attempt, params: in.Params, job: plan.jobOf[i]})
+		case store.RunMisfired:
+			p.metrics.Misfired.Inc()
+		}
+	}
+	p.metrics.Scheduled.Add(float64(len(fires)))
+	p.ring.push(fires...)
+	return len(jobs) == p.cfg.PreReadLimit, nil
+}
+
+type prereadPlan struct {
+	inserts  []store.RunInsert
+	jobOf    []*store.Job // the job of each insert
+	advances []store.JobAdvance
+}
+
+// maxFiresPerJob bounds one job's fires in one window (schedules fire at most
+// once a second, so a 5 s window holds at most 6).
+const maxFiresPerJob = 64
+
+// plan applies XXL-JOB's three pre-read cases to each due job:
+//   - more than MisfireThreshold late: the misfire policy (do_nothing records
+//     the fire as misfired; fire_once_now fires it once now), then the next
+//     fire is computed from now;
+//   - late by less: every such fire time fires now (late), so a short pause of
+//     the scheduler loses nothing;
+//   - due within the window: into the time ring at its second.
+func (p *preReader) plan(jobs []store.Job, now time.Time) prereadPlan {
+	var pl prereadPlan
+	nowMs := now.UnixMilli()
+	windowEnd := nowMs + p.cfg.PreReadWindow.Milliseconds()
+	for i := range jobs {
+		job := &jobs[i]
+		add := func(schedMs int64, state, trigger, msg string) {
+			pl.inserts = append(pl.inserts, store.RunInsert{
+				JobID: job.ID, GroupID: job.GroupID, ScheduledMs: schedMs, ShardIndex: 0, ShardTotal: 1, Attempt: 0,
+				TriggerType: trigger, State: state, Owner: p.node, Handler: job.Handler, Params: job.Params, Message: msg, CreatedMs: nowMs,
+			})
+			pl.jobOf = append(pl.jobOf, job)
+		}
+		sched, err := p.cache.get(job)
+		if err != nil {
+			p.log.WithError(err).WithField("job_id", job.ID).Error("job schedule does not parse; stopping the job")
+			pl.advances = append(pl.advances, store.JobAdvance{ID: job.ID, NextFireMs: 0, LastFireMs: job.LastFireMs, Disable: true})
+			continue
+		}
+		next := time.UnixMilli(job.NextFireMs)
+		last := job.LastFireMs
+		ok := true
+		if nowMs-job.NextFireMs > p.cfg.MisfireThreshold.Milliseconds() {
+			late := now.Sub(next).Round(time.Millisecond)
+			switch job.MisfirePolicy {
+			case store.MisfireFireOnceNow:
+				add(job.NextFireMs, store.RunScheduled, store.TriggerMisfire, fmt.Sprintf("misfired by %s; fire_once_now fires it once", late))
+			default:
+				add(job.NextFireMs, store.RunMisfired, store.TriggerSchedule, fmt.Sprintf("misfired by %s; do_nothing skips it", late))
+			}
+			last = job.NextFireMs
+			// Continue from now; a fire exactly at now is still on time.
+			next, ok = sched.Next(now.Add(-time.Millisecond))
+		}
+		for n := 0; ok && next.UnixMilli() <= windowEnd && n < maxFiresPerJob; n++ {
+			add(next.UnixMilli(), store.RunScheduled, store.TriggerSchedule, "")
+			last = next.UnixMilli()
+			next, ok = sched.Next(next)
+		}
+		adv := store.JobAdvance{ID: job.ID, LastFireMs: last}
+		if ok {
+			adv.NextFireMs = next.UnixMilli()
+		} else {
+			adv.Disable = true
+		}
+		pl.advances = append(pl.advances, adv)
+	}
+	return pl
+}
+
+// scheduleCache keeps compiled schedules by definition.
+type scheduleCache struct {
+	mu sync.Mutex
+	m  map[string]schedule.Schedule
+}
+
+func (c *scheduleCache) get(job *store.Job) (schedule.Schedule, error) {
+	key := job.ScheduleType + "\x00" + job.ScheduleConf + "\x00" + job.TimeZone
+	c.mu.Lock()
+	s, ok := c.m[key]
+	c.mu.Unlock()
+	if ok {
+		return s, nil
+	}
+	s, err := schedule.Parse(schedule.Kind(job.ScheduleType), job.ScheduleConf, job.TimeZone)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) > 10000 {
+		c.m = map[string]schedule.Schedule{}
+	}
+	c.m[key] = s
+	c.mu.Unlock()
+	return s, nil
+}

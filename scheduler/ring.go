@@ -1,0 +1,123 @@
+package scheduler
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/ringjob/ringjob/store"
+)
+
+// fire is one run waiting in the time ring: everything needed to dispatch it.
+type fire struct {
+	runID       int64
+	scheduledMs int64
+	shardIndex  int
+	shardTotal  int
+	attempt     int
+	params      string
+	job         *store.Job
+}
+
+// ring holds the runs this node owns until their fire second. A goroutine
+// wakes at each second boundary and hands the current slot, and any earlier
+// slot it may have missed, to the dispatcher.
+type ring struct {
+	loop
+	clock clockwork.Clock
+	fireFn func(ctx context.Context, due []fire)
+
+	mu    sync.Mutex
+	slots map[int64][]fire // by fire second (unix)
+	size  int
+}
+
+func newRing(clock clockwork.Clock, fireFn func(ctx context.Context, due []fire)) *ring {
+	return &ring{clock: clock, fireFn: fireFn, slots: map[int64][]fire{}}
+}
+
+// slotOf is the ring second of a fire time; sub-second times round up so a
+// run never fires early.
+func slotOf(ms int64) int64 {
+	return (ms + 999) / 1000
+}
+
+// push adds runs to the ring.
+func (r *ring) push(fs ...fire) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, f := range fs {
+		s := slotOf(f.scheduledMs)
+		r.slots[s] = append(r.slots[s], f)
+	}
+	r.size += len(fs)
+}
+
+// Len is the number of runs waiting.
+func (r *ring) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.size
+}
+
+// takeDue removes and returns the runs of every slot at or before sec, in
+// fire-time order.
+func (r *ring) takeDue(sec int64) []fire {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var keys []int64
+	for k := range r.slots {
+		if k <= sec {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	var out []fire
+	for _, k := range keys {
+		out = append(out, r.slots[k]...)
+		delete(r.slots, k)
+	}
+	r.size -= len(out)
+	return out
+}
+
+// drain empties the ring (graceful stop hands the runs back).
+func (r *ring) drain() []fire {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []fire
+	for k, fs := range r.slots {
+		out = append(out, fs...)
+		delete(r.slots, k)
+	}
+	r.size = 0
+	return out
+}
+
+func (r *ring) Start(ctx context.Context) {
+	r.start(ctx, r.run)
+}
+
+func (r *ring) Stop() { r.stop() }
+
+func (r *ring) run(ctx context.Context) {
+	for {
+		now := r.clock.Now()
+		wait := time.Second - time.Duration(now.UnixNano()%int64(time.Second))
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.clock.After(wait):
+		}
+		r.tick(ctx)
+	}
+}
+
+// tick fires everything due at the current second.
+func (r *ring) tick(ctx context.Context) {
+	now := r.clock.Now()
+	due := r.takeDue(now.Unix())
+	r.fireFn(ctx, due) // also called with no runs, so the backlog is retried
+}

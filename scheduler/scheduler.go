@@ -1,0 +1,259 @@
+package scheduler
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/ringjob/ringjob/store"
+	"github.com/ringjob/ringjob/targets"
+	"github.com/sirupsen/logrus"
+)
+
+// Options are what a Scheduler is built from.
+type Options struct {
+	Config  Config
+	Store   *store.Store
+	Drivers *targets.Registry
+	Clock   clockwork.Clock // nil = the real clock
+	Log     *logrus.Entry   // nil = a discarding logger
+	Metrics *Metrics        // nil = unregistered collectors
+}
+
+// Scheduler is one replica: heartbeat, takeover, pre-read loop, time ring,
+// trigger pools and the ledger writer, started in that order's reverse
+// dependency order and stopped in reverse.
+type Scheduler struct {
+	cfg     Config
+	node    string
+	st      *store.Store
+	clock   clockwork.Clock
+	log     *logrus.Entry
+	metrics *Metrics
+	drivers *targets.Registry
+
+	liveness  *store.NodeLiveness
+	peers     *peerView
+	ledger    *ledgerWriter
+	disp      *dispatcher
+	ring      *ring
+	preread   *preReader
+	heartbeat *heartbeat
+	takeover  *takeover
+
+	mu      sync.Mutex
+	started bool
+	stopped bool
+}
+
+// New builds a scheduler; nothing runs until Start.
+func New(o Options) (*Scheduler, error) {
+	cfg := o.Config.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Store == nil || o.Drivers == nil {
+		return nil, fmt.Errorf("scheduler: Store and Drivers are required")
+	}
+	if cfg.NodeID == "" {
+		cfg.NodeID = defaultNodeID()
+	}
+	if len(cfg.NodeID) > 64 {
+		return nil, fmt.Errorf("scheduler.node_id must be at most 64 characters, got %d", len(cfg.NodeID))
+	}
+	clock := o.Clock
+	if clock == nil {
+		clock = clockwork.NewRealClock()
+	}
+	log := o.Log
+	if log == nil {
+		l := logrus.New()
+		l.SetOutput(discard{})
+		log = logrus.NewEntry(l)
+	}
+	log = log.WithField("node", cfg.NodeID)
+	m := o.Metrics
+	if m == nil {
+		m = NewMetrics(nil)
+	}
+	s := &Scheduler{cfg: cfg, node: cfg.NodeID, st: o.Store, clock: clock, log: log, metrics: m, drivers: o.Drivers, peers: &peerView{}}
+	s.ledger = newLedgerWriter(o.Store, log.WithField("service", "ledger"))
+	s.disp = &dispatcher{
+		cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "dispatcher"), drivers: o.Drivers,
+		ledger: s.ledger, metrics: m,
+		groups:   &groupCache{st: o.Store, clock: clock, ttl: 5 * time.Second, m: map[int64]cachedGroup{}},
+		fast:     newPool("fast", cfg.FastPool),
+		slow:     newPool("slow", cfg.SlowPool),
+		slowJobs: &slowTracker{clock: clock, threshold: cfg.SlowDispatch, count: cfg.SlowDispatchCount},
+	}
+	s.ring = newRing(clock, s.disp.fire)
+	s.preread = &preReader{cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "preread"),
+		ring: s.ring, metrics: m, peers: s.peers, cache: &scheduleCache{}}
+	s.heartbeat = &heartbeat{cfg: cfg, node: s.node, host: hostname(), st: o.Store, clock: clock, log: log.WithField("service", "heartbeat"), peers: s.peers}
+	s.takeover = &takeover{cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "takeover"), ring: s.ring, metrics: m}
+	return s, nil
+}
+
+// NodeID is this replica's name in the ledger.
+func (s *Scheduler) NodeID() string { return s.node }
+
+// Clock is the scheduler's clock.
+func (s *Scheduler) Clock() clockwork.Clock { return s.clock }
+
+// Start prepares the lock partitions, takes the liveness lock, registers the
+// node, and starts the services. It returns at once.
+func (s *Scheduler) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return fmt.Errorf("scheduler already started")
+	}
+	if err := s.st.LockPartitionsEnsure(ctx, s.cfg.LockPartitions); err != nil {
+		return err
+	}
+	lv, err := s.st.NodeLivenessAcquire(ctx, s.node)
+	if err != nil {
+		return err
+	}
+	s.liveness = lv
+	s.heartbeat.liveness = lv
+	if err := s.heartbeat.beat(ctx); err != nil {
+		lv.Release(ctx)
+		return fmt.Errorf("first heartbeat: %w", err)
+	}
+	// Services outlive the Start call's context; Stop ends them.
+	bg := context.WithoutCancel(ctx)
+	s.ledger.Start(bg)
+	s.disp.fast.Start(bg)
+	s.disp.slow.Start(bg)
+	s.ring.Start(bg)
+	s.heartbeat.Start(bg)
+	s.takeover.Start(bg)
+	s.preread.Start(bg)
+	s.started = true
+	s.log.WithField("lock_partitions", s.cfg.LockPartitions).Info("scheduler started")
+	return nil
+}
+
+// Stop stops gracefully: no more pre-reads; the runs still in the ring are
+// handed back (they stay scheduled, owned by this node, and the node is
+// marked stopped so the next leader takes them at once); claimed runs are
+// dispatched within StopGrace; outcomes are written; then the node leaves.
+// Safe to call twice.
+func (s *Scheduler) Stop(ctx context.Context) {
+	s.mu.Lock()
+	if !s.started || s.stopped {
+		s.mu.Unlock()
+		return
+	}
+	s.stopped = true
+	s.mu.Unlock()
+	s.preread.Stop()
+	s.takeover.Stop()
+	s.ring.Stop()
+	s.disp.stop()
+	handedBack := len(s.ring.drain())
+	s.disp.fast.Stop(s.clock, s.cfg.StopGrace)
+	s.disp.slow.Stop(s.clock, s.cfg.StopGrace)
+	s.ledger.Stop(ctx)
+	s.heartbeat.Stop()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := s.st.NodeStop(sctx, s.node, s.clock.Now().UnixMilli()); err != nil {
+		s.log.WithError(err).Warn("mark node stopped")
+	}
+	s.liveness.Release(sctx)
+	s.log.WithField("handed_back", handedBack).Info("scheduler stopped")
+}
+
+// TriggerParams ask for a run now, outside the schedule.
+type TriggerParams struct {
+	JobID          int64
+	Params         *string // nil = the job's params
+	IdempotencyKey string
+	TriggerType    string // default store.TriggerManual
+}
+
+// Trigger creates a run for now and dispatches it at once (or at the next
+// tick when the pools are full). A repeated idempotency key returns the
+// earlier run with created=false.
+func (s *Scheduler) Trigger(ctx context.Context, p TriggerParams) (run store.Run, created bool, err error) {
+	job, err := s.st.JobGet(ctx, p.JobID)
+	if err != nil {
+		return store.Run{}, false, err
+	}
+	params := job.Params
+	if p.Params != nil {
+		params = *p.Params
+	}
+	tt := p.TriggerType
+	if tt == "" {
+		tt = store.TriggerManual
+	}
+	now := s.clock.Now()
+	run, created, err = s.st.RunCreate(ctx, store.RunCreateParams{
+		JobID: job.ID, GroupID: job.GroupID, ScheduledMs: now.UnixMilli(), ShardTotal: 1, TriggerType: tt,
+		Owner: s.node, Handler: job.Handler, Params: params, IdempotencyKey: p.IdempotencyKey, CreatedMs: now.UnixMilli(),
+	})
+	if err != nil || !created {
+		return run, created, err
+	}
+	s.disp.fire(ctx, []fire{{runID: run.ID, scheduledMs: run.ScheduledMs, shardIndex: 0, shardTotal: 1, params: params, job: &job}})
+	return run, true, nil
+}
+
+// Sink returns the targets.Sink drivers report to.
+func (s *Scheduler) Sink() targets.Sink { return ledgerSink{s} }
+
+type ledgerSink struct{ s *Scheduler }
+
+func (l ledgerSink) Complete(ctx context.Context, runID int64, out targets.Outcome) error {
+	ok, err := l.s.st.RunComplete(ctx, store.RunCompleteParams{ID: runID, State: out.State, Code: out.Code, Message: out.Message, FinishedMs: l.s.clock.Now().UnixMilli()})
+	if err != nil {
+		return err
+	}
+	if ok {
+		l.s.metrics.Outcomes.WithLabelValues(out.State).Inc()
+	} else {
+		l.s.log.WithField("run_id", runID).Info("ignored a second outcome for a run that already has one")
+	}
+	return nil
+}
+
+func (l ledgerSink) AppendLog(ctx context.Context, runID int64, text string) error {
+	return l.s.st.RunLogAppend(ctx, runID, text)
+}
+
+func (l ledgerSink) ReadLog(ctx context.Context, runID int64, fromLine int) (targets.LogChunk, error) {
+	c, err := l.s.st.RunLogRead(ctx, runID, fromLine)
+	if err != nil {
+		return targets.LogChunk{}, err
+	}
+	return targets.LogChunk{FromLine: c.FromLine, ToLine: c.ToLine, Content: c.Content, End: c.Finished}, nil
+}
+
+func defaultNodeID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%s-%d-%s", hostname(), os.Getpid(), hex.EncodeToString(b))
+}
+
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "node"
+	}
+	if len(h) > 40 {
+		h = h[:40]
+	}
+	return h
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }

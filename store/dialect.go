@@ -1,0 +1,72 @@
+package store
+
+import (
+	"database/sql"
+	"strings"
+)
+
+// dialect holds every difference between MySQL and SQLite. Nothing outside
+// this file branches on the database kind.
+type dialect interface {
+	// name is "mysql" or "sqlite".
+	name() string
+	// ddl fills the dialect tokens of a migration.
+	ddl(sql string) string
+	// skipLocked is appended to the lock-row SELECT.
+	skipLocked() string
+	// insertIgnore is the INSERT verb that skips rows violating a unique key.
+	insertIgnore() string
+	// maxParams is the largest number of placeholders one statement may carry.
+	maxParams() int
+	// namedLocks reports whether the database has session-scoped named locks
+	// (MySQL GET_LOCK), which free themselves when the holder's connection dies.
+	namedLocks() bool
+	// isDuplicate reports whether err is a unique-key violation.
+	isDuplicate(err error) bool
+	// scheduleTxOptions are the options of the locked pre-read transaction.
+	scheduleTxOptions() *sql.TxOptions
+}
+
+type mysqlDialect struct{}
+
+func (mysqlDialect) name() string { return "mysql" }
+func (mysqlDialect) ddl(sql string) string {
+	return strings.NewReplacer(
+		"{{AUTO_ID}}", "BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY",
+		"{{TABLE}}", "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+		"{{LONGTEXT}}", "MEDIUMTEXT",
+	).Replace(sql)
+}
+func (mysqlDialect) skipLocked() string   { return " FOR UPDATE SKIP LOCKED" }
+func (mysqlDialect) insertIgnore() string { return "INSERT IGNORE" }
+func (mysqlDialect) maxParams() int       { return 60000 }
+func (mysqlDialect) namedLocks() bool     { return true }
+// READ COMMITTED keeps the locked pre-read from taking gap locks on runs and jobs.
+func (mysqlDialect) scheduleTxOptions() *sql.TxOptions {
+	return &sql.TxOptions{Isolation: sql.LevelReadCommitted}
+}
+func (mysqlDialect) isDuplicate(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "Error 1062")
+}
+
+type sqliteDialect struct{}
+
+func (sqliteDialect) name() string { return "sqlite" }
+func (sqliteDialect) ddl(sql string) string {
+	return strings.NewReplacer(
+		"{{AUTO_ID}}", "INTEGER PRIMARY KEY AUTOINCREMENT",
+		"{{TABLE}}", "",
+		"{{LONGTEXT}}", "TEXT",
+	).Replace(sql)
+}
+
+// SQLite has one writer at a time: the transaction itself is the lock
+// (the connection is opened with _txlock=immediate).
+func (sqliteDialect) skipLocked() string   { return "" }
+func (sqliteDialect) insertIgnore() string { return "INSERT OR IGNORE" }
+func (sqliteDialect) maxParams() int       { return 30000 }
+func (sqliteDialect) namedLocks() bool     { return false }
+func (sqliteDialect) scheduleTxOptions() *sql.TxOptions { return nil }
+func (sqliteDialect) isDuplicate(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}

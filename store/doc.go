@@ -1,0 +1,16 @@
+// Package store is Ringjob's one storage seam: MySQL (MariaDB 10.6+ / MySQL 8)
+// for production and for coordination between replicas, and an embedded
+// SQLite (pure Go) for single-node use. SQL lives here only; the differences
+// between the two dialects live in dialect.go.
+//
+// Migrations are embedded (migrations/NNNN_name.sql, with dialect tokens),
+// versioned in schema_migrations, and additive.
+//
+// The fire ledger is the runs table: one row per fire of a job on a shard,
+// unique on (job, scheduled time, shard, attempt) for schedule-derived fires.
+// Every state change of a run is a compare-and-set on its row. Writes that
+// happen per fire are batched (multi-row INSERT, CASE updates, IN lists),
+// because single-row autocommit writes cap a 2-core MariaDB near 12k rows/s.
+//
+// Times are stored as epoch milliseconds (BIGINT) in both dialects.
+package store

@@ -1,0 +1,135 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// GroupCreateParams are the fields of a new group.
+type GroupCreateParams struct {
+	AppName string
+	Title   string
+	Members []string
+	NowMs   int64
+}
+
+// GroupCreate inserts a group. A taken app name is ErrConflict.
+func (s *Store) GroupCreate(ctx context.Context, p GroupCreateParams) (Group, error) {
+	members, err := json.Marshal(nonNil(p.Members))
+	if err != nil {
+		return Group{}, fmt.Errorf("encode group members: %w", err)
+	}
+	res, err := s.db.ExecContext(ctx, "INSERT INTO job_groups (app_name, title, members, created_ms, updated_ms) VALUES (?, ?, ?, ?, ?)",
+		p.AppName, p.Title, string(members), p.NowMs, p.NowMs)
+	if err != nil {
+		if s.d.isDuplicate(err) {
+			return Group{}, fmt.Errorf("group app_name %q: %w", p.AppName, ErrConflict)
+		}
+		return Group{}, fmt.Errorf("insert group %q: %w", p.AppName, err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return Group{}, fmt.Errorf("insert group %q: read id: %w", p.AppName, err)
+	}
+	return s.GroupGet(ctx, id)
+}
+
+// GroupUpdateParams are the editable fields of a group (the app name is fixed).
+type GroupUpdateParams struct {
+	ID      int64
+	Title   string
+	Members []string
+	NowMs   int64
+}
+
+// GroupUpdate changes a group's title and members.
+func (s *Store) GroupUpdate(ctx context.Context, p GroupUpdateParams) (Group, error) {
+	members, err := json.Marshal(nonNil(p.Members))
+	if err != nil {
+		return Group{}, fmt.Errorf("encode group members: %w", err)
+	}
+	res, err := s.db.ExecContext(ctx, "UPDATE job_groups SET title = ?, members = ?, updated_ms = ? WHERE id = ?",
+		p.Title, string(members), p.NowMs, p.ID)
+	if err != nil {
+		return Group{}, fmt.Errorf("update group %d: %w", p.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		if _, err := s.GroupGet(ctx, p.ID); err != nil {
+			return Group{}, err
+		}
+	}
+	return s.GroupGet(ctx, p.ID)
+}
+
+const groupCols = "id, app_name, title, members, created_ms, updated_ms"
+
+func scanGroup(sc interface{ Scan(...any) error }) (Group, error) {
+	var g Group
+	var members string
+	if err := sc.Scan(&g.ID, &g.AppName, &g.Title, &members, &g.CreatedMs, &g.UpdatedMs); err != nil {
+		return Group{}, err
+	}
+	if err := json.Unmarshal([]byte(members), &g.Members); err != nil {
+		return Group{}, fmt.Errorf("decode members of group %d: %w", g.ID, err)
+	}
+	return g, nil
+}
+
+// GroupGet reads a group by id.
+func (s *Store) GroupGet(ctx context.Context, id int64) (Group, error) {
+	g, err := scanGroup(s.db.QueryRowContext(ctx, "SELECT "+groupCols+" FROM job_groups WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Group{}, fmt.Errorf("group %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Group{}, fmt.Errorf("read group %d: %w", id, err)
+	}
+	return g, nil
+}
+
+// GroupList lists all groups by id.
+func (s *Store) GroupList(ctx context.Context) ([]Group, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+groupCols+" FROM job_groups ORDER BY id")
+	if err != nil {
+		return nil, fmt.Errorf("list groups: %w", err)
+	}
+	defer rows.Close()
+	var out []Group
+	for rows.Next() {
+		g, err := scanGroup(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list groups: %w", err)
+		}
+		out = append(out, g)
+	}
+	return out, rows.Err()
+}
+
+// GroupDelete deletes a group that has no jobs.
+func (s *Store) GroupDelete(ctx context.Context, id int64) error {
+	var jobs int
+	if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM jobs WHERE group_id = ?", id).Scan(&jobs); err != nil {
+		return fmt.Errorf("delete group %d: count jobs: %w", id, err)
+	}
+	if jobs > 0 {
+		return fmt.Errorf("group %d still has %d job(s); delete or move them first: %w", id, jobs, ErrConflict)
+	}
+	res, err := s.db.ExecContext(ctx, "DELETE FROM job_groups WHERE id = ?", id)
+	if err != nil {
+		return fmt.Errorf("delete group %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("group %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,288 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// JobFields are the user-editable fields of a job.
+type JobFields struct {
+	GroupID       int64
+	Name          string
+	Description   string
+	ScheduleType  string
+	ScheduleConf  string
+	TimeZone      string
+	MisfirePolicy string
+	Handler       string
+	Params        string
+	RouteStrategy string
+	BlockStrategy string
+	TimeoutSec    int
+	RetryCount    int
+	ShardCount    int
+}
+
+// JobCreateParams create a job. Enabled jobs need NextFireMs (computed by
+// the caller from the schedule).
+type JobCreateParams struct {
+	JobFields
+	Enabled    bool
+	NextFireMs int64
+	NowMs      int64
+}
+
+const jobCols = "id, group_id, name, description, schedule_type, schedule_conf, time_zone, misfire_policy, handler, params, route_strategy, block_strategy, timeout_sec, retry_count, shard_count, enabled, lock_partition, next_fire_ms, last_fire_ms, created_ms, updated_ms"
+
+func scanJob(sc interface{ Scan(...any) error }) (Job, error) {
+	var j Job
+	var enabled int
+	err := sc.Scan(&j.ID, &j.GroupID, &j.Name, &j.Description, &j.ScheduleType, &j.ScheduleConf, &j.TimeZone, &j.MisfirePolicy,
+		&j.Handler, &j.Params, &j.RouteStrategy, &j.BlockStrategy, &j.TimeoutSec, &j.RetryCount, &j.ShardCount,
+		&enabled, &j.LockPartition, &j.NextFireMs, &j.LastFireMs, &j.CreatedMs, &j.UpdatedMs)
+	j.Enabled = enabled != 0
+	return j, err
+}
+
+// JobCreate inserts a job and assigns its lock partition (id mod the number of
+// lock partitions).
+func (s *Store) JobCreate(ctx context.Context, p JobCreateParams) (Job, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Job{}, fmt.Errorf("create job %q: begin: %w", p.Name, err)
+	}
+	defer tx.Rollback()
+	f := p.JobFields
+	next := p.NextFireMs
+	if !p.Enabled {
+		next = 0
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO jobs (group_id, name, description, schedule_type, schedule_conf, time_zone, misfire_policy,
+ handler, params, route_strategy, block_strategy, timeout_sec, retry_count, shard_count, enabled, next_fire_ms, created_ms, updated_ms)
+ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		f.GroupID, f.Name, f.Description, f.ScheduleType, f.ScheduleConf, f.TimeZone, f.MisfirePolicy,
+		f.Handler, f.Params, f.RouteStrategy, f.BlockStrategy, f.TimeoutSec, f.RetryCount, f.ShardCount,
+		boolInt(p.Enabled), next, p.NowMs, p.NowMs)
+	if err != nil {
+		return Job{}, fmt.Errorf("insert job %q: %w", p.Name, err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return Job{}, fmt.Errorf("insert job %q: read id: %w", p.Name, err)
+	}
+	var parts int64
+	if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM lock_partitions").Scan(&parts); err != nil {
+		return Job{}, fmt.Errorf("create job %q: count lock partitions: %w", p.Name, err)
+	}
+	if parts < 1 {
+		parts = 1
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE jobs SET lock_partition = ? WHERE id = ?", id%parts, id); err != nil {
+		return Job{}, fmt.Errorf("create job %q: set partition: %w", p.Name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return Job{}, fmt.Errorf("create job %q: commit: %w", p.Name, err)
+	}
+	return s.JobGet(ctx, id)
+}
+
+// JobUpdateParams replace a job's fields and scheduling state.
+type JobUpdateParams struct {
+	ID int64
+	JobFields
+	Enabled    bool
+	NextFireMs int64
+	NowMs      int64
+}
+
+// JobUpdate replaces a job's editable fields.
+func (s *Store) JobUpdate(ctx context.Context, p JobUpdateParams) (Job, error) {
+	f := p.JobFields
+	next := p.NextFireMs
+	if !p.Enabled {
+		next = 0
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE jobs SET group_id = ?, name = ?, description = ?, schedule_type = ?, schedule_conf = ?, time_zone = ?,
+ misfire_policy = ?, handler = ?, params = ?, route_strategy = ?, block_strategy = ?, timeout_sec = ?, retry_count = ?, shard_count = ?,
+ enabled = ?, next_fire_ms = ?, updated_ms = ? WHERE id = ?`,
+		f.GroupID, f.Name, f.Description, f.ScheduleType, f.ScheduleConf, f.TimeZone, f.MisfirePolicy,
+		f.Handler, f.Params, f.RouteStrategy, f.BlockStrategy, f.TimeoutSec, f.RetryCount, f.ShardCount,
+		boolInt(p.Enabled), next, p.NowMs, p.ID)
+	if err != nil {
+		return Job{}, fmt.Errorf("update job %d: %w", p.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		if _, err := s.JobGet(ctx, p.ID); err != nil {
+			return Job{}, err
+		}
+	}
+	return s.JobGet(ctx, p.ID)
+}
+
+// JobSetEnabledParams start or stop a job.
+type JobSetEnabledParams struct {
+	ID         int64
+	Enabled    bool
+	NextFireMs int64 // ignored when stopping
+	NowMs      int64
+}
+
+// JobSetEnabled starts (with its next fire time) or stops a job.
+func (s *Store) JobSetEnabled(ctx context.Context, p JobSetEnabledParams) error {
+	next := p.NextFireMs
+	if !p.Enabled {
+		next = 0
+	}
+	res, err := s.db.ExecContext(ctx, "UPDATE jobs SET enabled = ?, next_fire_ms = ?, updated_ms = ? WHERE id = ?",
+		boolInt(p.Enabled), next, p.NowMs, p.ID)
+	if err != nil {
+		return fmt.Errorf("set job %d enabled=%v: %w", p.ID, p.Enabled, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		if _, err := s.JobGet(ctx, p.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// JobGet reads a job by id.
+func (s *Store) JobGet(ctx context.Context, id int64) (Job, error) {
+	j, err := scanJob(s.db.QueryRowContext(ctx, "SELECT "+jobCols+" FROM jobs WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Job{}, fmt.Errorf("job %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Job{}, fmt.Errorf("read job %d: %w", id, err)
+	}
+	return j, nil
+}
+
+// JobGetMany reads jobs by id; missing ids are absent from the map.
+func (s *Store) JobGetMany(ctx context.Context, ids []int64) (map[int64]Job, error) {
+	out := make(map[int64]Job, len(ids))
+	for _, chunk := range chunkInt64(ids, 1000) {
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		rows, err := s.db.QueryContext(ctx, "SELECT "+jobCols+" FROM jobs WHERE id IN ("+placeholders(len(chunk))+")", args...)
+		if err != nil {
+			return nil, fmt.Errorf("read %d jobs: %w", len(chunk), err)
+		}
+		for rows.Next() {
+			j, err := scanJob(rows)
+			if err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read jobs: %w", err)
+			}
+			out[j.ID] = j
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read jobs: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// JobListParams filter a job listing. Results are ordered by id, after AfterID.
+type JobListParams struct {
+	GroupID int64  // 0 = all
+	Name    string // substring match, "" = all
+	Enabled *bool
+	AfterID int64
+	Limit   int
+}
+
+// JobList lists jobs.
+func (s *Store) JobList(ctx context.Context, p JobListParams) ([]Job, error) {
+	var where []string
+	var args []any
+	where = append(where, "id > ?")
+	args = append(args, p.AfterID)
+	if p.GroupID != 0 {
+		where = append(where, "group_id = ?")
+		args = append(args, p.GroupID)
+	}
+	if p.Name != "" {
+		where = append(where, "name LIKE ? ESCAPE '!'")
+		args = append(args, "%"+likeEscape(p.Name)+"%")
+	}
+	if p.Enabled != nil {
+		where = append(where, "enabled = ?")
+		args = append(args, boolInt(*p.Enabled))
+	}
+	limit := p.Limit
+	if limit <= 0 || limit > 1000 {
+		limit = 100
+	}
+	args = append(args, limit)
+	rows, err := s.db.QueryContext(ctx, "SELECT "+jobCols+" FROM jobs WHERE "+strings.Join(where, " AND ")+" ORDER BY id LIMIT ?", args...)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	defer rows.Close()
+	var out []Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list jobs: %w", err)
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+// JobDelete deletes a job and its runs.
+func (s *Store) JobDelete(ctx context.Context, id int64) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("delete job %d: begin: %w", id, err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, "DELETE FROM jobs WHERE id = ?", id)
+	if err != nil {
+		return fmt.Errorf("delete job %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("job %d: %w", id, ErrNotFound)
+	}
+	for _, q := range s.jobDeleteCascade() {
+		if _, err := tx.ExecContext(ctx, q, id); err != nil {
+			return fmt.Errorf("delete job %d: %w", id, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("delete job %d: commit: %w", id, err)
+	}
+	return nil
+}
+
+// jobDeleteCascade lists the statements (taking the job id) that remove what
+// belongs to a job. Later migrations add tables here.
+func (s *Store) jobDeleteCascade() []string {
+	return []string{
+		"DELETE FROM run_logs WHERE run_id IN (SELECT id FROM runs WHERE job_id = ?)",
+		"DELETE FROM runs WHERE job_id = ?",
+	}
+}
+
+func likeEscape(s string) string {
+	return strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(s)
+}
+
+func chunkInt64(ids []int64, n int) [][]int64 {
+	var out [][]int64
+	for len(ids) > n {
+		out = append(out, ids[:n])
+		ids = ids[n:]
+	}
+	if len(ids) > 0 {
+		out = append(out, ids)
+	}
+	return out
+}

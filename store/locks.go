@@ -1,0 +1,277 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// LockPartitionsEnsure makes the lock table hold exactly partitions 0..p-1
+// and moves jobs of removed partitions into the remaining ones. All replicas
+// must be configured with the same p.
+func (s *Store) LockPartitionsEnsure(ctx context.Context, p int) error {
+	if p < 1 {
+		return fmt.Errorf("lock partitions must be at least 1, got %d", p)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("ensure lock partitions: begin: %w", err)
+	}
+	defer tx.Rollback()
+	for i := 0; i < p; i++ {
+		if _, err := tx.ExecContext(ctx, s.d.insertIgnore()+" INTO lock_partitions (id, holder, held_ms) VALUES (?, '', 0)", i); err != nil {
+			return fmt.Errorf("ensure lock partition %d: %w", i, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM lock_partitions WHERE id >= ?", p); err != nil {
+		return fmt.Errorf("remove lock partitions >= %d: %w", p, err)
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE jobs SET lock_partition = id % ? WHERE lock_partition >= ?", p, p); err != nil {
+		return fmt.Errorf("move jobs into %d lock partitions: %w", p, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("ensure lock partitions: commit: %w", err)
+	}
+	return nil
+}
+
+// ScheduleLockParams say which lock partitions a node would like to hold.
+type ScheduleLockParams struct {
+	Node      string
+	Preferred []int // partitions in the order to try
+	Max       int   // hold at most this many
+	NowMs     int64
+}
+
+// ScheduleTx is a transaction that holds the lock rows of some partitions.
+// Everything the pre-read does happens inside it; it is committed only when
+// every step succeeded and rolled back otherwise.
+type ScheduleTx struct {
+	s    *Store
+	tx   *sql.Tx
+	held []int
+}
+
+// Held lists the partitions this transaction holds.
+func (t *ScheduleTx) Held() []int { return t.held }
+
+// Commit commits the pre-read.
+func (t *ScheduleTx) Commit() error {
+	if err := t.tx.Commit(); err != nil {
+		return fmt.Errorf("commit schedule transaction: %w", err)
+	}
+	return nil
+}
+
+// Rollback abandons the pre-read; safe after Commit.
+func (t *ScheduleTx) Rollback() {
+	_ = t.tx.Rollback()
+}
+
+// ScheduleLock begins a transaction and takes free partition lock rows
+// (SELECT ... FOR UPDATE SKIP LOCKED, one row at a time in preference order).
+// When no partition is free it returns a transaction that holds none; the
+// caller rolls it back. The context's deadline bounds the whole transaction.
+func (s *Store) ScheduleLock(ctx context.Context, p ScheduleLockParams) (*ScheduleTx, error) {
+	tx, err := s.db.BeginTx(ctx, s.d.scheduleTxOptions())
+	if err != nil {
+		return nil, fmt.Errorf("begin schedule transaction: %w", err)
+	}
+	t := &ScheduleTx{s: s, tx: tx}
+	for _, part := range p.Preferred {
+		if len(t.held) >= p.Max {
+			break
+		}
+		var id int
+		err := tx.QueryRowContext(ctx, "SELECT id FROM lock_partitions WHERE id = ?"+s.d.skipLocked(), part).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // locked by another replica, or not a partition
+		}
+		if err != nil {
+			tx.Rollback()
+			return nil, fmt.Errorf("lock partition %d: %w", part, err)
+		}
+		t.held = append(t.held, id)
+	}
+	if len(t.held) > 0 {
+		args := []any{p.Node, p.NowMs}
+		for _, h := range t.held {
+			args = append(args, h)
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE lock_partitions SET holder = ?, held_ms = ? WHERE id IN ("+placeholders(len(t.held))+")", args...); err != nil {
+			tx.Rollback()
+			return nil, fmt.Errorf("record lock holder: %w", err)
+		}
+	}
+	return t, nil
+}
+
+// JobListDueParams select the jobs due in the pre-read window.
+type JobListDueParams struct {
+	UntilMs int64 // next_fire_ms <= UntilMs
+	Limit   int
+}
+
+// JobListDue reads the enabled jobs of the held partitions whose next fire
+// time is at or before UntilMs, earliest first. Served by index jobs_due.
+func (t *ScheduleTx) JobListDue(ctx context.Context, p JobListDueParams) ([]Job, error) {
+	if len(t.held) == 0 {
+		return nil, nil
+	}
+	args := make([]any, 0, len(t.held)+2)
+	for _, h := range t.held {
+		args = append(args, h)
+	}
+	args = append(args, p.UntilMs, p.Limit)
+	rows, err := t.tx.QueryContext(ctx, "SELECT "+jobCols+" FROM jobs WHERE lock_partition IN ("+placeholders(len(t.held))+
+		") AND next_fire_ms BETWEEN 1 AND ? AND enabled = 1 ORDER BY next_fire_ms LIMIT ?", args...)
+	if err != nil {
+		return nil, fmt.Errorf("list due jobs: %w", err)
+	}
+	defer rows.Close()
+	var out []Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list due jobs: %w", err)
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+// RunInsert is a run to create in the pre-read.
+type RunInsert struct {
+	JobID       int64
+	GroupID     int64
+	ScheduledMs int64
+	ShardIndex  int
+	ShardTotal  int
+	Attempt     int
+	TriggerType string
+	State       string // RunScheduled, or RunMisfired for a recorded misfire
+	Owner       string
+	Handler     string
+	Params      string
+	Message     string
+	CreatedMs   int64
+}
+
+type fireKey struct {
+	job   int64
+	sched int64
+	shard int
+	att   int
+}
+
+const runInsertCols = 13
+
+// RunInsertBatch inserts schedule-derived runs with multi-row INSERTs and
+// returns their ids in input order. A duplicate fire (same job, time, shard
+// and attempt) fails the batch: under the partition lock it cannot happen.
+func (t *ScheduleTx) RunInsertBatch(ctx context.Context, runs []RunInsert) ([]int64, error) {
+	if len(runs) == 0 {
+		return nil, nil
+	}
+	per := t.s.d.maxParams() / runInsertCols
+	if per > 1000 {
+		per = 1000
+	}
+	ids := make([]int64, len(runs))
+	for start := 0; start < len(runs); start += per {
+		end := min(start+per, len(runs))
+		chunk := runs[start:end]
+		var sb strings.Builder
+		sb.WriteString("INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, sched_fire, trigger_type, state, owner, handler, params, message, created_ms) VALUES ")
+		args := make([]any, 0, len(chunk)*runInsertCols)
+		jobs := make([]any, 0, len(chunk))
+		seenJob := map[int64]bool{}
+		lo, hi := chunk[0].ScheduledMs, chunk[0].ScheduledMs
+		for i, r := range chunk {
+			if i > 0 {
+				sb.WriteString(",")
+			}
+			sb.WriteString("(?,?,?,?,?,?,1,?,?,?,?,?,?,?)")
+			args = append(args, r.JobID, r.GroupID, r.ScheduledMs, r.ShardIndex, r.ShardTotal, r.Attempt, r.TriggerType, r.State, r.Owner, r.Handler, r.Params, r.Message, r.CreatedMs)
+			if !seenJob[r.JobID] {
+				seenJob[r.JobID] = true
+				jobs = append(jobs, r.JobID)
+			}
+			lo, hi = min(lo, r.ScheduledMs), max(hi, r.ScheduledMs)
+		}
+		if _, err := t.tx.ExecContext(ctx, sb.String(), args...); err != nil {
+			return nil, fmt.Errorf("insert %d runs: %w", len(chunk), err)
+		}
+		sel := append(jobs, lo, hi)
+		rows, err := t.tx.QueryContext(ctx, "SELECT id, job_id, scheduled_ms, shard_index, attempt FROM runs WHERE job_id IN ("+
+			placeholders(len(jobs))+") AND scheduled_ms BETWEEN ? AND ? AND sched_fire = 1", sel...)
+		if err != nil {
+			return nil, fmt.Errorf("read ids of %d inserted runs: %w", len(chunk), err)
+		}
+		byKey := make(map[fireKey]int64, len(chunk))
+		for rows.Next() {
+			var id int64
+			var k fireKey
+			if err := rows.Scan(&id, &k.job, &k.sched, &k.shard, &k.att); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read ids of inserted runs: %w", err)
+			}
+			byKey[k] = id
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read ids of inserted runs: %w", err)
+		}
+		for i, r := range chunk {
+			id, ok := byKey[fireKey{r.JobID, r.ScheduledMs, r.ShardIndex, r.Attempt}]
+			if !ok {
+				return nil, fmt.Errorf("inserted run for job %d at %d not found", r.JobID, r.ScheduledMs)
+			}
+			ids[start+i] = id
+		}
+	}
+	return ids, nil
+}
+
+// JobAdvance is the new scheduling state of a job after a pre-read.
+type JobAdvance struct {
+	ID         int64
+	NextFireMs int64 // 0 = no more fires
+	LastFireMs int64
+	Disable    bool // the schedule is exhausted (one-time job done)
+}
+
+// JobAdvanceBatch writes next/last fire times with multi-row CASE updates.
+func (t *ScheduleTx) JobAdvanceBatch(ctx context.Context, adv []JobAdvance) error {
+	const per = 1000
+	for start := 0; start < len(adv); start += per {
+		chunk := adv[start:min(start+per, len(adv))]
+		var nextCase, lastCase, enCase strings.Builder
+		var nextArgs, lastArgs, enArgs, idArgs []any
+		for _, a := range chunk {
+			nextCase.WriteString(" WHEN ? THEN ?")
+			nextArgs = append(nextArgs, a.ID, a.NextFireMs)
+			lastCase.WriteString(" WHEN ? THEN ?")
+			lastArgs = append(lastArgs, a.ID, a.LastFireMs)
+			if a.Disable {
+				enCase.WriteString(" WHEN ? THEN 0")
+				enArgs = append(enArgs, a.ID)
+			}
+			idArgs = append(idArgs, a.ID)
+		}
+		q := "UPDATE jobs SET next_fire_ms = CASE id" + nextCase.String() + " ELSE next_fire_ms END, last_fire_ms = CASE id" + lastCase.String() + " ELSE last_fire_ms END"
+		args := append(nextArgs, lastArgs...)
+		if len(enArgs) > 0 {
+			q += ", enabled = CASE id" + enCase.String() + " ELSE enabled END"
+			args = append(args, enArgs...)
+		}
+		q += " WHERE id IN (" + placeholders(len(idArgs)) + ")"
+		args = append(args, idArgs...)
+		if _, err := t.tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("advance %d jobs: %w", len(chunk), err)
+		}
+	}
+	return nil
+}

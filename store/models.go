@@ -1,0 +1,102 @@
+package store
+
+// Run states. A run moves scheduled -> dispatching -> running -> a final
+// state; every change is a compare-and-set on the row.
+const (
+	RunScheduled   = "scheduled"   // in a node's time ring, waiting for its fire time
+	RunDispatching = "dispatching" // claimed by a node, being sent to its target
+	RunRunning     = "running"     // accepted by the target, outcome pending
+	RunSucceeded   = "succeeded"
+	RunFailed      = "failed"
+	RunTimedOut    = "timed_out"
+	RunKilled      = "killed"
+	RunLost        = "lost"     // its dispatcher died mid-dispatch, or its executor vanished
+	RunMisfired    = "misfired" // its fire time passed unfired; recorded under the misfire policy
+)
+
+// FinalRunStates are the states a run never leaves.
+var FinalRunStates = []string{RunSucceeded, RunFailed, RunTimedOut, RunKilled, RunLost, RunMisfired}
+
+// Trigger types: why a run exists.
+const (
+	TriggerSchedule = "schedule" // a fire time of the job's schedule
+	TriggerMisfire  = "misfire"  // fire_once_now compensation for a missed fire
+	TriggerManual   = "manual"   // triggered by a user or the API
+	TriggerRetry    = "retry"
+	TriggerParent   = "parent" // a child job triggered by its parent's success
+)
+
+// Misfire policies.
+const (
+	MisfireDoNothing   = "do_nothing"
+	MisfireFireOnceNow = "fire_once_now"
+)
+
+// Group is a pool of targets a job runs on.
+type Group struct {
+	ID        int64
+	AppName   string
+	Title     string
+	Members   []string // static target URIs, in order
+	CreatedMs int64
+	UpdatedMs int64
+}
+
+// Job is a job definition with its scheduling state.
+type Job struct {
+	ID            int64
+	GroupID       int64
+	Name          string
+	Description   string
+	ScheduleType  string
+	ScheduleConf  string
+	TimeZone      string
+	MisfirePolicy string
+	Handler       string
+	Params        string
+	RouteStrategy string
+	BlockStrategy string
+	TimeoutSec    int
+	RetryCount    int
+	ShardCount    int
+	Enabled       bool
+	LockPartition int
+	NextFireMs    int64 // 0 when the job has no next fire
+	LastFireMs    int64
+	CreatedMs     int64
+	UpdatedMs     int64
+}
+
+// Run is one row of the fire ledger: one fire of one job on one shard.
+type Run struct {
+	ID             int64
+	JobID          int64
+	GroupID        int64
+	ScheduledMs    int64
+	ShardIndex     int
+	ShardTotal     int
+	Attempt        int
+	TriggerType    string
+	State          string
+	Owner          string
+	Target         string
+	Handler        string
+	Params         string
+	CreatedMs      int64
+	DispatchedMs   int64
+	FinishedMs     int64
+	Late           bool
+	ResultCode     int
+	Message        string
+	IdempotencyKey string
+}
+
+// Node is a scheduler replica as seen through its heartbeat row.
+type Node struct {
+	ID          string
+	Host        string
+	StartedMs   int64
+	HeartbeatMs int64
+	StoppedMs   int64
+	ReapedMs    int64
+}

@@ -1,0 +1,83 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// RunLogChunk is a slice of a run's central log by 1-based line numbers.
+type RunLogChunk struct {
+	FromLine int
+	ToLine   int // last line returned, 0 when none
+	Content  string
+	Finished bool // the run is in a final state
+}
+
+// RunLogAppend appends text to a run's log. Text is split into lines; a
+// missing final newline is added.
+func (s *Store) RunLogAppend(ctx context.Context, runID int64, text string) error {
+	if text == "" {
+		return nil
+	}
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	lines := strings.Count(text, "\n")
+	for attempt := 0; ; attempt++ {
+		_, err := s.db.ExecContext(ctx, `INSERT INTO run_logs (run_id, seq, first_line, line_count, content)
+ SELECT ?, COALESCE(MAX(seq), 0) + 1, COALESCE(MAX(first_line + line_count), 1), ?, ? FROM run_logs WHERE run_id = ?`,
+			runID, lines, text, runID)
+		if err == nil {
+			return nil
+		}
+		if s.d.isDuplicate(err) && attempt < 5 {
+			continue // a concurrent append took the sequence number
+		}
+		return fmt.Errorf("append to log of run %d: %w", runID, err)
+	}
+}
+
+// RunLogRead reads a run's log from a 1-based line.
+func (s *Store) RunLogRead(ctx context.Context, runID int64, fromLine int) (RunLogChunk, error) {
+	if fromLine < 1 {
+		fromLine = 1
+	}
+	out := RunLogChunk{FromLine: fromLine}
+	var state string
+	if err := s.db.QueryRowContext(ctx, "SELECT state FROM runs WHERE id = ?", runID).Scan(&state); err != nil {
+		return out, fmt.Errorf("read log of run %d: %w", runID, notFound(err, "run", runID))
+	}
+	for _, f := range FinalRunStates {
+		if state == f {
+			out.Finished = true
+		}
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT first_line, content FROM run_logs WHERE run_id = ? AND first_line + line_count > ? ORDER BY seq", runID, fromLine)
+	if err != nil {
+		return out, fmt.Errorf("read log of run %d: %w", runID, err)
+	}
+	defer rows.Close()
+	var sb strings.Builder
+	for rows.Next() {
+		var first int
+		var content string
+		if err := rows.Scan(&first, &content); err != nil {
+			return out, fmt.Errorf("read log of run %d: %w", runID, err)
+		}
+		lines := strings.SplitAfter(content, "\n")
+		if lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1]
+		}
+		for i, l := range lines {
+			n := first + i
+			if n < fromLine {
+				continue
+			}
+			sb.WriteString(l)
+			out.ToLine = n
+		}
+	}
+	out.Content = sb.String()
+	return out, rows.Err()
+}

@@ -1,0 +1,448 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+const runCols = "id, job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, trigger_type, state, owner, target, handler, params, created_ms, dispatched_ms, finished_ms, late, result_code, message, COALESCE(idempotency_key, '')"
+
+func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
+	var r Run
+	var late int
+	err := sc.Scan(&r.ID, &r.JobID, &r.GroupID, &r.ScheduledMs, &r.ShardIndex, &r.ShardTotal, &r.Attempt, &r.TriggerType, &r.State,
+		&r.Owner, &r.Target, &r.Handler, &r.Params, &r.CreatedMs, &r.DispatchedMs, &r.FinishedMs, &late, &r.ResultCode, &r.Message, &r.IdempotencyKey)
+	r.Late = late != 0
+	return r, err
+}
+
+// RunCreateParams create one run outside the pre-read (manual, retry, child).
+type RunCreateParams struct {
+	JobID          int64
+	GroupID        int64
+	ScheduledMs    int64
+	ShardIndex     int
+	ShardTotal     int
+	Attempt        int
+	SchedFire      bool // true for runs derived from a schedule fire (retries of them): unique per fire
+	TriggerType    string
+	Owner          string
+	Handler        string
+	Params         string
+	IdempotencyKey string // "" = none; a repeated key for the same job returns the existing run
+	CreatedMs      int64
+}
+
+// RunCreate inserts one run in state scheduled. With an idempotency key that
+// the job has used before, it returns the earlier run and created=false.
+func (s *Store) RunCreate(ctx context.Context, p RunCreateParams) (run Run, created bool, err error) {
+	var key, sched any
+	if p.IdempotencyKey != "" {
+		key = p.IdempotencyKey
+	}
+	if p.SchedFire {
+		sched = 1
+	}
+	if p.ShardTotal < 1 {
+		p.ShardTotal = 1
+	}
+	res, err := s.db.ExecContext(ctx, `INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, sched_fire, trigger_type, state, owner,
+ handler, params, message, created_ms, idempotency_key) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,'',?,?)`,
+		p.JobID, p.GroupID, p.ScheduledMs, p.ShardIndex, p.ShardTotal, p.Attempt, sched, p.TriggerType, RunScheduled, p.Owner,
+		p.Handler, p.Params, p.CreatedMs, key)
+	if err != nil {
+		if s.d.isDuplicate(err) {
+			existing, gerr := s.runByDedupe(ctx, p)
+			if gerr != nil {
+				return Run{}, false, fmt.Errorf("create run for job %d: duplicate, and reading the existing run failed: %w", p.JobID, gerr)
+			}
+			return existing, false, nil
+		}
+		return Run{}, false, fmt.Errorf("create run for job %d: %w", p.JobID, err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return Run{}, false, fmt.Errorf("create run for job %d: read id: %w", p.JobID, err)
+	}
+	r, err := s.RunGet(ctx, id)
+	return r, err == nil, err
+}
+
+func (s *Store) runByDedupe(ctx context.Context, p RunCreateParams) (Run, error) {
+	var row *sql.Row
+	if p.IdempotencyKey != "" {
+		row = s.db.QueryRowContext(ctx, "SELECT "+runCols+" FROM runs WHERE job_id = ? AND idempotency_key = ?", p.JobID, p.IdempotencyKey)
+	} else {
+		row = s.db.QueryRowContext(ctx, "SELECT "+runCols+" FROM runs WHERE job_id = ? AND scheduled_ms = ? AND shard_index = ? AND attempt = ? AND sched_fire = 1",
+			p.JobID, p.ScheduledMs, p.ShardIndex, p.Attempt)
+	}
+	return scanRun(row)
+}
+
+// RunGet reads a run by id.
+func (s *Store) RunGet(ctx context.Context, id int64) (Run, error) {
+	r, err := scanRun(s.db.QueryRowContext(ctx, "SELECT "+runCols+" FROM runs WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Run{}, fmt.Errorf("run %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Run{}, fmt.Errorf("read run %d: %w", id, err)
+	}
+	return r, nil
+}
+
+// RunListParams filter a run listing; results are newest first, before BeforeID.
+type RunListParams struct {
+	JobID       int64
+	GroupID     int64
+	States      []string
+	FromMs      int64 // scheduled_ms >= FromMs when > 0
+	ToMs        int64 // scheduled_ms < ToMs when > 0
+	TriggerType string
+	BeforeID    int64 // 0 = from the newest
+	Limit       int
+}
+
+// RunList lists runs.
+func (s *Store) RunList(ctx context.Context, p RunListParams) ([]Run, error) {
+	where := []string{"1=1"}
+	var args []any
+	if p.BeforeID > 0 {
+		where = append(where, "id < ?")
+		args = append(args, p.BeforeID)
+	}
+	if p.JobID != 0 {
+		where = append(where, "job_id = ?")
+		args = append(args, p.JobID)
+	}
+	if p.GroupID != 0 {
+		where = append(where, "group_id = ?")
+		args = append(args, p.GroupID)
+	}
+	if len(p.States) > 0 {
+		where = append(where, "state IN ("+placeholders(len(p.States))+")")
+		for _, st := range p.States {
+			args = append(args, st)
+		}
+	}
+	if p.FromMs > 0 {
+		where = append(where, "scheduled_ms >= ?")
+		args = append(args, p.FromMs)
+	}
+	if p.ToMs > 0 {
+		where = append(where, "scheduled_ms < ?")
+		args = append(args, p.ToMs)
+	}
+	if p.TriggerType != "" {
+		where = append(where, "trigger_type = ?")
+		args = append(args, p.TriggerType)
+	}
+	limit := p.Limit
+	if limit <= 0 || limit > 1000 {
+		limit = 100
+	}
+	args = append(args, limit)
+	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE "+strings.Join(where, " AND ")+" ORDER BY id DESC LIMIT ?", args...)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list runs: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// RunClaimParams claim runs for dispatch.
+type RunClaimParams struct {
+	IDs         []int64
+	Owner       string
+	NowMs       int64
+	LateAfterMs int64 // a claim later than scheduled+LateAfterMs marks the run late
+}
+
+// RunClaimBatch moves runs from scheduled to dispatching with a
+// compare-and-set on state and owner, and returns the ids it claimed. Only a
+// claimed run may be dispatched; a run someone else took over is not returned.
+func (s *Store) RunClaimBatch(ctx context.Context, p RunClaimParams) ([]int64, error) {
+	var claimed []int64
+	for _, chunk := range chunkInt64(p.IDs, 1000) {
+		args := []any{RunDispatching, p.NowMs, p.NowMs, p.LateAfterMs}
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		args = append(args, RunScheduled, p.Owner)
+		res, err := s.db.ExecContext(ctx, "UPDATE runs SET state = ?, dispatched_ms = ?, late = CASE WHEN ? - scheduled_ms > ? THEN 1 ELSE 0 END WHERE id IN ("+
+			placeholders(len(chunk))+") AND state = ? AND owner = ?", args...)
+		if err != nil {
+			return claimed, fmt.Errorf("claim %d runs: %w", len(chunk), err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return claimed, fmt.Errorf("claim %d runs: rows affected: %w", len(chunk), err)
+		}
+		if int(n) == len(chunk) {
+			claimed = append(claimed, chunk...)
+			continue
+		}
+		if n == 0 {
+			continue
+		}
+		// Some were taken by another node: find which ones we got.
+		sel := []any{}
+		for _, id := range chunk {
+			sel = append(sel, id)
+		}
+		sel = append(sel, RunDispatching, p.Owner, p.NowMs)
+		rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE id IN ("+placeholders(len(chunk))+") AND state = ? AND owner = ? AND dispatched_ms = ?", sel...)
+		if err != nil {
+			return claimed, fmt.Errorf("read claimed runs: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return claimed, fmt.Errorf("read claimed runs: %w", err)
+			}
+			claimed = append(claimed, id)
+		}
+		rows.Close()
+	}
+	return claimed, nil
+}
+
+// RunUpdate is the new state of one run.
+type RunUpdate struct {
+	ID         int64
+	State      string
+	Target     string // "" keeps the current target
+	Code       int
+	Message    string
+	FinishedMs int64 // 0 keeps the current value
+}
+
+// RunUpdateBatchParams move many runs at once, each only if it is still in
+// one of FromStates (so a late write never overrides a newer state).
+type RunUpdateBatchParams struct {
+	FromStates []string
+	Updates    []RunUpdate
+}
+
+// RunUpdateBatch applies state changes with multi-row CASE updates and
+// returns how many rows changed.
+func (s *Store) RunUpdateBatch(ctx context.Context, p RunUpdateBatchParams) (int64, error) {
+	const per = 500
+	var total int64
+	for start := 0; start < len(p.Updates); start += per {
+		chunk := p.Updates[start:min(start+per, len(p.Updates))]
+		var stC, tgC, cdC, msC, fnC strings.Builder
+		var stA, tgA, cdA, msA, fnA, idA []any
+		for _, u := range chunk {
+			stC.WriteString(" WHEN ? THEN ?")
+			stA = append(stA, u.ID, u.State)
+			if u.Target != "" {
+				tgC.WriteString(" WHEN ? THEN ?")
+				tgA = append(tgA, u.ID, u.Target)
+			}
+			cdC.WriteString(" WHEN ? THEN ?")
+			cdA = append(cdA, u.ID, u.Code)
+			msC.WriteString(" WHEN ? THEN ?")
+			msA = append(msA, u.ID, u.Message)
+			if u.FinishedMs != 0 {
+				fnC.WriteString(" WHEN ? THEN ?")
+				fnA = append(fnA, u.ID, u.FinishedMs)
+			}
+			idA = append(idA, u.ID)
+		}
+		q := "UPDATE runs SET state = CASE id" + stC.String() + " ELSE state END"
+		args := stA
+		if len(tgA) > 0 {
+			q += ", target = CASE id" + tgC.String() + " ELSE target END"
+			args = append(args, tgA...)
+		}
+		q += ", result_code = CASE id" + cdC.String() + " ELSE result_code END"
+		args = append(args, cdA...)
+		q += ", message = CASE id" + msC.String() + " ELSE message END"
+		args = append(args, msA...)
+		if len(fnA) > 0 {
+			q += ", finished_ms = CASE id" + fnC.String() + " ELSE finished_ms END"
+			args = append(args, fnA...)
+		}
+		q += " WHERE id IN (" + placeholders(len(idA)) + ") AND state IN (" + placeholders(len(p.FromStates)) + ")"
+		args = append(args, idA...)
+		for _, st := range p.FromStates {
+			args = append(args, st)
+		}
+		res, err := s.db.ExecContext(ctx, q, args...)
+		if err != nil {
+			return total, fmt.Errorf("update %d runs: %w", len(chunk), err)
+		}
+		n, _ := res.RowsAffected()
+		total += n
+	}
+	return total, nil
+}
+
+// RunCompleteParams record the final outcome of a run.
+type RunCompleteParams struct {
+	ID         int64
+	State      string
+	Code       int
+	Message    string
+	FinishedMs int64
+}
+
+// RunComplete records a run's outcome if it has none yet (first outcome
+// wins). It reports whether this call recorded it.
+func (s *Store) RunComplete(ctx context.Context, p RunCompleteParams) (bool, error) {
+	res, err := s.db.ExecContext(ctx, "UPDATE runs SET state = ?, result_code = ?, message = ?, finished_ms = ? WHERE id = ? AND state IN (?, ?)",
+		p.State, p.Code, p.Message, p.FinishedMs, p.ID, RunDispatching, RunRunning)
+	if err != nil {
+		return false, fmt.Errorf("complete run %d: %w", p.ID, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("complete run %d: %w", p.ID, err)
+	}
+	return n == 1, nil
+}
+
+// RunSetState moves one run from one state to another (compare-and-set).
+func (s *Store) RunSetState(ctx context.Context, id int64, from, to, message string, nowMs int64) (bool, error) {
+	res, err := s.db.ExecContext(ctx, "UPDATE runs SET state = ?, message = ?, finished_ms = ? WHERE id = ? AND state = ?", to, message, nowMs, id, from)
+	if err != nil {
+		return false, fmt.Errorf("move run %d from %s to %s: %w", id, from, to, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// RunTakeOverParams move scheduled runs of a dead node to a live one.
+type RunTakeOverParams struct {
+	From  string
+	To    string
+	Limit int
+}
+
+// RunTakeOver re-owns up to Limit scheduled runs of a dead node
+// (compare-and-set on the owner, so two survivors never take the same run)
+// and returns the runs taken.
+func (s *Store) RunTakeOver(ctx context.Context, p RunTakeOverParams) ([]Run, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE owner = ? AND state = ? ORDER BY scheduled_ms LIMIT ?", p.From, RunScheduled, p.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("list orphan runs of node %s: %w", p.From, err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("list orphan runs: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list orphan runs: %w", err)
+	}
+	var out []Run
+	for _, chunk := range chunkInt64(ids, 1000) {
+		args := []any{p.To}
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		args = append(args, p.From, RunScheduled)
+		if _, err := s.db.ExecContext(ctx, "UPDATE runs SET owner = ? WHERE id IN ("+placeholders(len(chunk))+") AND owner = ? AND state = ?", args...); err != nil {
+			return out, fmt.Errorf("take over %d runs of node %s: %w", len(chunk), p.From, err)
+		}
+		sel := []any{}
+		for _, id := range chunk {
+			sel = append(sel, id)
+		}
+		sel = append(sel, p.To, RunScheduled)
+		rs, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE id IN ("+placeholders(len(chunk))+") AND owner = ? AND state = ? ORDER BY scheduled_ms", sel...)
+		if err != nil {
+			return out, fmt.Errorf("read taken-over runs: %w", err)
+		}
+		for rs.Next() {
+			r, err := scanRun(rs)
+			if err != nil {
+				rs.Close()
+				return out, fmt.Errorf("read taken-over runs: %w", err)
+			}
+			out = append(out, r)
+		}
+		rs.Close()
+	}
+	return out, nil
+}
+
+// RunMarkLostParams complete the runs a dead node left mid-dispatch.
+type RunMarkLostParams struct {
+	Owner   string
+	Message string
+	NowMs   int64
+}
+
+// RunMarkLost moves a dead node's dispatching runs to lost; they are not
+// re-sent blindly. Returns the ids marked.
+func (s *Store) RunMarkLost(ctx context.Context, p RunMarkLostParams) ([]int64, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE owner = ? AND state = ?", p.Owner, RunDispatching)
+	if err != nil {
+		return nil, fmt.Errorf("list dispatching runs of node %s: %w", p.Owner, err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	var lost []int64
+	for _, id := range ids {
+		ok, err := s.RunSetState(ctx, id, RunDispatching, RunLost, p.Message, p.NowMs)
+		if err != nil {
+			return lost, err
+		}
+		if ok {
+			lost = append(lost, id)
+		}
+	}
+	return lost, nil
+}
+
+// RunCountByState counts a job's runs per state (0 = all jobs).
+func (s *Store) RunCountByState(ctx context.Context, jobID int64) (map[string]int, error) {
+	q := "SELECT state, COUNT(*) FROM runs"
+	var args []any
+	if jobID != 0 {
+		q += " WHERE job_id = ?"
+		args = append(args, jobID)
+	}
+	rows, err := s.db.QueryContext(ctx, q+" GROUP BY state", args...)
+	if err != nil {
+		return nil, fmt.Errorf("count runs by state: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, err
+		}
+		out[st] = n
+	}
+	return out, rows.Err()
+}

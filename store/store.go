@@ -1,0 +1,164 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Store is Ringjob's storage seam. All SQL lives behind its methods.
+type Store struct {
+	db *sql.DB
+	d  dialect
+}
+
+// Kind reports the database kind: "mysql" or "sqlite".
+func (s *Store) Kind() string { return s.d.name() }
+
+// DB exposes the pool for health checks.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Close closes the pool.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Open connects to a database given as a URL:
+//
+//	sqlite://PATH             (relative or absolute path; sqlite:///abs/path also works)
+//	mysql://USER:PASS@HOST:PORT/DB[?param=value]
+//
+// It does not migrate; call Migrate.
+func Open(ctx context.Context, dbURL string) (*Store, error) {
+	switch {
+	case strings.HasPrefix(dbURL, "sqlite://"):
+		return OpenSQLite(ctx, strings.TrimPrefix(dbURL, "sqlite://"))
+	case strings.HasPrefix(dbURL, "mysql://"):
+		dsn, err := mysqlDSNFromURL(dbURL)
+		if err != nil {
+			return nil, err
+		}
+		return OpenMySQL(ctx, dsn)
+	default:
+		return nil, fmt.Errorf("database url %q: want sqlite://PATH or mysql://USER:PASS@HOST:PORT/DB", redactURL(dbURL))
+	}
+}
+
+func mysqlDSNFromURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("database url %q: %w", redactURL(raw), err)
+	}
+	db := strings.TrimPrefix(u.Path, "/")
+	if db == "" || u.Host == "" {
+		return "", fmt.Errorf("database url %q: want mysql://USER:PASS@HOST:PORT/DB", redactURL(raw))
+	}
+	cfg := mysql.NewConfig()
+	cfg.Net = "tcp"
+	cfg.Addr = u.Host
+	if u.Port() == "" {
+		cfg.Addr = u.Host + ":3306"
+	}
+	cfg.DBName = db
+	if u.User != nil {
+		cfg.User = u.User.Username()
+		cfg.Passwd, _ = u.User.Password()
+	}
+	cfg.Params = map[string]string{}
+	for k, v := range u.Query() {
+		cfg.Params[k] = v[0]
+	}
+	return cfg.FormatDSN(), nil
+}
+
+// redactURL hides a password in a database URL for messages.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+// OpenMySQL connects with a go-sql-driver/mysql DSN.
+func OpenMySQL(ctx context.Context, dsn string) (*Store, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("parse mysql dsn: %w", err)
+	}
+	cfg.ParseTime = false
+	cfg.InterpolateParams = true // one round trip per statement
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		return nil, fmt.Errorf("open mysql: %w", err)
+	}
+	db.SetMaxOpenConns(32)
+	db.SetMaxIdleConns(16)
+	db.SetConnMaxLifetime(30 * time.Minute)
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect to mysql at %s: %w", cfg.Addr, err)
+	}
+	return &Store{db: db, d: mysqlDialect{}}, nil
+}
+
+// OpenSQLite opens (creating if needed) an SQLite database file.
+func OpenSQLite(ctx context.Context, path string) (*Store, error) {
+	if path == "" {
+		return nil, fmt.Errorf("sqlite path is empty")
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create directory for sqlite database %s: %w", path, err)
+		}
+	}
+	dsn := "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	// One connection: SQLite has one writer anyway, and a single connection
+	// turns writer contention into queueing instead of SQLITE_BUSY errors.
+	db.SetMaxOpenConns(1)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	return &Store{db: db, d: sqliteDialect{}}, nil
+}
+
+// querier is what both *sql.DB and *sql.Tx offer.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// placeholders returns "?,?,?" with n marks.
+func placeholders(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strings.Repeat("?,", n-1) + "?"
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,423 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ringjob/ringjob/internal/dbtest"
+	"github.com/ringjob/ringjob/store"
+	"github.com/stretchr/testify/require"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+// eachDialect runs the conformance suite against MySQL and SQLite.
+func eachDialect(t *testing.T, fn func(t *testing.T, st *store.Store)) {
+	t.Helper()
+	for _, kind := range []string{"mysql", "sqlite"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			fn(t, openStore(t, kind))
+		})
+	}
+}
+
+func openStore(t *testing.T, kind string) *store.Store {
+	t.Helper()
+	ctx := context.Background()
+	var st *store.Store
+	var err error
+	if kind == "mysql" {
+		st, err = store.OpenMySQL(ctx, dbtest.MySQL(t))
+	} else {
+		st, err = store.OpenSQLite(ctx, dbtest.SQLitePath(t))
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	_, err = st.Migrate(ctx)
+	require.NoError(t, err)
+	return st
+}
+
+const t0 = int64(1_800_000_000_000) // a fixed epoch ms
+
+func mkJob(t *testing.T, st *store.Store, name string, next int64) store.Job {
+	t.Helper()
+	ctx := context.Background()
+	gs, _ := st.GroupList(ctx)
+	var gid int64
+	if len(gs) == 0 {
+		g, err := st.GroupCreate(ctx, store.GroupCreateParams{AppName: "g", Members: []string{"rec://a"}, NowMs: t0})
+		require.NoError(t, err)
+		gid = g.ID
+	} else {
+		gid = gs[0].ID
+	}
+	j, err := st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: gid, Name: name, ScheduleType: "cron",
+		ScheduleConf: "* * * * * ?", TimeZone: "UTC", MisfirePolicy: store.MisfireDoNothing, ShardCount: 1},
+		Enabled: true, NextFireMs: next, NowMs: t0})
+	require.NoError(t, err)
+	return j
+}
+
+func TestMigrate(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		applied, err := st.Migrate(ctx)
+		require.NoError(t, err)
+		require.Empty(t, applied, "second migrate applies nothing")
+		pending, err := st.MigrationsPending(ctx)
+		require.NoError(t, err)
+		require.Zero(t, pending)
+	})
+}
+
+func TestGroupsAndJobs(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		g, err := st.GroupCreate(ctx, store.GroupCreateParams{AppName: "billing", Title: "Billing", Members: []string{"local://a", "http://h:1"}, NowMs: t0})
+		require.NoError(t, err)
+		require.Equal(t, []string{"local://a", "http://h:1"}, g.Members)
+		_, err = st.GroupCreate(ctx, store.GroupCreateParams{AppName: "billing", NowMs: t0})
+		require.ErrorIs(t, err, store.ErrConflict)
+
+		j := mkJob(t, st, "x'; DROP TABLE jobs; --", t0+1000)
+		got, err := st.JobGet(ctx, j.ID)
+		require.NoError(t, err)
+		require.Equal(t, "x'; DROP TABLE jobs; --", got.Name)
+		require.True(t, got.Enabled)
+		require.Equal(t, t0+1000, got.NextFireMs)
+
+		require.NoError(t, st.JobSetEnabled(ctx, store.JobSetEnabledParams{ID: j.ID, Enabled: false, NowMs: t0}))
+		got, _ = st.JobGet(ctx, j.ID)
+		require.False(t, got.Enabled)
+		require.Zero(t, got.NextFireMs, "a stopped job has no next fire")
+
+		list, err := st.JobList(ctx, store.JobListParams{Name: "DROP", Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, list, 1)
+		list, err = st.JobList(ctx, store.JobListParams{Name: "%", Limit: 10})
+		require.NoError(t, err)
+		require.Empty(t, list, "LIKE wildcards in a name filter are literal")
+
+		require.ErrorIs(t, st.GroupDelete(ctx, g.ID), store.ErrConflict, "a group with jobs cannot be deleted")
+		require.NoError(t, st.JobDelete(ctx, j.ID))
+		_, err = st.JobGet(ctx, j.ID)
+		require.ErrorIs(t, err, store.ErrNotFound)
+		require.ErrorIs(t, st.JobDelete(ctx, j.ID), store.ErrNotFound)
+	})
+}
+
+func TestScheduleTxInsertsAdvancesAndCommits(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		require.NoError(t, st.LockPartitionsEnsure(ctx, 1))
+		due := mkJob(t, st, "due", t0+2000)
+		later := mkJob(t, st, "later", t0+60_000)
+
+		tx, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "n1", Preferred: []int{0}, Max: 1, NowMs: t0})
+		require.NoError(t, err)
+		require.Equal(t, []int{0}, tx.Held())
+		jobs, err := tx.JobListDue(ctx, store.JobListDueParams{UntilMs: t0 + 5000, Limit: 100})
+		require.NoError(t, err)
+		require.Len(t, jobs, 1)
+		require.Equal(t, due.ID, jobs[0].ID)
+
+		var ins []store.RunInsert
+		for i := int64(0); i < 3; i++ {
+			ins = append(ins, store.RunInsert{JobID: due.ID, GroupID: due.GroupID, ScheduledMs: t0 + 2000 + i*1000, ShardTotal: 1,
+				TriggerType: store.TriggerSchedule, State: store.RunScheduled, Owner: "n1", CreatedMs: t0})
+		}
+		ids, err := tx.RunInsertBatch(ctx, ins)
+		require.NoError(t, err)
+		require.Len(t, ids, 3)
+		require.NoError(t, tx.JobAdvanceBatch(ctx, []store.JobAdvance{{ID: due.ID, NextFireMs: t0 + 5000, LastFireMs: t0 + 4000}}))
+		require.NoError(t, tx.Commit())
+
+		for i, id := range ids {
+			r, err := st.RunGet(ctx, id)
+			require.NoError(t, err)
+			require.Equal(t, t0+2000+int64(i)*1000, r.ScheduledMs)
+			require.Equal(t, store.RunScheduled, r.State)
+		}
+		got, _ := st.JobGet(ctx, due.ID)
+		require.Equal(t, t0+5000, got.NextFireMs)
+		require.Equal(t, t0+4000, got.LastFireMs)
+		got, _ = st.JobGet(ctx, later.ID)
+		require.Equal(t, t0+60_000, got.NextFireMs)
+
+		// The same fire again violates the fire key: the whole batch fails and rolls back.
+		tx, err = st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "n1", Preferred: []int{0}, Max: 1, NowMs: t0})
+		require.NoError(t, err)
+		_, err = tx.RunInsertBatch(ctx, ins[:1])
+		require.Error(t, err)
+		tx.Rollback()
+	})
+}
+
+func TestScheduleLockSkipsLockedPartitions(t *testing.T) {
+	t.Parallel()
+	st := openStore(t, "mysql")
+	ctx := context.Background()
+	require.NoError(t, st.LockPartitionsEnsure(ctx, 4))
+	a, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "a", Preferred: []int{0, 1, 2, 3}, Max: 2, NowMs: t0})
+	require.NoError(t, err)
+	require.Equal(t, []int{0, 1}, a.Held())
+	b, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "b", Preferred: []int{0, 1, 2, 3}, Max: 4, NowMs: t0})
+	require.NoError(t, err)
+	require.Equal(t, []int{2, 3}, b.Held(), "SKIP LOCKED: b gets only what a does not hold")
+	c, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "c", Preferred: []int{0, 1, 2, 3}, Max: 4, NowMs: t0})
+	require.NoError(t, err)
+	require.Empty(t, c.Held())
+	c.Rollback()
+	a.Rollback()
+	b.Rollback()
+}
+
+func TestDueQueryUsesIndex(t *testing.T) {
+	t.Parallel()
+	st := openStore(t, "mysql")
+	ctx := context.Background()
+	for i := 0; i < 50; i++ {
+		mkJob(t, st, "j", t0+int64(i)*100_000)
+	}
+	_, err := st.DB().ExecContext(ctx, "ANALYZE TABLE jobs")
+	require.NoError(t, err)
+	rows, err := st.DB().QueryContext(ctx, "EXPLAIN SELECT id FROM jobs WHERE lock_partition IN (0) AND next_fire_ms BETWEEN 1 AND ? AND enabled = 1 ORDER BY next_fire_ms LIMIT 10", t0+5000)
+	require.NoError(t, err)
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	require.True(t, rows.Next())
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	require.NoError(t, rows.Scan(ptrs...))
+	plan := map[string]string{}
+	for i, c := range cols {
+		if b, ok := vals[i].([]byte); ok {
+			plan[c] = string(b)
+		}
+	}
+	require.Equal(t, "jobs_due", plan["key"], "plan: %v", plan)
+}
+
+func TestClaimIsCompareAndSet(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		j := mkJob(t, st, "j", t0)
+		var ids []int64
+		for i := 0; i < 5; i++ {
+			r, created, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0 + int64(i)*1000,
+				SchedFire: true, TriggerType: store.TriggerSchedule, Owner: "n1", CreatedMs: t0})
+			require.NoError(t, err)
+			require.True(t, created)
+			ids = append(ids, r.ID)
+		}
+		got, err := st.RunClaimBatch(ctx, store.RunClaimParams{IDs: ids, Owner: "n2", NowMs: t0})
+		require.NoError(t, err)
+		require.Empty(t, got, "a node cannot claim runs it does not own")
+
+		// Concurrent claimers: every run is claimed exactly once.
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		seen := map[int64]int{}
+		for w := 0; w < 4; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c, err := st.RunClaimBatch(ctx, store.RunClaimParams{IDs: ids, Owner: "n1", NowMs: t0 + 5000, LateAfterMs: 1000})
+				require.NoError(t, err)
+				mu.Lock()
+				for _, id := range c {
+					seen[id]++
+				}
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		require.Len(t, seen, 5)
+		for id, n := range seen {
+			require.Equal(t, 1, n, "run %d claimed %d times", id, n)
+		}
+		r0, _ := st.RunGet(ctx, ids[0])
+		require.True(t, r0.Late, "claimed 5 s after its time: late")
+		r4, _ := st.RunGet(ctx, ids[4])
+		require.False(t, r4.Late)
+		require.Equal(t, store.RunDispatching, r4.State)
+
+		// Guarded batch updates: accepted only from dispatching; first outcome wins.
+		n, err := st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []string{store.RunDispatching},
+			Updates: []store.RunUpdate{{ID: ids[0], State: store.RunRunning, Target: "rec://a"}, {ID: ids[1], State: store.RunRunning}}})
+		require.NoError(t, err)
+		require.EqualValues(t, 2, n)
+		ok, err := st.RunComplete(ctx, store.RunCompleteParams{ID: ids[0], State: store.RunSucceeded, Code: 200, Message: "ok", FinishedMs: t0 + 6000})
+		require.NoError(t, err)
+		require.True(t, ok)
+		ok, err = st.RunComplete(ctx, store.RunCompleteParams{ID: ids[0], State: store.RunFailed, Code: 500, FinishedMs: t0 + 7000})
+		require.NoError(t, err)
+		require.False(t, ok, "second outcome ignored")
+		n, err = st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []string{store.RunDispatching},
+			Updates: []store.RunUpdate{{ID: ids[0], State: store.RunRunning}}})
+		require.NoError(t, err)
+		require.Zero(t, n, "a late 'accepted' write does not undo an outcome")
+		r, _ := st.RunGet(ctx, ids[0])
+		require.Equal(t, store.RunSucceeded, r.State)
+		require.Equal(t, "rec://a", r.Target)
+		require.Equal(t, "ok", r.Message)
+	})
+}
+
+func TestTakeOverAndLost(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		j := mkJob(t, st, "j", t0)
+		var ids []int64
+		for i := 0; i < 4; i++ {
+			r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0 + int64(i)*1000,
+				SchedFire: true, TriggerType: store.TriggerSchedule, Owner: "dead", CreatedMs: t0})
+			require.NoError(t, err)
+			ids = append(ids, r.ID)
+		}
+		claimed, err := st.RunClaimBatch(ctx, store.RunClaimParams{IDs: ids[:1], Owner: "dead", NowMs: t0})
+		require.NoError(t, err)
+		require.Len(t, claimed, 1)
+
+		lost, err := st.RunMarkLost(ctx, store.RunMarkLostParams{Owner: "dead", Message: "gone", NowMs: t0})
+		require.NoError(t, err)
+		require.Equal(t, ids[:1], lost)
+
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		taken := map[int64]string{}
+		for _, node := range []string{"s1", "s2", "s3"} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				runs, err := st.RunTakeOver(ctx, store.RunTakeOverParams{From: "dead", To: node, Limit: 100})
+				require.NoError(t, err)
+				mu.Lock()
+				defer mu.Unlock()
+				for _, r := range runs {
+					_, dup := taken[r.ID]
+					require.False(t, dup, "run %d taken twice", r.ID)
+					taken[r.ID] = node
+				}
+			}()
+		}
+		wg.Wait()
+		require.Len(t, taken, 3)
+	})
+}
+
+func TestIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		j := mkJob(t, st, "j", t0)
+		p := store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0, TriggerType: store.TriggerManual, Owner: "n", IdempotencyKey: "k1", CreatedMs: t0}
+		a, created, err := st.RunCreate(ctx, p)
+		require.NoError(t, err)
+		require.True(t, created)
+		b, created, err := st.RunCreate(ctx, p)
+		require.NoError(t, err)
+		require.False(t, created)
+		require.Equal(t, a.ID, b.ID)
+		p.IdempotencyKey = ""
+		c, created, err := st.RunCreate(ctx, p)
+		require.NoError(t, err)
+		require.True(t, created, "manual runs without a key may share a millisecond")
+		d, created, err := st.RunCreate(ctx, p)
+		require.NoError(t, err)
+		require.True(t, created)
+		require.NotEqual(t, c.ID, d.ID)
+	})
+}
+
+func TestRunLogs(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		j := mkJob(t, st, "j", t0)
+		r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0, TriggerType: store.TriggerManual, Owner: "n", CreatedMs: t0})
+		require.NoError(t, err)
+		require.NoError(t, st.RunLogAppend(ctx, r.ID, "one\ntwo\n"))
+		require.NoError(t, st.RunLogAppend(ctx, r.ID, "three"))
+		c, err := st.RunLogRead(ctx, r.ID, 1)
+		require.NoError(t, err)
+		require.Equal(t, "one\ntwo\nthree\n", c.Content)
+		require.Equal(t, 3, c.ToLine)
+		require.False(t, c.Finished)
+		c, err = st.RunLogRead(ctx, r.ID, 2)
+		require.NoError(t, err)
+		require.Equal(t, "two\nthree\n", c.Content)
+		c, err = st.RunLogRead(ctx, r.ID, 4)
+		require.NoError(t, err)
+		require.Equal(t, "", c.Content)
+		require.Zero(t, c.ToLine)
+		_, err = st.RunLogRead(ctx, 999999, 1)
+		require.ErrorIs(t, err, store.ErrNotFound)
+	})
+}
+
+func TestNodes(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		require.NoError(t, st.NodeHeartbeat(ctx, store.NodeHeartbeatParams{ID: "a", Host: "h", NowMs: t0}))
+		require.NoError(t, st.NodeHeartbeat(ctx, store.NodeHeartbeatParams{ID: "a", Host: "h", NowMs: t0 + 1000}))
+		ns, err := st.NodeList(ctx)
+		require.NoError(t, err)
+		require.Len(t, ns, 1)
+		require.Equal(t, t0+1000, ns[0].HeartbeatMs)
+		require.Equal(t, t0, ns[0].StartedMs)
+		require.NoError(t, st.NodeStop(ctx, "a", t0+2000))
+		ns, _ = st.NodeList(ctx)
+		require.Equal(t, t0+2000, ns[0].StoppedMs)
+	})
+}
+
+func TestLivenessLockFreedWhenConnectionDies(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := dbtest.MySQL(t)
+	a, err := store.OpenMySQL(ctx, dsn)
+	require.NoError(t, err)
+	b, err := store.OpenMySQL(ctx, dsn)
+	require.NoError(t, err)
+	defer b.Close()
+	_, err = a.NodeLivenessAcquire(ctx, "node-a")
+	require.NoError(t, err)
+	free, err := b.NodeLockFree(ctx, "node-a")
+	require.NoError(t, err)
+	require.False(t, free)
+	defer a.Close()
+	// The process "dies": the server drops its connection.
+	var connID int64
+	require.NoError(t, b.DB().QueryRowContext(ctx, "SELECT IS_USED_LOCK('ringjob_node_node-a')").Scan(&connID))
+	_, err = b.DB().ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", connID))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		free, err := b.NodeLockFree(ctx, "node-a")
+		return err == nil && free
+	}, 10*time.Second, 20*time.Millisecond)
+}
+
+func TestOpenURL(t *testing.T) {
+	t.Parallel()
+	_, err := store.Open(context.Background(), "postgres://x")
+	require.ErrorContains(t, err, "want sqlite://PATH or mysql://")
+	_, err = store.Open(context.Background(), "mysql://root:secret@127.0.0.1:1/x")
+	require.Error(t, err)
+	require.False(t, strings.Contains(err.Error(), "secret"), "password must not leak into errors: %v", err)
+}
