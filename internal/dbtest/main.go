@@ -1,0 +1,66 @@
+package dbtest
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+)
+
+// TestingM is what *testing.M and goleak.VerifyTestMain have in common.
+type TestingM interface {
+	Run() int
+}
+
+// Main runs the tests and then shuts down what dbtest started: its
+// connection pool and, if it started one, the throwaway mariadbd and its
+// directory. Then it exits with the tests' code. Call it from TestMain in
+// every package that uses MySQL:
+//
+//	func TestMain(m *testing.M) { dbtest.Main(m) }
+func Main(m *testing.M) {
+	os.Exit(Wrap(m).Run())
+}
+
+// Wrap returns m with a Run that shuts down what dbtest started once the
+// tests are done, for TestMains that run m themselves:
+//
+//	func TestMain(m *testing.M) { goleak.VerifyTestMain(dbtest.Wrap(m)) }
+func Wrap(m TestingM) TestingM {
+	wrapped = true
+	return wrappedM{m: m}
+}
+
+type wrappedM struct{ m TestingM }
+
+// Run runs the tests, then shuts dbtest down. A failure to shut down turns
+// a passing run into a failing one.
+func (w wrappedM) Run() int {
+	code := w.m.Run()
+	if err := shutdown(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// shutdown closes the pool and stops the throwaway server, if any. MySQL
+// fails tests that call it afterwards.
+func shutdown() error {
+	serverOnce.Do(func() { // no server was needed; make sure none is started now
+		serverErr = errors.New("dbtest: MySQL called after the tests ended (after Main or Wrap's Run returned)")
+	})
+	if theServer == nil {
+		return nil
+	}
+	_ = theServer.admin.Close()
+	if theServer.own == nil {
+		return nil
+	}
+	if err := theServer.own.stop(); err != nil {
+		return fmt.Errorf("dbtest: stop throwaway mariadbd: %w", err)
+	}
+	return nil
+}
