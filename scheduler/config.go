@@ -39,6 +39,9 @@ type Config struct {
 	// taken over (default 10s). On MySQL a node's death is also seen at once
 	// through its liveness lock.
 	NodeDeadAfter time.Duration `yaml:"node_dead_after"`
+	// TakeoverInterval is how often the node looks for dead peers whose runs
+	// it must adopt (default 500ms).
+	TakeoverInterval time.Duration `yaml:"takeover_interval"`
 	// LateAfter: a run claimed later than this after its fire time is
 	// recorded as late (default 1s).
 	LateAfter time.Duration `yaml:"late_after"`
@@ -68,6 +71,7 @@ func Defaults() Config {
 		LockTxTimeout:     10 * time.Second,
 		HeartbeatInterval: time.Second,
 		NodeDeadAfter:     10 * time.Second,
+		TakeoverInterval:  500 * time.Millisecond,
 		LateAfter:         time.Second,
 		DispatchTimeout:   10 * time.Second,
 		FastPool:          PoolConfig{Workers: 200, Queue: 2000},
@@ -99,6 +103,7 @@ func (c Config) WithDefaults() Config {
 	set(&c.LockTxTimeout, d.LockTxTimeout)
 	set(&c.HeartbeatInterval, d.HeartbeatInterval)
 	set(&c.NodeDeadAfter, d.NodeDeadAfter)
+	set(&c.TakeoverInterval, d.TakeoverInterval)
 	set(&c.LateAfter, d.LateAfter)
 	set(&c.DispatchTimeout, d.DispatchTimeout)
 	seti(&c.FastPool.Workers, d.FastPool.Workers)
@@ -128,6 +133,7 @@ func (c Config) Validate() error {
 	pos("lock_tx_timeout", c.LockTxTimeout)
 	pos("heartbeat_interval", c.HeartbeatInterval)
 	pos("node_dead_after", c.NodeDeadAfter)
+	pos("takeover_interval", c.TakeoverInterval)
 	pos("late_after", c.LateAfter)
 	pos("dispatch_timeout", c.DispatchTimeout)
 	pos("slow_dispatch", c.SlowDispatch)

@@ -33,10 +33,8 @@ func (h *heartbeat) run(ctx context.Context) {
 		if err := h.beat(ctx); err != nil && ctx.Err() == nil {
 			h.log.WithError(err).Warn("heartbeat failed")
 		}
-		select {
-		case <-ctx.Done():
+		if !sleep(ctx, h.clock, h.cfg.HeartbeatInterval) {
 			return
-		case <-h.clock.After(h.cfg.HeartbeatInterval):
 		}
 	}
 }

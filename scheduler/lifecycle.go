@@ -3,6 +3,9 @@ package scheduler
 import (
 	"context"
 	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
 )
 
 // loop is the lifecycle every background service shares: start launches one
@@ -38,4 +41,17 @@ func (l *loop) stop() {
 	}
 	cancel()
 	<-done
+}
+
+// sleep waits for d on the clock or until ctx ends; it reports false when ctx
+// ended. The timer is stopped either way, so a fake clock keeps no stale waiter.
+func sleep(ctx context.Context, clock clockwork.Clock, d time.Duration) bool {
+	t := clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.Chan():
+		return true
+	}
 }

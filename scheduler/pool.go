@@ -92,9 +92,11 @@ func (p *pool) Stop(clock clockwork.Clock, grace time.Duration) {
 		close(p.tasks)
 		done := make(chan struct{})
 		go func() { p.wg.Wait(); close(done) }()
+		timer := clock.NewTimer(grace)
+		defer timer.Stop()
 		select {
 		case <-done:
-		case <-clock.After(grace):
+		case <-timer.Chan():
 			p.cancel()
 			<-done
 		}

@@ -44,10 +44,8 @@ func (p *preReader) run(ctx context.Context) {
 		// Sleep to the next interval boundary so replicas cycle in step with the ring.
 		now := p.clock.Now()
 		wait := p.cfg.LoopInterval - time.Duration(now.UnixNano()%int64(p.cfg.LoopInterval))
-		select {
-		case <-ctx.Done():
+		if !sleep(ctx, p.clock, wait) {
 			return
-		case <-p.clock.After(wait):
 		}
 	}
 }

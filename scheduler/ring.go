@@ -106,10 +106,8 @@ func (r *ring) run(ctx context.Context) {
 	for {
 		now := r.clock.Now()
 		wait := time.Second - time.Duration(now.UnixNano()%int64(time.Second))
-		select {
-		case <-ctx.Done():
+		if !sleep(ctx, r.clock, wait) {
 			return
-		case <-r.clock.After(wait):
 		}
 		r.tick(ctx)
 	}

@@ -95,7 +95,7 @@ func New(o Options) (*Scheduler, error) {
 	s.preread = &preReader{cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "preread"),
 		ring: s.ring, metrics: m, peers: s.peers, cache: &scheduleCache{}}
 	s.heartbeat = &heartbeat{cfg: cfg, node: s.node, host: hostname(), st: o.Store, clock: clock, log: log.WithField("service", "heartbeat"), peers: s.peers}
-	s.takeover = &takeover{cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "takeover"), ring: s.ring, metrics: m}
+	s.takeover = &takeover{cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "takeover"), ring: s.ring, fireNow: s.disp.fire, metrics: m}
 	return s, nil
 }
 

@@ -22,6 +22,7 @@ type takeover struct {
 	clock   clockwork.Clock
 	log     *logrus.Entry
 	ring    *ring
+	fireNow func(ctx context.Context, due []fire) // the dispatcher: adopted runs already due fire at once
 	metrics *Metrics
 }
 
@@ -33,10 +34,8 @@ func (t *takeover) run(ctx context.Context) {
 		if err := t.scan(ctx); err != nil && ctx.Err() == nil {
 			t.log.WithError(err).Warn("orphan scan failed")
 		}
-		select {
-		case <-ctx.Done():
+		if !sleep(ctx, t.clock, t.cfg.TakeoverInterval) {
 			return
-		case <-t.clock.After(t.cfg.HeartbeatInterval):
 		}
 	}
 }
@@ -120,7 +119,7 @@ func (t *takeover) adopt(ctx context.Context, deadNode string, runs []store.Run)
 			}
 		}
 	}
-	var fires []fire
+	var due, future []fire
 	for _, r := range runs {
 		j, ok := jobs[r.JobID]
 		if !ok {
@@ -142,9 +141,14 @@ func (t *takeover) adopt(ctx context.Context, deadNode string, runs []store.Run)
 			continue
 		}
 		jj := j
-		fires = append(fires, fire{runID: r.ID, scheduledMs: r.ScheduledMs, shardIndex: r.ShardIndex, shardTotal: r.ShardTotal,
-			attempt: r.Attempt, params: r.Params, job: &jj})
+		f := fire{runID: r.ID, scheduledMs: r.ScheduledMs, shardIndex: r.ShardIndex, shardTotal: r.ShardTotal, attempt: r.Attempt, params: r.Params, job: &jj}
+		if r.ScheduledMs <= nowMs {
+			due = append(due, f)
+		} else {
+			future = append(future, f)
+		}
 	}
-	t.ring.push(fires...)
+	t.ring.push(future...)
+	t.fireNow(ctx, due)
 	return nil
 }

@@ -23,6 +23,9 @@ type dialect interface {
 	namedLocks() bool
 	// isDuplicate reports whether err is a unique-key violation.
 	isDuplicate(err error) bool
+	// isRetryable reports whether a statement failed only because of lock
+	// contention (deadlock, lock wait timeout, busy) and may simply run again.
+	isRetryable(err error) bool
 	// scheduleTxOptions are the options of the locked pre-read transaction.
 	scheduleTxOptions() *sql.TxOptions
 }
@@ -44,6 +47,9 @@ func (mysqlDialect) namedLocks() bool     { return true }
 // READ COMMITTED keeps the locked pre-read from taking gap locks on runs and jobs.
 func (mysqlDialect) scheduleTxOptions() *sql.TxOptions {
 	return &sql.TxOptions{Isolation: sql.LevelReadCommitted}
+}
+func (mysqlDialect) isRetryable(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "Error 1213") || strings.Contains(err.Error(), "Error 1205"))
 }
 func (mysqlDialect) isDuplicate(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "Error 1062")
@@ -67,6 +73,9 @@ func (sqliteDialect) insertIgnore() string { return "INSERT OR IGNORE" }
 func (sqliteDialect) maxParams() int       { return 30000 }
 func (sqliteDialect) namedLocks() bool     { return false }
 func (sqliteDialect) scheduleTxOptions() *sql.TxOptions { return nil }
+func (sqliteDialect) isRetryable(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked"))
+}
 func (sqliteDialect) isDuplicate(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
 }

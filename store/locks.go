@@ -20,6 +20,10 @@ func (s *Store) LockPartitionsEnsure(ctx context.Context, p int) error {
 		return fmt.Errorf("ensure lock partitions: begin: %w", err)
 	}
 	defer tx.Rollback()
+	var had int
+	if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM lock_partitions").Scan(&had); err != nil {
+		return fmt.Errorf("count lock partitions: %w", err)
+	}
 	for i := 0; i < p; i++ {
 		if _, err := tx.ExecContext(ctx, s.d.insertIgnore()+" INTO lock_partitions (id, holder, held_ms) VALUES (?, '', 0)", i); err != nil {
 			return fmt.Errorf("ensure lock partition %d: %w", i, err)
@@ -28,8 +32,13 @@ func (s *Store) LockPartitionsEnsure(ctx context.Context, p int) error {
 	if _, err := tx.ExecContext(ctx, "DELETE FROM lock_partitions WHERE id >= ?", p); err != nil {
 		return fmt.Errorf("remove lock partitions >= %d: %w", p, err)
 	}
-	if _, err := tx.ExecContext(ctx, "UPDATE jobs SET lock_partition = id % ? WHERE lock_partition >= ?", p, p); err != nil {
-		return fmt.Errorf("move jobs into %d lock partitions: %w", p, err)
+	// When the partition count changes, spread all jobs anew (id mod P). A
+	// replica mid pre-read may then see a moved job twice; the fire key makes
+	// the second insert fail and that cycle roll back, so nothing fires twice.
+	if had != p {
+		if _, err := tx.ExecContext(ctx, "UPDATE jobs SET lock_partition = id % ?", p); err != nil {
+			return fmt.Errorf("spread jobs over %d lock partitions: %w", p, err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("ensure lock partitions: commit: %w", err)

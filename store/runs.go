@@ -180,7 +180,7 @@ func (s *Store) RunClaimBatch(ctx context.Context, p RunClaimParams) ([]int64, e
 			args = append(args, id)
 		}
 		args = append(args, RunScheduled, p.Owner)
-		res, err := s.db.ExecContext(ctx, "UPDATE runs SET state = ?, dispatched_ms = ?, late = CASE WHEN ? - scheduled_ms > ? THEN 1 ELSE 0 END WHERE id IN ("+
+		res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, dispatched_ms = ?, late = CASE WHEN ? - scheduled_ms > ? THEN 1 ELSE 0 END WHERE id IN ("+
 			placeholders(len(chunk))+") AND state = ? AND owner = ?", args...)
 		if err != nil {
 			return claimed, fmt.Errorf("claim %d runs: %w", len(chunk), err)
@@ -281,7 +281,7 @@ func (s *Store) RunUpdateBatch(ctx context.Context, p RunUpdateBatchParams) (int
 		for _, st := range p.FromStates {
 			args = append(args, st)
 		}
-		res, err := s.db.ExecContext(ctx, q, args...)
+		res, err := s.execRetry(ctx, q, args...)
 		if err != nil {
 			return total, fmt.Errorf("update %d runs: %w", len(chunk), err)
 		}
@@ -303,7 +303,7 @@ type RunCompleteParams struct {
 // RunComplete records a run's outcome if it has none yet (first outcome
 // wins). It reports whether this call recorded it.
 func (s *Store) RunComplete(ctx context.Context, p RunCompleteParams) (bool, error) {
-	res, err := s.db.ExecContext(ctx, "UPDATE runs SET state = ?, result_code = ?, message = ?, finished_ms = ? WHERE id = ? AND state IN (?, ?)",
+	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, result_code = ?, message = ?, finished_ms = ? WHERE id = ? AND state IN (?, ?)",
 		p.State, p.Code, p.Message, p.FinishedMs, p.ID, RunDispatching, RunRunning)
 	if err != nil {
 		return false, fmt.Errorf("complete run %d: %w", p.ID, err)
@@ -317,7 +317,7 @@ func (s *Store) RunComplete(ctx context.Context, p RunCompleteParams) (bool, err
 
 // RunSetState moves one run from one state to another (compare-and-set).
 func (s *Store) RunSetState(ctx context.Context, id int64, from, to, message string, nowMs int64) (bool, error) {
-	res, err := s.db.ExecContext(ctx, "UPDATE runs SET state = ?, message = ?, finished_ms = ? WHERE id = ? AND state = ?", to, message, nowMs, id, from)
+	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, message = ?, finished_ms = ? WHERE id = ? AND state = ?", to, message, nowMs, id, from)
 	if err != nil {
 		return false, fmt.Errorf("move run %d from %s to %s: %w", id, from, to, err)
 	}
@@ -355,12 +355,12 @@ func (s *Store) RunTakeOver(ctx context.Context, p RunTakeOverParams) ([]Run, er
 	}
 	var out []Run
 	for _, chunk := range chunkInt64(ids, 1000) {
-		args := []any{p.To}
+		args := []any{p.To, "taken over from dead node " + p.From}
 		for _, id := range chunk {
 			args = append(args, id)
 		}
 		args = append(args, p.From, RunScheduled)
-		if _, err := s.db.ExecContext(ctx, "UPDATE runs SET owner = ? WHERE id IN ("+placeholders(len(chunk))+") AND owner = ? AND state = ?", args...); err != nil {
+		if _, err := s.execRetry(ctx, "UPDATE runs SET owner = ?, message = ? WHERE id IN ("+placeholders(len(chunk))+") AND owner = ? AND state = ?", args...); err != nil {
 			return out, fmt.Errorf("take over %d runs of node %s: %w", len(chunk), p.From, err)
 		}
 		sel := []any{}

@@ -84,4 +84,3 @@ CREATE TABLE runs (
 CREATE UNIQUE INDEX runs_fire ON runs (job_id, scheduled_ms, shard_index, attempt, sched_fire);
 CREATE UNIQUE INDEX runs_idempotency ON runs (job_id, idempotency_key);
 CREATE INDEX runs_owner_state ON runs (owner, state);
-CREATE INDEX runs_state_scheduled ON runs (state, scheduled_ms);

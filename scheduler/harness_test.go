@@ -1,0 +1,226 @@
+package scheduler_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/ringjob/ringjob/internal/dbtest"
+	"github.com/ringjob/ringjob/schedule"
+	"github.com/ringjob/ringjob/scheduler"
+	"github.com/ringjob/ringjob/store"
+	"github.com/ringjob/ringjob/targets"
+	"github.com/sirupsen/logrus"
+	"github.com/stretchr/testify/require"
+)
+
+// recordingDriver is the test target: it records every dispatch it sees.
+type recordingDriver struct {
+	clock clockwork.Clock
+	node  string
+
+	mu    sync.Mutex
+	seen  []dispatchSeen
+	block chan struct{} // when set, Run waits on it (a slow target)
+	fail  map[int64]bool
+}
+
+type dispatchSeen struct {
+	Node        string
+	RunID       int64
+	JobID       int64
+	ScheduledMs int64
+	At          time.Time // the scheduler's clock when the driver was called
+}
+
+var _ targets.Driver = (*recordingDriver)(nil)
+
+func (d *recordingDriver) Run(ctx context.Context, req targets.Request) (targets.Dispatch, error) {
+	d.mu.Lock()
+	block := d.block
+	d.seen = append(d.seen, dispatchSeen{Node: d.node, RunID: req.RunID, JobID: req.JobID, ScheduledMs: req.ScheduledAt.UnixMilli(), At: d.clock.Now()})
+	d.mu.Unlock()
+	if block != nil {
+		<-block
+	}
+	return targets.Dispatch{Done: &targets.Outcome{State: targets.OutcomeSucceeded, Code: 200, Message: "recorded"}}, nil
+}
+func (d *recordingDriver) Beat(context.Context, string) error            { return nil }
+func (d *recordingDriver) IdleBeat(context.Context, string, int64) error { return nil }
+func (d *recordingDriver) Kill(context.Context, string, int64, int64) error {
+	return nil
+}
+func (d *recordingDriver) Log(context.Context, string, int64, int) (targets.LogChunk, error) {
+	return targets.LogChunk{}, nil
+}
+
+func (d *recordingDriver) all() []dispatchSeen {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]dispatchSeen(nil), d.seen...)
+}
+
+func (d *recordingDriver) count() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.seen)
+}
+
+// bundle is what a scheduler test needs.
+type bundle struct {
+	t     *testing.T
+	st    *store.Store
+	clock *clockwork.FakeClock
+	group store.Group
+	nodes []*node
+}
+
+type node struct {
+	s   *scheduler.Scheduler
+	rec *recordingDriver
+}
+
+// waitersPerNode is how many goroutines of one scheduler sleep on the clock
+// between ticks: ring, pre-read loop, heartbeat, takeover.
+const waitersPerNode = 4
+
+func openStore(t *testing.T, kind string) *store.Store {
+	t.Helper()
+	ctx := context.Background()
+	var st *store.Store
+	var err error
+	if kind == "mysql" {
+		st, err = store.OpenMySQL(ctx, dbtest.MySQL(t))
+	} else {
+		st, err = store.OpenSQLite(ctx, dbtest.SQLitePath(t))
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	_, err = st.Migrate(ctx)
+	require.NoError(t, err)
+	return st
+}
+
+func setup(t *testing.T, kind string, start time.Time) *bundle {
+	t.Helper()
+	st := openStore(t, kind)
+	g, err := st.GroupCreate(context.Background(), store.GroupCreateParams{AppName: "test", Members: []string{"rec://target"}, NowMs: start.UnixMilli()})
+	require.NoError(t, err)
+	return &bundle{t: t, st: st, clock: clockwork.NewFakeClockAt(start), group: g}
+}
+
+// startNode starts a scheduler replica on the bundle's store and clock.
+func (b *bundle) startNode(id string, mutate func(*scheduler.Config)) *node {
+	b.t.Helper()
+	rec := &recordingDriver{clock: b.clock, node: id}
+	reg := targets.NewRegistry()
+	reg.Register("rec", rec)
+	cfg := scheduler.Config{NodeID: id, StopGrace: 2 * time.Second}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	log := logrus.New()
+	log.SetLevel(logrus.WarnLevel)
+	s, err := scheduler.New(scheduler.Options{Config: cfg, Store: b.st, Drivers: reg, Clock: b.clock, Log: logrus.NewEntry(log)})
+	require.NoError(b.t, err)
+	require.NoError(b.t, s.Start(context.Background()))
+	n := &node{s: s, rec: rec}
+	b.nodes = append(b.nodes, n)
+	b.t.Cleanup(func() { s.Stop(context.Background()) })
+	return n
+}
+
+// settle waits until every running node sleeps on the clock again, i.e. has
+// finished the work of the current instant.
+func (b *bundle) settle(running int) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(b.t, b.clock.BlockUntilContext(ctx, running*waitersPerNode), "scheduler goroutines did not settle")
+}
+
+// step advances the clock by d, one second at a time, letting the nodes work.
+func (b *bundle) step(running int, d time.Duration) {
+	b.t.Helper()
+	for d > 0 {
+		inc := min(d, time.Second)
+		b.settle(running)
+		b.clock.Advance(inc)
+		d -= inc
+	}
+	b.settle(running)
+}
+
+// job creates an enabled job with the given schedule, its next fire computed
+// from the clock (or taken from nextMs when non-zero).
+func (b *bundle) job(name, kind, conf, tz, misfire string, nextMs int64) store.Job {
+	b.t.Helper()
+	if nextMs == 0 && kind != "none" {
+		s, err := schedule.Parse(schedule.Kind(kind), conf, tz)
+		require.NoError(b.t, err)
+		n, ok := s.Next(b.clock.Now())
+		require.True(b.t, ok)
+		nextMs = n.UnixMilli()
+	}
+	if misfire == "" {
+		misfire = store.MisfireDoNothing
+	}
+	j, err := b.st.JobCreate(context.Background(), store.JobCreateParams{JobFields: store.JobFields{
+		GroupID: b.group.ID, Name: name, ScheduleType: kind, ScheduleConf: conf, TimeZone: tz, MisfirePolicy: misfire,
+		Params: "p", RouteStrategy: "first", BlockStrategy: "SERIAL_EXECUTION", ShardCount: 1,
+	}, Enabled: true, NextFireMs: nextMs, NowMs: b.clock.Now().UnixMilli()})
+	require.NoError(b.t, err)
+	return j
+}
+
+// waitDispatched waits (real time, with a deadline) until the nodes' drivers
+// have seen n dispatches in total.
+func (b *bundle) waitDispatched(n int) []dispatchSeen {
+	b.t.Helper()
+	var all []dispatchSeen
+	require.Eventually(b.t, func() bool {
+		all = nil
+		for _, nd := range b.nodes {
+			all = append(all, nd.rec.all()...)
+		}
+		return len(all) >= n
+	}, 20*time.Second, 2*time.Millisecond, "want %d dispatches", n)
+	return all
+}
+
+func (b *bundle) runs(jobID int64) []store.Run {
+	b.t.Helper()
+	rs, err := b.st.RunList(context.Background(), store.RunListParams{JobID: jobID, Limit: 1000})
+	require.NoError(b.t, err)
+	return rs
+}
+
+// waitRunStates waits until no run of the job is still dispatching (the
+// ledger writer is asynchronous).
+func (b *bundle) waitSettledRuns(jobID int64) []store.Run {
+	b.t.Helper()
+	var rs []store.Run
+	require.Eventually(b.t, func() bool {
+		rs = b.runs(jobID)
+		for _, r := range rs {
+			if r.State == store.RunDispatching {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, 5*time.Millisecond)
+	return rs
+}
+
+func secs(ms int64) string { return time.UnixMilli(ms).UTC().Format("15:04:05.000") }
+
+func fmtSeen(ds []dispatchSeen) string {
+	s := ""
+	for _, d := range ds {
+		s += fmt.Sprintf("[%s job=%d sched=%s at=%s] ", d.Node, d.JobID, secs(d.ScheduledMs), d.At.UTC().Format("15:04:05.000"))
+	}
+	return s
+}

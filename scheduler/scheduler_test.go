@@ -1,0 +1,412 @@
+package scheduler_test
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ringjob/ringjob/internal/dbtest"
+	"github.com/ringjob/ringjob/scheduler"
+	"github.com/ringjob/ringjob/store"
+	"github.com/stretchr/testify/require"
+)
+
+func TestMain(m *testing.M) {
+	if runChildIfAsked() {
+		return
+	}
+	dbtest.Main(m)
+}
+
+var noon = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+
+func at(h, m, s int) int64 {
+	return time.Date(2026, 6, 1, h, m, s, 0, time.UTC).UnixMilli()
+}
+
+func eachDialect(t *testing.T, fn func(t *testing.T, kind string)) {
+	for _, kind := range []string{"mysql", "sqlite"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			fn(t, kind)
+		})
+	}
+}
+
+func scheduledTimes(ds []dispatchSeen, jobID int64) []int64 {
+	var out []int64
+	for _, d := range ds {
+		if d.JobID == jobID {
+			out = append(out, d.ScheduledMs)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// requireOnTime checks each dispatched run was claimed (fired) in the second
+// it was due. The claim time is the scheduler's clock at fire time; the
+// driver itself runs on a pool worker a moment later.
+func requireOnTime(t *testing.T, b *bundle, ds []dispatchSeen) {
+	t.Helper()
+	for _, d := range ds {
+		r, err := b.st.RunGet(context.Background(), d.RunID)
+		require.NoError(t, err)
+		require.Equal(t, (d.ScheduledMs+999)/1000, r.DispatchedMs/1000, "fired in the wrong second: %s (claimed %s)", fmtSeen([]dispatchSeen{d}), secs(r.DispatchedMs))
+	}
+}
+
+func TestRingFiresInTheRightSecond(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, kind string) {
+		b := setup(t, kind, noon)
+		j := b.job("every-5s", "cron", "*/5 * * * * ?", "UTC", "", 0)
+		n := b.startNode("a", nil)
+		b.step(1, 21*time.Second)
+		ds := b.waitDispatched(4)
+		require.Equal(t, []int64{at(12, 0, 5), at(12, 0, 10), at(12, 0, 15), at(12, 0, 20)}, scheduledTimes(ds, j.ID), fmtSeen(ds))
+		requireOnTime(t, b, ds)
+		rs := b.waitSettledRuns(j.ID)
+		var ok int
+		for _, r := range rs {
+			if r.State == store.RunSucceeded {
+				ok++
+				require.Equal(t, "rec://target", r.Target)
+				require.False(t, r.Late)
+				require.Equal(t, store.TriggerSchedule, r.TriggerType)
+			}
+		}
+		require.Equal(t, 4, ok)
+		require.Equal(t, 4, n.rec.count())
+	})
+}
+
+func TestScheduleKinds(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, kind string) {
+		b := setup(t, kind, noon)
+		fixed := b.job("fixed", "fixed_rate", "3", "UTC", "", 0)
+		once := b.job("once", "at", "2026-06-01T12:00:04Z", "UTC", "", 0)
+		secs := b.job("secs", "cron", "3,7 * * * * ?", "UTC", "", 0)
+		b.startNode("a", nil)
+		b.step(1, 10*time.Second)
+		ds := b.waitDispatched(3 + 1 + 2)
+		require.Equal(t, []int64{at(12, 0, 3), at(12, 0, 6), at(12, 0, 9)}, scheduledTimes(ds, fixed.ID), fmtSeen(ds))
+		require.Equal(t, []int64{at(12, 0, 4)}, scheduledTimes(ds, once.ID))
+		require.Equal(t, []int64{at(12, 0, 3), at(12, 0, 7)}, scheduledTimes(ds, secs.ID))
+		requireOnTime(t, b, ds)
+		got, err := b.st.JobGet(context.Background(), once.ID)
+		require.NoError(t, err)
+		require.False(t, got.Enabled, "a one-time job stops after its fire")
+		require.Zero(t, got.NextFireMs)
+	})
+}
+
+func TestPreReadCases(t *testing.T) {
+	t.Parallel()
+	t.Run("more than 5s late, do_nothing: recorded as misfired, not fired", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, "mysql", noon)
+		j := b.job("late", "cron", "*/10 * * * * ?", "UTC", store.MisfireDoNothing, at(11, 59, 50))
+		b.startNode("a", nil)
+		b.step(1, 3*time.Second)
+		ds := b.waitDispatched(1)
+		require.Equal(t, []int64{at(12, 0, 0)}, scheduledTimes(ds, j.ID), "the fire due now still fires; the missed one does not")
+		rs := b.waitSettledRuns(j.ID)
+		var misfired []store.Run
+		for _, r := range rs {
+			if r.State == store.RunMisfired {
+				misfired = append(misfired, r)
+			}
+		}
+		require.Len(t, misfired, 1)
+		require.Equal(t, at(11, 59, 50), misfired[0].ScheduledMs)
+		require.Contains(t, misfired[0].Message, "do_nothing")
+	})
+	t.Run("more than 5s late, fire_once_now: fired once now", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, "mysql", noon)
+		j := b.job("late", "cron", "*/10 * * * * ?", "UTC", store.MisfireFireOnceNow, at(11, 59, 30))
+		b.startNode("a", nil)
+		b.step(1, 3*time.Second)
+		ds := b.waitDispatched(2)
+		require.Equal(t, []int64{at(11, 59, 30), at(12, 0, 0)}, scheduledTimes(ds, j.ID), fmtSeen(ds))
+		rs := b.waitSettledRuns(j.ID)
+		require.Len(t, rs, 2, "one compensation fire, not one per missed time")
+		for _, r := range rs {
+			require.Equal(t, store.RunSucceeded, r.State)
+			if r.ScheduledMs == at(11, 59, 30) {
+				require.Equal(t, store.TriggerMisfire, r.TriggerType)
+				require.True(t, r.Late)
+			}
+		}
+	})
+	t.Run("late by less than 5s: every missed fire fires now", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, "sqlite", noon)
+		j := b.job("late", "cron", "* * * * * ?", "UTC", store.MisfireDoNothing, at(11, 59, 57))
+		b.startNode("a", nil)
+		b.step(1, 1*time.Second)
+		ds := b.waitDispatched(5)
+		require.Equal(t, []int64{at(11, 59, 57), at(11, 59, 58), at(11, 59, 59), at(12, 0, 0), at(12, 0, 1)}, scheduledTimes(ds, j.ID)[:5], fmtSeen(ds))
+		for _, d := range ds {
+			require.Equal(t, noon.Add(time.Second), d.At, "all fire at the first tick")
+		}
+		rs := b.waitSettledRuns(j.ID)
+		late := 0
+		for _, r := range rs {
+			if r.Late {
+				late++
+			}
+		}
+		require.Equal(t, 3, late, "fires more than 1 s behind are recorded late")
+	})
+}
+
+func TestDST(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name      string
+		tz, cron  string
+		start     time.Time
+		want      time.Time // the single fire
+		repeatAt  time.Time // zero, or the instant the wall time repeats (must not fire)
+		nextAfter time.Time // the job's next fire afterwards
+	}{
+		{"Berlin spring forward: 02:30 does not exist, fires once at 03:00 CEST", "Europe/Berlin", "0 30 2 * * ?",
+			time.Date(2026, 3, 29, 0, 59, 57, 0, time.UTC), time.Date(2026, 3, 29, 1, 0, 0, 0, time.UTC), time.Time{},
+			time.Date(2026, 3, 30, 0, 30, 0, 0, time.UTC)},
+		{"Berlin fall back: 02:30 happens twice, fires once", "Europe/Berlin", "0 30 2 * * ?",
+			time.Date(2026, 10, 25, 0, 29, 57, 0, time.UTC), time.Date(2026, 10, 25, 0, 30, 0, 0, time.UTC), time.Date(2026, 10, 25, 1, 30, 0, 0, time.UTC),
+			time.Date(2026, 10, 26, 1, 30, 0, 0, time.UTC)},
+		{"New York spring forward: 02:30 does not exist, fires once at 03:00 EDT", "America/New_York", "0 30 2 * * ?",
+			time.Date(2026, 3, 8, 6, 59, 57, 0, time.UTC), time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC), time.Time{},
+			time.Date(2026, 3, 9, 6, 30, 0, 0, time.UTC)},
+		{"New York fall back: 01:30 happens twice, fires once", "America/New_York", "0 30 1 * * ?",
+			time.Date(2026, 11, 1, 5, 29, 57, 0, time.UTC), time.Date(2026, 11, 1, 5, 30, 0, 0, time.UTC), time.Date(2026, 11, 1, 6, 30, 0, 0, time.UTC),
+			time.Date(2026, 11, 2, 6, 30, 0, 0, time.UTC)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, "sqlite", tc.start)
+			j := b.job("dst", "cron", tc.cron, tc.tz, "", 0)
+			b.startNode("a", nil)
+			b.step(1, 5*time.Second)
+			if !tc.repeatAt.IsZero() {
+				// Jump to just before the repeated wall time and watch it pass.
+				b.clock.Advance(tc.repeatAt.Add(-3 * time.Second).Sub(b.clock.Now()))
+				b.step(1, 6*time.Second)
+			}
+			ds := b.waitDispatched(1)
+			require.Equal(t, []int64{tc.want.UnixMilli()}, scheduledTimes(ds, j.ID), fmtSeen(ds))
+			requireOnTime(t, b, ds)
+			got, err := b.st.JobGet(context.Background(), j.ID)
+			require.NoError(t, err)
+			require.Equal(t, tc.nextAfter.UnixMilli(), got.NextFireMs, "next fire %s", time.UnixMilli(got.NextFireMs).UTC())
+		})
+	}
+}
+
+// exactlyOnce checks that every expected fire was dispatched once and none twice.
+func exactlyOnce(t *testing.T, ds []dispatchSeen, jobs []store.Job, fromMs, toMs int64) {
+	t.Helper()
+	seen := map[[2]int64]int{}
+	for _, d := range ds {
+		seen[[2]int64{d.JobID, d.ScheduledMs}]++
+	}
+	for k, n := range seen {
+		require.Equal(t, 1, n, "job %d fire %s dispatched %d times", k[0], secs(k[1]), n)
+	}
+	for _, j := range jobs {
+		for ms := fromMs; ms <= toMs; ms += 1000 {
+			require.Equal(t, 1, seen[[2]int64{j.ID, ms}], "job %d fire %s not dispatched", j.ID, secs(ms))
+		}
+	}
+}
+
+func TestTwoInstancesDispatchEveryFireOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "mysql", noon)
+	var jobs []store.Job
+	for i := 0; i < 50; i++ {
+		jobs = append(jobs, b.job("every-second", "cron", "* * * * * ?", "UTC", "", 0))
+	}
+	b.startNode("a", nil)
+	b.startNode("b", nil)
+	b.step(2, 20*time.Second)
+	ds := b.waitDispatched(50 * 20)
+	time.Sleep(50 * time.Millisecond) // give a stray double dispatch the chance to show
+	ds = b.waitDispatched(50 * 20)
+	require.Len(t, ds, 1000)
+	exactlyOnce(t, ds, jobs, at(12, 0, 1), at(12, 0, 20))
+	requireOnTime(t, b, ds)
+	counts, err := b.st.RunCountByState(context.Background(), 0)
+	require.NoError(t, err)
+	t.Logf("runs by state: %v", counts)
+}
+
+func TestPartitionsSpreadOverInstances(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "mysql", noon)
+	var jobs []store.Job
+	for i := 0; i < 40; i++ {
+		jobs = append(jobs, b.job("every-second", "cron", "* * * * * ?", "UTC", "", 0))
+	}
+	p4 := func(c *scheduler.Config) { c.LockPartitions = 4 }
+	b.startNode("a", p4)
+	b.startNode("b", p4)
+	b.step(2, 10*time.Second)
+	ds := b.waitDispatched(40 * 10)
+	exactlyOnce(t, ds, jobs, at(12, 0, 1), at(12, 0, 10))
+	byNode := map[string]int{}
+	for _, d := range ds {
+		byNode[d.Node]++
+	}
+	require.Greater(t, byNode["a"], 0, "node a schedules: %v", byNode)
+	require.Greater(t, byNode["b"], 0, "node b schedules: %v", byNode)
+	t.Logf("dispatches by node with 4 partitions: %v", byNode)
+}
+
+func TestGracefulStopHandsBackTheRing(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, kind string) {
+		b := setup(t, kind, noon)
+		var jobs []store.Job
+		for i := 0; i < 5; i++ {
+			jobs = append(jobs, b.job("every-second", "cron", "* * * * * ?", "UTC", "", 0))
+		}
+		a := b.startNode("a", nil)
+		b.step(1, 2*time.Second)
+		b.waitDispatched(10)
+		a.s.Stop(context.Background())
+		handed, err := b.st.RunList(context.Background(), store.RunListParams{States: []string{store.RunScheduled}, Limit: 1000})
+		require.NoError(t, err)
+		require.NotEmpty(t, handed, "the stopped node leaves its ring's runs scheduled")
+		for _, r := range handed {
+			require.Equal(t, "a", r.Owner)
+		}
+		b.startNode("b", nil)
+		b.step(1, 6*time.Second)
+		ds := b.waitDispatched(5 * 8)
+		exactlyOnce(t, ds, jobs, at(12, 0, 1), at(12, 0, 8))
+		for _, r := range handed {
+			got, err := b.st.RunGet(context.Background(), r.ID)
+			require.NoError(t, err)
+			require.Equal(t, "b", got.Owner, "taken over by b")
+		}
+	})
+}
+
+func TestTakeOverAppliesMisfirePolicy(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, kind string) {
+		b := setup(t, kind, noon)
+		ctx := context.Background()
+		skip := b.job("skip", "none", "", "UTC", store.MisfireDoNothing, 0)
+		once := b.job("once", "none", "", "UTC", store.MisfireFireOnceNow, 0)
+		// A ghost node that died 30 s ago left runs scheduled: three long
+		// missed per job, and one due in 2 s.
+		require.NoError(t, b.st.NodeHeartbeat(ctx, store.NodeHeartbeatParams{ID: "ghost", NowMs: noon.Add(-30 * time.Second).UnixMilli()}))
+		mk := func(j store.Job, ms int64) int64 {
+			r, _, err := b.st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: ms, SchedFire: true,
+				TriggerType: store.TriggerSchedule, Owner: "ghost", CreatedMs: ms})
+			require.NoError(t, err)
+			return r.ID
+		}
+		for _, j := range []store.Job{skip, once} {
+			for _, s := range []int{-20, -15, -10} {
+				mk(j, noon.Add(time.Duration(s)*time.Second).UnixMilli())
+			}
+			mk(j, noon.Add(2*time.Second).UnixMilli())
+		}
+		b.startNode("a", nil)
+		b.step(1, 3*time.Second)
+		ds := b.waitDispatched(3)
+		require.Equal(t, []int64{noon.Add(2 * time.Second).UnixMilli()}, scheduledTimes(ds, skip.ID), fmtSeen(ds))
+		require.Equal(t, []int64{noon.Add(-10 * time.Second).UnixMilli(), noon.Add(2 * time.Second).UnixMilli()}, scheduledTimes(ds, once.ID),
+			"fire_once_now fires only the latest missed run")
+		for _, j := range []store.Job{skip, once} {
+			states := map[string]int{}
+			for _, r := range b.waitSettledRuns(j.ID) {
+				states[r.State]++
+			}
+			if j.ID == skip.ID {
+				require.Equal(t, map[string]int{store.RunMisfired: 3, store.RunSucceeded: 1}, states)
+			} else {
+				require.Equal(t, map[string]int{store.RunMisfired: 2, store.RunSucceeded: 2}, states)
+			}
+		}
+	})
+}
+
+func TestFullPoolIsBackPressureNotDrop(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "sqlite", noon)
+	var jobs []store.Job
+	for i := 0; i < 6; i++ {
+		jobs = append(jobs, b.job("j", "at", "2026-06-01T12:00:02Z", "UTC", "", 0))
+	}
+	tiny := func(c *scheduler.Config) {
+		c.FastPool = scheduler.PoolConfig{Workers: 1, Queue: 1}
+	}
+	n := b.startNode("a", tiny)
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	unblock := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // registered after the node's Stop, so it runs first
+	n.rec.mu.Lock()
+	n.rec.block = release
+	n.rec.mu.Unlock()
+	b.step(1, 2*time.Second)
+	b.waitDispatched(1)
+	// A tick later one run is with the blocked worker, one waits in the queue,
+	// and four stay scheduled: claimed only when there is room.
+	b.step(1, time.Second)
+	counts, err := b.st.RunCountByState(context.Background(), 0)
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{store.RunDispatching: 2, store.RunScheduled: 4}, counts)
+	unblock()
+	// One queue place: at most one claim per tick, so give it a few ticks.
+	b.step(1, 8*time.Second)
+	ds := b.waitDispatched(6)
+	require.Len(t, ds, 6)
+	for _, j := range jobs {
+		require.Len(t, b.waitSettledRuns(j.ID), 1)
+	}
+	var late int
+	for _, j := range jobs {
+		for _, r := range b.runs(j.ID) {
+			require.Equal(t, store.RunSucceeded, r.State)
+			if r.Late {
+				late++
+			}
+		}
+	}
+	require.GreaterOrEqual(t, late, 3, "runs held back by a full pool are recorded late")
+}
+
+func TestManualTriggerWithIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "sqlite", noon)
+	j := b.job("manual", "none", "", "UTC", "", 0)
+	n := b.startNode("a", nil)
+	b.settle(1)
+	p := "override"
+	r1, created, err := n.s.Trigger(context.Background(), scheduler.TriggerParams{JobID: j.ID, Params: &p, IdempotencyKey: "k"})
+	require.NoError(t, err)
+	require.True(t, created)
+	r2, created, err := n.s.Trigger(context.Background(), scheduler.TriggerParams{JobID: j.ID, Params: &p, IdempotencyKey: "k"})
+	require.NoError(t, err)
+	require.False(t, created)
+	require.Equal(t, r1.ID, r2.ID)
+	ds := b.waitDispatched(1)
+	require.Len(t, ds, 1)
+	rs := b.waitSettledRuns(j.ID)
+	require.Len(t, rs, 1)
+	require.Equal(t, store.RunSucceeded, rs[0].State)
+	require.Equal(t, "override", rs[0].Params)
+	require.Equal(t, store.TriggerManual, rs[0].TriggerType)
+}
