@@ -42,9 +42,9 @@ func (d *fileDriver) Run(ctx context.Context, req targets.Request) (targets.Disp
 	}
 	return targets.Dispatch{Done: &targets.Outcome{State: targets.OutcomeSucceeded, Code: 200}}, nil
 }
-func (d *fileDriver) Beat(context.Context, string) error                { return nil }
-func (d *fileDriver) IdleBeat(context.Context, string, int64) error     { return nil }
-func (d *fileDriver) Kill(context.Context, string, int64, int64) error  { return nil }
+func (d *fileDriver) Beat(context.Context, string) error               { return nil }
+func (d *fileDriver) IdleBeat(context.Context, string, int64) error    { return nil }
+func (d *fileDriver) Kill(context.Context, string, int64, int64) error { return nil }
 func (d *fileDriver) Log(context.Context, string, int64, int) (targets.LogChunk, error) {
 	return targets.LogChunk{}, nil
 }
@@ -86,9 +86,9 @@ func runChildIfAsked() bool {
 }
 
 type fileLine struct {
-	node                   string
-	runID, jobID, schedMs  int64
-	atMs                   int64
+	node                  string
+	runID, jobID, schedMs int64
+	atMs                  int64
 }
 
 func readLines(t *testing.T, path string) []fileLine {

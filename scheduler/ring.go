@@ -26,7 +26,7 @@ type fire struct {
 // slot it may have missed, to the dispatcher.
 type ring struct {
 	loop
-	clock clockwork.Clock
+	clock  clockwork.Clock
 	fireFn func(ctx context.Context, due []fire)
 
 	mu    sync.Mutex

@@ -44,6 +44,7 @@ func (mysqlDialect) skipLocked() string   { return " FOR UPDATE SKIP LOCKED" }
 func (mysqlDialect) insertIgnore() string { return "INSERT IGNORE" }
 func (mysqlDialect) maxParams() int       { return 60000 }
 func (mysqlDialect) namedLocks() bool     { return true }
+
 // READ COMMITTED keeps the locked pre-read from taking gap locks on runs and jobs.
 func (mysqlDialect) scheduleTxOptions() *sql.TxOptions {
 	return &sql.TxOptions{Isolation: sql.LevelReadCommitted}
@@ -68,10 +69,10 @@ func (sqliteDialect) ddl(sql string) string {
 
 // SQLite has one writer at a time: the transaction itself is the lock
 // (the connection is opened with _txlock=immediate).
-func (sqliteDialect) skipLocked() string   { return "" }
-func (sqliteDialect) insertIgnore() string { return "INSERT OR IGNORE" }
-func (sqliteDialect) maxParams() int       { return 30000 }
-func (sqliteDialect) namedLocks() bool     { return false }
+func (sqliteDialect) skipLocked() string                { return "" }
+func (sqliteDialect) insertIgnore() string              { return "INSERT OR IGNORE" }
+func (sqliteDialect) maxParams() int                    { return 30000 }
+func (sqliteDialect) namedLocks() bool                  { return false }
 func (sqliteDialect) scheduleTxOptions() *sql.TxOptions { return nil }
 func (sqliteDialect) isRetryable(err error) bool {
 	return err != nil && (strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked"))
