@@ -81,3 +81,23 @@ type Driver interface {
 	// Log reads a run's log from a 1-based line.
 	Log(ctx context.Context, target string, runID int64, fromLine int) (LogChunk, error)
 }
+
+// Validator is implemented by drivers that can check a target URI without
+// contacting it (for example that a local command is declared). Groups are
+// validated with it before they are saved.
+type Validator interface {
+	ValidateTarget(target string) error
+}
+
+// Validate checks a target URI: its scheme has a driver, and the driver
+// accepts it when it can tell.
+func (r *Registry) Validate(target string) error {
+	d, err := r.For(target)
+	if err != nil {
+		return err
+	}
+	if v, ok := d.(Validator); ok {
+		return v.ValidateTarget(target)
+	}
+	return nil
+}

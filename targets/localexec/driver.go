@@ -307,3 +307,11 @@ func signalGroup(pgid int, sig syscall.Signal) error {
 	}
 	return nil
 }
+
+// ValidateTarget reports whether target names a declared command.
+func (d *Driver) ValidateTarget(target string) error {
+	_, err := d.lookup(target)
+	return err
+}
+
+var _ targets.Validator = (*Driver)(nil)
