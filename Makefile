@@ -1,0 +1,50 @@
+# Ringjob — `make help` lists the targets.
+SHELL := /bin/bash
+GO ?= go
+BIN := bin
+CONFIG ?= configs/ringjob.sample.yaml
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[1m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## Build bin/ringjob and bin/demo-executor
+	@mkdir -p $(BIN)
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ringjob ./cmd/ringjob
+	@if [ -d cmd/demo-executor ]; then $(GO) build -o $(BIN)/demo-executor ./cmd/demo-executor; fi
+
+.PHONY: run
+run: build ## Build and start the server on SQLite with the sample config
+	$(BIN)/ringjob server --config $(CONFIG)
+
+.PHONY: test
+test: ## go vet, then all tests with the race detector
+	$(GO) vet ./...
+	$(GO) test -race -timeout 9m ./...
+
+.PHONY: test-short
+test-short: ## Tests without the slow multi-process ones
+	$(GO) test -race -short ./...
+
+.PHONY: lint
+lint: ## gofmt, go vet and staticcheck
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
+.PHONY: bench
+bench: ## Scheduler throughput and lag against MariaDB (bench/), then Go benchmarks
+	$(GO) run ./bench -jobs 1000 -duration 30s
+	$(GO) run ./bench -jobs 5000 -duration 30s
+	$(GO) run ./bench -jobs 10000 -duration 30s
+	$(GO) test -run '^$$' -bench . -benchmem ./schedule ./scheduler
+
+.PHONY: clean
+clean: ## Remove build output
+	rm -rf $(BIN)

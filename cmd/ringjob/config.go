@@ -1,0 +1,238 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ringjob/ringjob/scheduler"
+	"github.com/ringjob/ringjob/targets/localexec"
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the whole server configuration. It is read from a YAML file,
+// then RINGJOB_* environment variables, then flags (later wins); this file is
+// the only place that maps them onto the component configs.
+type Config struct {
+	// DatabaseURL: sqlite://PATH (default sqlite://./data/ringjob.db) or
+	// mysql://USER:PASS@HOST:PORT/DB. Env RINGJOB_DATABASE_URL.
+	DatabaseURL string `yaml:"database_url"`
+	// Listen is the address of the REST API, executor API and metrics
+	// (default 127.0.0.1:8080). Env RINGJOB_LISTEN.
+	Listen string `yaml:"listen"`
+	// PublicURL is how users and executors reach this server (for messages;
+	// default http://LISTEN).
+	PublicURL string    `yaml:"public_url"`
+	Log       LogConfig `yaml:"log"`
+	API       APIConfig `yaml:"api"`
+	// Scheduler tunes the scheduler core; see scheduler.Config.
+	Scheduler scheduler.Config `yaml:"scheduler"`
+	// Local declares the commands local:// targets may run.
+	Local LocalConfig `yaml:"local"`
+	// Bootstrap creates groups and jobs at start when they do not exist yet
+	// (matched by app name and job name); existing ones are left alone.
+	Bootstrap Bootstrap `yaml:"bootstrap"`
+}
+
+// LogConfig selects the log level and format.
+type LogConfig struct {
+	Level  string `yaml:"level"`  // debug, info (default), warn, error. Env RINGJOB_LOG_LEVEL.
+	Format string `yaml:"format"` // text (default) or json. Env RINGJOB_LOG_FORMAT.
+}
+
+// APIConfig configures the REST API.
+type APIConfig struct {
+	// AdminToken is an API token with admin rights. When empty and the
+	// database has no token yet, one is generated at first start and printed
+	// once; only its hash is stored. Env RINGJOB_ADMIN_TOKEN.
+	AdminToken string `yaml:"admin_token"`
+	// BodyLimitBytes caps request bodies (default 1 MiB).
+	BodyLimitBytes int `yaml:"body_limit_bytes"`
+}
+
+// LocalConfig declares local commands (mapped onto localexec.Config).
+type LocalConfig struct {
+	KillGrace   time.Duration  `yaml:"kill_grace"`    // SIGTERM -> SIGKILL grace (default 5s)
+	LogCapBytes int            `yaml:"log_cap_bytes"` // per-run output cap (default 1 MiB)
+	InheritEnv  bool           `yaml:"inherit_env"`   // pass the server's environment to commands
+	Commands    []LocalCommand `yaml:"commands"`
+}
+
+// LocalCommand is one command a local://NAME target may run.
+type LocalCommand struct {
+	Name           string            `yaml:"name"`
+	Argv           []string          `yaml:"argv"`
+	Env            map[string]string `yaml:"env"`
+	Dir            string            `yaml:"dir"`
+	MaxConcurrency int               `yaml:"max_concurrency"`
+	ParamsAsArg    bool              `yaml:"params_as_arg"`
+}
+
+// Bootstrap lists groups and jobs to create when absent.
+type Bootstrap struct {
+	Groups []BootstrapGroup `yaml:"groups"`
+	Jobs   []BootstrapJob   `yaml:"jobs"`
+}
+
+// BootstrapGroup is a group to create.
+type BootstrapGroup struct {
+	AppName string   `yaml:"app_name"`
+	Title   string   `yaml:"title"`
+	Members []string `yaml:"members"`
+}
+
+// BootstrapJob is a job to create, in the group with app name Group.
+type BootstrapJob struct {
+	Group         string `yaml:"group"`
+	Name          string `yaml:"name"`
+	ScheduleType  string `yaml:"schedule_type"`
+	ScheduleConf  string `yaml:"schedule_conf"`
+	TimeZone      string `yaml:"time_zone"`
+	Handler       string `yaml:"handler"`
+	Params        string `yaml:"params"`
+	TimeoutSec    int    `yaml:"timeout_sec"`
+	MisfirePolicy string `yaml:"misfire_policy"`
+	Enabled       bool   `yaml:"enabled"`
+}
+
+// defaults fills what the file, env and flags left empty.
+func (c *Config) defaults() {
+	if c.DatabaseURL == "" {
+		c.DatabaseURL = "sqlite://./data/ringjob.db"
+	}
+	if c.Listen == "" {
+		c.Listen = "127.0.0.1:8080"
+	}
+	if c.PublicURL == "" {
+		c.PublicURL = "http://" + c.Listen
+	}
+	if c.Log.Level == "" {
+		c.Log.Level = "info"
+	}
+	if c.Log.Format == "" {
+		c.Log.Format = "text"
+	}
+	if c.API.BodyLimitBytes == 0 {
+		c.API.BodyLimitBytes = 1 << 20
+	}
+	c.Scheduler = c.Scheduler.WithDefaults()
+}
+
+// Validate reports every invalid field, by its YAML name.
+func (c *Config) Validate() error {
+	var errs []error
+	if !strings.HasPrefix(c.DatabaseURL, "sqlite://") && !strings.HasPrefix(c.DatabaseURL, "mysql://") {
+		errs = append(errs, fmt.Errorf("database_url must be sqlite://PATH or mysql://USER:PASS@HOST:PORT/DB"))
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("log.level must be debug, info, warn or error, got %q", c.Log.Level))
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		errs = append(errs, fmt.Errorf("log.format must be text or json, got %q", c.Log.Format))
+	}
+	if c.API.BodyLimitBytes < 1024 {
+		errs = append(errs, fmt.Errorf("api.body_limit_bytes must be at least 1024, got %d", c.API.BodyLimitBytes))
+	}
+	if t := c.API.AdminToken; t != "" && len(t) < 20 {
+		errs = append(errs, fmt.Errorf("api.admin_token must be at least 20 characters (or empty to generate one)"))
+	}
+	if err := c.Scheduler.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.localexec().Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("local: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// localexec maps the local section onto the driver's config.
+func (c *Config) localexec() localexec.Config {
+	out := localexec.Config{KillGrace: c.Local.KillGrace, LogCapBytes: c.Local.LogCapBytes, InheritEnv: c.Local.InheritEnv}
+	for _, lc := range c.Local.Commands {
+		out.Commands = append(out.Commands, localexec.Command{Name: lc.Name, Argv: lc.Argv, Env: lc.Env, Dir: lc.Dir,
+			MaxConcurrency: lc.MaxConcurrency, ParamsAsArg: lc.ParamsAsArg})
+	}
+	return out
+}
+
+// loadConfig reads the file (if any), then the environment, then flags.
+func loadConfig(path string, getenv func(string) string, fl *flagValues) (*Config, error) {
+	c := &Config{}
+	if path == "" {
+		path = getenv("RINGJOB_CONFIG")
+	}
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("read config: %w", err)
+		}
+		dec := yaml.NewDecoder(strings.NewReader(string(b)))
+		dec.KnownFields(true)
+		if err := dec.Decode(c); err != nil {
+			return nil, fmt.Errorf("config %s: %w", path, err)
+		}
+	}
+	str := func(dst *string, env string) {
+		if v := getenv(env); v != "" {
+			*dst = v
+		}
+	}
+	str(&c.DatabaseURL, "RINGJOB_DATABASE_URL")
+	str(&c.Listen, "RINGJOB_LISTEN")
+	str(&c.PublicURL, "RINGJOB_PUBLIC_URL")
+	str(&c.Log.Level, "RINGJOB_LOG_LEVEL")
+	str(&c.Log.Format, "RINGJOB_LOG_FORMAT")
+	str(&c.API.AdminToken, "RINGJOB_ADMIN_TOKEN")
+	str(&c.Scheduler.NodeID, "RINGJOB_NODE_ID")
+	if v := getenv("RINGJOB_LOCK_PARTITIONS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, fmt.Errorf("RINGJOB_LOCK_PARTITIONS: %q is not a number", v)
+		}
+		c.Scheduler.LockPartitions = n
+	}
+	if fl != nil {
+		fl.apply(c)
+	}
+	c.defaults()
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid configuration:\n%w", err)
+	}
+	return c, nil
+}
+
+// flagValues are the command-line overrides of `ringjob server`.
+type flagValues struct {
+	config, databaseURL, listen, logLevel, logFormat string
+}
+
+func (f *flagValues) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.config, "config", "", "YAML config file (env RINGJOB_CONFIG)")
+	fs.StringVar(&f.databaseURL, "database-url", "", "sqlite://PATH or mysql://USER:PASS@HOST:PORT/DB (env RINGJOB_DATABASE_URL)")
+	fs.StringVar(&f.listen, "listen", "", "API listen address (env RINGJOB_LISTEN, default 127.0.0.1:8080)")
+	fs.StringVar(&f.logLevel, "log-level", "", "debug, info, warn, error (env RINGJOB_LOG_LEVEL)")
+	fs.StringVar(&f.logFormat, "log-format", "", "text or json (env RINGJOB_LOG_FORMAT)")
+}
+
+func (f *flagValues) apply(c *Config) {
+	if f.databaseURL != "" {
+		c.DatabaseURL = f.databaseURL
+	}
+	if f.listen != "" {
+		c.Listen = f.listen
+	}
+	if f.logLevel != "" {
+		c.Log.Level = f.logLevel
+	}
+	if f.logFormat != "" {
+		c.Log.Format = f.logFormat
+	}
+}

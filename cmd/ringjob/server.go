@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/ringjob/ringjob/api"
+	"github.com/ringjob/ringjob/scheduler"
+	"github.com/ringjob/ringjob/service"
+	"github.com/ringjob/ringjob/store"
+	"github.com/ringjob/ringjob/targets"
+	"github.com/ringjob/ringjob/targets/localexec"
+	"github.com/sirupsen/logrus"
+)
+
+func newLogger(cfg *Config, w io.Writer) *logrus.Entry {
+	l := logrus.New()
+	l.SetOutput(w)
+	lvl, _ := logrus.ParseLevel(cfg.Log.Level)
+	l.SetLevel(lvl)
+	if cfg.Log.Format == "json" {
+		l.SetFormatter(&logrus.JSONFormatter{})
+	} else {
+		l.SetFormatter(&logrus.TextFormatter{FullTimestamp: true})
+	}
+	return logrus.NewEntry(l)
+}
+
+func openStore(ctx context.Context, cfg *Config, log *logrus.Entry) (*store.Store, error) {
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	applied, err := st.Migrate(ctx)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	for _, m := range applied {
+		log.WithField("migration", m).Info("applied migration")
+	}
+	return st, nil
+}
+
+func migrate(ctx context.Context, cfg *Config, stdout io.Writer) error {
+	log := newLogger(cfg, stdout)
+	st, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	fmt.Fprintf(stdout, "database %s is up to date (%s)\n", st.Kind(), redact(cfg.DatabaseURL))
+	return nil
+}
+
+// serve runs one replica until ctx ends (SIGTERM or SIGINT), then stops
+// gracefully: the API stops taking requests, the scheduler hands its ring
+// back, local processes are ended, and the database is closed.
+func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
+	log := newLogger(cfg, stderr)
+	st, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	clock := clockwork.NewRealClock()
+	drivers := targets.NewRegistry()
+	sched, err := scheduler.New(scheduler.Options{Config: cfg.Scheduler, Store: st, Drivers: drivers, Clock: clock,
+		Log: log.WithField("component", "scheduler"), Metrics: scheduler.NewMetrics(reg)})
+	if err != nil {
+		return err
+	}
+	local, err := localexec.New(cfg.localexec(), sched.Sink(), log.WithField("component", "localexec"))
+	if err != nil {
+		return err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), cfg.Local.KillGrace+10*time.Second)
+		defer cancel()
+		if err := local.Close(cctx); err != nil {
+			log.WithError(err).Warn("stop local processes")
+		}
+	}()
+	drivers.Register("local", local)
+
+	svc := service.New(service.Options{Store: st, Scheduler: sched, Drivers: drivers, Clock: clock})
+	token, err := svc.EnsureAdminToken(ctx, cfg.API.AdminToken)
+	if err != nil {
+		return fmt.Errorf("prepare the admin token: %w", err)
+	}
+	if err := bootstrap(ctx, svc, cfg.Bootstrap, log); err != nil {
+		return err
+	}
+
+	app := api.New(api.Options{
+		Service:   svc,
+		Metrics:   reg,
+		Ready:     func(ctx context.Context) error { return ready(ctx, st) },
+		Log:       log.WithField("component", "api"),
+		BodyLimit: cfg.API.BodyLimitBytes,
+	})
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- app.Listener(ln) }()
+
+	if err := sched.Start(ctx); err != nil {
+		_ = app.Shutdown()
+		return err
+	}
+	fmt.Fprintf(stdout, "Ringjob %s is running (node %s, database %s)\n", version, sched.NodeID(), st.Kind())
+	fmt.Fprintf(stdout, "  API:     %s/api/v1   (OpenAPI: %s/api/v1/openapi.json)\n", cfg.PublicURL, cfg.PublicURL)
+	fmt.Fprintf(stdout, "  Health:  %s/healthz  %s/readyz   Metrics: %s/metrics\n", cfg.PublicURL, cfg.PublicURL, cfg.PublicURL)
+	if token != "" {
+		fmt.Fprintf(stdout, "\n  Admin API token (shown once, only its hash is stored):\n\n    %s\n\n", token)
+		fmt.Fprintf(stdout, "  Try: curl -H 'Authorization: Bearer %s' %s/api/v1/jobs\n\n", token, cfg.PublicURL)
+	}
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		log.Info("stopping: signal received")
+	case serveErr = <-served:
+		log.WithError(serveErr).Error("API server ended")
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.Scheduler.StopGrace+15*time.Second)
+	defer cancel()
+	if err := app.ShutdownWithContext(sctx); err != nil {
+		log.WithError(err).Warn("stop API server")
+	}
+	sched.Stop(sctx)
+	log.Info("stopped")
+	return serveErr
+}
+
+// ready reports whether the database answers and all migrations are applied.
+func ready(ctx context.Context, st *store.Store) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := st.DB().PingContext(ctx); err != nil {
+		return fmt.Errorf("database unreachable: %w", err)
+	}
+	n, err := st.MigrationsPending(ctx)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		return errors.New(fmt.Sprint(n, " migration(s) not applied; run `ringjob migrate`"))
+	}
+	return nil
+}
+
+func redact(dbURL string) string {
+	i, j := strings.Index(dbURL, "://"), strings.LastIndex(dbURL, "@")
+	if i > 0 && j > i {
+		return dbURL[:i+3] + "***@" + dbURL[j+1:]
+	}
+	return dbURL
+}
