@@ -1,0 +1,53 @@
+package scheduler
+
+import (
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSlowJobRule(t *testing.T) {
+	t.Parallel()
+	clk := clockwork.NewFakeClockAt(time.Date(2026, 6, 1, 12, 0, 10, 0, time.UTC))
+	s := &slowTracker{clock: clk, threshold: 500 * time.Millisecond, count: 10}
+	for i := 0; i < 10; i++ {
+		s.note(7, 600*time.Millisecond)
+	}
+	s.note(7, 100*time.Millisecond) // fast dispatches do not count
+	require.False(t, s.isSlow(7), "10 slow dispatches is not more than 10")
+	s.note(7, 501*time.Millisecond)
+	require.True(t, s.isSlow(7), "the 11th slow dispatch in a minute moves the job to the slow pool")
+	require.False(t, s.isSlow(8), "other jobs are unaffected")
+	clk.Advance(50 * time.Second) // the wall-clock minute changes
+	require.False(t, s.isSlow(7), "counters reset when the minute changes")
+}
+
+func TestPartitionPlanSpreadsReplicas(t *testing.T) {
+	t.Parallel()
+	p := &peerView{}
+	p.set("b", []string{"c", "a", "b"})
+	pref, max := p.partitionPlan(4)
+	require.Equal(t, 2, max)
+	require.Equal(t, []int{2, 3, 0, 1}, pref, "the second of three replicas starts at its own share")
+	p.set("a", []string{"a"})
+	pref, max = p.partitionPlan(4)
+	require.Equal(t, 4, max)
+	require.Equal(t, []int{0, 1, 2, 3}, pref)
+	p.set("z", nil) // no view yet: behave as the only replica
+	_, max = p.partitionPlan(3)
+	require.Equal(t, 3, max)
+}
+
+func TestRingTakesEverySlotUpToNow(t *testing.T) {
+	t.Parallel()
+	r := newRing(clockwork.NewFakeClock(), nil)
+	r.push(fire{runID: 1, scheduledMs: 10_000}, fire{runID: 2, scheduledMs: 11_500}, fire{runID: 3, scheduledMs: 12_000}, fire{runID: 4, scheduledMs: 9_000})
+	require.Equal(t, 4, r.Len())
+	got := r.takeDue(11)
+	require.Len(t, got, 2, "slots 9 and 10; 11.5 s rounds up to slot 12 so it never fires early")
+	require.Equal(t, int64(4), got[0].runID, "oldest first")
+	require.Len(t, r.takeDue(12), 2)
+	require.Zero(t, r.Len())
+}
