@@ -1,0 +1,261 @@
+package httptarget
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ringjob/ringjob/targets"
+)
+
+// Auth is how to talk to one executor: the token to send and, for 3.5
+// executors, the app name header and the /trigger path.
+type Auth struct {
+	AppName     string
+	AccessToken string
+	Protocol35  bool // use /trigger instead of /run
+}
+
+// Config configures the driver.
+type Config struct {
+	// AccessToken is the global executor token, sent when AuthFor gives none.
+	AccessToken string
+	// AuthFor returns the per-target settings (group token, app name,
+	// protocol); nil or an empty Auth falls back to AccessToken.
+	AuthFor func(ctx context.Context, target string) (Auth, error)
+	// LogDateFor returns a run's log date (the logDateTime sent with its
+	// trigger), which XXL-JOB executors need to find the run's log file.
+	LogDateFor func(ctx context.Context, runID int64) (time.Time, error)
+	// ConnectTimeout bounds connecting (default 3s); RequestTimeout bounds a
+	// whole request (default 10s, XXL-JOB uses 3s).
+	ConnectTimeout time.Duration
+	RequestTimeout time.Duration
+	// Client overrides the HTTP client (tests).
+	Client *http.Client
+}
+
+// Driver dispatches to HTTP executors.
+type Driver struct {
+	cfg    Config
+	client *http.Client
+}
+
+var _ targets.Driver = (*Driver)(nil)
+var _ targets.Validator = (*Driver)(nil)
+
+// New builds a driver.
+func New(cfg Config) *Driver {
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = 3 * time.Second
+	}
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = 10 * time.Second
+	}
+	c := cfg.Client
+	if c == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.DialContext = (&net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext
+		tr.MaxIdleConnsPerHost = 64
+		tr.ResponseHeaderTimeout = cfg.RequestTimeout
+		c = &http.Client{Transport: tr, Timeout: cfg.RequestTimeout}
+	}
+	return &Driver{cfg: cfg, client: c}
+}
+
+// ValidateTarget checks that the target is an absolute http(s) URL with a host.
+func (d *Driver) ValidateTarget(target string) error {
+	_, err := baseURL(target)
+	return err
+}
+
+func baseURL(target string) (string, error) {
+	if !strings.HasPrefix(target, "http://") && !strings.HasPrefix(target, "https://") {
+		return "", fmt.Errorf("%w: %q is not an http:// or https:// URL", targets.ErrUnknownTarget, target)
+	}
+	rest := target[strings.Index(target, "://")+3:]
+	if rest == "" || strings.HasPrefix(rest, "/") {
+		return "", fmt.Errorf("%w: %q has no host", targets.ErrUnknownTarget, target)
+	}
+	return strings.TrimRight(target, "/"), nil
+}
+
+// triggerParam is XXL-JOB's TriggerParam (same field names in every version).
+type triggerParam struct {
+	JobID                 int64  `json:"jobId"`
+	ExecutorHandler       string `json:"executorHandler"`
+	ExecutorParams        string `json:"executorParams"`
+	ExecutorBlockStrategy string `json:"executorBlockStrategy"`
+	ExecutorTimeout       int    `json:"executorTimeout"`
+	LogID                 int64  `json:"logId"`
+	LogDateTime           int64  `json:"logDateTime"`
+	GlueType              string `json:"glueType"`
+	GlueSource            string `json:"glueSource"`
+	GlueUpdatetime        int64  `json:"glueUpdatetime"`
+	BroadcastIndex        int    `json:"broadcastIndex"`
+	BroadcastTotal        int    `json:"broadcastTotal"`
+}
+
+// envelope is XXL-JOB's response: content (2.x) or data (3.x).
+type envelope struct {
+	Code    int             `json:"code"`
+	Msg     string          `json:"msg"`
+	Content json.RawMessage `json:"content"`
+	Data    json.RawMessage `json:"data"`
+}
+
+func (e envelope) payload() json.RawMessage {
+	if len(e.Data) > 0 && string(e.Data) != "null" {
+		return e.Data
+	}
+	return e.Content
+}
+
+// ErrExecutor is an executor's non-200 answer.
+var ErrExecutor = errors.New("executor refused")
+
+func (d *Driver) post(ctx context.Context, target, path string, body any) (envelope, error) {
+	base, err := baseURL(target)
+	if err != nil {
+		return envelope{}, err
+	}
+	auth := Auth{}
+	if d.cfg.AuthFor != nil {
+		if auth, err = d.cfg.AuthFor(ctx, target); err != nil {
+			return envelope{}, fmt.Errorf("executor %s: %w", target, err)
+		}
+	}
+	if auth.AccessToken == "" {
+		auth.AccessToken = d.cfg.AccessToken
+	}
+	if path == "/run" && auth.Protocol35 {
+		path = "/trigger"
+	}
+	var raw []byte
+	if body != nil {
+		if raw, err = json.Marshal(body); err != nil {
+			return envelope{}, fmt.Errorf("encode %s request: %w", path, err)
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, bytes.NewReader(raw))
+	if err != nil {
+		return envelope{}, fmt.Errorf("build %s request: %w", path, err)
+	}
+	req.Header.Set("Content-Type", "application/json;charset=UTF-8")
+	if auth.AccessToken != "" {
+		req.Header.Set("XXL-JOB-ACCESS-TOKEN", auth.AccessToken)
+	}
+	if auth.AppName != "" {
+		req.Header.Set("XXL-JOB-APPNAME", auth.AppName)
+	}
+	resp, err := d.client.Do(req)
+	if err != nil {
+		return envelope{}, fmt.Errorf("executor %s%s: %w", base, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return envelope{}, fmt.Errorf("executor %s%s: read response: %w", base, path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return envelope{}, fmt.Errorf("executor %s%s: HTTP %d: %s", base, path, resp.StatusCode, truncate(string(data), 300))
+	}
+	var env envelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		return envelope{}, fmt.Errorf("executor %s%s: response is not XXL-JOB JSON: %s", base, path, truncate(string(data), 300))
+	}
+	if env.Code != 200 {
+		return env, fmt.Errorf("%w: %s%s answered %d: %s", ErrExecutor, base, path, env.Code, env.Msg)
+	}
+	return env, nil
+}
+
+// Run sends the trigger. The executor answers at once; the outcome arrives
+// later through the callback API.
+func (d *Driver) Run(ctx context.Context, req targets.Request) (targets.Dispatch, error) {
+	shardTotal := req.ShardTotal
+	if shardTotal < 1 {
+		shardTotal = 1
+	}
+	tp := triggerParam{
+		JobID: req.JobID, ExecutorHandler: req.Handler, ExecutorParams: req.Params, ExecutorBlockStrategy: req.BlockStrategy,
+		ExecutorTimeout: int(req.Timeout / time.Second), LogID: req.RunID, LogDateTime: req.ScheduledAt.UnixMilli(),
+		GlueType: "BEAN", BroadcastIndex: req.ShardIndex, BroadcastTotal: shardTotal,
+	}
+	if _, err := d.post(ctx, req.Target, "/run", tp); err != nil {
+		return targets.Dispatch{}, err
+	}
+	return targets.Dispatch{Message: "accepted by " + req.Target}, nil
+}
+
+// Beat asks whether the executor is up.
+func (d *Driver) Beat(ctx context.Context, target string) error {
+	_, err := d.post(ctx, target, "/beat", nil)
+	return err
+}
+
+// IdleBeat asks whether the executor is idle for the job.
+func (d *Driver) IdleBeat(ctx context.Context, target string, jobID int64) error {
+	_, err := d.post(ctx, target, "/idleBeat", map[string]int64{"jobId": jobID})
+	if errors.Is(err, ErrExecutor) {
+		return fmt.Errorf("%w: %v", targets.ErrBusy, err)
+	}
+	return err
+}
+
+// Kill stops the job's running trigger on the executor (XXL-JOB kills by job id).
+func (d *Driver) Kill(ctx context.Context, target string, runID, jobID int64) error {
+	_, err := d.post(ctx, target, "/kill", map[string]int64{"jobId": jobID})
+	return err
+}
+
+// logResult is XXL-JOB's LogResult.
+type logResult struct {
+	FromLineNum int    `json:"fromLineNum"`
+	ToLineNum   int    `json:"toLineNum"`
+	LogContent  string `json:"logContent"`
+	IsEnd       bool   `json:"isEnd"`
+}
+
+// Log reads the run's log file on the executor from a line.
+func (d *Driver) Log(ctx context.Context, target string, runID int64, fromLine int) (targets.LogChunk, error) {
+	var at time.Time
+	if d.cfg.LogDateFor != nil {
+		var err error
+		if at, err = d.cfg.LogDateFor(ctx, runID); err != nil {
+			return targets.LogChunk{}, err
+		}
+	}
+	if fromLine < 1 {
+		fromLine = 1
+	}
+	body := map[string]int64{"logId": runID, "logDateTim": at.UnixMilli(), "logDateTime": at.UnixMilli(), "fromLineNum": int64(fromLine)}
+	env, err := d.post(ctx, target, "/log", body)
+	if err != nil {
+		return targets.LogChunk{}, err
+	}
+	var lr logResult
+	if p := env.payload(); len(p) > 0 && string(p) != "null" {
+		if err := json.Unmarshal(p, &lr); err != nil {
+			return targets.LogChunk{}, fmt.Errorf("executor %s /log: bad LogResult: %w", target, err)
+		}
+	}
+	content := lr.LogContent
+	if content != "" && !strings.HasSuffix(content, "\n") {
+		content += "\n"
+	}
+	return targets.LogChunk{FromLine: fromLine, ToLine: lr.ToLineNum, Content: content, End: lr.IsEnd}, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
