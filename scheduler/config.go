@@ -55,6 +55,12 @@ type Config struct {
 	// (defaults 500ms and 10, as XXL-JOB).
 	SlowDispatch      time.Duration `yaml:"slow_dispatch"`
 	SlowDispatchCount int           `yaml:"slow_dispatch_count"`
+	// ExecutorDeadAfter: an HTTP executor silent for longer is dropped from
+	// the registry and is no longer a candidate (default 90s, as XXL-JOB).
+	ExecutorDeadAfter time.Duration `yaml:"executor_dead_after"`
+	// RegistryMonitorInterval is how often silent executors are dropped
+	// (default 30s).
+	RegistryMonitorInterval time.Duration `yaml:"registry_monitor_interval"`
 	// StopGrace bounds how long Stop waits for claimed runs to be dispatched
 	// (default 10s).
 	StopGrace time.Duration `yaml:"stop_grace"`
@@ -79,6 +85,9 @@ func Defaults() Config {
 		SlowDispatch:      500 * time.Millisecond,
 		SlowDispatchCount: 10,
 		StopGrace:         10 * time.Second,
+
+		ExecutorDeadAfter:       90 * time.Second,
+		RegistryMonitorInterval: 30 * time.Second,
 	}
 }
 
@@ -113,6 +122,8 @@ func (c Config) WithDefaults() Config {
 	set(&c.SlowDispatch, d.SlowDispatch)
 	seti(&c.SlowDispatchCount, d.SlowDispatchCount)
 	set(&c.StopGrace, d.StopGrace)
+	set(&c.ExecutorDeadAfter, d.ExecutorDeadAfter)
+	set(&c.RegistryMonitorInterval, d.RegistryMonitorInterval)
 	return c
 }
 
@@ -138,6 +149,8 @@ func (c Config) Validate() error {
 	pos("dispatch_timeout", c.DispatchTimeout)
 	pos("slow_dispatch", c.SlowDispatch)
 	pos("stop_grace", c.StopGrace)
+	pos("executor_dead_after", c.ExecutorDeadAfter)
+	pos("registry_monitor_interval", c.RegistryMonitorInterval)
 	if c.PreReadLimit < 1 {
 		errs = append(errs, fmt.Errorf("scheduler.pre_read_limit must be positive, got %d", c.PreReadLimit))
 	}

@@ -20,15 +20,15 @@ var errStopping = errors.New("scheduler is stopping")
 // claims the runs (scheduled -> dispatching, compare-and-set), and hands each
 // claimed run to a trigger pool worker that calls the target's driver.
 type dispatcher struct {
-	cfg     Config
-	node    string
-	st      *store.Store
-	clock   clockwork.Clock
-	log     *logrus.Entry
-	drivers *targets.Registry
-	ledger  *ledgerWriter
-	metrics *Metrics
-	groups  *groupCache
+	cfg        Config
+	node       string
+	st         *store.Store
+	clock      clockwork.Clock
+	log        *logrus.Entry
+	drivers    *targets.Registry
+	ledger     *ledgerWriter
+	metrics    *Metrics
+	candidates *candidates
 
 	fast, slow *pool
 	slowJobs   *slowTracker
@@ -131,7 +131,7 @@ func (d *dispatcher) fireOn(ctx context.Context, p *pool, list []fire) (rest []f
 // dispatch sends one claimed run to its target and records the answer.
 func (d *dispatcher) dispatch(ctx context.Context, f fire) {
 	start := d.clock.Now()
-	target, drv, err := d.resolve(ctx, f.job)
+	target, drv, err := d.candidates.pick(ctx, f.job)
 	if err != nil {
 		d.finish(f, "", targets.Outcome{State: targets.OutcomeFailed, Code: 500, Message: err.Error()})
 		return
@@ -172,24 +172,6 @@ func (d *dispatcher) finish(f fire, target string, out targets.Outcome) {
 	}})
 }
 
-// resolve picks the target for a job: the first static member of its group.
-// (Routing strategies plug in here.)
-func (d *dispatcher) resolve(ctx context.Context, job *store.Job) (string, targets.Driver, error) {
-	g, err := d.groups.get(ctx, job.GroupID)
-	if err != nil {
-		return "", nil, fmt.Errorf("load group %d of job %d: %w", job.GroupID, job.ID, err)
-	}
-	if len(g.Members) == 0 {
-		return "", nil, fmt.Errorf("group %q has no targets", g.AppName)
-	}
-	target := g.Members[0]
-	drv, err := d.drivers.For(target)
-	if err != nil {
-		return "", nil, err
-	}
-	return target, drv, nil
-}
-
 // stop refuses new work from now on and waits for fire calls in progress.
 // The backlog stays scheduled in the ledger, owned by this node, for the
 // takeover by another node.
@@ -197,40 +179,6 @@ func (d *dispatcher) stop() {
 	d.active.Lock()
 	d.stopping = true
 	d.active.Unlock()
-}
-
-// groupCache keeps groups for a few seconds so dispatches do not read them
-// from the database every time.
-type groupCache struct {
-	st    *store.Store
-	clock clockwork.Clock
-	ttl   time.Duration
-
-	mu sync.Mutex
-	m  map[int64]cachedGroup
-}
-
-type cachedGroup struct {
-	g  store.Group
-	at time.Time
-}
-
-func (c *groupCache) get(ctx context.Context, id int64) (store.Group, error) {
-	now := c.clock.Now()
-	c.mu.Lock()
-	e, ok := c.m[id]
-	c.mu.Unlock()
-	if ok && now.Sub(e.at) < c.ttl {
-		return e.g, nil
-	}
-	g, err := c.st.GroupGet(ctx, id)
-	if err != nil {
-		return store.Group{}, err
-	}
-	c.mu.Lock()
-	c.m[id] = cachedGroup{g: g, at: now}
-	c.mu.Unlock()
-	return g, nil
 }
 
 // slowTracker implements XXL-JOB's slow-job rule: a job with more than N

@@ -45,6 +45,7 @@ type Scheduler struct {
 	preread   *preReader
 	heartbeat *heartbeat
 	takeover  *takeover
+	registry  *registryMonitor
 
 	mu      sync.Mutex
 	started bool
@@ -86,16 +87,17 @@ func New(o Options) (*Scheduler, error) {
 	s.disp = &dispatcher{
 		cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "dispatcher"), drivers: o.Drivers,
 		ledger: s.ledger, metrics: m,
-		groups:   &groupCache{st: o.Store, clock: clock, ttl: 5 * time.Second, m: map[int64]cachedGroup{}},
-		fast:     newPool("fast", cfg.FastPool),
-		slow:     newPool("slow", cfg.SlowPool),
-		slowJobs: &slowTracker{clock: clock, threshold: cfg.SlowDispatch, count: cfg.SlowDispatchCount},
+		candidates: newCandidates(o.Store, clock, o.Drivers, cfg.ExecutorDeadAfter),
+		fast:       newPool("fast", cfg.FastPool),
+		slow:       newPool("slow", cfg.SlowPool),
+		slowJobs:   &slowTracker{clock: clock, threshold: cfg.SlowDispatch, count: cfg.SlowDispatchCount},
 	}
 	s.ring = newRing(clock, s.disp.fire)
 	s.preread = &preReader{cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "preread"),
 		ring: s.ring, metrics: m, peers: s.peers, cache: &scheduleCache{}}
 	s.heartbeat = &heartbeat{cfg: cfg, node: s.node, host: hostname(), st: o.Store, clock: clock, log: log.WithField("service", "heartbeat"), peers: s.peers}
 	s.takeover = &takeover{cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "takeover"), ring: s.ring, fireNow: s.disp.fire, metrics: m}
+	s.registry = &registryMonitor{cfg: cfg, st: o.Store, clock: clock, log: log.WithField("service", "registry")}
 	return s, nil
 }
 
@@ -134,6 +136,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.ring.Start(bg)
 	s.heartbeat.Start(bg)
 	s.takeover.Start(bg)
+	s.registry.Start(bg)
 	s.preread.Start(bg)
 	s.started = true
 	s.log.WithField("lock_partitions", s.cfg.LockPartitions).Info("scheduler started")
@@ -154,6 +157,7 @@ func (s *Scheduler) Stop(ctx context.Context) {
 	s.stopped = true
 	s.mu.Unlock()
 	s.preread.Stop()
+	s.registry.Stop()
 	s.takeover.Stop()
 	s.ring.Stop()
 	s.disp.stop()

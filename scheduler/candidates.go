@@ -1,0 +1,117 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/ringjob/ringjob/store"
+	"github.com/ringjob/ringjob/targets"
+)
+
+// candidates knows the targets a job may run on: the live executors
+// registered under its group's app name (sorted, as XXL-JOB does) followed
+// by the group's static members (in their order). Groups and registrations
+// are cached for a moment so dispatches do not read them every time.
+type candidates struct {
+	st        *store.Store
+	clock     clockwork.Clock
+	drivers   *targets.Registry
+	ttl       time.Duration
+	deadAfter time.Duration // executors silent longer are not candidates
+
+	mu     sync.Mutex
+	groups map[int64]cachedGroup
+	execs  map[string]cachedExecs
+}
+
+type cachedGroup struct {
+	g  store.Group
+	at time.Time
+}
+
+type cachedExecs struct {
+	addrs []string
+	at    time.Time
+}
+
+func newCandidates(st *store.Store, clock clockwork.Clock, drivers *targets.Registry, deadAfter time.Duration) *candidates {
+	return &candidates{st: st, clock: clock, drivers: drivers, ttl: 2 * time.Second, deadAfter: deadAfter,
+		groups: map[int64]cachedGroup{}, execs: map[string]cachedExecs{}}
+}
+
+// list returns the job's candidate targets in routing order.
+func (c *candidates) list(ctx context.Context, job *store.Job) ([]string, store.Group, error) {
+	g, err := c.group(ctx, job.GroupID)
+	if err != nil {
+		return nil, store.Group{}, fmt.Errorf("load group %d of job %d: %w", job.GroupID, job.ID, err)
+	}
+	execs, err := c.executors(ctx, g.AppName)
+	if err != nil {
+		return nil, g, err
+	}
+	out := make([]string, 0, len(execs)+len(g.Members))
+	out = append(out, execs...)
+	out = append(out, g.Members...)
+	return out, g, nil
+}
+
+// pick returns the target for a job: the first candidate. (Routing
+// strategies plug in here.)
+func (c *candidates) pick(ctx context.Context, job *store.Job) (string, targets.Driver, error) {
+	list, g, err := c.list(ctx, job)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(list) == 0 {
+		return "", nil, fmt.Errorf("group %q has no targets: no executor registered under app name %q and no static members", g.AppName, g.AppName)
+	}
+	target := list[0]
+	drv, err := c.drivers.For(target)
+	if err != nil {
+		return "", nil, err
+	}
+	return target, drv, nil
+}
+
+func (c *candidates) group(ctx context.Context, id int64) (store.Group, error) {
+	now := c.clock.Now()
+	c.mu.Lock()
+	e, ok := c.groups[id]
+	c.mu.Unlock()
+	if ok && now.Sub(e.at) < c.ttl {
+		return e.g, nil
+	}
+	g, err := c.st.GroupGet(ctx, id)
+	if err != nil {
+		return store.Group{}, err
+	}
+	c.mu.Lock()
+	c.groups[id] = cachedGroup{g: g, at: now}
+	c.mu.Unlock()
+	return g, nil
+}
+
+func (c *candidates) executors(ctx context.Context, app string) ([]string, error) {
+	now := c.clock.Now()
+	c.mu.Lock()
+	e, ok := c.execs[app]
+	c.mu.Unlock()
+	if ok && now.Sub(e.at) < c.ttl {
+		return e.addrs, nil
+	}
+	list, err := c.st.RegistryList(ctx, store.RegistryListParams{AppName: app, SinceMs: now.Add(-c.deadAfter).UnixMilli()})
+	if err != nil {
+		return nil, err
+	}
+	addrs := make([]string, len(list))
+	for i, x := range list {
+		addrs[i] = x.Address
+	}
+	c.mu.Lock()
+	c.execs[app] = cachedExecs{addrs: addrs, at: now}
+	c.mu.Unlock()
+	return addrs, nil
+}

@@ -1,0 +1,47 @@
+package scheduler
+
+import (
+	"context"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/ringjob/ringjob/store"
+	"github.com/sirupsen/logrus"
+)
+
+// registryMonitor drops HTTP executors that have not sent a registry beat
+// for ExecutorDeadAfter (XXL-JOB: 90 s), every RegistryMonitorInterval.
+// Candidates already ignore silent executors; this keeps the table small and
+// the console's executor list true. Every replica runs it; the deletes are
+// idempotent.
+type registryMonitor struct {
+	loop
+	cfg   Config
+	st    *store.Store
+	clock clockwork.Clock
+	log   *logrus.Entry
+}
+
+func (m *registryMonitor) Start(ctx context.Context) { m.start(ctx, m.run) }
+func (m *registryMonitor) Stop()                     { m.stop() }
+
+func (m *registryMonitor) run(ctx context.Context) {
+	for {
+		if !sleep(ctx, m.clock, m.cfg.RegistryMonitorInterval) {
+			return
+		}
+		m.sweep(ctx)
+	}
+}
+
+func (m *registryMonitor) sweep(ctx context.Context) {
+	n, err := m.st.RegistryDeleteStale(ctx, m.clock.Now().Add(-m.cfg.ExecutorDeadAfter).UnixMilli())
+	if err != nil {
+		if ctx.Err() == nil {
+			m.log.WithError(err).Warn("drop silent executors")
+		}
+		return
+	}
+	if n > 0 {
+		m.log.WithField("executors", n).Info("dropped executors silent for too long")
+	}
+}
