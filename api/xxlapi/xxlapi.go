@@ -1,0 +1,125 @@
+// Package xxlapi serves the executor-facing API that XXL-JOB executors call
+// on their admin: POST /api/registry, /api/registryRemove and /api/callback,
+// also under /xxl-job-admin/api/ so existing executors need only their admin
+// address changed. Answers use XXL-JOB's envelope with both "content" (2.x)
+// and "data" (3.x), always inside an HTTP 200, as executors expect.
+package xxlapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/ringjob/ringjob/service"
+	"github.com/sirupsen/logrus"
+)
+
+// Mount adds the executor API to app.
+func Mount(app fiber.Router, ex *service.Executors, log *logrus.Entry) {
+	h := &handlers{ex: ex, log: log}
+	for _, prefix := range []string{"/api", "/xxl-job-admin/api"} {
+		app.Post(prefix+"/registry", h.registry)
+		app.Post(prefix+"/registryRemove", h.registryRemove)
+		app.Post(prefix+"/callback", h.callback)
+	}
+}
+
+type handlers struct {
+	ex  *service.Executors
+	log *logrus.Entry
+}
+
+// envelope is XXL-JOB's ReturnT / Response.
+type envelope struct {
+	Code    int    `json:"code"`
+	Msg     string `json:"msg"`
+	Content any    `json:"content"`
+	Data    any    `json:"data"`
+}
+
+func reply(c *fiber.Ctx, code int, msg string) error {
+	c.Set(fiber.HeaderContentType, "application/json;charset=UTF-8")
+	return c.Status(fiber.StatusOK).JSON(envelope{Code: code, Msg: msg})
+}
+
+// check does XXL-JOB's admin checks: a body, then the token.
+func (h *handlers) check(ctx context.Context, c *fiber.Ctx) (bool, error) {
+	if len(bytes.TrimSpace(c.Body())) == 0 {
+		return false, reply(c, 500, "invalid request, requestBody empty.")
+	}
+	if err := h.ex.Authenticate(ctx, c.Get("XXL-JOB-APPNAME"), c.Get("XXL-JOB-ACCESS-TOKEN")); err != nil {
+		if errors.Is(err, service.ErrExecutorToken) {
+			h.log.WithFields(logrus.Fields{"path": c.Path(), "remote": c.IP()}).Warn("executor request with a wrong access token")
+			return false, reply(c, 500, service.ErrExecutorToken.Error())
+		}
+		return false, reply(c, 500, "request error: "+err.Error())
+	}
+	return true, nil
+}
+
+// requestTimeout bounds the database work of one executor request.
+const requestTimeout = 10 * time.Second
+
+func (h *handlers) registry(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), requestTimeout)
+	defer cancel()
+	if ok, err := h.check(ctx, c); !ok {
+		return err
+	}
+	var p service.RegistryParams
+	if err := json.Unmarshal(c.Body(), &p); err != nil {
+		return reply(c, 500, "Illegal Argument. "+err.Error())
+	}
+	if err := h.ex.Register(ctx, p); err != nil {
+		return reply(c, 500, err.Error())
+	}
+	return reply(c, 200, "Success")
+}
+
+func (h *handlers) registryRemove(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), requestTimeout)
+	defer cancel()
+	if ok, err := h.check(ctx, c); !ok {
+		return err
+	}
+	var p service.RegistryParams
+	if err := json.Unmarshal(c.Body(), &p); err != nil {
+		return reply(c, 500, "Illegal Argument. "+err.Error())
+	}
+	if err := h.ex.Unregister(ctx, p); err != nil {
+		return reply(c, 500, err.Error())
+	}
+	return reply(c, 200, "Success")
+}
+
+// callback accepts a plain array (2.x–3.4) or {"callbackList": [...]} (3.5).
+func (h *handlers) callback(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), requestTimeout)
+	defer cancel()
+	if ok, err := h.check(ctx, c); !ok {
+		return err
+	}
+	body := bytes.TrimSpace(c.Body())
+	var items []service.CallbackItem
+	var err error
+	if body[0] == '[' {
+		err = json.Unmarshal(body, &items)
+	} else {
+		var wrapped struct {
+			CallbackList []service.CallbackItem `json:"callbackList"`
+		}
+		err = json.Unmarshal(body, &wrapped)
+		items = wrapped.CallbackList
+	}
+	if err != nil {
+		return reply(c, 500, "invalid callback body: "+err.Error())
+	}
+	if err := h.ex.Callback(ctx, items); err != nil {
+		h.log.WithError(err).Error("record executor callback")
+		return reply(c, 500, "callback not recorded, send it again: "+err.Error())
+	}
+	return reply(c, 200, "Success")
+}
