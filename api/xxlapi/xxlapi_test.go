@@ -1,0 +1,216 @@
+package xxlapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/ringjob/ringjob/api/xxlapi"
+	"github.com/ringjob/ringjob/internal/dbtest"
+	"github.com/ringjob/ringjob/scheduler"
+	"github.com/ringjob/ringjob/service"
+	"github.com/ringjob/ringjob/store"
+	"github.com/ringjob/ringjob/targets"
+	"github.com/sirupsen/logrus"
+	"github.com/stretchr/testify/require"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+type bundle struct {
+	st  *store.Store
+	app *fiber.App
+	ex  *service.Executors
+	job store.Job
+}
+
+func setup(t *testing.T, kind string) *bundle {
+	t.Helper()
+	ctx := context.Background()
+	var st *store.Store
+	var err error
+	if kind == "mysql" {
+		st, err = store.OpenMySQL(ctx, dbtest.MySQL(t))
+	} else {
+		st, err = store.OpenSQLite(ctx, dbtest.SQLitePath(t))
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	_, err = st.Migrate(ctx)
+	require.NoError(t, err)
+	sched, err := scheduler.New(scheduler.Options{Store: st, Drivers: targets.NewRegistry()})
+	require.NoError(t, err)
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	ex := service.NewExecutors(service.ExecutorsOptions{Store: st, Sink: sched.Sink(), Log: logrus.NewEntry(log)})
+	_, _, err = ex.EnsureToken(ctx, "global-token-0123456789")
+	require.NoError(t, err)
+	app := fiber.New()
+	xxlapi.Mount(app, ex, logrus.NewEntry(log))
+	g, err := st.GroupCreate(ctx, store.GroupCreateParams{AppName: "xxl-job-executor-sample", NowMs: 1})
+	require.NoError(t, err)
+	j, err := st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: g.ID, Name: "j", ScheduleType: "none", TimeZone: "UTC", ShardCount: 1}, NowMs: 1})
+	require.NoError(t, err)
+	return &bundle{st: st, app: app, ex: ex, job: j}
+}
+
+// post sends a request the way executors do and decodes the envelope.
+func (b *bundle) post(t *testing.T, path, body string, headers map[string]string) map[string]any {
+	t.Helper()
+	req := httptest.NewRequest("POST", path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json;charset=UTF-8")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := b.app.Test(req, -1)
+	require.NoError(t, err)
+	require.Equal(t, 200, resp.StatusCode, "XXL-JOB answers inside HTTP 200")
+	raw, _ := io.ReadAll(resp.Body)
+	var env map[string]any
+	require.NoError(t, json.Unmarshal(raw, &env), "%s", raw)
+	require.Contains(t, env, "content", "2.x executors read content")
+	require.Contains(t, env, "data", "3.x executors read data")
+	return env
+}
+
+func (b *bundle) runningRun(t *testing.T) store.Run {
+	t.Helper()
+	ctx := context.Background()
+	r, _, err := b.st.RunCreate(ctx, store.RunCreateParams{JobID: b.job.ID, GroupID: b.job.GroupID, ScheduledMs: 1000, TriggerType: store.TriggerManual, Owner: "n", CreatedMs: 1})
+	require.NoError(t, err)
+	claimed, err := b.st.RunClaimBatch(ctx, store.RunClaimParams{IDs: []int64{r.ID}, Owner: "n", NowMs: 1000})
+	require.NoError(t, err)
+	require.Len(t, claimed, 1)
+	_, err = b.st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []string{store.RunDispatching}, Updates: []store.RunUpdate{{ID: r.ID, State: store.RunRunning}}})
+	require.NoError(t, err)
+	return r
+}
+
+var token = map[string]string{"XXL-JOB-ACCESS-TOKEN": "global-token-0123456789"}
+
+func TestRegistryWireFormat(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{"sqlite", "mysql"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, kind)
+			ctx := context.Background()
+			// Java 2.x–3.4: registryValue with a trailing slash, under /xxl-job-admin.
+			env := b.post(t, "/xxl-job-admin/api/registry", `{"registryGroup":"EXECUTOR","registryKey":"xxl-job-executor-sample","registryValue":"http://10.0.0.5:9999/"}`, token)
+			require.EqualValues(t, 200, env["code"], "%v", env)
+			// The Go client: no trailing slash, admin without the context path.
+			env = b.post(t, "/api/registry", `{"registryGroup":"EXECUTOR","registryKey":"xxl-job-executor-sample","registryValue":"http://10.0.0.4:9999"}`, token)
+			require.EqualValues(t, 200, env["code"])
+			live, err := b.ex.List(ctx, "xxl-job-executor-sample", 90_000)
+			require.NoError(t, err)
+			require.Len(t, live, 2)
+			require.Equal(t, "http://10.0.0.4:9999", live[0].Address, "sorted, trailing slash dropped")
+			require.Equal(t, "http://10.0.0.5:9999", live[1].Address)
+
+			env = b.post(t, "/api/registryRemove", `{"registryGroup":"EXECUTOR","registryKey":"xxl-job-executor-sample","registryValue":"http://10.0.0.5:9999/"}`, token)
+			require.EqualValues(t, 200, env["code"])
+			live, _ = b.ex.List(ctx, "", 90_000)
+			require.Len(t, live, 1)
+
+			for _, bad := range []string{
+				`{"registryGroup":"EXECUTOR","registryKey":"","registryValue":"http://x:1"}`,
+				`{"registryGroup":"EXECUTOR","registryKey":"a","registryValue":"javascript:alert(1)"}`,
+				`{"registryGroup":"EXECUTOR","registryKey":"a'; DROP TABLE executor_registry; --","registryValue":"ftp://x"}`,
+				`not json`,
+			} {
+				env = b.post(t, "/api/registry", bad, token)
+				require.EqualValues(t, 500, env["code"], bad)
+				require.Contains(t, env["msg"], "Illegal Argument.", bad)
+			}
+			live, _ = b.ex.List(ctx, "", 90_000)
+			require.Len(t, live, 1, "bad beats change nothing")
+		})
+	}
+}
+
+func TestTokenChecks(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "sqlite")
+	body := `{"registryGroup":"EXECUTOR","registryKey":"app","registryValue":"http://x:1"}`
+	for name, hdr := range map[string]map[string]string{
+		"missing": nil,
+		"wrong":   {"XXL-JOB-ACCESS-TOKEN": "default_token"},
+	} {
+		env := b.post(t, "/api/registry", body, hdr)
+		require.EqualValues(t, 500, env["code"], name)
+		require.Equal(t, "The access token is wrong.", env["msg"], name)
+	}
+	env := b.post(t, "/api/registry", "", token)
+	require.Equal(t, "invalid request, requestBody empty.", env["msg"])
+
+	// XXL-JOB 3.5: a group with its own token; the app name header selects it.
+	ctx := context.Background()
+	g, err := b.st.GroupCreate(ctx, store.GroupCreateParams{AppName: "orders", NowMs: 1})
+	require.NoError(t, err)
+	require.NoError(t, b.st.GroupSetExecutorSettings(ctx, g.ID, store.GroupExecutorSettings{AccessToken: "orders-token", Protocol: "3.5"}))
+	env = b.post(t, "/api/registry", `{"registryGroup":"EXECUTOR","registryKey":"orders","registryValue":"http://o:1"}`,
+		map[string]string{"XXL-JOB-APPNAME": "orders", "XXL-JOB-ACCESS-TOKEN": "orders-token"})
+	require.EqualValues(t, 200, env["code"], "%v", env)
+	env = b.post(t, "/api/registry", `{"registryGroup":"EXECUTOR","registryKey":"orders","registryValue":"http://o:1"}`,
+		map[string]string{"XXL-JOB-APPNAME": "orders", "XXL-JOB-ACCESS-TOKEN": "global-token-0123456789"})
+	require.Equal(t, "The access token is wrong.", env["msg"], "the group's own token is required")
+	appName, tok, v35, err := b.ex.Auth(ctx, "http://o:1/")
+	require.NoError(t, err)
+	require.Equal(t, "orders", appName)
+	require.Equal(t, "orders-token", tok)
+	require.True(t, v35)
+}
+
+func TestCallbackWireFormats(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{"sqlite", "mysql"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, kind)
+			ctx := context.Background()
+			cases := []struct {
+				name, body string
+				state      string
+			}{
+				// Java 2.x–3.4: a plain array, logDateTim spelled without the e.
+				{"java-2.x", `[{"logId":%d,"logDateTim":1780315205000,"handleCode":200,"handleMsg":null}]`, store.RunSucceeded},
+				// xxl-job-executor-go: the extra executeResult object.
+				{"go-client", `[{"logId":%d,"logDateTim":1780315205000,"executeResult":{"code":500,"msg":"boom"},"handleCode":500,"handleMsg":"task panic:boom"}]`, store.RunFailed},
+				// 3.5: {"callbackList": [...]} with logDateTime.
+				{"java-3.5", `{"callbackList":[{"logId":%d,"logDateTime":1780315205000,"handleCode":502,"handleMsg":"job execute timeout "}]}`, store.RunTimedOut},
+				{"killed", `[{"logId":%d,"logDateTim":0,"handleCode":500,"handleMsg":"scheduling center kill job. [job running, killed]"}]`, store.RunKilled},
+			}
+			for _, tc := range cases {
+				r := b.runningRun(t)
+				env := b.post(t, "/api/callback", fmt.Sprintf(tc.body, r.ID), token)
+				require.EqualValues(t, 200, env["code"], "%s: %v", tc.name, env)
+				got, err := b.st.RunGet(ctx, r.ID)
+				require.NoError(t, err)
+				require.Equal(t, tc.state, got.State, tc.name)
+			}
+
+			// The first callback wins.
+			r := b.runningRun(t)
+			b.post(t, "/api/callback", fmt.Sprintf(`[{"logId":%d,"handleCode":200,"handleMsg":"first"}]`, r.ID), token)
+			env := b.post(t, "/api/callback", fmt.Sprintf(`[{"logId":%d,"handleCode":500,"handleMsg":"second"}]`, r.ID), token)
+			require.EqualValues(t, 200, env["code"])
+			got, _ := b.st.RunGet(ctx, r.ID)
+			require.Equal(t, store.RunSucceeded, got.State)
+			require.Equal(t, "first", got.Message)
+
+			// Unknown runs are ignored; a wrong token records nothing.
+			env = b.post(t, "/api/callback", `[{"logId":999999,"handleCode":200}]`, token)
+			require.EqualValues(t, 200, env["code"])
+			r = b.runningRun(t)
+			env = b.post(t, "/api/callback", fmt.Sprintf(`[{"logId":%d,"handleCode":200}]`, r.ID), map[string]string{"XXL-JOB-ACCESS-TOKEN": "nope"})
+			require.EqualValues(t, 500, env["code"])
+			got, _ = b.st.RunGet(ctx, r.ID)
+			require.Equal(t, store.RunRunning, got.State)
+		})
+	}
+}
