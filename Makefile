@@ -17,7 +17,9 @@ help: ## List the targets
 build: ## Build bin/ringjob and bin/demo-executor
 	@mkdir -p $(BIN)
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ringjob ./cmd/ringjob
-	@if [ -d cmd/demo-executor ]; then $(GO) build -o $(BIN)/demo-executor ./cmd/demo-executor; fi
+ifneq ($(wildcard cmd/demo-executor/*.go),)
+	$(GO) build -o $(BIN)/demo-executor ./cmd/demo-executor
+endif
 
 .PHONY: run
 run: build ## Build and start the server on SQLite with the sample config

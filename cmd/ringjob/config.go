@@ -29,6 +29,7 @@ type Config struct {
 	PublicURL string    `yaml:"public_url"`
 	Log       LogConfig `yaml:"log"`
 	API       APIConfig `yaml:"api"`
+	Executors ExecutorsConfig `yaml:"executors"`
 	// Scheduler tunes the scheduler core; see scheduler.Config.
 	Scheduler scheduler.Config `yaml:"scheduler"`
 	// Local declares the commands local:// targets may run.
@@ -52,6 +53,17 @@ type APIConfig struct {
 	AdminToken string `yaml:"admin_token"`
 	// BodyLimitBytes caps request bodies (default 1 MiB).
 	BodyLimitBytes int `yaml:"body_limit_bytes"`
+}
+
+// ExecutorsConfig configures HTTP executors (XXL-JOB protocol).
+type ExecutorsConfig struct {
+	// AccessToken is the global XXL-JOB-ACCESS-TOKEN executors and server
+	// exchange. When empty, one is generated at first start, kept in the
+	// database for all replicas, and printed. Env RINGJOB_EXECUTOR_TOKEN.
+	AccessToken string `yaml:"access_token"`
+	// ConnectTimeout and RequestTimeout bound calls to executors (defaults 3s, 10s).
+	ConnectTimeout time.Duration `yaml:"connect_timeout"`
+	RequestTimeout time.Duration `yaml:"request_timeout"`
 }
 
 // LocalConfig declares local commands (mapped onto localexec.Config).
@@ -144,6 +156,12 @@ func (c *Config) Validate() error {
 	if t := c.API.AdminToken; t != "" && len(t) < 20 {
 		errs = append(errs, fmt.Errorf("api.admin_token must be at least 20 characters (or empty to generate one)"))
 	}
+	if t := c.Executors.AccessToken; t != "" && (len(t) < 16 || t == "default_token") {
+		errs = append(errs, fmt.Errorf("executors.access_token must be at least 16 characters and not XXL-JOB's shipped default_token"))
+	}
+	if c.Executors.ConnectTimeout < 0 || c.Executors.RequestTimeout < 0 {
+		errs = append(errs, fmt.Errorf("executors.connect_timeout and executors.request_timeout must not be negative"))
+	}
 	if err := c.Scheduler.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -191,6 +209,7 @@ func loadConfig(path string, getenv func(string) string, fl *flagValues) (*Confi
 	str(&c.Log.Level, "RINGJOB_LOG_LEVEL")
 	str(&c.Log.Format, "RINGJOB_LOG_FORMAT")
 	str(&c.API.AdminToken, "RINGJOB_ADMIN_TOKEN")
+	str(&c.Executors.AccessToken, "RINGJOB_EXECUTOR_TOKEN")
 	str(&c.Scheduler.NodeID, "RINGJOB_NODE_ID")
 	if v := getenv("RINGJOB_LOCK_PARTITIONS"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,10 +12,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/ringjob/ringjob/api"
+	"github.com/ringjob/ringjob/api/xxlapi"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
+	httptarget "github.com/ringjob/ringjob/targets/http"
 	"github.com/ringjob/ringjob/targets/localexec"
 	"github.com/sirupsen/logrus"
 )
@@ -94,6 +95,29 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	}()
 	drivers.Register("local", local)
 
+	// HTTP executors: the executor API authenticates them; the driver calls them
+	// with their group's token (or the global one).
+	executors := service.NewExecutors(service.ExecutorsOptions{Store: st, Sink: sched.Sink(), Clock: clock, Log: log.WithField("component", "executors")})
+	execToken, execTokenNew, err := executors.EnsureToken(ctx, cfg.Executors.AccessToken)
+	if err != nil {
+		return fmt.Errorf("prepare the executor token: %w", err)
+	}
+	httpDriver := httptarget.New(httptarget.Config{
+		AccessToken:    execToken,
+		ConnectTimeout: cfg.Executors.ConnectTimeout,
+		RequestTimeout: cfg.Executors.RequestTimeout,
+		AuthFor: func(ctx context.Context, target string) (httptarget.Auth, error) {
+			app, tok, v35, err := executors.Auth(ctx, target)
+			return httptarget.Auth{AppName: app, AccessToken: tok, Protocol35: v35}, err
+		},
+		LogDateFor: func(ctx context.Context, runID int64) (time.Time, error) {
+			r, err := st.RunGet(ctx, runID)
+			return time.UnixMilli(r.ScheduledMs), err
+		},
+	})
+	drivers.Register("http", httpDriver)
+	drivers.Register("https", httpDriver)
+
 	svc := service.New(service.Options{Store: st, Scheduler: sched, Drivers: drivers, Clock: clock})
 	token, err := svc.EnsureAdminToken(ctx, cfg.API.AdminToken)
 	if err != nil {
@@ -105,11 +129,11 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 
 	app := api.New(api.Options{
 		Service:   svc,
-		Metrics:   reg,
-		Ready:     func(ctx context.Context) error { return ready(ctx, st) },
+		Registry:  reg,
 		Log:       log.WithField("component", "api"),
 		BodyLimit: cfg.API.BodyLimitBytes,
 	})
+	xxlapi.Mount(app, executors, log.WithField("component", "executor-api"))
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
@@ -124,6 +148,10 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "Ringjob %s is running (node %s, database %s)\n", version, sched.NodeID(), st.Kind())
 	fmt.Fprintf(stdout, "  API:     %s/api/v1   (OpenAPI: %s/api/v1/openapi.json)\n", cfg.PublicURL, cfg.PublicURL)
 	fmt.Fprintf(stdout, "  Health:  %s/healthz  %s/readyz   Metrics: %s/metrics\n", cfg.PublicURL, cfg.PublicURL, cfg.PublicURL)
+	if execTokenNew {
+		fmt.Fprintf(stdout, "\n  Executor access token (generated; set it as the executors' accessToken):\n\n    %s\n", execToken)
+	}
+	fmt.Fprintf(stdout, "  Executors register at: %s (XXL-JOB admin address; /xxl-job-admin also works)\n", cfg.PublicURL)
 	if token != "" {
 		fmt.Fprintf(stdout, "\n  Admin API token (shown once, only its hash is stored):\n\n    %s\n\n", token)
 		fmt.Fprintf(stdout, "  Try: curl -H 'Authorization: Bearer %s' %s/api/v1/jobs\n\n", token, cfg.PublicURL)
@@ -144,23 +172,6 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	sched.Stop(sctx)
 	log.Info("stopped")
 	return serveErr
-}
-
-// ready reports whether the database answers and all migrations are applied.
-func ready(ctx context.Context, st *store.Store) error {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if err := st.DB().PingContext(ctx); err != nil {
-		return fmt.Errorf("database unreachable: %w", err)
-	}
-	n, err := st.MigrationsPending(ctx)
-	if err != nil {
-		return err
-	}
-	if n > 0 {
-		return errors.New(fmt.Sprint(n, " migration(s) not applied; run `ringjob migrate`"))
-	}
-	return nil
 }
 
 func redact(dbURL string) string {
