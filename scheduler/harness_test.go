@@ -224,3 +224,7 @@ func fmtSeen(ds []dispatchSeen) string {
 	}
 	return s
 }
+
+func schedulerTrigger(jobID int64) scheduler.TriggerParams {
+	return scheduler.TriggerParams{JobID: jobID}
+}

@@ -1,0 +1,49 @@
+package scheduler_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ringjob/ringjob/store"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSilentExecutorIsDroppedAfter90s(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "sqlite", noon)
+	ctx := context.Background()
+	g, err := b.st.GroupCreate(ctx, store.GroupCreateParams{AppName: "orders", NowMs: noon.UnixMilli()})
+	require.NoError(t, err)
+	j, err := b.st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: g.ID, Name: "sync", ScheduleType: "none", TimeZone: "UTC", ShardCount: 1}, NowMs: noon.UnixMilli()})
+	require.NoError(t, err)
+	// Two executors beat once; the recording driver stands in for http://.
+	for _, a := range []string{"rec://exec-b:9999", "rec://exec-a:9999"} {
+		require.NoError(t, b.st.RegistryUpsert(ctx, store.RegistryUpsertParams{AppName: "orders", Address: a, NowMs: noon.UnixMilli()}))
+	}
+	n := b.startNode("a", nil)
+	b.settle(1)
+	run, _, err := n.s.Trigger(ctx, schedulerTrigger(j.ID))
+	require.NoError(t, err)
+	b.waitDispatched(1)
+	rs := b.waitSettledRuns(j.ID)
+	require.Equal(t, "rec://exec-a:9999", rs[0].Target, "registered executors are candidates, sorted")
+	require.Equal(t, run.ID, rs[0].ID)
+
+	b.step(1, 95*time.Second) // no more beats
+	_, _, err = n.s.Trigger(ctx, schedulerTrigger(j.ID))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		for _, r := range b.runs(j.ID) {
+			if r.State == store.RunFailed {
+				require.Contains(t, r.Message, "no executor registered")
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 5*time.Millisecond, "a silent executor is no longer a candidate")
+	b.step(1, 30*time.Second) // the registry monitor sweeps
+	left, err := b.st.RegistryList(ctx, store.RegistryListParams{})
+	require.NoError(t, err)
+	require.Empty(t, left, "dropped from the registry")
+}
