@@ -2,7 +2,9 @@ package service
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
@@ -39,12 +41,17 @@ type ExecutorsOptions struct {
 // Executors serves what HTTP executors ask of the server: registry beats,
 // goodbyes and run callbacks, with the executor token checks.
 type Executors struct {
-	st    *store.Store
-	sink  targets.Sink
-	clock clockwork.Clock
-	log   *logrus.Entry
-	token string
+	st        *store.Store
+	sink      targets.Sink
+	clock     clockwork.Clock
+	log       *logrus.Entry
+	token     string
+	runSecret []byte // signs per-run callback tokens (functions in Event mode)
 }
+
+// RunTokenSetting names the setting that holds the secret per-run callback
+// tokens are signed with (shared by all replicas).
+const RunTokenSetting = "run_token_secret"
 
 // NewExecutors builds the service. Call EnsureToken before serving.
 func NewExecutors(o ExecutorsOptions) *Executors {
@@ -90,6 +97,47 @@ func (e *Executors) EnsureToken(ctx context.Context, configured string) (token s
 	}
 	e.token = v
 	return v, v == fresh, nil
+}
+
+// EnsureRunSecret loads (or creates at a first start) the secret that signs
+// per-run callback tokens.
+func (e *Executors) EnsureRunSecret(ctx context.Context) error {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return fmt.Errorf("generate run token secret: %w", err)
+	}
+	v, err := e.st.SettingInit(ctx, RunTokenSetting, base64.RawURLEncoding.EncodeToString(b), e.clock.Now().UnixMilli())
+	if err != nil {
+		return err
+	}
+	secret, err := base64.RawURLEncoding.DecodeString(v)
+	if err != nil || len(secret) < 16 {
+		return fmt.Errorf("setting %s is not a valid secret", RunTokenSetting)
+	}
+	e.runSecret = secret
+	return nil
+}
+
+// RunToken is the callback token of one run: whoever holds it may report
+// that run's outcome, and only that run's (Lambda functions in Event mode
+// get it in their payload).
+func (e *Executors) RunToken(runID int64) string {
+	mac := hmac.New(sha256.New, e.runSecret)
+	fmt.Fprintf(mac, "ringjob-run:%d", runID)
+	return "rjr_" + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// AuthenticateRun checks that token is the callback token of every run in items.
+func (e *Executors) AuthenticateRun(token string, items []CallbackItem) error {
+	if len(e.runSecret) == 0 || len(items) == 0 {
+		return ErrExecutorToken
+	}
+	for _, it := range items {
+		if subtle.ConstantTimeCompare([]byte(e.RunToken(it.LogID)), []byte(token)) != 1 {
+			return ErrExecutorToken
+		}
+	}
+	return nil
 }
 
 // Token is the global executor token (what the server sends to executors).

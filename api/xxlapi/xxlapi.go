@@ -95,12 +95,21 @@ func (h *handlers) registryRemove(c *fiber.Ctx) error {
 	return reply(c, 200, "Success")
 }
 
+// RunTokenHeader carries a per-run callback token (functions in Event mode)
+// instead of the executor token.
+const RunTokenHeader = "X-Ringjob-Run-Token"
+
 // callback accepts a plain array (2.x–3.4) or {"callbackList": [...]} (3.5).
 func (h *handlers) callback(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), requestTimeout)
 	defer cancel()
-	if ok, err := h.check(ctx, c); !ok {
-		return err
+	runToken := c.Get(RunTokenHeader)
+	if runToken == "" {
+		if ok, err := h.check(ctx, c); !ok {
+			return err
+		}
+	} else if len(bytes.TrimSpace(c.Body())) == 0 {
+		return reply(c, 500, "invalid request, requestBody empty.")
 	}
 	body := bytes.TrimSpace(c.Body())
 	var items []service.CallbackItem
@@ -116,6 +125,12 @@ func (h *handlers) callback(c *fiber.Ctx) error {
 	}
 	if err != nil {
 		return reply(c, 500, "invalid callback body: "+err.Error())
+	}
+	if runToken != "" {
+		if err := h.ex.AuthenticateRun(runToken, items); err != nil {
+			h.log.WithFields(logrus.Fields{"path": c.Path(), "remote": c.IP()}).Warn("callback with a wrong run token")
+			return reply(c, 500, err.Error())
+		}
 	}
 	if err := h.ex.Callback(ctx, items); err != nil {
 		h.log.WithError(err).Error("record executor callback")

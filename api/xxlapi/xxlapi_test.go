@@ -50,6 +50,7 @@ func setup(t *testing.T, kind string) *bundle {
 	ex := service.NewExecutors(service.ExecutorsOptions{Store: st, Sink: sched.Sink(), Log: logrus.NewEntry(log)})
 	_, _, err = ex.EnsureToken(ctx, "global-token-0123456789")
 	require.NoError(t, err)
+	require.NoError(t, ex.EnsureRunSecret(ctx))
 	app := fiber.New()
 	xxlapi.Mount(app, ex, logrus.NewEntry(log))
 	g, err := st.GroupCreate(ctx, store.GroupCreateParams{AppName: "xxl-job-executor-sample", NowMs: 1})
@@ -213,4 +214,21 @@ func TestCallbackWireFormats(t *testing.T) {
 			require.Equal(t, store.RunRunning, got.State)
 		})
 	}
+}
+
+func TestRunTokenCallback(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "sqlite")
+	ctx := context.Background()
+	r := b.runningRun(t)
+	other := b.runningRun(t)
+	body := fmt.Sprintf(`{"callbackList":[{"logId":%d,"logDateTime":1,"handleCode":200,"handleMsg":"from lambda"}]}`, r.ID)
+	env := b.post(t, "/api/callback", body, map[string]string{xxlapi.RunTokenHeader: b.ex.RunToken(other.ID)})
+	require.Equal(t, "The access token is wrong.", env["msg"], "another run's token does not fit")
+	env = b.post(t, "/api/callback", body, map[string]string{xxlapi.RunTokenHeader: b.ex.RunToken(r.ID)})
+	require.EqualValues(t, 200, env["code"], "%v", env)
+	got, err := b.st.RunGet(ctx, r.ID)
+	require.NoError(t, err)
+	require.Equal(t, store.RunSucceeded, got.State)
+	require.Equal(t, "from lambda", got.Message)
 }

@@ -102,6 +102,9 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("prepare the executor token: %w", err)
 	}
+	if err := executors.EnsureRunSecret(ctx); err != nil {
+		return err
+	}
 	httpDriver := httptarget.New(httptarget.Config{
 		AccessToken:    execToken,
 		ConnectTimeout: cfg.Executors.ConnectTimeout,
