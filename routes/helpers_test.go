@@ -131,5 +131,5 @@ func (p *fakeProber) calls() []string {
 	return append([]string(nil), p.log...)
 }
 
-// lockedRand is a seeded rand for tests that want a realistic sequence.
+// seeded returns a seeded rand for tests that want a realistic, reproducible sequence.
 func seeded(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) }
