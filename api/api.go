@@ -1,0 +1,246 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/sirupsen/logrus"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
+
+	"github.com/ringjob/ringjob/service"
+)
+
+// Defaults of Options.
+const (
+	DefaultBodyLimit      = 1 << 20 // 1 MiB
+	DefaultRequestTimeout = 30 * time.Second
+	readyTimeout          = 5 * time.Second
+)
+
+// Options are what the REST API is built from.
+type Options struct {
+	// Service is the service layer; required.
+	Service *service.Service
+	// Registry is served at /metrics; nil serves no /metrics. The API's own
+	// request metrics are registered in it.
+	Registry *prometheus.Registry
+	// Ready answers /readyz: nil when the server can serve (database
+	// reachable, migrations applied). nil uses Service.Ready.
+	Ready func(ctx context.Context) error
+	// Log receives the access log (debug level) and internal errors; nil
+	// discards.
+	Log *logrus.Entry
+	// BodyLimit caps a request body in bytes; 0 = DefaultBodyLimit. Bigger
+	// bodies get 413 payload_too_large.
+	BodyLimit int
+	// RequestTimeout bounds the work of one request; 0 = DefaultRequestTimeout.
+	RequestTimeout time.Duration
+}
+
+// server holds what the handlers share.
+type server struct {
+	svc     *service.Service
+	ready   func(ctx context.Context) error
+	log     *logrus.Entry
+	timeout time.Duration
+	metrics *httpMetrics
+}
+
+// New builds the Fiber app that serves /healthz, /readyz, /metrics and the
+// REST API under /api/v1. It panics when Service is nil (a wiring mistake).
+func New(o Options) *fiber.App {
+	if o.Service == nil {
+		panic("api.New: Service is required")
+	}
+	s := &server{svc: o.Service, ready: o.Ready, log: o.Log, timeout: o.RequestTimeout}
+	if s.ready == nil {
+		s.ready = o.Service.Ready
+	}
+	if s.log == nil {
+		l := logrus.New()
+		l.SetOutput(io.Discard)
+		s.log = logrus.NewEntry(l)
+	}
+	s.log = s.log.WithField("service", "api")
+	if s.timeout <= 0 {
+		s.timeout = DefaultRequestTimeout
+	}
+	limit := o.BodyLimit
+	if limit <= 0 {
+		limit = DefaultBodyLimit
+	}
+	if o.Registry != nil {
+		s.metrics = newHTTPMetrics(o.Registry)
+	}
+
+	app := fiber.New(fiber.Config{
+		AppName:               "ringjob",
+		DisableStartupMessage: true,
+		BodyLimit:             limit,
+		ErrorHandler:          s.errorHandler,
+		Immutable:             true, // strings from a request outlive the handler safely
+		CaseSensitive:         true,
+		ReadTimeout:           s.timeout,
+		WriteTimeout:          s.timeout,
+		IdleTimeout:           2 * time.Minute,
+	})
+	app.Use(s.requestScope)
+	app.Use(recover.New()) // a panic becomes a 500 that requestScope logs
+
+	app.Get("/healthz", func(c *fiber.Ctx) error {
+		return c.JSON(fiber.Map{"status": "ok"})
+	})
+	app.Get("/readyz", s.readyz)
+	if o.Registry != nil {
+		h := fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{}))
+		app.Get("/metrics", func(c *fiber.Ctx) error {
+			h(c.Context())
+			return nil
+		})
+	}
+
+	v1 := app.Group("/api/v1", s.authenticate)
+	v1.Get("/openapi.json", serveOpenAPI)
+
+	v1.Post("/groups", s.createGroup)
+	v1.Get("/groups", s.listGroups)
+	v1.Get("/groups/:id", s.getGroup)
+	v1.Put("/groups/:id", s.updateGroup)
+	v1.Delete("/groups/:id", s.deleteGroup)
+
+	v1.Post("/jobs", s.createJob)
+	v1.Get("/jobs", s.listJobs)
+	v1.Get("/jobs/:id", s.getJob)
+	v1.Put("/jobs/:id", s.updateJob)
+	v1.Delete("/jobs/:id", s.deleteJob)
+	v1.Post("/jobs/:id/start", s.startJob)
+	v1.Post("/jobs/:id/stop", s.stopJob)
+	v1.Post("/jobs/:id/trigger", s.triggerJob)
+	v1.Get("/jobs/:id/next-fires", s.jobNextFires)
+	v1.Post("/next-fires", s.previewSchedule)
+
+	v1.Get("/runs", s.listRuns)
+	v1.Get("/runs/:id", s.getRun)
+	v1.Get("/runs/:id/log", s.runLog)
+	v1.Post("/runs/:id/kill", s.killRun)
+	return app
+}
+
+// requestScope gives each request an id, a deadline, an access log line and
+// metrics.
+func (s *server) requestScope(c *fiber.Ctx) error {
+	start := time.Now()
+	id := c.Get("X-Request-Id")
+	if !validRequestID(id) {
+		id = newRequestID()
+	}
+	c.Set("X-Request-Id", id)
+	c.Locals(localRequestID, id)
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.timeout)
+	defer cancel()
+	c.SetUserContext(ctx)
+
+	err := c.Next()
+	if err != nil {
+		// Write the error response now so the status below is the final one.
+		if herr := s.errorHandler(c, err); herr != nil {
+			_ = c.SendStatus(fiber.StatusInternalServerError)
+		}
+	}
+	status := c.Response().StatusCode()
+	took := time.Since(start)
+	route := c.Route().Path
+	if s.metrics != nil {
+		s.metrics.observe(c.Method(), route, status, took)
+	}
+	s.log.WithFields(logrus.Fields{
+		"request_id":  id,
+		"method":      c.Method(),
+		"path":        c.Path(),
+		"status":      status,
+		"duration_ms": took.Milliseconds(),
+	}).Debug("request")
+	return nil
+}
+
+func (s *server) readyz(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), readyTimeout)
+	defer cancel()
+	if err := s.ready(ctx); err != nil {
+		return &apiError{Status: fiber.StatusServiceUnavailable, Code: "unavailable", Message: "not ready: " + err.Error()}
+	}
+	return c.JSON(fiber.Map{"status": "ready"})
+}
+
+const localRequestID = "request_id"
+
+func newRequestID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// validRequestID accepts a caller's X-Request-Id when it is short and plain.
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// httpMetrics count API requests.
+type httpMetrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
+	m := &httpMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ringjob_api_requests_total", Help: "HTTP requests served by the admin API, by method, route and status code.",
+		}, []string{"method", "route", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "ringjob_api_request_duration_seconds", Help: "Time to serve an admin API request, by method and route.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"method", "route"}),
+	}
+	m.requests = registerOrExisting(reg, m.requests)
+	m.duration = registerOrExisting(reg, m.duration)
+	return m
+}
+
+// registerOrExisting registers c, or returns the collector registered under
+// the same name (two apps on one registry share their metrics).
+func registerOrExisting[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if err := reg.Register(c); err != nil {
+		if are, ok := err.(prometheus.AlreadyRegisteredError); ok {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+		panic(err)
+	}
+	return c
+}
+
+func (m *httpMetrics) observe(method, route string, status int, took time.Duration) {
+	if route == "" || route == "/" {
+		route = "other" // unmatched paths must not grow the label set
+	}
+	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
+	m.duration.WithLabelValues(method, route).Observe(took.Seconds())
+}

@@ -1,0 +1,40 @@
+// Package api serves Ringjob's REST API (v1) with Fiber. Every handler goes
+// through the service layer (package service); none touches the store.
+//
+// # Routes
+//
+//	GET  /healthz                       the process is up (no auth)
+//	GET  /readyz                        database reachable, migrations applied; 503 with the reason otherwise (no auth)
+//	GET  /metrics                       Prometheus metrics (no auth: do not expose it publicly;
+//	                                    serve it on an internal network or block it at the load balancer)
+//	GET  /api/v1/openapi.json           the OpenAPI 3.0 document (openapi.json, embedded)
+//	POST|GET /api/v1/groups             GET|PUT|DELETE /api/v1/groups/{id}
+//	POST|GET /api/v1/jobs               GET|PUT|DELETE /api/v1/jobs/{id}
+//	POST /api/v1/jobs/{id}/start|stop|trigger
+//	GET  /api/v1/jobs/{id}/next-fires?n=5
+//	POST /api/v1/next-fires             preview an unsaved schedule
+//	GET  /api/v1/runs                   filters job_id, group_id, state, trigger_type, from, to
+//	GET  /api/v1/runs/{id}              GET /api/v1/runs/{id}/log?from_line=1
+//	POST /api/v1/runs/{id}/kill
+//
+// # Conventions
+//
+//   - Every /api/v1 route needs "Authorization: Bearer <token>"; a missing or
+//     wrong token is 401 unauthenticated. Tokens are never logged.
+//   - Bodies are JSON objects with snake_case fields, decoded strictly:
+//     malformed JSON, unknown fields, wrong types and trailing data are 400.
+//     Bodies over Options.BodyLimit (default 1 MiB) are 413.
+//   - Errors are {"error": {"code", "message", "field"}} with codes
+//     invalid_argument (400), unauthenticated (401), not_found (404),
+//     conflict (409), payload_too_large (413), target_error (502),
+//     unavailable (503) and internal (500, only for our own faults, with a
+//     request_id to find the details in the log). Bad input is never a 500.
+//   - Lists take limit (default 50, max 500) and cursor, and answer
+//     {"items": [...], "next_cursor": "..."} ("" on the last page).
+//   - Times are RFC 3339 strings in UTC; unset times are null.
+//   - POST /api/v1/jobs/{id}/trigger honours an Idempotency-Key header: 201
+//     with the new run, or 200 with the run an earlier request with the same
+//     key created.
+//   - Each response carries X-Request-Id (the caller's, when it is plain and
+//     short, or a new one).
+package api

@@ -1,0 +1,116 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/sirupsen/logrus"
+
+	"github.com/ringjob/ringjob/service"
+)
+
+// Error codes in the error envelope.
+const (
+	codeInvalidArgument  = "invalid_argument"
+	codeNotFound         = "not_found"
+	codeConflict         = "conflict"
+	codeUnauthenticated  = "unauthenticated"
+	codePayloadTooLarge  = "payload_too_large"
+	codeMethodNotAllowed = "method_not_allowed"
+	codeTargetError      = "target_error"
+	codeUnavailable      = "unavailable"
+	codeInternal         = "internal"
+)
+
+// apiError is an error with its HTTP status and envelope fields.
+type apiError struct {
+	Status  int
+	Code    string
+	Message string
+	Field   string
+}
+
+func (e *apiError) Error() string { return e.Message }
+
+// errorBody is the JSON error envelope: {"error": {"code", "message", "field"}}.
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	Field     string `json:"field,omitempty"`
+	RequestID string `json:"request_id,omitempty"`
+}
+
+func badRequest(field, format string, args ...any) *apiError {
+	return &apiError{Status: fiber.StatusBadRequest, Code: codeInvalidArgument, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// toAPIError maps an error from a handler, the service or Fiber to its HTTP form.
+func toAPIError(err error) (ae *apiError, internal bool) {
+	var (
+		a   *apiError
+		ve  *service.ValidationError
+		nf  *service.NotFoundError
+		ce  *service.ConflictError
+		te  *service.TargetError
+		fe  *fiber.Error
+		msg = err.Error()
+	)
+	switch {
+	case errors.As(err, &a):
+		return a, a.Status >= 500 && a.Code == codeInternal
+	case errors.As(err, &ve):
+		return &apiError{Status: fiber.StatusBadRequest, Code: codeInvalidArgument, Field: ve.Field, Message: ve.Message}, false
+	case errors.As(err, &nf):
+		return &apiError{Status: fiber.StatusNotFound, Code: codeNotFound, Message: msg}, false
+	case errors.As(err, &ce):
+		return &apiError{Status: fiber.StatusConflict, Code: codeConflict, Field: ce.Field, Message: ce.Message}, false
+	case errors.As(err, &te):
+		return &apiError{Status: fiber.StatusBadGateway, Code: codeTargetError, Message: msg}, false
+	case errors.Is(err, service.ErrUnauthenticated):
+		return &apiError{Status: fiber.StatusUnauthorized, Code: codeUnauthenticated, Message: msg}, false
+	case errors.Is(err, service.ErrNoScheduler):
+		return &apiError{Status: fiber.StatusServiceUnavailable, Code: codeUnavailable, Message: msg}, false
+	case errors.As(err, &fe):
+		switch fe.Code {
+		case fiber.StatusRequestEntityTooLarge:
+			return &apiError{Status: fe.Code, Code: codePayloadTooLarge, Message: "the request body is larger than this server accepts; send less data (job params are limited to 64 KiB)"}, false
+		case fiber.StatusNotFound:
+			return &apiError{Status: fe.Code, Code: codeNotFound, Message: fe.Message + "; the API is described at /api/v1/openapi.json"}, false
+		case fiber.StatusMethodNotAllowed:
+			return &apiError{Status: fe.Code, Code: codeMethodNotAllowed, Message: fe.Message}, false
+		}
+		if fe.Code >= 400 && fe.Code < 500 {
+			return &apiError{Status: fe.Code, Code: codeInvalidArgument, Message: fe.Message}, false
+		}
+	}
+	return &apiError{Status: fiber.StatusInternalServerError, Code: codeInternal,
+		Message: "internal error; the server log has the details under this request id"}, true
+}
+
+// errorHandler writes the envelope. Internal errors are logged with the
+// request id; their details never reach the client.
+func (s *server) errorHandler(c *fiber.Ctx, err error) error {
+	ae, internal := toAPIError(err)
+	rid, _ := c.Locals(localRequestID).(string)
+	if internal {
+		s.log.WithFields(logrus.Fields{"request_id": rid, "method": c.Method(), "path": c.Path()}).WithError(err).Error("request failed")
+	}
+	if ae.Status == fiber.StatusUnauthorized {
+		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="ringjob"`)
+	}
+	msg := ae.Message
+	if ae.Field != "" && !strings.HasPrefix(msg, ae.Field) {
+		msg = ae.Field + ": " + msg // messages read on their own
+	}
+	body := errorBody{Error: errorDetail{Code: ae.Code, Message: msg, Field: ae.Field}}
+	if internal {
+		body.Error.RequestID = rid
+	}
+	return c.Status(ae.Status).JSON(body)
+}

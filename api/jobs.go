@@ -1,0 +1,208 @@
+package api
+
+import (
+	"strconv"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ringjob/ringjob/service"
+)
+
+// jobRequest is the body of POST and PUT /api/v1/jobs[/{id}].
+type jobRequest struct {
+	GroupID       int64  `json:"group_id"`
+	Name          string `json:"name"`
+	Description   string `json:"description"`
+	ScheduleType  string `json:"schedule_type"`
+	ScheduleConf  string `json:"schedule_conf"`
+	TimeZone      string `json:"time_zone"`
+	MisfirePolicy string `json:"misfire_policy"`
+	Handler       string `json:"handler"`
+	Params        string `json:"params"`
+	RouteStrategy string `json:"route_strategy"`
+	BlockStrategy string `json:"block_strategy"`
+	TimeoutSec    int    `json:"timeout_sec"`
+	RetryCount    int    `json:"retry_count"`
+	ShardCount    int    `json:"shard_count"`
+	Enabled       *bool  `json:"enabled"`
+}
+
+func (r jobRequest) spec() service.JobSpec {
+	return service.JobSpec{
+		GroupID: r.GroupID, Name: r.Name, Description: r.Description,
+		ScheduleType: r.ScheduleType, ScheduleConf: r.ScheduleConf, TimeZone: r.TimeZone, MisfirePolicy: r.MisfirePolicy,
+		Handler: r.Handler, Params: r.Params, RouteStrategy: r.RouteStrategy, BlockStrategy: r.BlockStrategy,
+		TimeoutSec: r.TimeoutSec, RetryCount: r.RetryCount, ShardCount: r.ShardCount,
+	}
+}
+
+// triggerRequest is the optional body of POST /api/v1/jobs/{id}/trigger.
+type triggerRequest struct {
+	Params *string `json:"params"`
+}
+
+// previewRequest is the body of POST /api/v1/next-fires.
+type previewRequest struct {
+	ScheduleType string `json:"schedule_type"`
+	ScheduleConf string `json:"schedule_conf"`
+	TimeZone     string `json:"time_zone"`
+	N            int    `json:"n"`
+}
+
+func (s *server) createJob(c *fiber.Ctx) error {
+	var req jobRequest
+	if err := decodeJSON(c, &req, false); err != nil {
+		return err
+	}
+	p := service.JobCreateParams{JobSpec: req.spec()}
+	if req.Enabled != nil {
+		p.Enabled = *req.Enabled
+	}
+	j, err := s.svc.CreateJob(c.UserContext(), p)
+	if err != nil {
+		return err
+	}
+	c.Location("/api/v1/jobs/" + strconv.FormatInt(j.ID, 10))
+	return c.Status(fiber.StatusCreated).JSON(viewJob(j))
+}
+
+func (s *server) listJobs(c *fiber.Ctx) error {
+	limit, err := queryInt(c, "limit")
+	if err != nil {
+		return err
+	}
+	groupID, err := queryID(c, "group_id")
+	if err != nil {
+		return err
+	}
+	enabled, err := queryBool(c, "enabled")
+	if err != nil {
+		return err
+	}
+	p, err := s.svc.ListJobs(c.UserContext(), service.JobListParams{
+		GroupID: groupID, Name: c.Query("name"), Enabled: enabled, Cursor: c.Query("cursor"), Limit: limit,
+	})
+	if err != nil {
+		return err
+	}
+	return c.JSON(viewPage(p, viewJob))
+}
+
+func (s *server) getJob(c *fiber.Ctx) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	j, err := s.svc.GetJob(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(viewJob(j))
+}
+
+func (s *server) updateJob(c *fiber.Ctx) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	var req jobRequest
+	if err := decodeJSON(c, &req, false); err != nil {
+		return err
+	}
+	j, err := s.svc.UpdateJob(c.UserContext(), service.JobUpdateParams{ID: id, JobSpec: req.spec(), Enabled: req.Enabled})
+	if err != nil {
+		return err
+	}
+	return c.JSON(viewJob(j))
+}
+
+func (s *server) deleteJob(c *fiber.Ctx) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	if err := s.svc.DeleteJob(c.UserContext(), id); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (s *server) startJob(c *fiber.Ctx) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	j, err := s.svc.StartJob(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(viewJob(j))
+}
+
+func (s *server) stopJob(c *fiber.Ctx) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	j, err := s.svc.StopJob(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(viewJob(j))
+}
+
+func (s *server) triggerJob(c *fiber.Ctx) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	var req triggerRequest
+	if err := decodeJSON(c, &req, true); err != nil {
+		return err
+	}
+	run, created, err := s.svc.TriggerJob(c.UserContext(), service.TriggerParams{
+		JobID: id, Params: req.Params, IdempotencyKey: c.Get("Idempotency-Key"),
+	})
+	if err != nil {
+		return err
+	}
+	status := fiber.StatusOK
+	if created {
+		status = fiber.StatusCreated
+	}
+	c.Location("/api/v1/runs/" + strconv.FormatInt(run.ID, 10))
+	return c.Status(status).JSON(viewRun(run))
+}
+
+func (s *server) jobNextFires(c *fiber.Ctx) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	n, err := queryInt(c, "n")
+	if err != nil {
+		return err
+	}
+	if c.Query("n") != "" && n == 0 {
+		return badRequest("n", "must be 1..%d, got 0", service.MaxPreviewN)
+	}
+	nf, err := s.svc.JobNextFires(c.UserContext(), id, n)
+	if err != nil {
+		return err
+	}
+	return c.JSON(viewNextFires(nf))
+}
+
+func (s *server) previewSchedule(c *fiber.Ctx) error {
+	var req previewRequest
+	if err := decodeJSON(c, &req, false); err != nil {
+		return err
+	}
+	nf, err := s.svc.PreviewSchedule(c.UserContext(), service.PreviewParams{
+		ScheduleType: req.ScheduleType, ScheduleConf: req.ScheduleConf, TimeZone: req.TimeZone, N: req.N,
+	})
+	if err != nil {
+		return err
+	}
+	return c.JSON(viewNextFires(nf))
+}

@@ -1,0 +1,81 @@
+package api
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ringjob/ringjob/service"
+)
+
+func (s *server) listRuns(c *fiber.Ctx) error {
+	var p service.RunListParams
+	var err error
+	if p.Limit, err = queryInt(c, "limit"); err != nil {
+		return err
+	}
+	if p.JobID, err = queryID(c, "job_id"); err != nil {
+		return err
+	}
+	if p.GroupID, err = queryID(c, "group_id"); err != nil {
+		return err
+	}
+	if p.From, err = queryTime(c, "from"); err != nil {
+		return err
+	}
+	if p.To, err = queryTime(c, "to"); err != nil {
+		return err
+	}
+	p.States = queryList(c, "state")
+	p.TriggerType = c.Query("trigger_type")
+	p.Cursor = c.Query("cursor")
+	page, err := s.svc.ListRuns(c.UserContext(), p)
+	if err != nil {
+		return err
+	}
+	return c.JSON(viewPage(page, viewRun))
+}
+
+func (s *server) getRun(c *fiber.Ctx) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	r, err := s.svc.GetRun(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(viewRun(r))
+}
+
+func (s *server) runLog(c *fiber.Ctx) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	from := 1
+	if c.Query("from_line") != "" {
+		if from, err = queryInt(c, "from_line"); err != nil {
+			return err
+		}
+	}
+	chunk, err := s.svc.RunLog(c.UserContext(), id, from)
+	if err != nil {
+		return err
+	}
+	return c.JSON(chunk)
+}
+
+func (s *server) killRun(c *fiber.Ctx) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	r, err := s.svc.KillRun(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	status := fiber.StatusAccepted // the target reports the outcome later
+	if service.IsFinal(r.State) {
+		status = fiber.StatusOK
+	}
+	return c.Status(status).JSON(viewRun(r))
+}

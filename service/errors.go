@@ -1,0 +1,95 @@
+package service
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ringjob/ringjob/store"
+)
+
+// ValidationError reports input the service refuses. Field names the input
+// field at fault in its API spelling ("schedule_conf", "members[1]",
+// "Idempotency-Key"); Message says what was wrong and how to fix it. The REST
+// API answers it with 400 invalid_argument.
+type ValidationError struct {
+	Field   string
+	Message string
+}
+
+// Error returns "field: message", or the message alone when it already
+// starts with the field's name.
+func (e *ValidationError) Error() string {
+	if e.Field == "" || strings.HasPrefix(e.Message, e.Field) {
+		return e.Message
+	}
+	return e.Field + ": " + e.Message
+}
+
+func invalid(field, format string, args ...any) *ValidationError {
+	return &ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// NotFoundError reports that a resource asked for by id does not exist. It
+// matches store.ErrNotFound with errors.Is. The REST API answers it with 404.
+type NotFoundError struct {
+	Resource string // "group", "job", "run"
+	ID       int64
+}
+
+// Error says which resource is missing.
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("%s %d does not exist", e.Resource, e.ID)
+}
+
+// Is makes errors.Is(err, store.ErrNotFound) true.
+func (e *NotFoundError) Is(target error) bool { return target == store.ErrNotFound }
+
+// ConflictError reports a request that is valid but clashes with the current
+// state (a taken app name, a group that still has jobs, a run that already
+// finished). It matches store.ErrConflict. The REST API answers it with 409.
+type ConflictError struct {
+	Field   string // the input field at fault, if one is
+	Message string
+}
+
+// Error returns the message.
+func (e *ConflictError) Error() string { return e.Message }
+
+// Is makes errors.Is(err, store.ErrConflict) true.
+func (e *ConflictError) Is(target error) bool { return target == store.ErrConflict }
+
+// TargetError reports that a run's target driver could not do what was asked
+// (kill a run, read its log): the target is unreachable or refused. The REST
+// API answers it with 502.
+type TargetError struct {
+	Target string
+	Op     string // "kill", "read log"
+	Err    error
+}
+
+// Error names the target and the operation.
+func (e *TargetError) Error() string {
+	return fmt.Sprintf("%s on target %s failed: %v", e.Op, e.Target, e.Err)
+}
+
+// Unwrap returns the driver's error.
+func (e *TargetError) Unwrap() error { return e.Err }
+
+// ErrUnauthenticated is returned by Authenticate for a missing or unknown
+// token. The REST API answers it with 401.
+var ErrUnauthenticated = errors.New("the API token is missing or not valid")
+
+// ErrNoScheduler is returned by operations that need a running scheduler
+// (trigger) when the service was built without one. The REST API answers it
+// with 503.
+var ErrNoScheduler = errors.New("this server runs without a scheduler, so it cannot trigger jobs")
+
+// notFoundOr turns a store.ErrNotFound into a *NotFoundError and wraps other
+// errors with what was being done.
+func notFoundOr(err error, resource string, id int64, doing string) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return &NotFoundError{Resource: resource, ID: id}
+	}
+	return fmt.Errorf("%s: %w", doing, err)
+}

@@ -1,0 +1,192 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+
+	"github.com/ringjob/ringjob/store"
+	"github.com/ringjob/ringjob/targets"
+)
+
+// Group limits.
+const (
+	MinAppNameLen  = 4
+	MaxAppNameLen  = 64
+	MaxGroupTitle  = 128
+	MaxGroupMember = 1000 // members per group
+	MaxTargetLen   = 512  // characters of one target URI
+)
+
+var appNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+
+// GroupCreateParams are the fields of a new group.
+type GroupCreateParams struct {
+	// AppName identifies the group (XXL-JOB's appname): 4..64 characters,
+	// lowercase letters, digits and '-', starting with a letter; unique; fixed
+	// once created.
+	AppName string
+	// Title is a display name, at most 128 characters.
+	Title string
+	// Members are static target URIs (local://NAME, http://host:port/,
+	// lambda://REGION/FUNCTION ...), each checked with the target drivers.
+	Members []string
+}
+
+// GroupUpdateParams replace a group's editable fields. The app name cannot
+// change.
+type GroupUpdateParams struct {
+	ID int64
+	// AppName is optional: "" or the group's current app name. Any other value
+	// is refused, because the app name is fixed once the group exists.
+	AppName string
+	Title   string
+	Members []string
+}
+
+// CreateGroup validates and creates a group. A taken app name is a
+// *ConflictError.
+func (s *Service) CreateGroup(ctx context.Context, p GroupCreateParams) (store.Group, error) {
+	if err := s.checkAppName(p.AppName); err != nil {
+		return store.Group{}, err
+	}
+	if err := checkText("title", p.Title, 0, MaxGroupTitle, false); err != nil {
+		return store.Group{}, err
+	}
+	members, err := s.checkMembers(p.Members)
+	if err != nil {
+		return store.Group{}, err
+	}
+	g, err := s.st.GroupCreate(ctx, store.GroupCreateParams{AppName: p.AppName, Title: p.Title, Members: members, NowMs: s.nowMs()})
+	if errors.Is(err, store.ErrConflict) {
+		return store.Group{}, &ConflictError{Field: "app_name",
+			Message: fmt.Sprintf("a group with app_name %q exists already; pick another app_name or update that group", p.AppName)}
+	}
+	if err != nil {
+		return store.Group{}, fmt.Errorf("create group %q: %w", p.AppName, err)
+	}
+	return g, nil
+}
+
+// GetGroup reads a group.
+func (s *Service) GetGroup(ctx context.Context, id int64) (store.Group, error) {
+	g, err := s.st.GroupGet(ctx, id)
+	if err != nil {
+		return store.Group{}, notFoundOr(err, "group", id, fmt.Sprintf("read group %d", id))
+	}
+	return g, nil
+}
+
+// GroupListParams page through groups (by id).
+type GroupListParams struct {
+	Cursor string
+	Limit  int // 0 = DefaultPageLimit; at most MaxPageLimit
+}
+
+// ListGroups lists groups by id.
+func (s *Service) ListGroups(ctx context.Context, p GroupListParams) (Page[store.Group], error) {
+	limit, err := pageLimit(p.Limit)
+	if err != nil {
+		return Page[store.Group]{}, err
+	}
+	after, err := decodeCursor("g", p.Cursor)
+	if err != nil {
+		return Page[store.Group]{}, err
+	}
+	gs, err := s.st.GroupListPage(ctx, store.GroupListPageParams{AfterID: after, Limit: limit + 1})
+	if err != nil {
+		return Page[store.Group]{}, fmt.Errorf("list groups: %w", err)
+	}
+	return paginate(gs, limit, "g", func(g store.Group) int64 { return g.ID }), nil
+}
+
+// UpdateGroup replaces a group's title and members.
+func (s *Service) UpdateGroup(ctx context.Context, p GroupUpdateParams) (store.Group, error) {
+	if err := checkID("id", p.ID); err != nil {
+		return store.Group{}, err
+	}
+	if err := checkText("title", p.Title, 0, MaxGroupTitle, false); err != nil {
+		return store.Group{}, err
+	}
+	members, err := s.checkMembers(p.Members)
+	if err != nil {
+		return store.Group{}, err
+	}
+	if p.AppName != "" {
+		cur, err := s.GetGroup(ctx, p.ID)
+		if err != nil {
+			return store.Group{}, err
+		}
+		if p.AppName != cur.AppName {
+			return store.Group{}, invalid("app_name", "cannot be changed (it is %q); leave it out, or create a new group with the new app_name and move the jobs", cur.AppName)
+		}
+	}
+	g, err := s.st.GroupUpdate(ctx, store.GroupUpdateParams{ID: p.ID, Title: p.Title, Members: members, NowMs: s.nowMs()})
+	if err != nil {
+		return store.Group{}, notFoundOr(err, "group", p.ID, fmt.Sprintf("update group %d", p.ID))
+	}
+	return g, nil
+}
+
+// DeleteGroup deletes a group that has no jobs; one that has is a
+// *ConflictError.
+func (s *Service) DeleteGroup(ctx context.Context, id int64) error {
+	err := s.st.GroupDelete(ctx, id)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrConflict):
+		return &ConflictError{Message: fmt.Sprintf("group %d still has jobs; delete them or move them to another group first", id)}
+	default:
+		return notFoundOr(err, "group", id, fmt.Sprintf("delete group %d", id))
+	}
+}
+
+func (s *Service) checkAppName(name string) error {
+	n := len(name)
+	switch {
+	case n == 0:
+		return invalid("app_name", "is required: %d..%d lowercase letters, digits and '-', starting with a letter (e.g. \"billing-jobs\")", MinAppNameLen, MaxAppNameLen)
+	case n < MinAppNameLen || n > MaxAppNameLen:
+		return invalid("app_name", "must be %d..%d characters, got %d", MinAppNameLen, MaxAppNameLen, n)
+	case !appNameRE.MatchString(name):
+		return invalid("app_name", "%q: use lowercase letters, digits and '-', starting with a letter (e.g. \"billing-jobs\")", name)
+	}
+	return nil
+}
+
+// checkMembers validates each target with its driver; the field names the
+// member's index. Duplicates are refused.
+func (s *Service) checkMembers(members []string) ([]string, error) {
+	if len(members) > MaxGroupMember {
+		return nil, invalid("members", "has %d targets, more than the limit of %d", len(members), MaxGroupMember)
+	}
+	seen := make(map[string]int, len(members))
+	out := make([]string, 0, len(members))
+	for i, m := range members {
+		field := fmt.Sprintf("members[%d]", i)
+		if err := checkText(field, m, 1, MaxTargetLen, false); err != nil {
+			return nil, err
+		}
+		if j, dup := seen[m]; dup {
+			return nil, invalid(field, "%q repeats members[%d]; list each target once", m, j)
+		}
+		seen[m] = i
+		if err := s.drivers.Validate(m); err != nil {
+			if errors.Is(err, targets.ErrUnknownScheme) {
+				return nil, invalid(field, "%v; use a target of a registered scheme", err)
+			}
+			return nil, invalid(field, "%v", err)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func checkID(field string, id int64) error {
+	if id <= 0 {
+		return invalid(field, "must be a positive id, got %d", id)
+	}
+	return nil
+}

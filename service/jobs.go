@@ -1,0 +1,289 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ringjob/ringjob/schedule"
+	"github.com/ringjob/ringjob/scheduler"
+	"github.com/ringjob/ringjob/store"
+)
+
+// JobCreateParams create a job. Enabled starts it at once (its first fire is
+// computed from the schedule).
+type JobCreateParams struct {
+	JobSpec
+	Enabled bool
+}
+
+// JobUpdateParams replace a job's editable fields (fields left empty take
+// their defaults, as on create). Enabled nil keeps the job started or
+// stopped; true or false starts or stops it.
+type JobUpdateParams struct {
+	ID int64
+	JobSpec
+	Enabled *bool
+}
+
+// JobListParams filter and page a job listing (by id).
+type JobListParams struct {
+	GroupID int64  // 0 = all groups
+	Name    string // substring of the name; "" = all
+	Enabled *bool  // nil = both
+	Cursor  string
+	Limit   int // 0 = DefaultPageLimit; at most MaxPageLimit
+}
+
+// TriggerParams ask for one run of a job now.
+type TriggerParams struct {
+	JobID int64
+	// Params override the job's params for this run; nil uses the job's.
+	Params *string
+	// IdempotencyKey (1..128 printable ASCII characters, optional): a key the
+	// job has seen before returns the earlier run instead of a new one.
+	IdempotencyKey string
+}
+
+// PreviewParams describe a schedule to preview, saved or not.
+type PreviewParams struct {
+	ScheduleType string
+	ScheduleConf string
+	TimeZone     string // "" = UTC
+	N            int    // 1..100; 0 = 5
+}
+
+// NextFires are the upcoming fire times of a schedule.
+type NextFires struct {
+	TimeZone string      // the schedule's zone (IANA name)
+	Times    []time.Time // in that zone; empty when the schedule never fires again
+}
+
+// CreateJob validates and creates a job, started when p.Enabled.
+func (s *Service) CreateJob(ctx context.Context, p JobCreateParams) (store.Job, error) {
+	f, sched, err := s.checkJob(ctx, p.JobSpec)
+	if err != nil {
+		return store.Job{}, err
+	}
+	now := s.clock.Now()
+	var next int64
+	if p.Enabled {
+		if next, err = firstFire(f.ScheduleType, sched, now); err != nil {
+			return store.Job{}, err
+		}
+	}
+	j, err := s.st.JobCreate(ctx, store.JobCreateParams{JobFields: f, Enabled: p.Enabled, NextFireMs: next, NowMs: now.UnixMilli()})
+	if err != nil {
+		return store.Job{}, fmt.Errorf("create job %q: %w", f.Name, err)
+	}
+	return j, nil
+}
+
+// GetJob reads a job.
+func (s *Service) GetJob(ctx context.Context, id int64) (store.Job, error) {
+	j, err := s.st.JobGet(ctx, id)
+	if err != nil {
+		return store.Job{}, notFoundOr(err, "job", id, fmt.Sprintf("read job %d", id))
+	}
+	return j, nil
+}
+
+// ListJobs lists jobs by id.
+func (s *Service) ListJobs(ctx context.Context, p JobListParams) (Page[store.Job], error) {
+	limit, err := pageLimit(p.Limit)
+	if err != nil {
+		return Page[store.Job]{}, err
+	}
+	after, err := decodeCursor("j", p.Cursor)
+	if err != nil {
+		return Page[store.Job]{}, err
+	}
+	if p.GroupID < 0 {
+		return Page[store.Job]{}, invalid("group_id", "must be a positive id, got %d", p.GroupID)
+	}
+	if err := checkText("name", p.Name, 0, maxNameFilterChars, false); err != nil {
+		return Page[store.Job]{}, err
+	}
+	js, err := s.st.JobList(ctx, store.JobListParams{GroupID: p.GroupID, Name: p.Name, Enabled: p.Enabled, AfterID: after, Limit: limit + 1})
+	if err != nil {
+		return Page[store.Job]{}, fmt.Errorf("list jobs: %w", err)
+	}
+	return paginate(js, limit, "j", func(j store.Job) int64 { return j.ID }), nil
+}
+
+// UpdateJob replaces a job's editable fields. A started job whose schedule
+// changes gets a new next fire time; one whose schedule is unchanged keeps it.
+func (s *Service) UpdateJob(ctx context.Context, p JobUpdateParams) (store.Job, error) {
+	cur, err := s.GetJob(ctx, p.ID)
+	if err != nil {
+		return store.Job{}, err
+	}
+	f, sched, err := s.checkJob(ctx, p.JobSpec)
+	if err != nil {
+		return store.Job{}, err
+	}
+	enabled := cur.Enabled
+	if p.Enabled != nil {
+		enabled = *p.Enabled
+	}
+	schedChanged := f.ScheduleType != cur.ScheduleType || f.ScheduleConf != cur.ScheduleConf || f.TimeZone != cur.TimeZone
+	now := s.clock.Now()
+	var j store.Job
+	switch {
+	case enabled && (schedChanged || !cur.Enabled):
+		next, ferr := firstFire(f.ScheduleType, sched, now)
+		if ferr != nil {
+			var ve *ValidationError
+			if cur.Enabled && p.Enabled == nil && errors.As(ferr, &ve) {
+				ve.Message += "; or stop the job first"
+			}
+			return store.Job{}, ferr
+		}
+		j, err = s.st.JobUpdate(ctx, store.JobUpdateParams{ID: p.ID, JobFields: f, Enabled: true, NextFireMs: next, NowMs: now.UnixMilli()})
+	case !enabled && cur.Enabled:
+		j, err = s.st.JobUpdate(ctx, store.JobUpdateParams{ID: p.ID, JobFields: f, Enabled: false, NowMs: now.UnixMilli()})
+	default:
+		// Same scheduling state: leave next_fire_ms to the scheduler.
+		j, err = s.st.JobUpdateFields(ctx, store.JobUpdateFieldsParams{ID: p.ID, JobFields: f, NowMs: now.UnixMilli()})
+	}
+	if err != nil {
+		return store.Job{}, notFoundOr(err, "job", p.ID, fmt.Sprintf("update job %d", p.ID))
+	}
+	return j, nil
+}
+
+// DeleteJob deletes a job and its run history.
+func (s *Service) DeleteJob(ctx context.Context, id int64) error {
+	if err := s.st.JobDelete(ctx, id); err != nil {
+		return notFoundOr(err, "job", id, fmt.Sprintf("delete job %d", id))
+	}
+	return nil
+}
+
+// StartJob enables a job; its next fire is the schedule's first fire after
+// now. A job with schedule_type none cannot start, nor one whose schedule
+// never fires again. Starting a started job changes nothing.
+func (s *Service) StartJob(ctx context.Context, id int64) (store.Job, error) {
+	j, err := s.GetJob(ctx, id)
+	if err != nil {
+		return store.Job{}, err
+	}
+	if j.Enabled && j.NextFireMs != 0 {
+		return j, nil
+	}
+	sched, err := parseSchedule(j.ScheduleType, j.ScheduleConf, j.TimeZone)
+	if err != nil {
+		return store.Job{}, err
+	}
+	now := s.clock.Now()
+	next, err := firstFire(j.ScheduleType, sched, now)
+	if err != nil {
+		return store.Job{}, err
+	}
+	if err := s.st.JobSetEnabled(ctx, store.JobSetEnabledParams{ID: id, Enabled: true, NextFireMs: next, NowMs: now.UnixMilli()}); err != nil {
+		return store.Job{}, notFoundOr(err, "job", id, fmt.Sprintf("start job %d", id))
+	}
+	return s.GetJob(ctx, id)
+}
+
+// StopJob disables a job; runs already scheduled or running are not touched
+// (kill them one by one). Stopping a stopped job changes nothing.
+func (s *Service) StopJob(ctx context.Context, id int64) (store.Job, error) {
+	j, err := s.GetJob(ctx, id)
+	if err != nil {
+		return store.Job{}, err
+	}
+	if !j.Enabled {
+		return j, nil
+	}
+	if err := s.st.JobSetEnabled(ctx, store.JobSetEnabledParams{ID: id, Enabled: false, NowMs: s.nowMs()}); err != nil {
+		return store.Job{}, notFoundOr(err, "job", id, fmt.Sprintf("stop job %d", id))
+	}
+	return s.GetJob(ctx, id)
+}
+
+// TriggerJob runs a job once now, whether it is started or not. created is
+// false when the idempotency key was seen before and run is the earlier run.
+func (s *Service) TriggerJob(ctx context.Context, p TriggerParams) (run store.Run, created bool, err error) {
+	if p.Params != nil {
+		if err := checkBytes("params", *p.Params, MaxParamsBytes); err != nil {
+			return store.Run{}, false, err
+		}
+	}
+	if err := checkIdempotencyKey(p.IdempotencyKey); err != nil {
+		return store.Run{}, false, err
+	}
+	if _, err := s.GetJob(ctx, p.JobID); err != nil {
+		return store.Run{}, false, err
+	}
+	if s.trig == nil {
+		return store.Run{}, false, ErrNoScheduler
+	}
+	run, created, err = s.trig.Trigger(ctx, scheduler.TriggerParams{JobID: p.JobID, Params: p.Params, IdempotencyKey: p.IdempotencyKey})
+	if err != nil {
+		return store.Run{}, false, notFoundOr(err, "job", p.JobID, fmt.Sprintf("trigger job %d", p.JobID))
+	}
+	return run, created, nil
+}
+
+func checkIdempotencyKey(k string) error {
+	if k == "" {
+		return nil
+	}
+	if len(k) > MaxIdempotencyKey {
+		return invalid("Idempotency-Key", "is %d characters, more than %d; use a UUID or a similar short unique string", len(k), MaxIdempotencyKey)
+	}
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c < 0x21 || c > 0x7e {
+			return invalid("Idempotency-Key", "must be printable ASCII without spaces (a UUID, for example)")
+		}
+	}
+	return nil
+}
+
+// JobNextFires previews the next n fire times of a saved job's schedule
+// after now (whether the job is started or not).
+func (s *Service) JobNextFires(ctx context.Context, id int64, n int) (NextFires, error) {
+	j, err := s.GetJob(ctx, id)
+	if err != nil {
+		return NextFires{}, err
+	}
+	return s.PreviewSchedule(ctx, PreviewParams{ScheduleType: j.ScheduleType, ScheduleConf: j.ScheduleConf, TimeZone: j.TimeZone, N: n})
+}
+
+// PreviewSchedule previews the next n fire times of a schedule after now,
+// without saving anything. Errors name the field at fault.
+func (s *Service) PreviewSchedule(_ context.Context, p PreviewParams) (NextFires, error) {
+	n := p.N
+	if n == 0 {
+		n = DefaultPreviewN
+	}
+	if n < 1 || n > MaxPreviewN {
+		return NextFires{}, invalid("n", "must be 1..%d, got %d", MaxPreviewN, p.N)
+	}
+	kind := p.ScheduleType
+	if kind == "" {
+		return NextFires{}, invalid("schedule_type", "is required: one of none, cron, fixed_rate, at")
+	}
+	tz := p.TimeZone
+	if tz == "" {
+		tz = DefaultTimeZone
+	}
+	sched, err := parseSchedule(kind, p.ScheduleConf, tz)
+	if err != nil {
+		return NextFires{}, err
+	}
+	loc, err := schedule.LoadZone(tz)
+	if err != nil { // parsed above, so this does not happen
+		return NextFires{}, invalid("time_zone", "%v", err)
+	}
+	times := schedule.Preview(sched, s.clock.Now(), n)
+	for i := range times {
+		times[i] = times[i].In(loc)
+	}
+	if times == nil {
+		times = []time.Time{}
+	}
+	return NextFires{TimeZone: tz, Times: times}, nil
+}

@@ -1,0 +1,200 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ringjob/ringjob/schedule"
+	"github.com/ringjob/ringjob/store"
+)
+
+// Job limits and defaults.
+const (
+	MaxJobName         = 255       // characters
+	MaxJobDescription  = 64 * 1024 // bytes
+	MaxHandler         = 255       // characters
+	MaxParamsBytes     = 64 * 1024 // bytes, job params and trigger overrides
+	MaxScheduleConf    = 255       // characters
+	MaxTimeZone        = 64        // characters
+	MaxTimeoutSec      = 86400
+	MaxRetryCount      = 10
+	MaxShardCount      = 1000
+	DefaultTimeZone    = "UTC"
+	DefaultRoute       = RouteFirst
+	DefaultBlock       = BlockSerial
+	DefaultMisfire     = store.MisfireDoNothing
+	DefaultShardCount  = 1
+	MaxIdempotencyKey  = 128
+	DefaultPreviewN    = 5
+	MaxPreviewN        = 100
+	maxNameFilterChars = 255
+)
+
+// Route strategies. Only RouteFirst is implemented so far.
+const RouteFirst = "first"
+
+// routesLater are XXL-JOB's other strategies, accepted once routing lands.
+var routesLater = []string{"last", "round", "random", "consistent_hash", "lfu", "lru", "failover", "busyover", "sharding"}
+
+// Block strategies (what an executor does when a run arrives while the job
+// still runs there).
+const (
+	BlockSerial       = "SERIAL_EXECUTION"
+	BlockDiscardLater = "DISCARD_LATER"
+	BlockCoverEarly   = "COVER_EARLY"
+)
+
+// errNoneDisablesStart is XXL-JOB's rule, in its words.
+const noneDisablesStart = "schedule type none disables start: a job with schedule_type none runs only when triggered; give it a cron, fixed_rate or at schedule to start it"
+
+// JobSpec are the editable fields of a job. Empty strings and zero numbers
+// take the defaults named on each field.
+type JobSpec struct {
+	GroupID       int64  // required; the group must exist
+	Name          string // 1..255 characters
+	Description   string // at most 64 KiB
+	ScheduleType  string // none (default), cron, fixed_rate, at
+	ScheduleConf  string // cron "sec min hour dom month dow", seconds for fixed_rate, RFC 3339 or local time for at
+	TimeZone      string // IANA name; default UTC
+	MisfirePolicy string // do_nothing (default) or fire_once_now
+	Handler       string // handler name on HTTP executors and functions; at most 255 characters
+	Params        string // passed to every run; at most 64 KiB
+	RouteStrategy string // first (default; the only one so far)
+	BlockStrategy string // SERIAL_EXECUTION (default), DISCARD_LATER, COVER_EARLY
+	TimeoutSec    int    // 0..86400; 0 = no timeout
+	RetryCount    int    // 0..10
+	ShardCount    int    // 1..1000; 0 takes the default 1
+}
+
+// checkJob applies defaults, validates every field (each error names it) and
+// returns the store fields and the compiled schedule.
+func (s *Service) checkJob(ctx context.Context, j JobSpec) (store.JobFields, schedule.Schedule, error) {
+	f := store.JobFields{
+		GroupID:       j.GroupID,
+		Name:          j.Name,
+		Description:   j.Description,
+		ScheduleType:  strings.ToLower(strings.TrimSpace(j.ScheduleType)),
+		ScheduleConf:  strings.TrimSpace(j.ScheduleConf),
+		TimeZone:      strings.TrimSpace(j.TimeZone),
+		MisfirePolicy: strings.ToLower(strings.TrimSpace(j.MisfirePolicy)),
+		Handler:       j.Handler,
+		Params:        j.Params,
+		RouteStrategy: strings.ToLower(strings.TrimSpace(j.RouteStrategy)),
+		BlockStrategy: strings.ToUpper(strings.TrimSpace(j.BlockStrategy)),
+		TimeoutSec:    j.TimeoutSec,
+		RetryCount:    j.RetryCount,
+		ShardCount:    j.ShardCount,
+	}
+	if f.ScheduleType == "" {
+		f.ScheduleType = string(schedule.KindNone)
+	}
+	if f.TimeZone == "" {
+		f.TimeZone = DefaultTimeZone
+	}
+	if f.MisfirePolicy == "" {
+		f.MisfirePolicy = DefaultMisfire
+	}
+	if f.RouteStrategy == "" {
+		f.RouteStrategy = DefaultRoute
+	}
+	if f.BlockStrategy == "" {
+		f.BlockStrategy = DefaultBlock
+	}
+	if f.ShardCount == 0 {
+		f.ShardCount = DefaultShardCount
+	}
+
+	if err := checkText("name", f.Name, 1, MaxJobName, false); err != nil {
+		return f, nil, err
+	}
+	if f.GroupID == 0 {
+		return f, nil, invalid("group_id", "is required: the id of the group (target pool) the job runs on; list groups with GET /api/v1/groups")
+	}
+	if err := checkID("group_id", f.GroupID); err != nil {
+		return f, nil, err
+	}
+	sched, err := parseSchedule(f.ScheduleType, f.ScheduleConf, f.TimeZone)
+	if err != nil {
+		return f, nil, err
+	}
+	switch f.MisfirePolicy {
+	case store.MisfireDoNothing, store.MisfireFireOnceNow:
+	default:
+		return f, nil, invalid("misfire_policy", "%q is unknown; use do_nothing (skip missed fires) or fire_once_now (run once at once)", j.MisfirePolicy)
+	}
+	if f.RouteStrategy != RouteFirst {
+		for _, later := range routesLater {
+			if f.RouteStrategy == later {
+				return f, nil, invalid("route_strategy", "%q is not available yet: only \"first\" is implemented; the other XXL-JOB strategies (%s) come with routing",
+					j.RouteStrategy, strings.Join(routesLater, ", "))
+			}
+		}
+		return f, nil, invalid("route_strategy", "%q is unknown; use \"first\" (the other XXL-JOB strategies come with routing)", j.RouteStrategy)
+	}
+	switch f.BlockStrategy {
+	case BlockSerial, BlockDiscardLater, BlockCoverEarly:
+	default:
+		return f, nil, invalid("block_strategy", "%q is unknown; use SERIAL_EXECUTION, DISCARD_LATER or COVER_EARLY", j.BlockStrategy)
+	}
+	if f.TimeoutSec < 0 || f.TimeoutSec > MaxTimeoutSec {
+		return f, nil, invalid("timeout_sec", "must be 0..%d seconds (0 = no timeout), got %d", MaxTimeoutSec, f.TimeoutSec)
+	}
+	if f.RetryCount < 0 || f.RetryCount > MaxRetryCount {
+		return f, nil, invalid("retry_count", "must be 0..%d, got %d", MaxRetryCount, f.RetryCount)
+	}
+	if f.ShardCount < 1 || f.ShardCount > MaxShardCount {
+		return f, nil, invalid("shard_count", "must be 1..%d, got %d", MaxShardCount, f.ShardCount)
+	}
+	if err := checkText("handler", f.Handler, 0, MaxHandler, false); err != nil {
+		return f, nil, err
+	}
+	if err := checkBytes("params", f.Params, MaxParamsBytes); err != nil {
+		return f, nil, err
+	}
+	if err := checkBytes("description", f.Description, MaxJobDescription); err != nil {
+		return f, nil, err
+	}
+	if _, err := s.st.GroupGet(ctx, f.GroupID); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return f, nil, invalid("group_id", "group %d does not exist; create it first (POST /api/v1/groups) or pick one from GET /api/v1/groups", f.GroupID)
+		}
+		return f, nil, fmt.Errorf("check group %d: %w", f.GroupID, err)
+	}
+	return f, sched, nil
+}
+
+// parseSchedule compiles a schedule; errors name the field at fault.
+func parseSchedule(kind, conf, tz string) (schedule.Schedule, error) {
+	if err := checkText("schedule_conf", conf, 0, MaxScheduleConf, false); err != nil {
+		return nil, err
+	}
+	if err := checkText("time_zone", tz, 0, MaxTimeZone, false); err != nil {
+		return nil, err
+	}
+	sched, err := schedule.Parse(schedule.Kind(kind), conf, tz)
+	if err != nil {
+		var pe *schedule.ParseError
+		if errors.As(err, &pe) {
+			return nil, &ValidationError{Field: pe.Field, Message: pe.Msg}
+		}
+		return nil, invalid("schedule_conf", "%v", err)
+	}
+	return sched, nil
+}
+
+// firstFire is the next fire time of a job being started, or a
+// *ValidationError when the job cannot start.
+func firstFire(kind string, sched schedule.Schedule, now time.Time) (int64, error) {
+	if kind == string(schedule.KindNone) {
+		return 0, invalid("schedule_type", noneDisablesStart)
+	}
+	next, ok := sched.Next(now)
+	if !ok {
+		return 0, invalid("schedule_conf", "the schedule has no fire time after now (%s); give a time in the future, then start the job",
+			now.UTC().Format(time.RFC3339))
+	}
+	return next.UnixMilli(), nil
+}

@@ -1,0 +1,162 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ringjob/ringjob/store"
+	"github.com/ringjob/ringjob/targets"
+)
+
+// AllRunStates lists every run state, in lifecycle order.
+var AllRunStates = []string{
+	store.RunScheduled, store.RunDispatching, store.RunRunning,
+	store.RunSucceeded, store.RunFailed, store.RunTimedOut, store.RunKilled, store.RunLost, store.RunMisfired,
+}
+
+// AllTriggerTypes lists why a run may exist.
+var AllTriggerTypes = []string{store.TriggerSchedule, store.TriggerMisfire, store.TriggerManual, store.TriggerRetry, store.TriggerParent}
+
+// RunListParams filter and page a run listing, newest first.
+type RunListParams struct {
+	JobID       int64
+	GroupID     int64
+	States      []string  // any of AllRunStates; empty = all
+	TriggerType string    // one of AllTriggerTypes; "" = all
+	From        time.Time // scheduled at or after; zero = no bound
+	To          time.Time // scheduled before; zero = no bound
+	Cursor      string
+	Limit       int // 0 = DefaultPageLimit; at most MaxPageLimit
+}
+
+// ListRuns lists runs, newest first.
+func (s *Service) ListRuns(ctx context.Context, p RunListParams) (Page[store.Run], error) {
+	limit, err := pageLimit(p.Limit)
+	if err != nil {
+		return Page[store.Run]{}, err
+	}
+	before, err := decodeCursor("r", p.Cursor)
+	if err != nil {
+		return Page[store.Run]{}, err
+	}
+	if p.JobID < 0 {
+		return Page[store.Run]{}, invalid("job_id", "must be a positive id, got %d", p.JobID)
+	}
+	if p.GroupID < 0 {
+		return Page[store.Run]{}, invalid("group_id", "must be a positive id, got %d", p.GroupID)
+	}
+	for _, st := range p.States {
+		if !contains(AllRunStates, st) {
+			return Page[store.Run]{}, invalid("state", "%q is not a run state; use one or more of %s", st, strings.Join(AllRunStates, ", "))
+		}
+	}
+	if p.TriggerType != "" && !contains(AllTriggerTypes, p.TriggerType) {
+		return Page[store.Run]{}, invalid("trigger_type", "%q is not a trigger type; use one of %s", p.TriggerType, strings.Join(AllTriggerTypes, ", "))
+	}
+	if !p.From.IsZero() && !p.To.IsZero() && !p.To.After(p.From) {
+		return Page[store.Run]{}, invalid("to", "must be after from (%s), got %s", p.From.UTC().Format(time.RFC3339), p.To.UTC().Format(time.RFC3339))
+	}
+	q := store.RunListParams{JobID: p.JobID, GroupID: p.GroupID, States: p.States, TriggerType: p.TriggerType, BeforeID: before, Limit: limit + 1}
+	if !p.From.IsZero() {
+		q.FromMs = p.From.UnixMilli()
+	}
+	if !p.To.IsZero() {
+		q.ToMs = p.To.UnixMilli()
+	}
+	rs, err := s.st.RunList(ctx, q)
+	if err != nil {
+		return Page[store.Run]{}, fmt.Errorf("list runs: %w", err)
+	}
+	return paginate(rs, limit, "r", func(r store.Run) int64 { return r.ID }), nil
+}
+
+// GetRun reads a run.
+func (s *Service) GetRun(ctx context.Context, id int64) (store.Run, error) {
+	r, err := s.st.RunGet(ctx, id)
+	if err != nil {
+		return store.Run{}, notFoundOr(err, "run", id, fmt.Sprintf("read run %d", id))
+	}
+	return r, nil
+}
+
+// RunLog reads a run's log from a 1-based line through the driver of the
+// run's target. A run without a target yet (not dispatched), or whose
+// target's scheme has no driver on this server any more, reads the central
+// log in the store.
+func (s *Service) RunLog(ctx context.Context, id int64, fromLine int) (targets.LogChunk, error) {
+	if fromLine < 1 {
+		return targets.LogChunk{}, invalid("from_line", "must be 1 or more (lines are numbered from 1), got %d", fromLine)
+	}
+	r, err := s.GetRun(ctx, id)
+	if err != nil {
+		return targets.LogChunk{}, err
+	}
+	if r.Target != "" {
+		if drv, derr := s.drivers.For(r.Target); derr == nil {
+			c, err := drv.Log(ctx, r.Target, r.ID, fromLine)
+			if err != nil {
+				return targets.LogChunk{}, &TargetError{Target: r.Target, Op: fmt.Sprintf("read log of run %d", r.ID), Err: err}
+			}
+			return c, nil
+		}
+	}
+	c, err := s.st.RunLogRead(ctx, r.ID, fromLine)
+	if err != nil {
+		return targets.LogChunk{}, notFoundOr(err, "run", id, fmt.Sprintf("read log of run %d", id))
+	}
+	return targets.LogChunk{FromLine: c.FromLine, ToLine: c.ToLine, Content: c.Content, End: c.Finished}, nil
+}
+
+// KillRun stops a run. A run still scheduled becomes killed at once and is
+// never dispatched. For a dispatching or running run the target's driver is
+// asked to kill it and reports the outcome later (the returned run may still
+// be running); a driver that cannot is a *TargetError. A run that has ended
+// is a *ConflictError.
+func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
+	for attempt := 0; ; attempt++ {
+		r, err := s.GetRun(ctx, id)
+		if err != nil {
+			return store.Run{}, err
+		}
+		switch r.State {
+		case store.RunScheduled:
+			ok, err := s.st.RunSetState(ctx, id, store.RunScheduled, store.RunKilled, "killed by request before it was dispatched", s.nowMs())
+			if err != nil {
+				return store.Run{}, fmt.Errorf("kill run %d: %w", id, err)
+			}
+			if ok || attempt >= 3 {
+				return s.GetRun(ctx, id)
+			}
+			// It moved on meanwhile (claimed for dispatch): look again.
+		case store.RunDispatching, store.RunRunning:
+			if r.Target == "" {
+				return store.Run{}, &ConflictError{Message: fmt.Sprintf(
+					"run %d is being dispatched and its target is not recorded yet; try again in a moment", id)}
+			}
+			drv, err := s.drivers.For(r.Target)
+			if err != nil {
+				return store.Run{}, &TargetError{Target: r.Target, Op: fmt.Sprintf("kill run %d", id), Err: err}
+			}
+			if err := drv.Kill(ctx, r.Target, r.ID, r.JobID); err != nil {
+				return store.Run{}, &TargetError{Target: r.Target, Op: fmt.Sprintf("kill run %d", id), Err: err}
+			}
+			return s.GetRun(ctx, id)
+		default:
+			return store.Run{}, &ConflictError{Message: fmt.Sprintf("run %d has already ended (state %s); there is nothing to kill", id, r.State)}
+		}
+	}
+}
+
+// IsFinal reports whether a run state is one a run never leaves.
+func IsFinal(state string) bool { return contains(store.FinalRunStates, state) }
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

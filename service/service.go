@@ -1,0 +1,72 @@
+package service
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/ringjob/ringjob/scheduler"
+	"github.com/ringjob/ringjob/store"
+	"github.com/ringjob/ringjob/targets"
+)
+
+// Triggerer starts a run now. *scheduler.Scheduler satisfies it.
+type Triggerer interface {
+	Trigger(ctx context.Context, p scheduler.TriggerParams) (store.Run, bool, error)
+}
+
+var _ Triggerer = (*scheduler.Scheduler)(nil)
+
+// Options are what a Service is built from.
+type Options struct {
+	// Store is the storage seam; required.
+	Store *store.Store
+	// Scheduler triggers runs by hand; nil makes TriggerJob return ErrNoScheduler.
+	Scheduler Triggerer
+	// Drivers validates group members and reaches a run's target to kill it
+	// or read its log; required.
+	Drivers *targets.Registry
+	// Clock tells time; nil = the real clock.
+	Clock clockwork.Clock
+}
+
+// Service is the one service layer over groups, jobs, runs and API tokens.
+// It is safe for concurrent use.
+type Service struct {
+	st      *store.Store
+	trig    Triggerer
+	drivers *targets.Registry
+	clock   clockwork.Clock
+}
+
+// New builds a Service. It panics when Store or Drivers is nil, which is a
+// wiring mistake, not an input error.
+func New(o Options) *Service {
+	if o.Store == nil || o.Drivers == nil {
+		panic("service.New: Store and Drivers are required")
+	}
+	clock := o.Clock
+	if clock == nil {
+		clock = clockwork.NewRealClock()
+	}
+	return &Service{st: o.Store, trig: o.Scheduler, drivers: o.Drivers, clock: clock}
+}
+
+func (s *Service) nowMs() int64 { return s.clock.Now().UnixMilli() }
+
+// Ready reports whether the service can serve: the database answers and every
+// embedded migration is applied. The error says which is not the case.
+func (s *Service) Ready(ctx context.Context) error {
+	if err := s.st.DB().PingContext(ctx); err != nil {
+		return fmt.Errorf("database is not reachable: %w", err)
+	}
+	n, err := s.st.MigrationsPending(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot read the applied migrations: %w", err)
+	}
+	if n > 0 {
+		return fmt.Errorf("%d database migration(s) are not applied; run `ringjob migrate` or start the server with migrations enabled", n)
+	}
+	return nil
+}

@@ -1,0 +1,364 @@
+package service_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/internal/dbtest"
+	"github.com/ringjob/ringjob/service"
+	"github.com/ringjob/ringjob/store"
+	"github.com/ringjob/ringjob/targets"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+var kinds = []string{"sqlite", "mysql"}
+
+// fakeDriver serves fake://NAME targets and records kills and log reads.
+type fakeDriver struct {
+	mu      sync.Mutex
+	killed  []int64
+	killErr error
+	logs    []int64
+}
+
+func (d *fakeDriver) Run(context.Context, targets.Request) (targets.Dispatch, error) {
+	return targets.Dispatch{}, nil
+}
+func (d *fakeDriver) Beat(context.Context, string) error            { return nil }
+func (d *fakeDriver) IdleBeat(context.Context, string, int64) error { return nil }
+func (d *fakeDriver) Kill(_ context.Context, _ string, runID, _ int64) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.killErr != nil {
+		return d.killErr
+	}
+	d.killed = append(d.killed, runID)
+	return nil
+}
+func (d *fakeDriver) Log(_ context.Context, target string, runID int64, from int) (targets.LogChunk, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.logs = append(d.logs, runID)
+	return targets.LogChunk{FromLine: from, ToLine: from, Content: "from " + target + "\n"}, nil
+}
+
+type bundle struct {
+	st    *store.Store
+	svc   *service.Service
+	clock *clockwork.FakeClock
+	drv   *fakeDriver
+}
+
+func setup(t *testing.T, kind string) *bundle {
+	t.Helper()
+	ctx := context.Background()
+	var st *store.Store
+	var err error
+	if kind == "mysql" {
+		st, err = store.OpenMySQL(ctx, dbtest.MySQL(t))
+	} else {
+		st, err = store.OpenSQLite(ctx, dbtest.SQLitePath(t))
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	_, err = st.Migrate(ctx)
+	require.NoError(t, err)
+	drv := &fakeDriver{}
+	reg := targets.NewRegistry()
+	reg.Register("fake", drv)
+	clock := clockwork.NewFakeClockAt(time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC))
+	return &bundle{st: st, svc: service.New(service.Options{Store: st, Drivers: reg, Clock: clock}), clock: clock, drv: drv}
+}
+
+func TestEnsureAdminToken(t *testing.T) {
+	t.Parallel()
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			b := setup(t, kind)
+
+			tok, err := b.svc.EnsureAdminToken(ctx, "")
+			require.NoError(t, err)
+			require.True(t, strings.HasPrefix(tok, "rj_"), tok)
+			require.Len(t, tok, 3+43) // 32 bytes in unpadded base64url
+
+			again, err := b.svc.EnsureAdminToken(ctx, "")
+			require.NoError(t, err)
+			require.Empty(t, again, "a token exists, so none is generated")
+
+			p, err := b.svc.Authenticate(ctx, tok)
+			require.NoError(t, err)
+			require.Equal(t, store.RoleAdmin, p.Role)
+			require.Equal(t, "initial-admin", p.TokenName)
+
+			for _, bad := range []string{"", "rj_wrong", tok + "x", strings.ToUpper(tok), strings.Repeat("a", 5000)} {
+				_, err := b.svc.Authenticate(ctx, bad)
+				require.ErrorIs(t, err, service.ErrUnauthenticated, "token %q", bad)
+			}
+
+			// Only the hash is stored.
+			raw := tableText(t, b.st)
+			require.NotContains(t, raw, tok)
+			require.NotContains(t, raw, strings.TrimPrefix(tok, "rj_"))
+			require.Contains(t, raw, service.HashToken(tok))
+
+			// Use is recorded.
+			tk, err := b.st.TokenByHash(ctx, service.HashToken(tok))
+			require.NoError(t, err)
+			require.Equal(t, b.clock.Now().UnixMilli(), tk.LastUsedMs)
+
+			t.Run("configured token", func(t *testing.T) {
+				configured := "configured-token-with-enough-entropy-0123456789"
+				gen, err := b.svc.EnsureAdminToken(ctx, configured)
+				require.NoError(t, err)
+				require.Empty(t, gen)
+				_, err = b.svc.EnsureAdminToken(ctx, configured) // idempotent
+				require.NoError(t, err)
+				n, err := b.st.TokenCount(ctx)
+				require.NoError(t, err)
+				require.Equal(t, 2, n)
+				p, err := b.svc.Authenticate(ctx, configured)
+				require.NoError(t, err)
+				require.Equal(t, "configured", p.TokenName)
+				require.NotContains(t, tableText(t, b.st), configured)
+			})
+			t.Run("short configured token is refused", func(t *testing.T) {
+				_, err := b.svc.EnsureAdminToken(ctx, "secret")
+				var ve *service.ValidationError
+				require.ErrorAs(t, err, &ve)
+				require.Contains(t, ve.Message, "openssl rand")
+			})
+		})
+	}
+	t.Run("configured token on an empty database generates none", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		b := setup(t, "sqlite")
+		gen, err := b.svc.EnsureAdminToken(ctx, "a-configured-token-that-is-long-enough-xyz")
+		require.NoError(t, err)
+		require.Empty(t, gen)
+		n, err := b.st.TokenCount(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+	})
+}
+
+// tableText is every value of every api_tokens row, concatenated.
+func tableText(t *testing.T, st *store.Store) string {
+	t.Helper()
+	rows, err := st.DB().Query("SELECT id, name, token_hash, role, created_ms, last_used_ms FROM api_tokens")
+	require.NoError(t, err)
+	defer rows.Close()
+	var sb strings.Builder
+	for rows.Next() {
+		var id, c, u int64
+		var name, hash, role string
+		require.NoError(t, rows.Scan(&id, &name, &hash, &role, &c, &u))
+		sb.WriteString(name + "|" + hash + "|" + role + "\n")
+	}
+	require.NoError(t, rows.Err())
+	return sb.String()
+}
+
+func TestKillRun(t *testing.T) {
+	t.Parallel()
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			b := setup(t, kind)
+			g, err := b.svc.CreateGroup(ctx, service.GroupCreateParams{AppName: "kills", Members: []string{"fake://a"}})
+			require.NoError(t, err)
+			j, err := b.svc.CreateJob(ctx, service.JobCreateParams{JobSpec: service.JobSpec{GroupID: g.ID, Name: "k"}})
+			require.NoError(t, err)
+			newRun := func() store.Run {
+				r, created, err := b.st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: g.ID, ScheduledMs: b.clock.Now().UnixMilli(),
+					TriggerType: store.TriggerManual, Owner: "node-a", CreatedMs: b.clock.Now().UnixMilli()})
+				require.NoError(t, err)
+				require.True(t, created)
+				return r
+			}
+			running := func(target string) store.Run {
+				r := newRun()
+				got, err := b.st.RunClaimBatch(ctx, store.RunClaimParams{IDs: []int64{r.ID}, Owner: "node-a", NowMs: b.clock.Now().UnixMilli()})
+				require.NoError(t, err)
+				require.Equal(t, []int64{r.ID}, got)
+				if target != "" {
+					_, err = b.st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []string{store.RunDispatching},
+						Updates: []store.RunUpdate{{ID: r.ID, State: store.RunRunning, Target: target}}})
+					require.NoError(t, err)
+				}
+				return r
+			}
+
+			t.Run("a scheduled run is killed in the ledger", func(t *testing.T) {
+				r := newRun()
+				k, err := b.svc.KillRun(ctx, r.ID)
+				require.NoError(t, err)
+				require.Equal(t, store.RunKilled, k.State)
+				require.NotZero(t, k.FinishedMs)
+				require.True(t, service.IsFinal(k.State))
+				require.Empty(t, b.drv.killed, "no driver is asked about a run that was never sent")
+			})
+			t.Run("a running run is killed through its driver", func(t *testing.T) {
+				r := running("fake://a")
+				k, err := b.svc.KillRun(ctx, r.ID)
+				require.NoError(t, err)
+				require.Equal(t, store.RunRunning, k.State, "the driver reports the outcome later")
+				require.Equal(t, []int64{r.ID}, b.drv.killed)
+			})
+			t.Run("a driver that cannot kill is an error", func(t *testing.T) {
+				r := running("fake://a")
+				b.drv.mu.Lock()
+				b.drv.killErr = errors.New("executor unreachable")
+				b.drv.mu.Unlock()
+				defer func() { b.drv.mu.Lock(); b.drv.killErr = nil; b.drv.mu.Unlock() }()
+				_, err := b.svc.KillRun(ctx, r.ID)
+				var te *service.TargetError
+				require.ErrorAs(t, err, &te)
+				require.Contains(t, err.Error(), "executor unreachable")
+			})
+			t.Run("a run mid-dispatch without a target is a conflict", func(t *testing.T) {
+				r := running("")
+				_, err := b.svc.KillRun(ctx, r.ID)
+				var ce *service.ConflictError
+				require.ErrorAs(t, err, &ce)
+				require.ErrorIs(t, err, store.ErrConflict)
+			})
+			t.Run("a finished run is a conflict", func(t *testing.T) {
+				r := newRun()
+				_, err := b.svc.KillRun(ctx, r.ID)
+				require.NoError(t, err)
+				_, err = b.svc.KillRun(ctx, r.ID)
+				require.ErrorIs(t, err, store.ErrConflict)
+			})
+			t.Run("an unknown run is not found", func(t *testing.T) {
+				_, err := b.svc.KillRun(ctx, 987654)
+				require.ErrorIs(t, err, store.ErrNotFound)
+				var nf *service.NotFoundError
+				require.ErrorAs(t, err, &nf)
+				require.Equal(t, "run", nf.Resource)
+			})
+			t.Run("logs come from the target's driver, or the store before dispatch", func(t *testing.T) {
+				r := running("fake://a")
+				c, err := b.svc.RunLog(ctx, r.ID, 3)
+				require.NoError(t, err)
+				require.Equal(t, "from fake://a\n", c.Content)
+				require.Equal(t, 3, c.FromLine)
+
+				s := newRun()
+				require.NoError(t, b.st.RunLogAppend(ctx, s.ID, "line one\nline two"))
+				c, err = b.svc.RunLog(ctx, s.ID, 2)
+				require.NoError(t, err)
+				require.Equal(t, "line two\n", c.Content)
+				require.Equal(t, 2, c.ToLine)
+				require.False(t, c.End)
+			})
+		})
+	}
+}
+
+func TestUpdateJobScheduling(t *testing.T) {
+	t.Parallel()
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			b := setup(t, kind)
+			g, err := b.svc.CreateGroup(ctx, service.GroupCreateParams{AppName: "sched", Members: []string{"fake://a"}})
+			require.NoError(t, err)
+			spec := service.JobSpec{GroupID: g.ID, Name: "hourly", ScheduleType: "cron", ScheduleConf: "0 0 * * * ?"}
+			j, err := b.svc.CreateJob(ctx, service.JobCreateParams{JobSpec: spec, Enabled: true})
+			require.NoError(t, err)
+			require.Equal(t, time.Date(2026, 6, 1, 11, 0, 0, 0, time.UTC).UnixMilli(), j.NextFireMs)
+
+			// The scheduler advanced the next fire meanwhile; an edit that keeps
+			// the schedule must not move it back.
+			require.NoError(t, b.st.JobSetEnabled(ctx, store.JobSetEnabledParams{ID: j.ID, Enabled: true, NextFireMs: j.NextFireMs + 3600_000, NowMs: 1}))
+			b.clock.Advance(90 * time.Minute)
+			spec.Description = "edited"
+			j2, err := b.svc.UpdateJob(ctx, service.JobUpdateParams{ID: j.ID, JobSpec: spec})
+			require.NoError(t, err)
+			require.Equal(t, "edited", j2.Description)
+			require.Equal(t, j.NextFireMs+3600_000, j2.NextFireMs)
+
+			// A new schedule fires from now.
+			spec.ScheduleConf = "0 15 * * * ?"
+			j3, err := b.svc.UpdateJob(ctx, service.JobUpdateParams{ID: j.ID, JobSpec: spec})
+			require.NoError(t, err)
+			require.Equal(t, time.Date(2026, 6, 1, 12, 15, 0, 0, time.UTC).UnixMilli(), j3.NextFireMs)
+
+			// A started job cannot become schedule_type none.
+			none := spec
+			none.ScheduleType, none.ScheduleConf = "none", ""
+			_, err = b.svc.UpdateJob(ctx, service.JobUpdateParams{ID: j.ID, JobSpec: none})
+			var ve *service.ValidationError
+			require.ErrorAs(t, err, &ve)
+			require.Equal(t, "schedule_type", ve.Field)
+			require.Contains(t, ve.Message, "stop the job first")
+			// ... but it can when stopped in the same edit.
+			off := false
+			j4, err := b.svc.UpdateJob(ctx, service.JobUpdateParams{ID: j.ID, JobSpec: none, Enabled: &off})
+			require.NoError(t, err)
+			require.False(t, j4.Enabled)
+			require.Zero(t, j4.NextFireMs)
+
+			// Start and stop are idempotent.
+			_, err = b.svc.StopJob(ctx, j.ID)
+			require.NoError(t, err)
+			_, err = b.svc.StartJob(ctx, j.ID)
+			require.ErrorAs(t, err, &ve)
+			require.Contains(t, ve.Message, "schedule type none disables start")
+		})
+	}
+}
+
+func TestPreviewAndPaging(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, "sqlite")
+	nf, err := b.svc.PreviewSchedule(ctx, service.PreviewParams{ScheduleType: "cron", ScheduleConf: "0 30 2 * * ?", TimeZone: "Europe/Berlin"})
+	require.NoError(t, err)
+	require.Len(t, nf.Times, 5)
+	for _, tm := range nf.Times {
+		require.Equal(t, "Europe/Berlin", tm.Location().String())
+		require.Equal(t, 2, tm.Hour())
+		require.Equal(t, 30, tm.Minute())
+	}
+	_, err = b.svc.PreviewSchedule(ctx, service.PreviewParams{ScheduleType: "cron", ScheduleConf: "0 30 2 * * ?", N: 101})
+	require.Error(t, err)
+
+	for i := 0; i < 5; i++ {
+		_, err := b.svc.CreateGroup(ctx, service.GroupCreateParams{AppName: "group-" + string(rune('a'+i))})
+		require.NoError(t, err)
+	}
+	var names []string
+	cursor := ""
+	for {
+		p, err := b.svc.ListGroups(ctx, service.GroupListParams{Cursor: cursor, Limit: 2})
+		require.NoError(t, err)
+		for _, g := range p.Items {
+			names = append(names, g.AppName)
+		}
+		if p.NextCursor == "" {
+			break
+		}
+		cursor = p.NextCursor
+	}
+	require.Equal(t, []string{"group-a", "group-b", "group-c", "group-d", "group-e"}, names)
+
+	// A cursor of another listing is refused.
+	_, err = b.svc.ListJobs(ctx, service.JobListParams{Cursor: cursor})
+	var ve *service.ValidationError
+	require.ErrorAs(t, err, &ve)
+	require.Equal(t, "cursor", ve.Field)
+}

@@ -1,0 +1,120 @@
+package service
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ringjob/ringjob/store"
+)
+
+// Token format and limits.
+const (
+	// TokenPrefix starts every generated token.
+	TokenPrefix = "rj_"
+	// MinConfiguredTokenLen is the shortest token an operator may configure.
+	MinConfiguredTokenLen = 32
+	// maxTokenLen bounds what Authenticate hashes.
+	maxTokenLen = 1024
+	// touchEvery throttles last_used_ms writes.
+	touchEvery = time.Minute
+)
+
+// Principal is who a request acts as.
+type Principal struct {
+	TokenID   int64
+	TokenName string
+	Role      string
+}
+
+// GenerateToken returns a new API token: "rj_" and 32 random bytes in
+// unpadded base64url.
+func GenerateToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generate api token: %w", err)
+	}
+	return TokenPrefix + base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// HashToken is what is stored for a token: its SHA-256 in lowercase hex.
+// Tokens are high-entropy random strings, so a fast hash suffices (bcrypt is
+// for passwords, which people choose).
+func HashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// EnsureAdminToken makes sure the REST API can be used and nobody else can:
+//   - configured non-empty: its hash is stored (role admin, name
+//     "configured") unless it is already; returns "".
+//   - otherwise, when no token exists at all: generates one, stores its hash,
+//     and returns it; the caller shows it once, it cannot be read back.
+//   - otherwise: returns "".
+func (s *Service) EnsureAdminToken(ctx context.Context, configured string) (generated string, err error) {
+	if configured != "" {
+		if len(configured) < MinConfiguredTokenLen || len(configured) > maxTokenLen {
+			return "", invalid("admin_token", "must be %d..%d characters, got %d; generate one with `openssl rand -base64 32`, or leave it empty and Ringjob generates one at first start",
+				MinConfiguredTokenLen, maxTokenLen, len(configured))
+		}
+		hash := HashToken(configured)
+		if _, err := s.st.TokenByHash(ctx, hash); err == nil {
+			return "", nil
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return "", fmt.Errorf("look up the configured admin token: %w", err)
+		}
+		_, err := s.st.TokenCreate(ctx, store.TokenCreateParams{Name: "configured", TokenHash: hash, Role: store.RoleAdmin, NowMs: s.nowMs()})
+		if err != nil && !errors.Is(err, store.ErrConflict) { // a replica starting alongside stored it first
+			return "", fmt.Errorf("store the configured admin token: %w", err)
+		}
+		return "", nil
+	}
+	n, err := s.st.TokenCount(ctx)
+	if err != nil {
+		return "", err
+	}
+	if n > 0 {
+		return "", nil
+	}
+	tok, err := GenerateToken()
+	if err != nil {
+		return "", err
+	}
+	if _, err := s.st.TokenCreate(ctx, store.TokenCreateParams{Name: "initial-admin", TokenHash: HashToken(tok), Role: store.RoleAdmin, NowMs: s.nowMs()}); err != nil {
+		return "", fmt.Errorf("store the generated admin token: %w", err)
+	}
+	return tok, nil
+}
+
+// Authenticate returns the principal of an API token, or ErrUnauthenticated.
+// The token is hashed before the lookup, so the lookup's timing depends only
+// on the hash, which tells an attacker nothing about other tokens; the found
+// hash is then compared in constant time.
+func (s *Service) Authenticate(ctx context.Context, token string) (Principal, error) {
+	if token == "" || len(token) > maxTokenLen {
+		return Principal{}, ErrUnauthenticated
+	}
+	hash := HashToken(token)
+	t, err := s.st.TokenByHash(ctx, hash)
+	if errors.Is(err, store.ErrNotFound) {
+		return Principal{}, ErrUnauthenticated
+	}
+	if err != nil {
+		return Principal{}, fmt.Errorf("authenticate: %w", err)
+	}
+	if subtle.ConstantTimeCompare([]byte(t.TokenHash), []byte(hash)) != 1 {
+		return Principal{}, ErrUnauthenticated
+	}
+	now := s.clock.Now()
+	if now.UnixMilli()-t.LastUsedMs >= touchEvery.Milliseconds() {
+		// Best effort: a failed touch must not refuse a valid token.
+		_ = s.st.TokenTouch(ctx, t.ID, now.UnixMilli())
+	}
+	return Principal{TokenID: t.ID, TokenName: t.Name, Role: t.Role}, nil
+}

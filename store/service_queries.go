@@ -1,0 +1,68 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// Queries the service layer (service/) needs beyond the scheduler's.
+
+// GroupListPageParams page through groups by id.
+type GroupListPageParams struct {
+	AfterID int64 // groups with a larger id
+	Limit   int   // 1..1000; other values mean 100
+}
+
+// GroupListPage lists groups by id, after AfterID.
+func (s *Store) GroupListPage(ctx context.Context, p GroupListPageParams) ([]Group, error) {
+	limit := p.Limit
+	if limit <= 0 || limit > 1000 {
+		limit = 100
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT "+groupCols+" FROM job_groups WHERE id > ? ORDER BY id LIMIT ?", p.AfterID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list groups: %w", err)
+	}
+	defer rows.Close()
+	var out []Group
+	for rows.Next() {
+		g, err := scanGroup(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list groups: %w", err)
+		}
+		out = append(out, g)
+	}
+	return out, rows.Err()
+}
+
+// JobUpdateFieldsParams change a job's editable fields but not its
+// scheduling state.
+type JobUpdateFieldsParams struct {
+	ID int64
+	JobFields
+	NowMs int64
+}
+
+// JobUpdateFields replaces a job's editable fields and leaves enabled and
+// next_fire_ms alone, so an edit that keeps the schedule never races the
+// pre-read loop advancing the next fire time. Use it only when the schedule
+// (type, conf, time zone) is unchanged; otherwise use JobUpdate with a fresh
+// next fire time.
+func (s *Store) JobUpdateFields(ctx context.Context, p JobUpdateFieldsParams) (Job, error) {
+	f := p.JobFields
+	res, err := s.db.ExecContext(ctx, `UPDATE jobs SET group_id = ?, name = ?, description = ?, schedule_type = ?, schedule_conf = ?, time_zone = ?,
+ misfire_policy = ?, handler = ?, params = ?, route_strategy = ?, block_strategy = ?, timeout_sec = ?, retry_count = ?, shard_count = ?,
+ updated_ms = ? WHERE id = ?`,
+		f.GroupID, f.Name, f.Description, f.ScheduleType, f.ScheduleConf, f.TimeZone, f.MisfirePolicy,
+		f.Handler, f.Params, f.RouteStrategy, f.BlockStrategy, f.TimeoutSec, f.RetryCount, f.ShardCount,
+		p.NowMs, p.ID)
+	if err != nil {
+		return Job{}, fmt.Errorf("update job %d: %w", p.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		if _, err := s.JobGet(ctx, p.ID); err != nil {
+			return Job{}, err
+		}
+	}
+	return s.JobGet(ctx, p.ID)
+}
