@@ -47,7 +47,7 @@ const (
 	BlockCoverEarly   = "COVER_EARLY"
 )
 
-// errNoneDisablesStart is XXL-JOB's rule, in its words.
+// noneDisablesStart is XXL-JOB's rule, in its words.
 const noneDisablesStart = "schedule type none disables start: a job with schedule_type none runs only when triggered; give it a cron, fixed_rate or at schedule to start it"
 
 // JobSpec are the editable fields of a job. Empty strings and zero numbers
