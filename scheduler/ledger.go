@@ -100,7 +100,11 @@ func (w *ledgerWriter) apply(ctx context.Context, batch []ledgerOp) {
 		}
 	}
 	if len(accepted) > 0 {
-		if _, err := w.st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []string{store.RunDispatching}, Updates: accepted}); err != nil {
+		acc := make([]store.RunAccept, len(accepted))
+		for i, u := range accepted {
+			acc[i] = store.RunAccept{ID: u.ID, Target: u.Target, Message: u.Message}
+		}
+		if err := w.st.RunAcceptBatch(ctx, acc); err != nil {
 			w.log.WithError(err).WithField("runs", len(accepted)).Error("record accepted dispatches")
 		}
 	}

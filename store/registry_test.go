@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/ringjob/ringjob/store"
@@ -47,5 +48,69 @@ func TestExecutorRegistry(t *testing.T) {
 		_, ok, err = st.GroupExecutorSettingsByApp(ctx, "nope")
 		require.NoError(t, err)
 		require.False(t, ok)
+	})
+}
+
+func TestAcceptKeepsTargetOfAFastRun(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		j := mkJob(t, st, "j", t0)
+		var ids []int64
+		for i := 0; i < 2; i++ {
+			r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0, TriggerType: store.TriggerManual, Owner: "n", CreatedMs: t0})
+			require.NoError(t, err)
+			ids = append(ids, r.ID)
+		}
+		_, err := st.RunClaimBatch(ctx, store.RunClaimParams{IDs: ids, Owner: "n", NowMs: t0})
+		require.NoError(t, err)
+		// The first run finishes before its "accepted" is written.
+		ok, err := st.RunComplete(ctx, store.RunCompleteParams{ID: ids[0], State: store.RunSucceeded, Code: 200, Message: "done", FinishedMs: t0 + 5})
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.NoError(t, st.RunAcceptBatch(ctx, []store.RunAccept{{ID: ids[0], Target: "local://a", Message: "accepted"}, {ID: ids[1], Target: "local://b", Message: "accepted"}}))
+		a, _ := st.RunGet(ctx, ids[0])
+		require.Equal(t, store.RunSucceeded, a.State, "the outcome stays")
+		require.Equal(t, "done", a.Message)
+		require.Equal(t, "local://a", a.Target, "but the target is recorded")
+		b, _ := st.RunGet(ctx, ids[1])
+		require.Equal(t, store.RunRunning, b.State)
+		require.Equal(t, "accepted", b.Message)
+		require.Equal(t, "local://b", b.Target)
+	})
+}
+
+func TestConcurrentLogAppends(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		j := mkJob(t, st, "j", t0)
+		var ids []int64
+		for i := 0; i < 8; i++ {
+			r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0, TriggerType: store.TriggerManual, Owner: "n", CreatedMs: t0})
+			require.NoError(t, err)
+			ids = append(ids, r.ID)
+		}
+		errs := make(chan error, 8*20)
+		var wg sync.WaitGroup
+		for _, id := range ids {
+			for k := 0; k < 20; k++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs <- st.RunLogAppend(ctx, id, "line")
+				}()
+			}
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		for _, id := range ids {
+			c, err := st.RunLogRead(ctx, id, 1)
+			require.NoError(t, err)
+			require.Equal(t, 20, c.ToLine, "no appended line lost")
+		}
 	})
 }

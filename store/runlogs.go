@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // RunLogChunk is a slice of a run's central log by 1-based line numbers.
@@ -31,8 +32,11 @@ func (s *Store) RunLogAppend(ctx context.Context, runID int64, text string) erro
 		if err == nil {
 			return nil
 		}
-		if s.d.isDuplicate(err) && attempt < 5 {
-			continue // a concurrent append took the sequence number
+		if (s.d.isDuplicate(err) || s.d.isRetryable(err)) && attempt < 8 {
+			// A concurrent append took the sequence number, or the
+			// INSERT ... SELECT lost a lock race: it was rolled back, so again.
+			time.Sleep(time.Duration(attempt+1) * 3 * time.Millisecond)
+			continue
 		}
 		return fmt.Errorf("append to log of run %d: %w", runID, err)
 	}

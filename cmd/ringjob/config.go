@@ -26,9 +26,9 @@ type Config struct {
 	Listen string `yaml:"listen"`
 	// PublicURL is how users and executors reach this server (for messages;
 	// default http://LISTEN).
-	PublicURL string    `yaml:"public_url"`
-	Log       LogConfig `yaml:"log"`
-	API       APIConfig `yaml:"api"`
+	PublicURL string          `yaml:"public_url"`
+	Log       LogConfig       `yaml:"log"`
+	API       APIConfig       `yaml:"api"`
 	Executors ExecutorsConfig `yaml:"executors"`
 	// Scheduler tunes the scheduler core; see scheduler.Config.
 	Scheduler scheduler.Config `yaml:"scheduler"`
@@ -153,8 +153,8 @@ func (c *Config) Validate() error {
 	if c.API.BodyLimitBytes < 1024 {
 		errs = append(errs, fmt.Errorf("api.body_limit_bytes must be at least 1024, got %d", c.API.BodyLimitBytes))
 	}
-	if t := c.API.AdminToken; t != "" && len(t) < 20 {
-		errs = append(errs, fmt.Errorf("api.admin_token must be at least 20 characters (or empty to generate one)"))
+	if t := c.API.AdminToken; t != "" && len(t) < 32 {
+		errs = append(errs, fmt.Errorf("api.admin_token must be at least 32 characters (`openssl rand -base64 32`), or empty to generate one"))
 	}
 	if t := c.Executors.AccessToken; t != "" && (len(t) < 16 || t == "default_token") {
 		errs = append(errs, fmt.Errorf("executors.access_token must be at least 16 characters and not XXL-JOB's shipped default_token"))

@@ -191,11 +191,11 @@ func TestEndToEnd(t *testing.T) {
 				dbURL = "sqlite://" + dbtest.SQLitePath(t)
 			} else {
 				dbURL = mysqlURL(t, dbtest.MySQL(t))
-				token = "e2e-configured-token-0123456789"
+				token = "e2e-configured-admin-token-0123456789abcdef"
 			}
 			s := startServer(t, dbURL, token)
 
-			code, g := s.call("POST", "/api/v1/groups", map[string]any{"app_name": "e2e", "title": "E2E", "members": []string{"local://hello"}}, nil)
+			code, g := s.call("POST", "/api/v1/groups", map[string]any{"app_name": "e2e-tests", "title": "E2E", "members": []string{"local://hello"}}, nil)
 			require.Equal(t, 201, code, "%v", g)
 			code, j := s.call("POST", "/api/v1/jobs", map[string]any{"group_id": num(g["id"]), "name": "every-second",
 				"schedule_type": "cron", "schedule_conf": "* * * * * ?", "time_zone": "UTC", "params": "it's $(id); `x` | y", "enabled": true}, nil)
