@@ -10,9 +10,11 @@ import (
 
 // groupRequest is the body of POST and PUT /api/v1/groups[/{id}].
 type groupRequest struct {
-	AppName string   `json:"app_name"`
-	Title   string   `json:"title"`
-	Members []string `json:"members"`
+	AppName       string   `json:"app_name"`
+	Title         string   `json:"title"`
+	Members       []string `json:"members"`
+	ExecutorToken string   `json:"executor_token"`
+	Protocol      string   `json:"protocol"`
 }
 
 func (s *server) createGroup(c *fiber.Ctx) error {
@@ -20,7 +22,8 @@ func (s *server) createGroup(c *fiber.Ctx) error {
 	if err := decodeJSON(c, &req, false); err != nil {
 		return err
 	}
-	g, err := s.svc.CreateGroup(c.UserContext(), service.GroupCreateParams{AppName: req.AppName, Title: req.Title, Members: req.Members})
+	g, err := s.svc.CreateGroup(c.UserContext(), service.GroupCreateParams{AppName: req.AppName, Title: req.Title, Members: req.Members,
+		ExecutorToken: req.ExecutorToken, Protocol: req.Protocol})
 	if err != nil {
 		return err
 	}
@@ -61,7 +64,8 @@ func (s *server) updateGroup(c *fiber.Ctx) error {
 	if err := decodeJSON(c, &req, false); err != nil {
 		return err
 	}
-	g, err := s.svc.UpdateGroup(c.UserContext(), service.GroupUpdateParams{ID: id, AppName: req.AppName, Title: req.Title, Members: req.Members})
+	g, err := s.svc.UpdateGroup(c.UserContext(), service.GroupUpdateParams{ID: id, AppName: req.AppName, Title: req.Title, Members: req.Members,
+		ExecutorToken: req.ExecutorToken, Protocol: req.Protocol})
 	if err != nil {
 		return err
 	}

@@ -18,12 +18,16 @@ func rfc3339(ms int64) *string {
 }
 
 type groupView struct {
-	ID        int64    `json:"id"`
-	AppName   string   `json:"app_name"`
-	Title     string   `json:"title"`
-	Members   []string `json:"members"`
-	CreatedAt *string  `json:"created_at"`
-	UpdatedAt *string  `json:"updated_at"`
+	ID      int64    `json:"id"`
+	AppName string   `json:"app_name"`
+	Title   string   `json:"title"`
+	Members []string `json:"members"`
+	// ExecutorTokenSet tells whether the group has its own executor token;
+	// the token itself is never shown back.
+	ExecutorTokenSet bool    `json:"executor_token_set"`
+	Protocol         string  `json:"protocol"`
+	CreatedAt        *string `json:"created_at"`
+	UpdatedAt        *string `json:"updated_at"`
 }
 
 func viewGroup(g store.Group) groupView {
@@ -31,7 +35,8 @@ func viewGroup(g store.Group) groupView {
 	if m == nil {
 		m = []string{}
 	}
-	return groupView{ID: g.ID, AppName: g.AppName, Title: g.Title, Members: m, CreatedAt: rfc3339(g.CreatedMs), UpdatedAt: rfc3339(g.UpdatedMs)}
+	return groupView{ID: g.ID, AppName: g.AppName, Title: g.Title, Members: m, ExecutorTokenSet: g.AccessToken != "", Protocol: g.Protocol,
+		CreatedAt: rfc3339(g.CreatedMs), UpdatedAt: rfc3339(g.UpdatedMs)}
 }
 
 type jobView struct {

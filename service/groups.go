@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
@@ -32,6 +33,12 @@ type GroupCreateParams struct {
 	// Members are static target URIs (local://NAME, http://host:port/,
 	// lambda://REGION/FUNCTION ...), each checked with the target drivers.
 	Members []string
+	// ExecutorToken is the group's own XXL-JOB-ACCESS-TOKEN ("" = the global
+	// executor token): 16..255 characters of letters, digits, '_' and '-'.
+	ExecutorToken string
+	// Protocol is "" (XXL-JOB 2.x–3.4 executors: /run) or "3.5" (/trigger,
+	// XXL-JOB-APPNAME required).
+	Protocol string
 }
 
 // GroupUpdateParams replace a group's editable fields. The app name cannot
@@ -40,9 +47,29 @@ type GroupUpdateParams struct {
 	ID int64
 	// AppName is optional: "" or the group's current app name. Any other value
 	// is refused, because the app name is fixed once the group exists.
-	AppName string
-	Title   string
-	Members []string
+	AppName       string
+	Title         string
+	Members       []string
+	ExecutorToken string
+	Protocol      string
+}
+
+// checkExecutorSettings validates a group's executor token and protocol.
+func checkExecutorSettings(token, protocol string) (store.GroupExecutorSettings, error) {
+	if token != "" {
+		if len(token) < 16 || len(token) > 255 || strings.Trim(token, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != "" {
+			return store.GroupExecutorSettings{}, invalid("executor_token", "must be 16..255 characters of letters, digits, '_' and '-', or empty to use the global executor token")
+		}
+		if token == "default_token" {
+			return store.GroupExecutorSettings{}, invalid("executor_token", "must not be XXL-JOB's shipped default_token")
+		}
+	}
+	switch protocol {
+	case "", "3.5":
+	default:
+		return store.GroupExecutorSettings{}, invalid("protocol", "must be empty (XXL-JOB 2.x to 3.4 executors) or \"3.5\", got %q", protocol)
+	}
+	return store.GroupExecutorSettings{AccessToken: token, Protocol: protocol}, nil
 }
 
 // CreateGroup validates and creates a group. A taken app name is a
@@ -58,7 +85,11 @@ func (s *Service) CreateGroup(ctx context.Context, p GroupCreateParams) (store.G
 	if err != nil {
 		return store.Group{}, err
 	}
-	g, err := s.st.GroupCreate(ctx, store.GroupCreateParams{AppName: p.AppName, Title: p.Title, Members: members, NowMs: s.nowMs()})
+	es, err := checkExecutorSettings(p.ExecutorToken, p.Protocol)
+	if err != nil {
+		return store.Group{}, err
+	}
+	g, err := s.st.GroupCreate(ctx, store.GroupCreateParams{AppName: p.AppName, Title: p.Title, Members: members, GroupExecutorSettings: es, NowMs: s.nowMs()})
 	if errors.Is(err, store.ErrConflict) {
 		return store.Group{}, &ConflictError{Field: "app_name",
 			Message: fmt.Sprintf("a group with app_name %q exists already; pick another app_name or update that group", p.AppName)}
@@ -113,6 +144,10 @@ func (s *Service) UpdateGroup(ctx context.Context, p GroupUpdateParams) (store.G
 	if err != nil {
 		return store.Group{}, err
 	}
+	es, err := checkExecutorSettings(p.ExecutorToken, p.Protocol)
+	if err != nil {
+		return store.Group{}, err
+	}
 	if p.AppName != "" {
 		cur, err := s.GetGroup(ctx, p.ID)
 		if err != nil {
@@ -122,7 +157,7 @@ func (s *Service) UpdateGroup(ctx context.Context, p GroupUpdateParams) (store.G
 			return store.Group{}, invalid("app_name", "cannot be changed (it is %q); leave it out, or create a new group with the new app_name and move the jobs", cur.AppName)
 		}
 	}
-	g, err := s.st.GroupUpdate(ctx, store.GroupUpdateParams{ID: p.ID, Title: p.Title, Members: members, NowMs: s.nowMs()})
+	g, err := s.st.GroupUpdate(ctx, store.GroupUpdateParams{ID: p.ID, Title: p.Title, Members: members, GroupExecutorSettings: es, NowMs: s.nowMs()})
 	if err != nil {
 		return store.Group{}, notFoundOr(err, "group", p.ID, fmt.Sprintf("update group %d", p.ID))
 	}

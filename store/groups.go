@@ -13,7 +13,8 @@ type GroupCreateParams struct {
 	AppName string
 	Title   string
 	Members []string
-	NowMs   int64
+	GroupExecutorSettings
+	NowMs int64
 }
 
 // GroupCreate inserts a group. A taken app name is ErrConflict.
@@ -22,8 +23,8 @@ func (s *Store) GroupCreate(ctx context.Context, p GroupCreateParams) (Group, er
 	if err != nil {
 		return Group{}, fmt.Errorf("encode group members: %w", err)
 	}
-	res, err := s.db.ExecContext(ctx, "INSERT INTO job_groups (app_name, title, members, created_ms, updated_ms) VALUES (?, ?, ?, ?, ?)",
-		p.AppName, p.Title, string(members), p.NowMs, p.NowMs)
+	res, err := s.db.ExecContext(ctx, "INSERT INTO job_groups (app_name, title, members, access_token, protocol, created_ms, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		p.AppName, p.Title, string(members), p.AccessToken, p.Protocol, p.NowMs, p.NowMs)
 	if err != nil {
 		if s.d.isDuplicate(err) {
 			return Group{}, fmt.Errorf("group app_name %q: %w", p.AppName, ErrConflict)
@@ -42,7 +43,8 @@ type GroupUpdateParams struct {
 	ID      int64
 	Title   string
 	Members []string
-	NowMs   int64
+	GroupExecutorSettings
+	NowMs int64
 }
 
 // GroupUpdate changes a group's title and members.
@@ -51,8 +53,8 @@ func (s *Store) GroupUpdate(ctx context.Context, p GroupUpdateParams) (Group, er
 	if err != nil {
 		return Group{}, fmt.Errorf("encode group members: %w", err)
 	}
-	res, err := s.db.ExecContext(ctx, "UPDATE job_groups SET title = ?, members = ?, updated_ms = ? WHERE id = ?",
-		p.Title, string(members), p.NowMs, p.ID)
+	res, err := s.db.ExecContext(ctx, "UPDATE job_groups SET title = ?, members = ?, access_token = ?, protocol = ?, updated_ms = ? WHERE id = ?",
+		p.Title, string(members), p.AccessToken, p.Protocol, p.NowMs, p.ID)
 	if err != nil {
 		return Group{}, fmt.Errorf("update group %d: %w", p.ID, err)
 	}
@@ -64,12 +66,12 @@ func (s *Store) GroupUpdate(ctx context.Context, p GroupUpdateParams) (Group, er
 	return s.GroupGet(ctx, p.ID)
 }
 
-const groupCols = "id, app_name, title, members, created_ms, updated_ms"
+const groupCols = "id, app_name, title, members, access_token, protocol, created_ms, updated_ms"
 
 func scanGroup(sc interface{ Scan(...any) error }) (Group, error) {
 	var g Group
 	var members string
-	if err := sc.Scan(&g.ID, &g.AppName, &g.Title, &members, &g.CreatedMs, &g.UpdatedMs); err != nil {
+	if err := sc.Scan(&g.ID, &g.AppName, &g.Title, &members, &g.AccessToken, &g.Protocol, &g.CreatedMs, &g.UpdatedMs); err != nil {
 		return Group{}, err
 	}
 	if err := json.Unmarshal([]byte(members), &g.Members); err != nil {

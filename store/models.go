@@ -34,10 +34,12 @@ const (
 
 // Group is a pool of targets a job runs on.
 type Group struct {
-	ID        int64
-	AppName   string
-	Title     string
-	Members   []string // static target URIs, in order
+	ID      int64
+	AppName string
+	Title   string
+	Members []string // static target URIs, in order
+	// GroupExecutorSettings: the group's own executor token and protocol.
+	GroupExecutorSettings
 	CreatedMs int64
 	UpdatedMs int64
 }
