@@ -25,7 +25,6 @@ type recordingDriver struct {
 	mu    sync.Mutex
 	seen  []dispatchSeen
 	block chan struct{} // when set, Run waits on it (a slow target)
-	fail  map[int64]bool
 }
 
 type dispatchSeen struct {

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 
@@ -67,6 +68,20 @@ func (p *pool) reserve(n int) int {
 	return got
 }
 
+// reserveSoon is reserve for a queue that was just found full: workers that
+// were just handed tasks give their places back as soon as they run, so it
+// lets runnable goroutines run a few times before it reports no room. It
+// never waits for a dispatch to end.
+func (p *pool) reserveSoon(n int) int {
+	for i := 0; i < 4; i++ {
+		runtime.Gosched()
+		if k := p.reserve(n); k > 0 {
+			return k
+		}
+	}
+	return 0
+}
+
 // release returns unused reservations.
 func (p *pool) release(n int) {
 	for i := 0; i < n; i++ {
@@ -78,9 +93,6 @@ func (p *pool) release(n int) {
 func (p *pool) submit(task func(context.Context)) {
 	p.tasks <- task
 }
-
-// queued is the number of tasks waiting for a worker.
-func (p *pool) queued() int { return len(p.tasks) }
 
 // Stop stops taking work, lets the workers drain the queue for up to grace,
 // then cancels the tasks still running and waits for the workers.

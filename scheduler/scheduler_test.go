@@ -237,9 +237,9 @@ func TestTwoInstancesDispatchEveryFireOnce(t *testing.T) {
 	b.startNode("a", nil)
 	b.startNode("b", nil)
 	b.step(2, 20*time.Second)
-	ds := b.waitDispatched(50 * 20)
+	b.waitDispatched(50 * 20)
 	time.Sleep(50 * time.Millisecond) // give a stray double dispatch the chance to show
-	ds = b.waitDispatched(50 * 20)
+	ds := b.waitDispatched(50 * 20)
 	require.Len(t, ds, 1000)
 	exactlyOnce(t, ds, jobs, at(12, 0, 1), at(12, 0, 20))
 	requireOnTime(t, b, ds)

@@ -24,9 +24,13 @@ const ExecutorTokenSetting = "executor_access_token"
 
 // ErrExecutorToken is a wrong or missing XXL-JOB-ACCESS-TOKEN. Its text is
 // XXL-JOB's, so executors log what they always logged.
+//
+//lint:ignore ST1005 XXL-JOB's exact text, which executors log and match
 var ErrExecutorToken = errors.New("The access token is wrong.")
 
 // ErrIllegalArgument is a registry request with a blank field (XXL-JOB's text).
+//
+//lint:ignore ST1005 XXL-JOB's exact text
 var ErrIllegalArgument = errors.New("Illegal Argument.")
 
 // ExecutorsOptions build the executor-facing service.

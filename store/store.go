@@ -141,13 +141,6 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 	return &Store{db: db, d: sqliteDialect{}}, nil
 }
 
-// querier is what both *sql.DB and *sql.Tx offer.
-type querier interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
 // placeholders returns "?,?,?" with n marks.
 func placeholders(n int) string {
 	if n <= 0 {
