@@ -21,8 +21,13 @@ ifneq ($(wildcard cmd/demo-executor/*.go),)
 	$(GO) build -o $(BIN)/demo-executor ./cmd/demo-executor
 endif
 
+.PHONY: sample-function
+sample-function: ## Build the hello function for this machine (the sample config runs it under the Lambda emulator)
+	@mkdir -p $(BIN)/functions/hello
+	CGO_ENABLED=0 $(GO) build -tags lambda.norpc -o $(BIN)/functions/hello/bootstrap ./functions/examples/hello
+
 .PHONY: run
-run: build ## Build and start the server on SQLite with the sample config
+run: build sample-function ## Build and start the server on SQLite with the sample config
 	$(BIN)/ringjob server --config $(CONFIG)
 
 .PHONY: test
@@ -46,6 +51,20 @@ bench: ## Scheduler throughput and lag against MariaDB (bench/), then Go benchma
 	$(GO) run ./bench -jobs 5000 -duration 30s
 	$(GO) run ./bench -jobs 10000 -duration 30s
 	$(GO) test -run '^$$' -bench . -benchmem ./schedule ./scheduler
+
+FUNCTIONS := $(notdir $(wildcard functions/examples/*))
+FUNCTION_ARCHS := arm64 amd64
+
+.PHONY: functions
+functions: ## Build functions/examples/* as provided.al2023 bootstraps (arm64, amd64), zipped in bin/functions/
+	@mkdir -p $(BIN)/functions
+	$(GO) build -o $(BIN)/zipfn ./functions/cmd/zipfn
+	@set -e; for fn in $(FUNCTIONS); do for arch in $(FUNCTION_ARCHS); do \
+		out=$(BIN)/functions/$$fn-$$arch; mkdir -p $$out; \
+		echo "  $$out.zip"; \
+		GOOS=linux GOARCH=$$arch CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags "-s -w" -o $$out/bootstrap ./functions/examples/$$fn; \
+		$(BIN)/zipfn -o $$out.zip $$out/bootstrap; \
+	done; done
 
 .PHONY: clean
 clean: ## Remove build output

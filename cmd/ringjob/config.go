@@ -30,6 +30,7 @@ type Config struct {
 	Log       LogConfig       `yaml:"log"`
 	API       APIConfig       `yaml:"api"`
 	Executors ExecutorsConfig `yaml:"executors"`
+	Lambda    LambdaConfig    `yaml:"lambda"`
 	// Scheduler tunes the scheduler core; see scheduler.Config.
 	Scheduler scheduler.Config `yaml:"scheduler"`
 	// Local declares the commands local:// targets may run.
@@ -64,6 +65,36 @@ type ExecutorsConfig struct {
 	// ConnectTimeout and RequestTimeout bound calls to executors (defaults 3s, 10s).
 	ConnectTimeout time.Duration `yaml:"connect_timeout"`
 	RequestTimeout time.Duration `yaml:"request_timeout"`
+}
+
+// LambdaConfig configures lambda:// targets (and function ARNs).
+type LambdaConfig struct {
+	// Endpoint overrides the Lambda endpoint (an emulator or LocalStack);
+	// empty uses AWS. Credentials come from the default AWS chain. Env
+	// RINGJOB_LAMBDA_ENDPOINT.
+	Endpoint string `yaml:"endpoint"`
+	// Mode is the default invocation mode: sync (RequestResponse, default)
+	// or event; a target may choose with ?mode=.
+	Mode string `yaml:"mode"`
+	// Emulator, when it lists functions, starts Ringjob's Lambda emulator
+	// inside the server and points lambda:// targets at it (for trying
+	// functions without an AWS account; not for production).
+	Emulator EmulatorConfig `yaml:"emulator"`
+}
+
+// EmulatorConfig describes the in-process Lambda emulator.
+type EmulatorConfig struct {
+	Listen    string             `yaml:"listen"` // default 127.0.0.1:0
+	Region    string             `yaml:"region"` // default us-east-1
+	Functions []EmulatorFunction `yaml:"functions"`
+}
+
+// EmulatorFunction is one function binary (an aws-lambda-go bootstrap built
+// for this machine).
+type EmulatorFunction struct {
+	Name    string        `yaml:"name"`
+	Path    string        `yaml:"path"`
+	Timeout time.Duration `yaml:"timeout"` // default 30s
 }
 
 // LocalConfig declares local commands (mapped onto localexec.Config).
@@ -162,6 +193,16 @@ func (c *Config) Validate() error {
 	if c.Executors.ConnectTimeout < 0 || c.Executors.RequestTimeout < 0 {
 		errs = append(errs, fmt.Errorf("executors.connect_timeout and executors.request_timeout must not be negative"))
 	}
+	switch c.Lambda.Mode {
+	case "", "sync", "event":
+	default:
+		errs = append(errs, fmt.Errorf("lambda.mode must be sync or event, got %q", c.Lambda.Mode))
+	}
+	for i, f := range c.Lambda.Emulator.Functions {
+		if f.Name == "" || f.Path == "" {
+			errs = append(errs, fmt.Errorf("lambda.emulator.functions[%d] needs a name and a path", i))
+		}
+	}
 	if err := c.Scheduler.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -210,6 +251,7 @@ func loadConfig(path string, getenv func(string) string, fl *flagValues) (*Confi
 	str(&c.Log.Format, "RINGJOB_LOG_FORMAT")
 	str(&c.API.AdminToken, "RINGJOB_ADMIN_TOKEN")
 	str(&c.Executors.AccessToken, "RINGJOB_EXECUTOR_TOKEN")
+	str(&c.Lambda.Endpoint, "RINGJOB_LAMBDA_ENDPOINT")
 	str(&c.Scheduler.NodeID, "RINGJOB_NODE_ID")
 	if v := getenv("RINGJOB_LOCK_PARTITIONS"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -2,6 +2,7 @@
 //
 //	ringjob server  [--config FILE] [flags]   run a scheduler replica with the API
 //	ringjob migrate [--config FILE] [flags]   apply database migrations and exit
+//	ringjob dev lambda --function NAME=PATH   run the Lambda emulator (no AWS account needed)
 //	ringjob version                           print the version
 package main
 
@@ -28,6 +29,7 @@ func usage(w io.Writer) {
 Usage:
   ringjob server  [--config FILE] [--database-url URL] [--listen ADDR] [--log-level L] [--log-format text|json]
   ringjob migrate [--config FILE] [--database-url URL]
+  ringjob dev lambda --function NAME=PATH [--function ...] [--listen ADDR]
   ringjob version
 
 Configuration comes from the YAML file, then RINGJOB_* environment variables,
@@ -48,6 +50,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "help", "--help", "-h":
 		usage(stdout)
 		return 0
+	case "dev":
+		if len(rest) == 0 || rest[0] != "lambda" {
+			fmt.Fprintln(stderr, "ringjob dev: the only dev tool is `ringjob dev lambda --function NAME=PATH`")
+			return 2
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+		return devLambda(ctx, rest[1:], stdout, stderr)
 	case "server", "migrate":
 	default:
 		fmt.Fprintf(stderr, "ringjob: unknown command %q\n\n", cmd)

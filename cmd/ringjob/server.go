@@ -121,6 +121,13 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	drivers.Register("http", httpDriver)
 	drivers.Register("https", httpDriver)
 
+	lambdaDriver, stopLambda, err := startLambda(ctx, cfg, sched.Sink(), executors, log)
+	if err != nil {
+		return err
+	}
+	defer stopLambda()
+	drivers.Register("lambda", lambdaDriver)
+
 	svc := service.New(service.Options{Store: st, Scheduler: sched, Drivers: drivers, Clock: clock})
 	token, err := svc.EnsureAdminToken(ctx, cfg.API.AdminToken)
 	if err != nil {
