@@ -59,7 +59,7 @@ func TestBadInput(t *testing.T) {
 				{"unknown schedule type", "POST", "/api/v1/jobs", job(map[string]any{"schedule_type": "hourly"}), nil, 400, "invalid_argument", "schedule_type"},
 				{"unknown time zone", "POST", "/api/v1/jobs", job(map[string]any{"schedule_type": "cron", "schedule_conf": "0 0 * * * ?", "time_zone": "Mars/Olympus_Mons"}), nil, 400, "invalid_argument", "time_zone"},
 				{"misfire policy", "POST", "/api/v1/jobs", job(map[string]any{"misfire_policy": "retry_forever"}), nil, 400, "invalid_argument", "misfire_policy"},
-				{"route strategy not yet", "POST", "/api/v1/jobs", job(map[string]any{"route_strategy": "round"}), nil, 400, "invalid_argument", "route_strategy"},
+				{"unknown route strategy", "POST", "/api/v1/jobs", job(map[string]any{"route_strategy": "round_robin_x"}), nil, 400, "invalid_argument", "route_strategy"},
 				{"block strategy", "POST", "/api/v1/jobs", job(map[string]any{"block_strategy": "PARALLEL"}), nil, 400, "invalid_argument", "block_strategy"},
 				{"timeout too long", "POST", "/api/v1/jobs", job(map[string]any{"timeout_sec": 86401}), nil, 400, "invalid_argument", "timeout_sec"},
 				{"negative retries", "POST", "/api/v1/jobs", job(map[string]any{"retry_count": -1}), nil, 400, "invalid_argument", "retry_count"},
@@ -163,10 +163,10 @@ func TestErrorMessagesHelp(t *testing.T) {
 	_, _, msg := r.errCode(t)
 	require.Contains(t, msg, "schedule type none disables start")
 
-	r = b.call("POST", "/api/v1/jobs", map[string]any{"group_id": gid, "name": "x", "route_strategy": "failover"})
+	r = b.call("POST", "/api/v1/jobs", map[string]any{"group_id": gid, "name": "x", "route_strategy": "fail-over"})
 	_, _, msg = r.errCode(t)
-	require.Contains(t, msg, "only \"first\" is implemented")
-	require.Contains(t, msg, "come with routing")
+	require.Contains(t, msg, "failover", "the error lists the valid strategies")
+	require.Contains(t, msg, "consistent_hash")
 
 	r = b.call("POST", "/api/v1/groups", map[string]any{"app_name": "undeclared", "members": []string{"local://nope"}})
 	_, _, msg = r.errCode(t)

@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/ringjob/ringjob/routes"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
+	"github.com/sirupsen/logrus"
 )
 
 // candidates knows the targets a job may run on: the live executors
@@ -58,24 +60,6 @@ func (c *candidates) list(ctx context.Context, job *store.Job) ([]string, store.
 	return out, g, nil
 }
 
-// pick returns the target for a job: the first candidate. (Routing
-// strategies plug in here.)
-func (c *candidates) pick(ctx context.Context, job *store.Job) (string, targets.Driver, error) {
-	list, g, err := c.list(ctx, job)
-	if err != nil {
-		return "", nil, err
-	}
-	if len(list) == 0 {
-		return "", nil, fmt.Errorf("group %q has no targets: no executor registered under app name %q and no static members", g.AppName, g.AppName)
-	}
-	target := list[0]
-	drv, err := c.drivers.For(target)
-	if err != nil {
-		return "", nil, err
-	}
-	return target, drv, nil
-}
-
 func (c *candidates) group(ctx context.Context, id int64) (store.Group, error) {
 	now := c.clock.Now()
 	c.mu.Lock()
@@ -114,4 +98,25 @@ func (c *candidates) executors(ctx context.Context, app string) ([]string, error
 	c.execs[app] = cachedExecs{addrs: addrs, at: now}
 	c.mu.Unlock()
 	return addrs, nil
+}
+
+// shards is how many runs one fire of the job fans out to: 1 unless it
+// routes with sharding; then the live executors registered for its group, as
+// XXL-JOB does, or, for groups without executors (functions, local
+// commands), the job's shard count. The shards of a fire share its
+// scheduled time and carry their index and the total.
+func (c *candidates) shards(ctx context.Context, job *store.Job, log *logrus.Entry) int {
+	if name, _ := routes.Normalize(job.RouteStrategy); name != routes.Sharding {
+		return 1
+	}
+	n := max(1, job.ShardCount)
+	list, g, err := c.list(ctx, job)
+	if err != nil {
+		log.WithError(err).WithField("job_id", job.ID).Warn("count the executors to shard over; using the job's shard count")
+		return n
+	}
+	if execs := len(list) - len(g.Members); execs > 0 {
+		n = execs
+	}
+	return n
 }

@@ -3,11 +3,11 @@ package scheduler
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/ringjob/ringjob/routes"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
 	"github.com/sirupsen/logrus"
@@ -29,6 +29,7 @@ type dispatcher struct {
 	ledger     *ledgerWriter
 	metrics    *Metrics
 	candidates *candidates
+	router     *routes.Router
 
 	fast, slow *pool
 	slowJobs   *slowTracker
@@ -84,62 +85,116 @@ func (d *dispatcher) backlogLen() int {
 	return len(d.backlog)
 }
 
-// fireOn claims and submits as many fires as the pool has room for and
-// returns the ones that must wait.
+// Claims are written in chunks that start small and grow: the first runs of
+// a busy second reach their targets after one short statement, while the bulk
+// goes in large statements that cost little per run. Up to claimParallel
+// chunks are claimed at once (on different rows, so they do not wait for
+// each other in the database): a claim statement spends most of its time in
+// the database, and one at a time would leave the last runs of a busy second
+// waiting for all the claims before theirs.
+const (
+	firstClaimChunk = 100
+	maxClaimChunk   = 1000
+	claimParallel   = 3
+	claimTimeout    = 10 * time.Second
+)
+
+// fireOn claims and submits fires for as long as the pool has room and
+// returns the ones that must wait. Room is reserved before each claim, so a
+// claimed run always has a queue place. The pool's workers free places while
+// claim statements run, so when the queue is full but claims are in flight
+// it waits for one to finish and tries again: a short queue still takes a
+// large second in a few rounds instead of one queue's worth per tick. Only
+// when nothing is in flight and the workers free no place does the rest wait
+// for the next tick (unclaimed, so nothing is lost).
 func (d *dispatcher) fireOn(ctx context.Context, p *pool, list []fire) (rest []fire) {
-	if len(list) == 0 {
-		return nil
+	done := make(chan []fire, claimParallel) // each claim's fires that failed
+	inflight := 0
+	failed := false
+	collect := func() {
+		if f := <-done; len(f) > 0 {
+			// The database did not answer for these: try them, and what is
+			// left, again at the next tick.
+			failed = true
+			rest = append(rest, f...)
+		}
+		inflight--
 	}
-	k := p.reserve(len(list))
-	take, rest := list[:k], list[k:]
-	if k == 0 {
-		return rest
+	chunk := firstClaimChunk
+	for len(list) > 0 && !failed {
+		if inflight == claimParallel {
+			collect()
+			continue
+		}
+		k := p.reserve(min(len(list), chunk))
+		if k == 0 && inflight > 0 {
+			collect() // its runs go to the queue, and the workers make room
+			continue
+		}
+		if k == 0 {
+			if k = p.reserveSoon(min(len(list), chunk)); k == 0 {
+				break // full: the rest waits for the next tick, unclaimed
+			}
+		}
+		take := list[:k]
+		list = list[k:]
+		inflight++
+		go func() { done <- d.claimAndSubmit(ctx, p, take) }()
+		chunk = min(2*chunk, maxClaimChunk)
 	}
+	for inflight > 0 {
+		collect()
+	}
+	return append(rest, list...)
+}
+
+// claimAndSubmit claims take (its pool places are reserved) and submits the
+// claimed runs. It returns the fires whose claim failed for want of an answer.
+func (d *dispatcher) claimAndSubmit(ctx context.Context, p *pool, take []fire) (failed []fire) {
 	ids := make([]int64, len(take))
 	for i, f := range take {
 		ids[i] = f.runID
 	}
+	// A claim statement is not cut short when the scheduler stops: a claim
+	// the database may have applied but the caller never heard of would leave
+	// runs dispatching that nobody sends. It ends on its own time limit.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+	defer cancel()
 	now := d.clock.Now()
-	claimed, err := d.st.RunClaimBatch(ctx, store.RunClaimParams{IDs: ids, Owner: d.node, NowMs: now.UnixMilli(), LateAfterMs: d.cfg.LateAfter.Milliseconds()})
+	claimed, err := d.st.RunClaimBatch(cctx, store.RunClaimParams{IDs: ids, Owner: d.node, NowMs: now.UnixMilli(), LateAfterMs: d.cfg.LateAfter.Milliseconds()})
+	if err != nil {
+		d.log.WithError(err).WithField("runs", len(ids)).Error("claim runs; will retry at the next tick")
+	}
 	got := make(map[int64]bool, len(claimed))
 	for _, id := range claimed {
 		got[id] = true
 	}
-	if err != nil {
-		d.log.WithError(err).WithField("runs", len(ids)).Error("claim runs; will retry at the next tick")
-	}
 	submitted := 0
-	for _, f := range take {
+	for i := range take {
+		f := take[i]
 		switch {
 		case got[f.runID]:
-			f := f
-			lag := now.Sub(time.UnixMilli(f.scheduledMs))
-			d.metrics.DispatchLag.Observe(lag.Seconds())
+			delete(got, f.runID) // one claim, one dispatch, even if a run was offered twice
+			d.metrics.DispatchLag.Observe(now.Sub(time.UnixMilli(f.scheduledMs)).Seconds())
 			submitted++
 			p.submit(func(ctx context.Context) { d.dispatch(ctx, f) })
 		case err != nil:
-			rest = append(rest, f) // unknown: try again
+			failed = append(failed, f) // unknown: try again
 		default:
 			// Claimed by another node (it took the run over): not ours to fire.
 			d.metrics.ClaimLost.Inc()
 		}
 	}
-	p.release(k - submitted)
-	return rest
+	p.release(len(take) - submitted)
+	return failed
 }
 
 // dispatch sends one claimed run to its target and records the answer.
 func (d *dispatcher) dispatch(ctx context.Context, f fire) {
 	start := d.clock.Now()
-	target, drv, err := d.candidates.pick(ctx, f.job)
-	if err != nil {
-		d.finish(f, "", targets.Outcome{State: targets.OutcomeFailed, Code: 500, Message: err.Error()})
-		return
-	}
 	req := targets.Request{
 		RunID:         f.runID,
 		JobID:         f.job.ID,
-		Target:        target,
 		Handler:       f.job.Handler,
 		Params:        f.params,
 		ShardIndex:    f.shardIndex,
@@ -149,15 +204,18 @@ func (d *dispatcher) dispatch(ctx context.Context, f fire) {
 		Attempt:       f.attempt,
 		BlockStrategy: f.job.BlockStrategy,
 	}
-	rctx, cancel := context.WithTimeout(ctx, d.cfg.DispatchTimeout)
-	res, err := drv.Run(rctx, req)
-	cancel()
+	target, res, attempts, err := d.routeAndSend(ctx, f, req)
 	took := d.clock.Since(start)
 	d.slowJobs.note(f.job.ID, took)
 	d.metrics.Dispatched.Inc()
+	if js := attemptsJSON(attempts); js != "" {
+		if aerr := d.st.RunSetAttempts(ctx, f.runID, js); aerr != nil {
+			d.log.WithError(aerr).WithField("run_id", f.runID).Warn("record routing attempts")
+		}
+	}
 	switch {
 	case err != nil:
-		d.finish(f, target, targets.Outcome{State: targets.OutcomeFailed, Code: 500, Message: fmt.Sprintf("dispatch to %s: %v", target, err)})
+		d.finish(f, target, targets.Outcome{State: targets.OutcomeFailed, Code: 500, Message: err.Error()})
 	case res.Done != nil:
 		d.finish(f, target, *res.Done)
 	default:

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"time"
 
 	"github.com/ringjob/ringjob/store"
 	"github.com/sirupsen/logrus"
@@ -25,7 +26,10 @@ type ledgerOp struct {
 	flushed chan struct{} // a flush marker: closed once everything before it is written
 }
 
-const ledgerBatch = 500
+const (
+	ledgerBatch  = 1000                  // changes per write (the store splits statements)
+	ledgerLinger = 25 * time.Millisecond // how long a write waits for more changes
+)
 
 func newLedgerWriter(st *store.Store, log *logrus.Entry) *ledgerWriter {
 	return &ledgerWriter{st: st, log: log, in: make(chan ledgerOp, 8192)}
@@ -59,6 +63,8 @@ func (w *ledgerWriter) Stop(ctx context.Context) {
 }
 
 func (w *ledgerWriter) run(ctx context.Context) {
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
 	for {
 		var first ledgerOp
 		select {
@@ -66,14 +72,32 @@ func (w *ledgerWriter) run(ctx context.Context) {
 			return
 		case first = <-w.in:
 		}
-		batch := []ledgerOp{first}
-	drain:
-		for len(batch) < ledgerBatch {
+		batch := append(make([]ledgerOp, 0, 64), first)
+		// Linger: the outcomes of a busy second arrive over a few
+		// milliseconds while the claims of the same second are still being
+		// written. Waiting a moment writes them in fewer, larger statements
+		// and keeps them from competing with those claims. A flush writes at
+		// once. (Wall time, like a network timeout: this is I/O batching, not
+		// scheduling.)
+		linger.Reset(ledgerLinger)
+	collect:
+		for len(batch) < ledgerBatch && first.flushed == nil {
 			select {
 			case op := <-w.in:
 				batch = append(batch, op)
+				if op.flushed != nil {
+					break collect
+				}
+			case <-linger.C:
+				break collect
+			case <-ctx.Done():
+				break collect
+			}
+		}
+		if !linger.Stop() {
+			select {
+			case <-linger.C:
 			default:
-				break drain
 			}
 		}
 		w.apply(context.WithoutCancel(ctx), batch)

@@ -27,6 +27,8 @@ type preReader struct {
 	metrics *Metrics
 	peers   *peerView
 	cache   *scheduleCache
+	// candidates tells how many executors a sharding job fans out over.
+	candidates *candidates
 }
 
 func (p *preReader) Start(ctx context.Context) { p.start(ctx, p.run) }
@@ -41,13 +43,21 @@ func (p *preReader) run(ctx context.Context) {
 		if full && err == nil {
 			continue // more jobs are due than one batch holds
 		}
-		// Sleep to the next interval boundary so replicas cycle in step with the ring.
-		now := p.clock.Now()
-		wait := p.cfg.LoopInterval - time.Duration(now.UnixNano()%int64(p.cfg.LoopInterval))
-		if !sleep(ctx, p.clock, wait) {
+		if !sleep(ctx, p.clock, p.untilNextCycle()) {
 			return
 		}
 	}
+}
+
+// untilNextCycle is the wait until the middle of the next loop interval.
+// Replicas cycle in step (the phase is the same for all of them), and half an
+// interval away from the ring's second boundaries: the pre-read's insert and
+// update of a whole second's fires then do not compete with the claims and
+// dispatches of the second that is firing.
+func (p *preReader) untilNextCycle() time.Duration {
+	iv := int64(p.cfg.LoopInterval)
+	phase := iv / 2
+	return time.Duration(iv - ((p.clock.Now().UnixNano()-phase)%iv+iv)%iv)
 }
 
 // cycle runs one locked pre-read. full reports that the batch limit was hit.
@@ -76,7 +86,7 @@ func (p *preReader) cycle(ctx context.Context) (full bool, err error) {
 	if len(jobs) == 0 {
 		return false, tx.Commit()
 	}
-	plan := p.plan(jobs, now)
+	plan := p.plan(jobs, now, p.shardCounts(tctx, jobs))
 	ids, err := tx.RunInsertBatch(tctx, plan.inserts)
 	if err != nil {
 		return false, fmt.Errorf("record %d fires: %w", len(plan.inserts), err)
@@ -121,18 +131,21 @@ const maxFiresPerJob = 64
 //   - late by less: every such fire time fires now (late), so a short pause of
 //     the scheduler loses nothing;
 //   - due within the window: into the time ring at its second.
-func (p *preReader) plan(jobs []store.Job, now time.Time) prereadPlan {
+func (p *preReader) plan(jobs []store.Job, now time.Time, shards map[int64]int) prereadPlan {
 	var pl prereadPlan
 	nowMs := now.UnixMilli()
 	windowEnd := nowMs + p.cfg.PreReadWindow.Milliseconds()
 	for i := range jobs {
 		job := &jobs[i]
 		add := func(schedMs int64, state, trigger, msg string) {
-			pl.inserts = append(pl.inserts, store.RunInsert{
-				JobID: job.ID, GroupID: job.GroupID, ScheduledMs: schedMs, ShardIndex: 0, ShardTotal: 1, Attempt: 0,
-				TriggerType: trigger, State: state, Owner: p.node, Handler: job.Handler, Params: job.Params, Message: msg, CreatedMs: nowMs,
-			})
-			pl.jobOf = append(pl.jobOf, job)
+			n := max(1, shards[job.ID])
+			for i := 0; i < n; i++ {
+				pl.inserts = append(pl.inserts, store.RunInsert{
+					JobID: job.ID, GroupID: job.GroupID, ScheduledMs: schedMs, ShardIndex: i, ShardTotal: n, Attempt: 0,
+					TriggerType: trigger, State: state, Owner: p.node, Handler: job.Handler, Params: job.Params, Message: msg, CreatedMs: nowMs,
+				})
+				pl.jobOf = append(pl.jobOf, job)
+			}
 		}
 		sched, err := p.cache.get(job)
 		if err != nil {
@@ -196,4 +209,16 @@ func (c *scheduleCache) get(job *store.Job) (schedule.Schedule, error) {
 	c.m[key] = s
 	c.mu.Unlock()
 	return s, nil
+}
+
+// shardCounts says how many runs one fire of each sharding job fans out to
+// (jobs missing from the map fire once); see candidates.shards.
+func (p *preReader) shardCounts(ctx context.Context, jobs []store.Job) map[int64]int {
+	out := map[int64]int{}
+	for i := range jobs {
+		if n := p.candidates.shards(ctx, &jobs[i], p.log); n > 1 {
+			out[jobs[i].ID] = n
+		}
+	}
+	return out
 }

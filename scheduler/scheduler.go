@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/ringjob/ringjob/routes"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
 	"github.com/sirupsen/logrus"
@@ -88,13 +89,14 @@ func New(o Options) (*Scheduler, error) {
 		cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "dispatcher"), drivers: o.Drivers,
 		ledger: s.ledger, metrics: m,
 		candidates: newCandidates(o.Store, clock, o.Drivers, cfg.ExecutorDeadAfter),
+		router:     routes.New(routes.Options{Clock: clock, Prober: routes.RegistryProber{Registry: o.Drivers}}),
 		fast:       newPool("fast", cfg.FastPool),
 		slow:       newPool("slow", cfg.SlowPool),
 		slowJobs:   &slowTracker{clock: clock, threshold: cfg.SlowDispatch, count: cfg.SlowDispatchCount},
 	}
 	s.ring = newRing(clock, s.disp.fire)
 	s.preread = &preReader{cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "preread"),
-		ring: s.ring, metrics: m, peers: s.peers, cache: &scheduleCache{}}
+		ring: s.ring, metrics: m, peers: s.peers, cache: &scheduleCache{}, candidates: s.disp.candidates}
 	s.heartbeat = &heartbeat{cfg: cfg, node: s.node, host: hostname(), st: o.Store, clock: clock, log: log.WithField("service", "heartbeat"), peers: s.peers}
 	s.takeover = &takeover{cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "takeover"), ring: s.ring, fireNow: s.disp.fire, metrics: m}
 	s.registry = &registryMonitor{cfg: cfg, st: o.Store, clock: clock, log: log.WithField("service", "registry")}
@@ -195,19 +197,37 @@ func (s *Scheduler) Trigger(ctx context.Context, p TriggerParams) (run store.Run
 	if p.Params != nil {
 		params = *p.Params
 	}
+	p0key := p.IdempotencyKey
 	tt := p.TriggerType
 	if tt == "" {
 		tt = store.TriggerManual
 	}
 	now := s.clock.Now()
-	run, created, err = s.st.RunCreate(ctx, store.RunCreateParams{
-		JobID: job.ID, GroupID: job.GroupID, ScheduledMs: now.UnixMilli(), ShardTotal: 1, TriggerType: tt,
-		Owner: s.node, Handler: job.Handler, Params: params, IdempotencyKey: p.IdempotencyKey, CreatedMs: now.UnixMilli(),
-	})
-	if err != nil || !created {
-		return run, created, err
+	// A sharding job fans out: shard 0 carries the idempotency key, so a
+	// repeated key finds the earlier fire and creates nothing.
+	n := s.disp.candidates.shards(ctx, &job, s.log)
+	var fires []fire
+	for i := 0; i < n; i++ {
+		p := store.RunCreateParams{
+			JobID: job.ID, GroupID: job.GroupID, ScheduledMs: now.UnixMilli(), ShardIndex: i, ShardTotal: n, TriggerType: tt,
+			Owner: s.node, Handler: job.Handler, Params: params, CreatedMs: now.UnixMilli(),
+		}
+		if i == 0 {
+			p.IdempotencyKey = p0key
+		}
+		r, ok, err := s.st.RunCreate(ctx, p)
+		if err != nil {
+			return run, created, err
+		}
+		if i == 0 {
+			run, created = r, ok
+			if !ok {
+				return run, false, nil
+			}
+		}
+		fires = append(fires, fire{runID: r.ID, scheduledMs: r.ScheduledMs, shardIndex: i, shardTotal: n, params: params, job: &job})
 	}
-	s.disp.fire(ctx, []fire{{runID: run.ID, scheduledMs: run.ScheduledMs, shardIndex: 0, shardTotal: 1, params: params, job: &job}})
+	s.disp.fire(ctx, fires)
 	return run, true, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ringjob/ringjob/routes"
 	"github.com/ringjob/ringjob/schedule"
 	"github.com/ringjob/ringjob/store"
 )
@@ -33,11 +34,8 @@ const (
 	maxNameFilterChars = 255
 )
 
-// Route strategies. Only RouteFirst is implemented so far.
-const RouteFirst = "first"
-
-// routesLater are XXL-JOB's other strategies, accepted once routing lands.
-var routesLater = []string{"last", "round", "random", "consistent_hash", "lfu", "lru", "failover", "busyover", "sharding"}
+// RouteFirst is the default routing strategy; routes.Names lists them all.
+const RouteFirst = routes.First
 
 // Block strategies (what an executor does when a run arrives while the job
 // still runs there).
@@ -125,15 +123,11 @@ func (s *Service) checkJob(ctx context.Context, j JobSpec) (store.JobFields, sch
 	default:
 		return f, nil, invalid("misfire_policy", "%q is unknown; use do_nothing (skip missed fires) or fire_once_now (run once at once)", j.MisfirePolicy)
 	}
-	if f.RouteStrategy != RouteFirst {
-		for _, later := range routesLater {
-			if f.RouteStrategy == later {
-				return f, nil, invalid("route_strategy", "%q is not available yet: only \"first\" is implemented; the other XXL-JOB strategies (%s) come with routing",
-					j.RouteStrategy, strings.Join(routesLater, ", "))
-			}
-		}
-		return f, nil, invalid("route_strategy", "%q is unknown; use \"first\" (the other XXL-JOB strategies come with routing)", j.RouteStrategy)
+	route, err := routes.Normalize(f.RouteStrategy)
+	if err != nil {
+		return f, nil, invalid("route_strategy", "%q is unknown; use one of %s (XXL-JOB's names such as FAILOVER are accepted too)", j.RouteStrategy, strings.Join(routes.Names(), ", "))
 	}
+	f.RouteStrategy = route
 	switch f.BlockStrategy {
 	case BlockSerial, BlockDiscardLater, BlockCoverEarly:
 	default:

@@ -195,27 +195,28 @@ func (t *ScheduleTx) RunInsertBatch(ctx context.Context, runs []RunInsert) ([]in
 		var sb strings.Builder
 		sb.WriteString("INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, sched_fire, trigger_type, state, owner, handler, params, message, created_ms) VALUES ")
 		args := make([]any, 0, len(chunk)*runInsertCols)
-		jobs := make([]any, 0, len(chunk))
-		seenJob := map[int64]bool{}
-		lo, hi := chunk[0].ScheduledMs, chunk[0].ScheduledMs
 		for i, r := range chunk {
 			if i > 0 {
 				sb.WriteString(",")
 			}
 			sb.WriteString("(?,?,?,?,?,?,1,?,?,?,?,?,?,?)")
 			args = append(args, r.JobID, r.GroupID, r.ScheduledMs, r.ShardIndex, r.ShardTotal, r.Attempt, r.TriggerType, r.State, r.Owner, r.Handler, r.Params, r.Message, r.CreatedMs)
-			if !seenJob[r.JobID] {
-				seenJob[r.JobID] = true
-				jobs = append(jobs, r.JobID)
-			}
-			lo, hi = min(lo, r.ScheduledMs), max(hi, r.ScheduledMs)
 		}
-		if _, err := t.tx.ExecContext(ctx, sb.String(), args...); err != nil {
+		res, err := t.tx.ExecContext(ctx, sb.String(), args...)
+		if err != nil {
 			return nil, fmt.Errorf("insert %d runs: %w", len(chunk), err)
 		}
-		sel := append(jobs, lo, hi)
-		rows, err := t.tx.QueryContext(ctx, "SELECT id, job_id, scheduled_ms, shard_index, attempt FROM runs WHERE job_id IN ("+
-			placeholders(len(jobs))+") AND scheduled_ms BETWEEN ? AND ? AND sched_fire = 1", sel...)
+		// Read the new ids back by primary-key range. LastInsertId is the
+		// first id of a multi-row INSERT on MySQL/MariaDB and the last on
+		// SQLite; ids only grow and SQLite's (one writer) are consecutive, so
+		// every new row has an id >= LastInsertId - rows + 1 on both. The
+		// range may also hold earlier or concurrent rows; they do not match
+		// the fire keys of this chunk (the fire key is unique).
+		last, err := res.LastInsertId()
+		if err != nil {
+			return nil, fmt.Errorf("read ids of %d inserted runs: %w", len(chunk), err)
+		}
+		rows, err := t.tx.QueryContext(ctx, "SELECT id, job_id, scheduled_ms, shard_index, attempt FROM runs WHERE id >= ? AND sched_fire = 1", last-int64(len(chunk))+1)
 		if err != nil {
 			return nil, fmt.Errorf("read ids of %d inserted runs: %w", len(chunk), err)
 		}
@@ -252,34 +253,34 @@ type JobAdvance struct {
 	Disable    bool // the schedule is exhausted (one-time job done)
 }
 
-// JobAdvanceBatch writes next/last fire times with multi-row CASE updates.
+// JobAdvanceBatch writes next/last fire times, up to 1000 jobs per
+// statement. Jobs on the same schedule share their values, so the columns are
+// set by value (see setByValue) rather than with one CASE arm per job.
 func (t *ScheduleTx) JobAdvanceBatch(ctx context.Context, adv []JobAdvance) error {
 	const per = 1000
 	for start := 0; start < len(adv); start += per {
 		chunk := adv[start:min(start+per, len(adv))]
-		var nextCase, lastCase, enCase strings.Builder
-		var nextArgs, lastArgs, enArgs, idArgs []any
-		for _, a := range chunk {
-			nextCase.WriteString(" WHEN ? THEN ?")
-			nextArgs = append(nextArgs, a.ID, a.NextFireMs)
-			lastCase.WriteString(" WHEN ? THEN ?")
-			lastArgs = append(lastArgs, a.ID, a.LastFireMs)
+		n := len(chunk)
+		ids := make([]int64, n)
+		next, last, enabled := make([]any, n), make([]any, n), make([]any, n)
+		for i, a := range chunk {
+			ids[i], next[i], last[i] = a.ID, a.NextFireMs, a.LastFireMs
 			if a.Disable {
-				enCase.WriteString(" WHEN ? THEN 0")
-				enArgs = append(enArgs, a.ID)
+				enabled[i] = 0
 			}
-			idArgs = append(idArgs, a.ID)
 		}
-		q := "UPDATE jobs SET next_fire_ms = CASE id" + nextCase.String() + " ELSE next_fire_ms END, last_fire_ms = CASE id" + lastCase.String() + " ELSE last_fire_ms END"
-		args := append(nextArgs, lastArgs...)
-		if len(enArgs) > 0 {
-			q += ", enabled = CASE id" + enCase.String() + " ELSE enabled END"
-			args = append(args, enArgs...)
+		var q strings.Builder
+		q.WriteString("UPDATE jobs SET ")
+		args := make([]any, 0, 2*n+4)
+		args = setByValue(&q, args, "next_fire_ms", ids, next)
+		args = setByValue(&q, args, "last_fire_ms", ids, last)
+		args = setByValue(&q, args, "enabled", ids, enabled)
+		q.WriteString(" WHERE id IN (" + placeholders(n) + ")")
+		for _, id := range ids {
+			args = append(args, id)
 		}
-		q += " WHERE id IN (" + placeholders(len(idArgs)) + ")"
-		args = append(args, idArgs...)
-		if _, err := t.tx.ExecContext(ctx, q, args...); err != nil {
-			return fmt.Errorf("advance %d jobs: %w", len(chunk), err)
+		if _, err := t.tx.ExecContext(ctx, q.String(), args...); err != nil {
+			return fmt.Errorf("advance %d jobs: %w", n, err)
 		}
 	}
 	return nil

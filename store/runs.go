@@ -236,59 +236,106 @@ type RunUpdateBatchParams struct {
 	Updates    []RunUpdate
 }
 
-// RunUpdateBatch applies state changes with multi-row CASE updates and
-// returns how many rows changed.
+// RunUpdateBatch applies state changes, up to 500 runs per statement, and
+// returns how many rows changed. A column that gets the same value in every
+// row of a statement is set plainly; otherwise its rows are grouped by value
+// (see setByValue), so a batch of outcomes that mostly agree costs little
+// more than a plain UPDATE ... WHERE id IN.
 func (s *Store) RunUpdateBatch(ctx context.Context, p RunUpdateBatchParams) (int64, error) {
 	const per = 500
 	var total int64
 	for start := 0; start < len(p.Updates); start += per {
 		chunk := p.Updates[start:min(start+per, len(p.Updates))]
-		var stC, tgC, cdC, msC, fnC strings.Builder
-		var stA, tgA, cdA, msA, fnA, idA []any
-		for _, u := range chunk {
-			stC.WriteString(" WHEN ? THEN ?")
-			stA = append(stA, u.ID, u.State)
+		n := len(chunk)
+		ids := make([]int64, n)
+		state, target, code, msg, fin := make([]any, n), make([]any, n), make([]any, n), make([]any, n), make([]any, n)
+		for i, u := range chunk {
+			ids[i] = u.ID
+			state[i], code[i], msg[i] = u.State, u.Code, u.Message
 			if u.Target != "" {
-				tgC.WriteString(" WHEN ? THEN ?")
-				tgA = append(tgA, u.ID, u.Target)
+				target[i] = u.Target
 			}
-			cdC.WriteString(" WHEN ? THEN ?")
-			cdA = append(cdA, u.ID, u.Code)
-			msC.WriteString(" WHEN ? THEN ?")
-			msA = append(msA, u.ID, u.Message)
 			if u.FinishedMs != 0 {
-				fnC.WriteString(" WHEN ? THEN ?")
-				fnA = append(fnA, u.ID, u.FinishedMs)
+				fin[i] = u.FinishedMs
 			}
-			idA = append(idA, u.ID)
 		}
-		q := "UPDATE runs SET state = CASE id" + stC.String() + " ELSE state END"
-		args := stA
-		if len(tgA) > 0 {
-			q += ", target = CASE id" + tgC.String() + " ELSE target END"
-			args = append(args, tgA...)
+		var q strings.Builder
+		q.WriteString("UPDATE runs SET ")
+		args := make([]any, 0, 3*n)
+		args = setByValue(&q, args, "state", ids, state)
+		args = setByValue(&q, args, "target", ids, target)
+		args = setByValue(&q, args, "result_code", ids, code)
+		args = setByValue(&q, args, "message", ids, msg)
+		args = setByValue(&q, args, "finished_ms", ids, fin)
+		q.WriteString(" WHERE id IN (" + placeholders(n) + ") AND state IN (" + placeholders(len(p.FromStates)) + ")")
+		for _, id := range ids {
+			args = append(args, id)
 		}
-		q += ", result_code = CASE id" + cdC.String() + " ELSE result_code END"
-		args = append(args, cdA...)
-		q += ", message = CASE id" + msC.String() + " ELSE message END"
-		args = append(args, msA...)
-		if len(fnA) > 0 {
-			q += ", finished_ms = CASE id" + fnC.String() + " ELSE finished_ms END"
-			args = append(args, fnA...)
-		}
-		q += " WHERE id IN (" + placeholders(len(idA)) + ") AND state IN (" + placeholders(len(p.FromStates)) + ")"
-		args = append(args, idA...)
 		for _, st := range p.FromStates {
 			args = append(args, st)
 		}
-		res, err := s.execRetry(ctx, q, args...)
+		res, err := s.execRetry(ctx, q.String(), args...)
 		if err != nil {
-			return total, fmt.Errorf("update %d runs: %w", len(chunk), err)
+			return total, fmt.Errorf("update %d runs: %w", n, err)
 		}
-		n, _ := res.RowsAffected()
-		total += n
+		n64, _ := res.RowsAffected()
+		total += n64
 	}
 	return total, nil
+}
+
+// setByValue appends one assignment of a multi-row UPDATE keyed by id to q
+// and its arguments to args. vals[i] is the new value for ids[i]; nil keeps
+// the row's current value. When every row gets the same value it writes
+// "col = ?"; otherwise it groups the ids by value:
+//
+//	col = CASE WHEN id IN (?,?,...) THEN ? WHEN id IN (...) THEN ? ELSE col END
+//
+// The database looks a constant IN list up by binary search, so this costs
+// rows x values x log(rows) at worst, where the classic "CASE id WHEN ? THEN ?"
+// per row costs rows x rows comparisons. When no row sets the column it writes
+// nothing. Values must be comparable (strings and integers).
+func setByValue(q *strings.Builder, args []any, col string, ids []int64, vals []any) []any {
+	type group struct {
+		v   any
+		ids []int64
+	}
+	var groups []*group
+	byVal := map[any]*group{}
+	keep := false
+	for i, v := range vals {
+		if v == nil {
+			keep = true
+			continue
+		}
+		g := byVal[v]
+		if g == nil {
+			g = &group{v: v}
+			byVal[v] = g
+			groups = append(groups, g)
+		}
+		g.ids = append(g.ids, ids[i])
+	}
+	if len(groups) == 0 {
+		return args
+	}
+	if !strings.HasSuffix(q.String(), "SET ") {
+		q.WriteString(", ")
+	}
+	if len(groups) == 1 && !keep {
+		q.WriteString(col + " = ?")
+		return append(args, groups[0].v)
+	}
+	q.WriteString(col + " = CASE")
+	for _, g := range groups {
+		q.WriteString(" WHEN id IN (" + placeholders(len(g.ids)) + ") THEN ?")
+		for _, id := range g.ids {
+			args = append(args, id)
+		}
+		args = append(args, g.v)
+	}
+	q.WriteString(" ELSE " + col + " END")
+	return args
 }
 
 // RunCompleteParams record the final outcome of a run.

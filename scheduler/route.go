@@ -1,0 +1,97 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/ringjob/ringjob/routes"
+	"github.com/ringjob/ringjob/targets"
+)
+
+// Attempt is one step of getting a run onto a target, recorded on the run:
+// a routing probe (beat, idle_beat) or a dispatch (run).
+type Attempt struct {
+	Target string `json:"target"`
+	Op     string `json:"op"`
+	Error  string `json:"error,omitempty"`
+	AtMs   int64  `json:"at_ms"`
+}
+
+// attemptsJSON encodes attempts for the run record ("" when there were none
+// worth recording: a single successful dispatch).
+func attemptsJSON(as []Attempt) string {
+	if len(as) == 0 || (len(as) == 1 && as[0].Error == "") {
+		return ""
+	}
+	b, err := json.Marshal(as)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// routeAndSend chooses the run's target with the job's routing strategy and
+// dispatches it. A failed dispatch moves on to the next candidate the
+// strategy offers (failover and busyover offer the rest in order, whatever
+// their scheme), so one job can fail over from an HTTP executor to a
+// function or a local command. Shard runs of a sharding job go to the
+// candidate of their index (XXL-JOB: registry[i]).
+func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Request) (target string, res targets.Dispatch, attempts []Attempt, err error) {
+	cands, g, err := d.candidates.list(ctx, f.job)
+	if err != nil {
+		return "", res, nil, err
+	}
+	if len(cands) == 0 {
+		return "", res, nil, fmt.Errorf("group %q has no targets: no executor registered under app name %q and no static members", g.AppName, g.AppName)
+	}
+	strategy := f.job.RouteStrategy
+	if strategy == "" {
+		strategy = routes.First
+	}
+	var order []string
+	if name, _ := routes.Normalize(strategy); name == routes.Sharding {
+		order = []string{routes.ShardTarget(cands, f.shardIndex)}
+	} else {
+		pick, perr := d.router.Pick(ctx, strategy, f.job.ID, cands)
+		for _, p := range pick.Probes {
+			a := Attempt{Target: p.Target, Op: p.Kind, AtMs: d.clock.Now().UnixMilli()}
+			if p.Err != nil {
+				a.Error = p.Err.Error()
+			}
+			attempts = append(attempts, a)
+		}
+		if perr != nil {
+			return "", res, attempts, perr
+		}
+		order = pick.Order
+	}
+	var errs []string
+	for _, t := range order {
+		a := Attempt{Target: t, Op: "run", AtMs: d.clock.Now().UnixMilli()}
+		drv, derr := d.drivers.For(t)
+		if derr == nil {
+			r := req
+			r.Target = t
+			rctx, cancel := context.WithTimeout(ctx, d.cfg.DispatchTimeout)
+			res, derr = drv.Run(rctx, r)
+			cancel()
+		}
+		if derr == nil {
+			attempts = append(attempts, a)
+			return t, res, attempts, nil
+		}
+		a.Error = derr.Error()
+		attempts = append(attempts, a)
+		errs = append(errs, fmt.Sprintf("%s: %v", t, derr))
+		target = t
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if len(errs) == 1 {
+		return target, res, attempts, fmt.Errorf("dispatch to %s", errs[0])
+	}
+	return target, res, attempts, fmt.Errorf("all %d candidates failed: %s", len(errs), strings.Join(errs, "; "))
+}
