@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/ringjob/ringjob/service"
@@ -93,15 +94,23 @@ type runView struct {
 	ResultCode     int     `json:"result_code"`
 	Message        string  `json:"message"`
 	IdempotencyKey string  `json:"idempotency_key,omitempty"`
+	// Attempts lists the routing probes and dispatches when one failed
+	// (failover), as [{target, op, error, at_ms}]; empty otherwise.
+	Attempts json.RawMessage `json:"attempts"`
 }
 
 func viewRun(r store.Run) runView {
-	return runView{
+	v := runView{
 		ID: r.ID, JobID: r.JobID, GroupID: r.GroupID, State: r.State, TriggerType: r.TriggerType,
 		ScheduledAt: rfc3339(r.ScheduledMs), DispatchedAt: rfc3339(r.DispatchedMs), FinishedAt: rfc3339(r.FinishedMs), CreatedAt: rfc3339(r.CreatedMs),
 		ShardIndex: r.ShardIndex, ShardTotal: r.ShardTotal, Attempt: r.Attempt, Target: r.Target, Handler: r.Handler, Params: r.Params,
 		Node: r.Owner, Late: r.Late, ResultCode: r.ResultCode, Message: r.Message, IdempotencyKey: r.IdempotencyKey,
 	}
+	v.Attempts = json.RawMessage("[]")
+	if r.Attempts != "" && json.Valid([]byte(r.Attempts)) {
+		v.Attempts = json.RawMessage(r.Attempts)
+	}
+	return v
 }
 
 type pageView[T any] struct {

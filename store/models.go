@@ -91,6 +91,9 @@ type Run struct {
 	ResultCode     int
 	Message        string
 	IdempotencyKey string
+	// Attempts is the JSON array of routing probes and dispatches, recorded
+	// when one failed ("" otherwise).
+	Attempts string
 }
 
 // Node is a scheduler replica as seen through its heartbeat row.
