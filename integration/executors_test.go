@@ -41,8 +41,9 @@ type server struct {
 	sched *scheduler.Scheduler
 	svc   *service.Service
 	ex    *service.Executors
-	addr  string
-	log   *logrus.Entry
+	addr    string
+	log     *logrus.Entry
+	drivers *targets.Registry
 
 	mu  sync.Mutex
 	app *fiber.App
@@ -65,6 +66,7 @@ func startServer(t *testing.T) *server {
 	ex := service.NewExecutors(service.ExecutorsOptions{Store: st, Sink: sched.Sink(), Log: log})
 	_, _, err = ex.EnsureToken(ctx, execToken)
 	require.NoError(t, err)
+	require.NoError(t, ex.EnsureRunSecret(ctx))
 	d := httptarget.New(httptarget.Config{
 		AccessToken: execToken,
 		AuthFor: func(ctx context.Context, target string) (httptarget.Auth, error) {
@@ -84,7 +86,7 @@ func startServer(t *testing.T) *server {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = local.Close(context.Background()) })
 	drivers.Register("local", local)
-	s := &server{t: t, st: st, sched: sched, ex: ex, log: log,
+	s := &server{t: t, st: st, sched: sched, ex: ex, log: log, drivers: drivers,
 		svc: service.New(service.Options{Store: st, Scheduler: sched, Drivers: drivers})}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

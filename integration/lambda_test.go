@@ -1,0 +1,115 @@
+package integration_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/ringjob/ringjob/internal/lambdaemu"
+	"github.com/ringjob/ringjob/internal/lambdaemu/emutest"
+	"github.com/ringjob/ringjob/store"
+	"github.com/ringjob/ringjob/targets/lambda"
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	fnOnce  sync.Once
+	fnPaths map[string]string
+	fnErr   error
+)
+
+// functions builds the example functions once per test process.
+func functions(t *testing.T) map[string]string {
+	t.Helper()
+	fnOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "ringjob-integration-fn-*")
+		if err != nil {
+			fnErr = err
+			return
+		}
+		fnPaths, fnErr = emutest.Build(dir)
+	})
+	require.NoError(t, fnErr)
+	return fnPaths
+}
+
+// withLambda starts the emulator with the example functions and plugs the
+// lambda:// driver into the server, with Event callbacks to the server's own
+// /api/callback and per-run tokens.
+func withLambda(t *testing.T, s *server) {
+	t.Helper()
+	fns := functions(t)
+	emu, err := lambdaemu.New(lambdaemu.Options{Addr: "127.0.0.1:0", Log: s.log, Functions: []lambdaemu.Function{
+		{Name: "hello", Path: fns["hello"], Timeout: 10 * time.Second, MaxConcurrency: 4},
+		{Name: "sharded", Path: fns["sharded"], Timeout: 10 * time.Second, MaxConcurrency: 20},
+	}})
+	require.NoError(t, err)
+	require.NoError(t, emu.Start(context.Background()))
+	t.Cleanup(func() { _ = emu.Close(context.Background()) })
+	d, err := lambda.New(lambda.Config{Sink: s.sched.Sink(), Log: s.log, Endpoint: emu.URL(),
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
+		CallbackURL: s.url() + "/api/callback", RunToken: s.ex.RunToken})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = d.Close(context.Background()) })
+	s.drivers.Register("lambda", d)
+}
+
+func TestLambdaThroughTheServer(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	withLambda(t, s)
+	ctx := context.Background()
+
+	t.Run("sync: result and log tail", func(t *testing.T) {
+		g := s.groupWith("fn-sync", "lambda://us-east-1/hello")
+		r := s.waitState(s.trigger(s.routedJob(g, "", "first", 1), "world").ID, store.RunSucceeded)
+		require.Contains(t, r.Message, "Hello, world!")
+		log, err := s.svc.RunLog(ctx, r.ID, 1)
+		require.NoError(t, err)
+		require.Contains(t, log.Content, "params: world")
+		require.Contains(t, log.Content, "REPORT RequestId:")
+	})
+
+	t.Run("event mode completes through the server's callback", func(t *testing.T) {
+		g := s.groupWith("fn-event", "lambda://us-east-1/hello?mode=event")
+		r := s.trigger(s.routedJob(g, "", "first", 1), "async")
+		got := s.waitState(r.ID, store.RunSucceeded)
+		require.Equal(t, "lambda://us-east-1/hello?mode=event", got.Target)
+	})
+
+	t.Run("sharded fan-out of 20 invocations, indexes 0..19 once each", func(t *testing.T) {
+		g := s.groupWith("fn-shards", "lambda://us-east-1/sharded")
+		first := s.trigger(s.routedJob(g, "", "sharding", 20), `{"from":0,"to":1000}`)
+		var runs []store.Run
+		require.Eventually(t, func() bool {
+			runs, _ = s.st.RunList(ctx, store.RunListParams{JobID: first.JobID, States: []string{store.RunSucceeded}, Limit: 50})
+			return len(runs) == 20
+		}, 30*time.Second, 20*time.Millisecond)
+		seen := map[int]bool{}
+		for _, r := range runs {
+			require.Equal(t, 20, r.ShardTotal)
+			require.False(t, seen[r.ShardIndex], "index %d twice", r.ShardIndex)
+			seen[r.ShardIndex] = true
+			var res map[string]any
+			require.NoError(t, json.Unmarshal([]byte(r.Message), &res), r.Message)
+		}
+		require.Len(t, seen, 20)
+	})
+
+	t.Run("failover from a wrong function name to an HTTP executor", func(t *testing.T) {
+		e := startExecutor(t, s, "fn-failover-exec")
+		httpTarget := strings.TrimRight(e.Address(), "/")
+		g := s.groupWith("fn-failover", "lambda://us-east-1/no-such-function", httpTarget)
+		r := s.waitState(s.trigger(s.routedJob(g, "hello", "failover", 1), "p").ID, store.RunSucceeded)
+		require.Equal(t, httpTarget, r.Target)
+		as := s.attempts(r.ID)
+		require.NotEmpty(t, as)
+		require.Equal(t, "lambda://us-east-1/no-such-function", as[0].Target)
+		require.Contains(t, as[0].Error, "no-such-function")
+	})
+}
