@@ -29,3 +29,22 @@ func TestGroupExecutorSettings(t *testing.T) {
 	}
 	require.Equal(t, before, b.counts(), "bad input changes nothing")
 }
+
+func TestTriggerTargetMustBeACandidate(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "sqlite", setupOpts{})
+	gid := b.group("pins-api", "local://echo")
+	j := b.job(map[string]any{"group_id": gid, "name": "j", "pinned_targets": []string{"local://echo"}})
+	require.Equal(t, []any{"local://echo"}, j["pinned_targets"])
+	before := b.counts()
+	r := b.call("POST", fmt.Sprintf("/api/v1/jobs/%d/trigger", id(j)), map[string]any{"target": "http://169.254.169.254/"})
+	require.Equal(t, 400, r.Status, "%s", r.Body)
+	code, field, _ := r.errCode(t)
+	require.Equal(t, "invalid_argument", code)
+	require.Equal(t, "target", field)
+	require.Equal(t, before, b.counts(), "nothing was created")
+	bad := b.call("POST", "/api/v1/jobs", map[string]any{"group_id": gid, "name": "k", "pinned_targets": []string{"local://undeclared"}})
+	require.Equal(t, 400, bad.Status)
+	_, field, _ = bad.errCode(t)
+	require.Equal(t, "pinned_targets[0]", field)
+}

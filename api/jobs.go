@@ -10,21 +10,22 @@ import (
 
 // jobRequest is the body of POST and PUT /api/v1/jobs[/{id}].
 type jobRequest struct {
-	GroupID       int64  `json:"group_id"`
-	Name          string `json:"name"`
-	Description   string `json:"description"`
-	ScheduleType  string `json:"schedule_type"`
-	ScheduleConf  string `json:"schedule_conf"`
-	TimeZone      string `json:"time_zone"`
-	MisfirePolicy string `json:"misfire_policy"`
-	Handler       string `json:"handler"`
-	Params        string `json:"params"`
-	RouteStrategy string `json:"route_strategy"`
-	BlockStrategy string `json:"block_strategy"`
-	TimeoutSec    int    `json:"timeout_sec"`
-	RetryCount    int    `json:"retry_count"`
-	ShardCount    int    `json:"shard_count"`
-	Enabled       *bool  `json:"enabled"`
+	GroupID       int64    `json:"group_id"`
+	Name          string   `json:"name"`
+	Description   string   `json:"description"`
+	ScheduleType  string   `json:"schedule_type"`
+	ScheduleConf  string   `json:"schedule_conf"`
+	TimeZone      string   `json:"time_zone"`
+	MisfirePolicy string   `json:"misfire_policy"`
+	Handler       string   `json:"handler"`
+	Params        string   `json:"params"`
+	RouteStrategy string   `json:"route_strategy"`
+	BlockStrategy string   `json:"block_strategy"`
+	TimeoutSec    int      `json:"timeout_sec"`
+	RetryCount    int      `json:"retry_count"`
+	ShardCount    int      `json:"shard_count"`
+	PinnedTargets []string `json:"pinned_targets"`
+	Enabled       *bool    `json:"enabled"`
 }
 
 func (r jobRequest) spec() service.JobSpec {
@@ -32,13 +33,15 @@ func (r jobRequest) spec() service.JobSpec {
 		GroupID: r.GroupID, Name: r.Name, Description: r.Description,
 		ScheduleType: r.ScheduleType, ScheduleConf: r.ScheduleConf, TimeZone: r.TimeZone, MisfirePolicy: r.MisfirePolicy,
 		Handler: r.Handler, Params: r.Params, RouteStrategy: r.RouteStrategy, BlockStrategy: r.BlockStrategy,
-		TimeoutSec: r.TimeoutSec, RetryCount: r.RetryCount, ShardCount: r.ShardCount,
+		TimeoutSec: r.TimeoutSec, RetryCount: r.RetryCount, ShardCount: r.ShardCount, PinnedTargets: r.PinnedTargets,
 	}
 }
 
 // triggerRequest is the optional body of POST /api/v1/jobs/{id}/trigger.
 type triggerRequest struct {
 	Params *string `json:"params"`
+	// Target sends this run to one of the job's candidates instead of routing.
+	Target string `json:"target"`
 }
 
 // previewRequest is the body of POST /api/v1/next-fires.
@@ -161,7 +164,7 @@ func (s *server) triggerJob(c *fiber.Ctx) error {
 		return err
 	}
 	run, created, err := s.svc.TriggerJob(c.UserContext(), service.TriggerParams{
-		JobID: id, Params: req.Params, IdempotencyKey: c.Get("Idempotency-Key"),
+		JobID: id, Params: req.Params, IdempotencyKey: c.Get("Idempotency-Key"), Target: req.Target,
 	})
 	if err != nil {
 		return err

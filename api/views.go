@@ -41,26 +41,27 @@ func viewGroup(g store.Group) groupView {
 }
 
 type jobView struct {
-	ID            int64   `json:"id"`
-	GroupID       int64   `json:"group_id"`
-	Name          string  `json:"name"`
-	Description   string  `json:"description"`
-	ScheduleType  string  `json:"schedule_type"`
-	ScheduleConf  string  `json:"schedule_conf"`
-	TimeZone      string  `json:"time_zone"`
-	MisfirePolicy string  `json:"misfire_policy"`
-	Handler       string  `json:"handler"`
-	Params        string  `json:"params"`
-	RouteStrategy string  `json:"route_strategy"`
-	BlockStrategy string  `json:"block_strategy"`
-	TimeoutSec    int     `json:"timeout_sec"`
-	RetryCount    int     `json:"retry_count"`
-	ShardCount    int     `json:"shard_count"`
-	Enabled       bool    `json:"enabled"`
-	NextFireAt    *string `json:"next_fire_at"`
-	LastFireAt    *string `json:"last_fire_at"`
-	CreatedAt     *string `json:"created_at"`
-	UpdatedAt     *string `json:"updated_at"`
+	ID            int64    `json:"id"`
+	GroupID       int64    `json:"group_id"`
+	Name          string   `json:"name"`
+	Description   string   `json:"description"`
+	ScheduleType  string   `json:"schedule_type"`
+	ScheduleConf  string   `json:"schedule_conf"`
+	TimeZone      string   `json:"time_zone"`
+	MisfirePolicy string   `json:"misfire_policy"`
+	Handler       string   `json:"handler"`
+	Params        string   `json:"params"`
+	RouteStrategy string   `json:"route_strategy"`
+	BlockStrategy string   `json:"block_strategy"`
+	TimeoutSec    int      `json:"timeout_sec"`
+	RetryCount    int      `json:"retry_count"`
+	ShardCount    int      `json:"shard_count"`
+	PinnedTargets []string `json:"pinned_targets"`
+	Enabled       bool     `json:"enabled"`
+	NextFireAt    *string  `json:"next_fire_at"`
+	LastFireAt    *string  `json:"last_fire_at"`
+	CreatedAt     *string  `json:"created_at"`
+	UpdatedAt     *string  `json:"updated_at"`
 }
 
 func viewJob(j store.Job) jobView {
@@ -68,7 +69,7 @@ func viewJob(j store.Job) jobView {
 		ID: j.ID, GroupID: j.GroupID, Name: j.Name, Description: j.Description,
 		ScheduleType: j.ScheduleType, ScheduleConf: j.ScheduleConf, TimeZone: j.TimeZone, MisfirePolicy: j.MisfirePolicy,
 		Handler: j.Handler, Params: j.Params, RouteStrategy: j.RouteStrategy, BlockStrategy: j.BlockStrategy,
-		TimeoutSec: j.TimeoutSec, RetryCount: j.RetryCount, ShardCount: j.ShardCount, Enabled: j.Enabled,
+		TimeoutSec: j.TimeoutSec, RetryCount: j.RetryCount, ShardCount: j.ShardCount, PinnedTargets: nonNilStrings(j.PinnedTargets), Enabled: j.Enabled,
 		NextFireAt: rfc3339(j.NextFireMs), LastFireAt: rfc3339(j.LastFireMs), CreatedAt: rfc3339(j.CreatedMs), UpdatedAt: rfc3339(j.UpdatedMs),
 	}
 }
@@ -139,4 +140,11 @@ func viewNextFires(n service.NextFires) nextFiresView {
 		out.Local = append(out.Local, t.Format(time.RFC3339))
 	}
 	return out
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

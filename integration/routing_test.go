@@ -158,3 +158,35 @@ func allTargeted(runs []store.Run) bool {
 	}
 	return true
 }
+
+func TestPinnedTargetsAndChosenTarget(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	ctx := context.Background()
+	a := startExecutor(t, s, "pinned-fleet")
+	b := startExecutor(t, s, "pinned-fleet")
+	addrA, addrB := strings.TrimRight(a.Address(), "/"), strings.TrimRight(b.Address(), "/")
+	g := s.group("pinned-fleet")
+	require.Eventually(t, func() bool { l, _ := s.ex.List(ctx, "pinned-fleet", 90_000); return len(l) == 2 }, 10*time.Second, 10*time.Millisecond)
+
+	// Pinned to b: every run goes to b, whatever "first" would pick.
+	j, err := s.st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: g.ID, Name: "pinned", ScheduleType: "none", TimeZone: "UTC",
+		Handler: "hello", RouteStrategy: "first", ShardCount: 1, PinnedTargets: []string{addrB + "/"}}, NowMs: time.Now().UnixMilli()})
+	require.NoError(t, err)
+	for i := 0; i < 3; i++ {
+		r := s.waitState(s.trigger(j, "p").ID, store.RunSucceeded)
+		require.Equal(t, addrB, r.Target)
+	}
+
+	// A manual trigger may name a candidate, and only a candidate.
+	free := s.routedJob(g, "hello", "first", 1)
+	p := "chosen"
+	r, _, err := s.sched.Trigger(ctx, scheduler.TriggerParams{JobID: free.ID, Params: &p, Target: addrB})
+	require.NoError(t, err)
+	require.Equal(t, addrB, s.waitState(r.ID, store.RunSucceeded).Target)
+	_, _, err = s.sched.Trigger(ctx, scheduler.TriggerParams{JobID: free.ID, Params: &p, Target: "http://169.254.169.254/latest/meta-data"})
+	require.ErrorIs(t, err, scheduler.ErrTargetNotCandidate)
+	require.Contains(t, err.Error(), addrA, "the error lists the candidates")
+	_, _, err = s.sched.Trigger(ctx, scheduler.TriggerParams{JobID: j.ID, Params: &p, Target: addrA})
+	require.ErrorIs(t, err, scheduler.ErrTargetNotCandidate, "a pinned job's candidates are its pins")
+}

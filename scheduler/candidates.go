@@ -2,7 +2,9 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,6 +59,9 @@ func (c *candidates) list(ctx context.Context, job *store.Job) ([]string, store.
 	out := make([]string, 0, len(execs)+len(g.Members))
 	out = append(out, execs...)
 	out = append(out, g.Members...)
+	if len(job.PinnedTargets) > 0 {
+		out = pinned(out, job.PinnedTargets)
+	}
 	return out, g, nil
 }
 
@@ -119,4 +124,38 @@ func (c *candidates) shards(ctx context.Context, job *store.Job, log *logrus.Ent
 		n = execs
 	}
 	return n
+}
+
+// pinned keeps the candidates that the job pins, in candidate order.
+func pinned(cands, pins []string) []string {
+	keep := make(map[string]bool, len(pins))
+	for _, p := range pins {
+		keep[strings.TrimRight(p, "/")] = true
+	}
+	var out []string
+	for _, c := range cands {
+		if keep[strings.TrimRight(c, "/")] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// ErrTargetNotCandidate is returned when a manual trigger names a target
+// that is not among the job's candidates.
+var ErrTargetNotCandidate = errors.New("target is not a candidate of the job")
+
+// checkTarget accepts a target for a manual trigger only when it is one of
+// the job's known candidates: no requests to arbitrary URLs.
+func (c *candidates) checkTarget(ctx context.Context, job *store.Job, target string) (string, error) {
+	list, _, err := c.list(ctx, job)
+	if err != nil {
+		return "", err
+	}
+	for _, t := range list {
+		if strings.TrimRight(t, "/") == strings.TrimRight(target, "/") {
+			return t, nil
+		}
+	}
+	return "", fmt.Errorf("%w: %q; the candidates are: %s", ErrTargetNotCandidate, target, strings.Join(list, ", "))
 }

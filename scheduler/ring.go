@@ -19,6 +19,7 @@ type fire struct {
 	attempt     int
 	params      string
 	job         *store.Job
+	target      string // a manual trigger's chosen target; "" = route
 }
 
 // ring holds the runs this node owns until their fire second. A goroutine

@@ -51,7 +51,9 @@ func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Reque
 		strategy = routes.First
 	}
 	var order []string
-	if name, _ := routes.Normalize(strategy); name == routes.Sharding {
+	if f.target != "" {
+		order = []string{f.target}
+	} else if name, _ := routes.Normalize(strategy); name == routes.Sharding {
 		order = []string{routes.ShardTarget(cands, f.shardIndex)}
 	} else {
 		pick, perr := d.router.Pick(ctx, strategy, f.job.ID, cands)

@@ -183,6 +183,9 @@ type TriggerParams struct {
 	Params         *string // nil = the job's params
 	IdempotencyKey string
 	TriggerType    string // default store.TriggerManual
+	// Target sends the run to this target instead of routing; it must be one
+	// of the job's candidates (ErrTargetNotCandidate otherwise).
+	Target string
 }
 
 // Trigger creates a run for now and dispatches it at once (or at the next
@@ -198,6 +201,12 @@ func (s *Scheduler) Trigger(ctx context.Context, p TriggerParams) (run store.Run
 		params = *p.Params
 	}
 	p0key := p.IdempotencyKey
+	target := ""
+	if p.Target != "" {
+		if target, err = s.disp.candidates.checkTarget(ctx, &job, p.Target); err != nil {
+			return store.Run{}, false, err
+		}
+	}
 	tt := p.TriggerType
 	if tt == "" {
 		tt = store.TriggerManual
@@ -225,7 +234,7 @@ func (s *Scheduler) Trigger(ctx context.Context, p TriggerParams) (run store.Run
 				return run, false, nil
 			}
 		}
-		fires = append(fires, fire{runID: r.ID, scheduledMs: r.ScheduledMs, shardIndex: i, shardTotal: n, params: params, job: &job})
+		fires = append(fires, fire{runID: r.ID, scheduledMs: r.ScheduledMs, shardIndex: i, shardTotal: n, params: params, job: &job, target: target})
 	}
 	s.disp.fire(ctx, fires)
 	return run, true, nil

@@ -44,6 +44,9 @@ type TriggerParams struct {
 	// IdempotencyKey (1..128 printable ASCII characters, optional): a key the
 	// job has seen before returns the earlier run instead of a new one.
 	IdempotencyKey string
+	// Target, optional, sends this run to one of the job's candidates
+	// instead of routing (never to an arbitrary URL).
+	Target string
 }
 
 // PreviewParams describe a schedule to preview, saved or not.
@@ -220,7 +223,10 @@ func (s *Service) TriggerJob(ctx context.Context, p TriggerParams) (run store.Ru
 	if s.trig == nil {
 		return store.Run{}, false, ErrNoScheduler
 	}
-	run, created, err = s.trig.Trigger(ctx, scheduler.TriggerParams{JobID: p.JobID, Params: p.Params, IdempotencyKey: p.IdempotencyKey})
+	run, created, err = s.trig.Trigger(ctx, scheduler.TriggerParams{JobID: p.JobID, Params: p.Params, IdempotencyKey: p.IdempotencyKey, Target: p.Target})
+	if errors.Is(err, scheduler.ErrTargetNotCandidate) {
+		return store.Run{}, false, invalid("target", "%v", err)
+	}
 	if err != nil {
 		return store.Run{}, false, notFoundOr(err, "job", p.JobID, fmt.Sprintf("trigger job %d", p.JobID))
 	}

@@ -65,7 +65,13 @@ type JobSpec struct {
 	TimeoutSec    int    // 0..86400; 0 = no timeout
 	RetryCount    int    // 0..10
 	ShardCount    int    // 1..1000; 0 takes the default 1
+	// PinnedTargets restrict the job's candidates (target URIs, at most 32,
+	// each valid for its driver); empty = every candidate of the group.
+	PinnedTargets []string
 }
+
+// MaxPinnedTargets caps a job's pinned targets.
+const MaxPinnedTargets = 32
 
 // checkJob applies defaults, validates every field (each error names it) and
 // returns the store fields and the compiled schedule.
@@ -139,6 +145,15 @@ func (s *Service) checkJob(ctx context.Context, j JobSpec) (store.JobFields, sch
 	if f.RetryCount < 0 || f.RetryCount > MaxRetryCount {
 		return f, nil, invalid("retry_count", "must be 0..%d, got %d", MaxRetryCount, f.RetryCount)
 	}
+	if len(j.PinnedTargets) > MaxPinnedTargets {
+		return f, nil, invalid("pinned_targets", "at most %d targets, got %d", MaxPinnedTargets, len(j.PinnedTargets))
+	}
+	for i, t := range j.PinnedTargets {
+		if err := s.drivers.Validate(t); err != nil {
+			return f, nil, invalid(fmt.Sprintf("pinned_targets[%d]", i), "%v", err)
+		}
+	}
+	f.PinnedTargets = j.PinnedTargets
 	if f.ShardCount < 1 || f.ShardCount > MaxShardCount {
 		return f, nil, invalid("shard_count", "must be 1..%d, got %d", MaxShardCount, f.ShardCount)
 	}

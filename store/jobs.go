@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -24,6 +25,9 @@ type JobFields struct {
 	TimeoutSec    int
 	RetryCount    int
 	ShardCount    int
+	// PinnedTargets restricts the job's candidates to these target URIs
+	// (empty = all candidates of its group).
+	PinnedTargets []string
 }
 
 // JobCreateParams create a job. Enabled jobs need NextFireMs (computed by
@@ -35,15 +39,21 @@ type JobCreateParams struct {
 	NowMs      int64
 }
 
-const jobCols = "id, group_id, name, description, schedule_type, schedule_conf, time_zone, misfire_policy, handler, params, route_strategy, block_strategy, timeout_sec, retry_count, shard_count, enabled, lock_partition, next_fire_ms, last_fire_ms, created_ms, updated_ms"
+const jobCols = "id, group_id, name, description, schedule_type, schedule_conf, time_zone, misfire_policy, handler, params, route_strategy, block_strategy, timeout_sec, retry_count, shard_count, enabled, lock_partition, next_fire_ms, last_fire_ms, created_ms, updated_ms, COALESCE(pinned_targets, '')"
 
 func scanJob(sc interface{ Scan(...any) error }) (Job, error) {
 	var j Job
 	var enabled int
+	var pins string
 	err := sc.Scan(&j.ID, &j.GroupID, &j.Name, &j.Description, &j.ScheduleType, &j.ScheduleConf, &j.TimeZone, &j.MisfirePolicy,
 		&j.Handler, &j.Params, &j.RouteStrategy, &j.BlockStrategy, &j.TimeoutSec, &j.RetryCount, &j.ShardCount,
-		&enabled, &j.LockPartition, &j.NextFireMs, &j.LastFireMs, &j.CreatedMs, &j.UpdatedMs)
+		&enabled, &j.LockPartition, &j.NextFireMs, &j.LastFireMs, &j.CreatedMs, &j.UpdatedMs, &pins)
 	j.Enabled = enabled != 0
+	if err == nil && pins != "" {
+		if jerr := json.Unmarshal([]byte(pins), &j.PinnedTargets); jerr != nil {
+			return j, fmt.Errorf("decode pinned targets of job %d: %w", j.ID, jerr)
+		}
+	}
 	return j, err
 }
 
@@ -61,10 +71,10 @@ func (s *Store) JobCreate(ctx context.Context, p JobCreateParams) (Job, error) {
 		next = 0
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO jobs (group_id, name, description, schedule_type, schedule_conf, time_zone, misfire_policy,
- handler, params, route_strategy, block_strategy, timeout_sec, retry_count, shard_count, enabled, next_fire_ms, created_ms, updated_ms)
- VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+ handler, params, route_strategy, block_strategy, timeout_sec, retry_count, shard_count, pinned_targets, enabled, next_fire_ms, created_ms, updated_ms)
+ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		f.GroupID, f.Name, f.Description, f.ScheduleType, f.ScheduleConf, f.TimeZone, f.MisfirePolicy,
-		f.Handler, f.Params, f.RouteStrategy, f.BlockStrategy, f.TimeoutSec, f.RetryCount, f.ShardCount,
+		f.Handler, f.Params, f.RouteStrategy, f.BlockStrategy, f.TimeoutSec, f.RetryCount, f.ShardCount, pinsJSON(f.PinnedTargets),
 		boolInt(p.Enabled), next, p.NowMs, p.NowMs)
 	if err != nil {
 		return Job{}, fmt.Errorf("insert job %q: %w", p.Name, err)
@@ -107,9 +117,9 @@ func (s *Store) JobUpdate(ctx context.Context, p JobUpdateParams) (Job, error) {
 	}
 	res, err := s.db.ExecContext(ctx, `UPDATE jobs SET group_id = ?, name = ?, description = ?, schedule_type = ?, schedule_conf = ?, time_zone = ?,
  misfire_policy = ?, handler = ?, params = ?, route_strategy = ?, block_strategy = ?, timeout_sec = ?, retry_count = ?, shard_count = ?,
- enabled = ?, next_fire_ms = ?, updated_ms = ? WHERE id = ?`,
+ pinned_targets = ?, enabled = ?, next_fire_ms = ?, updated_ms = ? WHERE id = ?`,
 		f.GroupID, f.Name, f.Description, f.ScheduleType, f.ScheduleConf, f.TimeZone, f.MisfirePolicy,
-		f.Handler, f.Params, f.RouteStrategy, f.BlockStrategy, f.TimeoutSec, f.RetryCount, f.ShardCount,
+		f.Handler, f.Params, f.RouteStrategy, f.BlockStrategy, f.TimeoutSec, f.RetryCount, f.ShardCount, pinsJSON(f.PinnedTargets),
 		boolInt(p.Enabled), next, p.NowMs, p.ID)
 	if err != nil {
 		return Job{}, fmt.Errorf("update job %d: %w", p.ID, err)
@@ -285,4 +295,16 @@ func chunkInt64(ids []int64, n int) [][]int64 {
 		out = append(out, ids)
 	}
 	return out
+}
+
+// pinsJSON encodes pinned targets (NULL when none).
+func pinsJSON(pins []string) any {
+	if len(pins) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(pins)
+	if err != nil {
+		return nil
+	}
+	return string(b)
 }

@@ -61,6 +61,7 @@ type Job struct {
 	TimeoutSec    int
 	RetryCount    int
 	ShardCount    int
+	PinnedTargets []string // restrict the candidates to these targets; empty = all
 	Enabled       bool
 	LockPartition int
 	NextFireMs    int64 // 0 when the job has no next fire

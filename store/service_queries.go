@@ -52,9 +52,9 @@ func (s *Store) JobUpdateFields(ctx context.Context, p JobUpdateFieldsParams) (J
 	f := p.JobFields
 	res, err := s.db.ExecContext(ctx, `UPDATE jobs SET group_id = ?, name = ?, description = ?, schedule_type = ?, schedule_conf = ?, time_zone = ?,
  misfire_policy = ?, handler = ?, params = ?, route_strategy = ?, block_strategy = ?, timeout_sec = ?, retry_count = ?, shard_count = ?,
- updated_ms = ? WHERE id = ?`,
+ pinned_targets = ?, updated_ms = ? WHERE id = ?`,
 		f.GroupID, f.Name, f.Description, f.ScheduleType, f.ScheduleConf, f.TimeZone, f.MisfirePolicy,
-		f.Handler, f.Params, f.RouteStrategy, f.BlockStrategy, f.TimeoutSec, f.RetryCount, f.ShardCount,
+		f.Handler, f.Params, f.RouteStrategy, f.BlockStrategy, f.TimeoutSec, f.RetryCount, f.ShardCount, pinsJSON(f.PinnedTargets),
 		p.NowMs, p.ID)
 	if err != nil {
 		return Job{}, fmt.Errorf("update job %d: %w", p.ID, err)
