@@ -10,22 +10,28 @@ import (
 
 // jobRequest is the body of POST and PUT /api/v1/jobs[/{id}].
 type jobRequest struct {
-	GroupID       int64    `json:"group_id"`
-	Name          string   `json:"name"`
-	Description   string   `json:"description"`
-	ScheduleType  string   `json:"schedule_type"`
-	ScheduleConf  string   `json:"schedule_conf"`
-	TimeZone      string   `json:"time_zone"`
-	MisfirePolicy string   `json:"misfire_policy"`
-	Handler       string   `json:"handler"`
-	Params        string   `json:"params"`
-	RouteStrategy string   `json:"route_strategy"`
-	BlockStrategy string   `json:"block_strategy"`
-	TimeoutSec    int      `json:"timeout_sec"`
-	RetryCount    int      `json:"retry_count"`
-	ShardCount    int      `json:"shard_count"`
-	PinnedTargets []string `json:"pinned_targets"`
-	Enabled       *bool    `json:"enabled"`
+	GroupID          int64    `json:"group_id"`
+	Name             string   `json:"name"`
+	Description      string   `json:"description"`
+	ScheduleType     string   `json:"schedule_type"`
+	ScheduleConf     string   `json:"schedule_conf"`
+	TimeZone         string   `json:"time_zone"`
+	MisfirePolicy    string   `json:"misfire_policy"`
+	Handler          string   `json:"handler"`
+	Params           string   `json:"params"`
+	RouteStrategy    string   `json:"route_strategy"`
+	BlockStrategy    string   `json:"block_strategy"`
+	TimeoutSec       int      `json:"timeout_sec"`
+	RetryCount       int      `json:"retry_count"`
+	ShardCount       int      `json:"shard_count"`
+	PinnedTargets    []string `json:"pinned_targets"`
+	RetryBackoff     string   `json:"retry_backoff"`
+	RetryDelaySec    int      `json:"retry_delay_sec"`
+	RetryMaxDelaySec int      `json:"retry_max_delay_sec"`
+	ChildJobIDs      []int64  `json:"child_job_ids"`
+	MaxInFlight      int      `json:"max_in_flight"`
+	AlarmChannels    []string `json:"alarm_channels"`
+	Enabled          *bool    `json:"enabled"`
 }
 
 func (r jobRequest) spec() service.JobSpec {
@@ -34,6 +40,8 @@ func (r jobRequest) spec() service.JobSpec {
 		ScheduleType: r.ScheduleType, ScheduleConf: r.ScheduleConf, TimeZone: r.TimeZone, MisfirePolicy: r.MisfirePolicy,
 		Handler: r.Handler, Params: r.Params, RouteStrategy: r.RouteStrategy, BlockStrategy: r.BlockStrategy,
 		TimeoutSec: r.TimeoutSec, RetryCount: r.RetryCount, ShardCount: r.ShardCount, PinnedTargets: r.PinnedTargets,
+		RetryBackoff: r.RetryBackoff, RetryDelaySec: r.RetryDelaySec, RetryMaxDelaySec: r.RetryMaxDelaySec,
+		ChildJobIDs: r.ChildJobIDs, MaxInFlight: r.MaxInFlight, AlarmChannels: r.AlarmChannels,
 	}
 }
 

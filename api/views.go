@@ -41,27 +41,34 @@ func viewGroup(g store.Group) groupView {
 }
 
 type jobView struct {
-	ID            int64    `json:"id"`
-	GroupID       int64    `json:"group_id"`
-	Name          string   `json:"name"`
-	Description   string   `json:"description"`
-	ScheduleType  string   `json:"schedule_type"`
-	ScheduleConf  string   `json:"schedule_conf"`
-	TimeZone      string   `json:"time_zone"`
-	MisfirePolicy string   `json:"misfire_policy"`
-	Handler       string   `json:"handler"`
-	Params        string   `json:"params"`
-	RouteStrategy string   `json:"route_strategy"`
-	BlockStrategy string   `json:"block_strategy"`
-	TimeoutSec    int      `json:"timeout_sec"`
-	RetryCount    int      `json:"retry_count"`
-	ShardCount    int      `json:"shard_count"`
-	PinnedTargets []string `json:"pinned_targets"`
-	Enabled       bool     `json:"enabled"`
-	NextFireAt    *string  `json:"next_fire_at"`
-	LastFireAt    *string  `json:"last_fire_at"`
-	CreatedAt     *string  `json:"created_at"`
-	UpdatedAt     *string  `json:"updated_at"`
+	ID               int64    `json:"id"`
+	GroupID          int64    `json:"group_id"`
+	Name             string   `json:"name"`
+	Description      string   `json:"description"`
+	ScheduleType     string   `json:"schedule_type"`
+	ScheduleConf     string   `json:"schedule_conf"`
+	TimeZone         string   `json:"time_zone"`
+	MisfirePolicy    string   `json:"misfire_policy"`
+	Handler          string   `json:"handler"`
+	Params           string   `json:"params"`
+	RouteStrategy    string   `json:"route_strategy"`
+	BlockStrategy    string   `json:"block_strategy"`
+	TimeoutSec       int      `json:"timeout_sec"`
+	RetryCount       int      `json:"retry_count"`
+	ShardCount       int      `json:"shard_count"`
+	PinnedTargets    []string `json:"pinned_targets"`
+	RetryBackoff     string   `json:"retry_backoff"`
+	RetryDelaySec    int      `json:"retry_delay_sec"`
+	RetryMaxDelaySec int      `json:"retry_max_delay_sec"`
+	ChildJobIDs      []int64  `json:"child_job_ids"`
+	MaxInFlight      int      `json:"max_in_flight"`
+	AlarmChannels    []string `json:"alarm_channels"`
+	AlarmState       string   `json:"alarm_state"`
+	Enabled          bool     `json:"enabled"`
+	NextFireAt       *string  `json:"next_fire_at"`
+	LastFireAt       *string  `json:"last_fire_at"`
+	CreatedAt        *string  `json:"created_at"`
+	UpdatedAt        *string  `json:"updated_at"`
 }
 
 func viewJob(j store.Job) jobView {
@@ -70,6 +77,8 @@ func viewJob(j store.Job) jobView {
 		ScheduleType: j.ScheduleType, ScheduleConf: j.ScheduleConf, TimeZone: j.TimeZone, MisfirePolicy: j.MisfirePolicy,
 		Handler: j.Handler, Params: j.Params, RouteStrategy: j.RouteStrategy, BlockStrategy: j.BlockStrategy,
 		TimeoutSec: j.TimeoutSec, RetryCount: j.RetryCount, ShardCount: j.ShardCount, PinnedTargets: nonNilStrings(j.PinnedTargets), Enabled: j.Enabled,
+		RetryBackoff: j.RetryBackoff, RetryDelaySec: j.RetryDelaySec, RetryMaxDelaySec: j.RetryMaxDelaySec, ChildJobIDs: nonNilIDs(j.ChildJobIDs),
+		MaxInFlight: j.MaxInFlight, AlarmChannels: nonNilStrings(j.AlarmChannels), AlarmState: j.AlarmState,
 		NextFireAt: rfc3339(j.NextFireMs), LastFireAt: rfc3339(j.LastFireMs), CreatedAt: rfc3339(j.CreatedMs), UpdatedAt: rfc3339(j.UpdatedMs),
 	}
 }
@@ -95,6 +104,8 @@ type runView struct {
 	ResultCode     int     `json:"result_code"`
 	Message        string  `json:"message"`
 	IdempotencyKey string  `json:"idempotency_key,omitempty"`
+	RetryOf        int64   `json:"retry_of,omitempty"`
+	AlarmStatus    string  `json:"alarm_status"`
 	// Attempts lists the routing probes and dispatches when one failed
 	// (failover), as [{target, op, error, at_ms}]; empty otherwise.
 	Attempts json.RawMessage `json:"attempts"`
@@ -107,6 +118,8 @@ func viewRun(r store.Run) runView {
 		ShardIndex: r.ShardIndex, ShardTotal: r.ShardTotal, Attempt: r.Attempt, Target: r.Target, Handler: r.Handler, Params: r.Params,
 		Node: r.Owner, Late: r.Late, ResultCode: r.ResultCode, Message: r.Message, IdempotencyKey: r.IdempotencyKey,
 	}
+	v.RetryOf = r.RetryOf
+	v.AlarmStatus = [...]string{"none", "not_needed", "sent", "failed"}[min(max(r.AlarmStatus, 0), 3)]
 	v.Attempts = json.RawMessage("[]")
 	if r.Attempts != "" && json.Valid([]byte(r.Attempts)) {
 		v.Attempts = json.RawMessage(r.Attempts)
@@ -145,6 +158,13 @@ func viewNextFires(n service.NextFires) nextFiresView {
 func nonNilStrings(s []string) []string {
 	if s == nil {
 		return []string{}
+	}
+	return s
+}
+
+func nonNilIDs(s []int64) []int64 {
+	if s == nil {
+		return []int64{}
 	}
 	return s
 }

@@ -61,6 +61,17 @@ type Config struct {
 	// RegistryMonitorInterval is how often silent executors are dropped
 	// (default 30s).
 	RegistryMonitorInterval time.Duration `yaml:"registry_monitor_interval"`
+	// FollowupInterval is how often failed runs are looked at for retries and
+	// alarms (default 1s).
+	FollowupInterval time.Duration `yaml:"followup_interval"`
+	// LostCheckInterval is how often running runs are checked for being lost
+	// (default 10s). LostGrace is how long past its timeout a run may still
+	// be running before it is lost (default 60s); LostAfter is how long a
+	// run's executor may be gone from the registry (default 10m, XXL-JOB's
+	// rule).
+	LostCheckInterval time.Duration `yaml:"lost_check_interval"`
+	LostGrace         time.Duration `yaml:"lost_grace"`
+	LostAfter         time.Duration `yaml:"lost_after"`
 	// StopGrace bounds how long Stop waits for claimed runs to be dispatched
 	// (default 10s).
 	StopGrace time.Duration `yaml:"stop_grace"`
@@ -85,6 +96,11 @@ func Defaults() Config {
 		SlowDispatch:      500 * time.Millisecond,
 		SlowDispatchCount: 10,
 		StopGrace:         10 * time.Second,
+
+		FollowupInterval:  time.Second,
+		LostCheckInterval: 10 * time.Second,
+		LostGrace:         time.Minute,
+		LostAfter:         10 * time.Minute,
 
 		ExecutorDeadAfter:       90 * time.Second,
 		RegistryMonitorInterval: 30 * time.Second,
@@ -123,6 +139,10 @@ func (c Config) WithDefaults() Config {
 	seti(&c.SlowDispatchCount, d.SlowDispatchCount)
 	set(&c.StopGrace, d.StopGrace)
 	set(&c.ExecutorDeadAfter, d.ExecutorDeadAfter)
+	set(&c.FollowupInterval, d.FollowupInterval)
+	set(&c.LostCheckInterval, d.LostCheckInterval)
+	set(&c.LostGrace, d.LostGrace)
+	set(&c.LostAfter, d.LostAfter)
 	set(&c.RegistryMonitorInterval, d.RegistryMonitorInterval)
 	return c
 }
@@ -150,6 +170,10 @@ func (c Config) Validate() error {
 	pos("slow_dispatch", c.SlowDispatch)
 	pos("stop_grace", c.StopGrace)
 	pos("executor_dead_after", c.ExecutorDeadAfter)
+	pos("followup_interval", c.FollowupInterval)
+	pos("lost_check_interval", c.LostCheckInterval)
+	pos("lost_grace", c.LostGrace)
+	pos("lost_after", c.LostAfter)
 	pos("registry_monitor_interval", c.RegistryMonitorInterval)
 	if c.PreReadLimit < 1 {
 		errs = append(errs, fmt.Errorf("scheduler.pre_read_limit must be positive, got %d", c.PreReadLimit))

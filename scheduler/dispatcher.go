@@ -30,6 +30,7 @@ type dispatcher struct {
 	metrics    *Metrics
 	candidates *candidates
 	router     *routes.Router
+	requeue    func(fire) // back into the ring
 
 	fast, slow *pool
 	slowJobs   *slowTracker
@@ -205,6 +206,10 @@ func (d *dispatcher) dispatch(ctx context.Context, f fire) {
 		BlockStrategy: f.job.BlockStrategy,
 	}
 	target, res, attempts, err := d.routeAndSend(ctx, f, req)
+	if errors.Is(err, errRequeue) {
+		d.requeueRun(ctx, f)
+		return
+	}
 	took := d.clock.Since(start)
 	d.slowJobs.note(f.job.ID, took)
 	d.metrics.Dispatched.Inc()
@@ -221,6 +226,17 @@ func (d *dispatcher) dispatch(ctx context.Context, f fire) {
 	default:
 		d.ledger.write(ledgerOp{u: store.RunUpdate{ID: f.runID, State: store.RunRunning, Target: target, Message: res.Message}})
 	}
+}
+
+// requeueRun gives a claimed run back (dispatching -> scheduled) and puts it
+// in the ring, to be offered again at the next tick.
+func (d *dispatcher) requeueRun(ctx context.Context, f fire) {
+	ok, err := d.st.RunRequeue(ctx, f.runID, d.node)
+	if err != nil || !ok {
+		d.log.WithError(err).WithField("run_id", f.runID).Warn("give a waiting run back to the ring")
+		return
+	}
+	d.requeue(f)
 }
 
 func (d *dispatcher) finish(f fire, target string, out targets.Outcome) {

@@ -83,8 +83,8 @@ type node struct {
 }
 
 // waitersPerNode is how many goroutines of one scheduler sleep on the clock
-// between ticks: ring, pre-read loop, heartbeat, takeover, registry monitor.
-const waitersPerNode = 5
+// between ticks: ring, pre-read loop, heartbeat, takeover, registry monitor, follow-ups.
+const waitersPerNode = 6
 
 func openStore(t *testing.T, kind string) *store.Store {
 	t.Helper()

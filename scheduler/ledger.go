@@ -18,6 +18,9 @@ type ledgerWriter struct {
 	st  *store.Store
 	log *logrus.Entry
 	in  chan ledgerOp
+	// onSucceeded hears of runs recorded as succeeded (child jobs, recovery
+	// alarms); it must not block.
+	onSucceeded func(ids []int64)
 }
 
 type ledgerOp struct {
@@ -135,6 +138,14 @@ func (w *ledgerWriter) apply(ctx context.Context, batch []ledgerOp) {
 	if len(final) > 0 {
 		if _, err := w.st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []string{store.RunDispatching, store.RunRunning}, Updates: final}); err != nil {
 			w.log.WithError(err).WithField("runs", len(final)).Error("record run outcomes")
+		} else if w.onSucceeded != nil {
+			var ok []int64
+			for _, u := range final {
+				if u.State == store.RunSucceeded {
+					ok = append(ok, u.ID)
+				}
+			}
+			w.onSucceeded(ok)
 		}
 	}
 }

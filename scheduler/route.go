@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -71,6 +72,9 @@ func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Reque
 	}
 	var errs []string
 	for _, t := range order {
+		if err := d.overlap(ctx, f, t); err != nil {
+			return t, res, attempts, err
+		}
 		a := Attempt{Target: t, Op: "run", AtMs: d.clock.Now().UnixMilli()}
 		drv, derr := d.drivers.For(t)
 		if derr == nil {
@@ -96,4 +100,54 @@ func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Reque
 		return target, res, attempts, fmt.Errorf("dispatch to %s", errs[0])
 	}
 	return target, res, attempts, fmt.Errorf("all %d candidates failed: %s", len(errs), strings.Join(errs, "; "))
+}
+
+// errRequeue asks the dispatcher to give the run back to the ring: it must
+// wait for the job's running run (serial execution, max in flight).
+var errRequeue = errors.New("wait for the job's running run")
+
+// queueless reports whether a target runs every dispatch at once, without
+// an executor-side queue per job (local processes, functions). HTTP
+// executors apply the block strategy themselves, as in XXL-JOB.
+func queueless(target string) bool {
+	return strings.HasPrefix(target, "local://") || strings.HasPrefix(target, "lambda://") || strings.HasPrefix(target, "arn:")
+}
+
+// overlap applies the job's max-in-flight limit and, for queueless targets,
+// its block strategy: SERIAL_EXECUTION waits for the running run (the run
+// goes back to the ring and is offered again next second), DISCARD_LATER
+// fails the new run, COVER_EARLY kills the running one first.
+func (d *dispatcher) overlap(ctx context.Context, f fire, target string) error {
+	check := f.job.MaxInFlight > 0 || (queueless(target) && f.job.BlockStrategy != "" && f.shardTotal <= 1)
+	if !check {
+		return nil
+	}
+	others, err := d.st.RunListInFlight(ctx, f.job.ID, f.runID)
+	if err != nil {
+		return err
+	}
+	if f.job.MaxInFlight > 0 && len(others) >= f.job.MaxInFlight {
+		return errRequeue
+	}
+	if !queueless(target) || f.shardTotal > 1 || len(others) == 0 {
+		return nil
+	}
+	switch f.job.BlockStrategy {
+	case "DISCARD_LATER":
+		return fmt.Errorf("block strategy effect：Discard Later (run %d of this job is still running)", others[0].ID)
+	case "COVER_EARLY":
+		for _, o := range others {
+			if o.Target == "" {
+				continue
+			}
+			if drv, err := d.drivers.For(o.Target); err == nil {
+				if err := drv.Kill(ctx, o.Target, o.ID, o.JobID); err != nil {
+					d.log.WithError(err).WithField("run_id", o.ID).Warn("cover early: kill the running run")
+				}
+			}
+		}
+		return nil
+	default: // SERIAL_EXECUTION
+		return errRequeue
+	}
 }

@@ -24,6 +24,7 @@ type Options struct {
 	Clock   clockwork.Clock // nil = the real clock
 	Log     *logrus.Entry   // nil = a discarding logger
 	Metrics *Metrics        // nil = unregistered collectors
+	Alarmer Alarmer         // nil = no alarms: a job that names alarm channels records its alarms as failed
 }
 
 // Scheduler is one replica: heartbeat, takeover, pre-read loop, time ring,
@@ -47,6 +48,7 @@ type Scheduler struct {
 	heartbeat *heartbeat
 	takeover  *takeover
 	registry  *registryMonitor
+	followups *followups
 
 	mu      sync.Mutex
 	started bool
@@ -95,11 +97,17 @@ func New(o Options) (*Scheduler, error) {
 		slowJobs:   &slowTracker{clock: clock, threshold: cfg.SlowDispatch, count: cfg.SlowDispatchCount},
 	}
 	s.ring = newRing(clock, s.disp.fire)
+	s.disp.requeue = func(f fire) { s.ring.push(f) }
 	s.preread = &preReader{cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "preread"),
 		ring: s.ring, metrics: m, peers: s.peers, cache: &scheduleCache{}, candidates: s.disp.candidates}
 	s.heartbeat = &heartbeat{cfg: cfg, node: s.node, host: hostname(), st: o.Store, clock: clock, log: log.WithField("service", "heartbeat"), peers: s.peers}
 	s.takeover = &takeover{cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "takeover"), ring: s.ring, fireNow: s.disp.fire, metrics: m}
 	s.registry = &registryMonitor{cfg: cfg, st: o.Store, clock: clock, log: log.WithField("service", "registry")}
+	s.followups = newFollowups()
+	s.followups.cfg, s.followups.node, s.followups.st, s.followups.clock = cfg, s.node, o.Store, clock
+	s.followups.log, s.followups.metrics, s.followups.alarmer, s.followups.ring = log.WithField("service", "followups"), m, o.Alarmer, s.ring
+	s.followups.trigger = s.Trigger
+	s.ledger.onSucceeded = s.followups.onSucceeded
 	return s, nil
 }
 
@@ -139,6 +147,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.heartbeat.Start(bg)
 	s.takeover.Start(bg)
 	s.registry.Start(bg)
+	s.followups.Start(bg)
 	s.preread.Start(bg)
 	s.started = true
 	s.log.WithField("lock_partitions", s.cfg.LockPartitions).Info("scheduler started")
@@ -160,6 +169,7 @@ func (s *Scheduler) Stop(ctx context.Context) {
 	s.mu.Unlock()
 	s.preread.Stop()
 	s.registry.Stop()
+	s.followups.Stop()
 	s.takeover.Stop()
 	s.ring.Stop()
 	s.disp.stop()
@@ -252,6 +262,9 @@ func (l ledgerSink) Complete(ctx context.Context, runID int64, out targets.Outco
 	}
 	if ok {
 		l.s.metrics.Outcomes.WithLabelValues(out.State).Inc()
+		if out.State == store.RunSucceeded {
+			l.s.followups.onSucceeded([]int64{runID})
+		}
 	} else {
 		l.s.log.WithField("run_id", runID).Info("ignored a second outcome for a run that already has one")
 	}

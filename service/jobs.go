@@ -126,6 +126,9 @@ func (s *Service) UpdateJob(ctx context.Context, p JobUpdateParams) (store.Job, 
 	if err != nil {
 		return store.Job{}, err
 	}
+	if err := s.checkChildCycle(ctx, p.ID, f.ChildJobIDs); err != nil {
+		return store.Job{}, err
+	}
 	enabled := cur.Enabled
 	if p.Enabled != nil {
 		enabled = *p.Enabled

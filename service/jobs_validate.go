@@ -68,6 +68,21 @@ type JobSpec struct {
 	// PinnedTargets restrict the job's candidates (target URIs, at most 32,
 	// each valid for its driver); empty = every candidate of the group.
 	PinnedTargets []string
+	// Retries: RetryBackoff "fixed" (default: RetryDelaySec between tries;
+	// 0 = at once, as XXL-JOB) or "exponential" (doubling from
+	// RetryDelaySec, capped at RetryMaxDelaySec).
+	RetryBackoff     string
+	RetryDelaySec    int // 0..86400
+	RetryMaxDelaySec int // 0..86400; 0 = no cap
+	// ChildJobIDs are triggered when a run of this job succeeds; they must
+	// exist, and a chain may not come back to this job.
+	ChildJobIDs []int64
+	// MaxInFlight caps the job's runs being dispatched or running at once
+	// (0 = no cap); more wait in the ring.
+	MaxInFlight int
+	// AlarmChannels name the server's alarm channels to page on failure
+	// (after the last retry) and on recovery.
+	AlarmChannels []string
 }
 
 // MaxPinnedTargets caps a job's pinned targets.
@@ -154,6 +169,38 @@ func (s *Service) checkJob(ctx context.Context, j JobSpec) (store.JobFields, sch
 		}
 	}
 	f.PinnedTargets = j.PinnedTargets
+	switch j.RetryBackoff {
+	case "", "fixed", "exponential":
+		f.RetryBackoff = j.RetryBackoff
+	default:
+		return f, nil, invalid("retry_backoff", "%q is unknown; use fixed or exponential", j.RetryBackoff)
+	}
+	if j.RetryDelaySec < 0 || j.RetryDelaySec > MaxTimeoutSec {
+		return f, nil, invalid("retry_delay_sec", "must be 0..%d, got %d", MaxTimeoutSec, j.RetryDelaySec)
+	}
+	if j.RetryMaxDelaySec < 0 || j.RetryMaxDelaySec > MaxTimeoutSec {
+		return f, nil, invalid("retry_max_delay_sec", "must be 0..%d, got %d", MaxTimeoutSec, j.RetryMaxDelaySec)
+	}
+	f.RetryDelaySec, f.RetryMaxDelaySec = j.RetryDelaySec, j.RetryMaxDelaySec
+	if j.MaxInFlight < 0 || j.MaxInFlight > MaxShardCount {
+		return f, nil, invalid("max_in_flight", "must be 0..%d (0 = no limit), got %d", MaxShardCount, j.MaxInFlight)
+	}
+	f.MaxInFlight = j.MaxInFlight
+	if len(j.ChildJobIDs) > 32 {
+		return f, nil, invalid("child_job_ids", "at most 32 child jobs, got %d", len(j.ChildJobIDs))
+	}
+	for i, c := range j.ChildJobIDs {
+		if _, err := s.st.JobGet(ctx, c); err != nil {
+			return f, nil, invalid(fmt.Sprintf("child_job_ids[%d]", i), "job %d does not exist", c)
+		}
+	}
+	f.ChildJobIDs = j.ChildJobIDs
+	for i, c := range j.AlarmChannels {
+		if !s.channels[c] {
+			return f, nil, invalid(fmt.Sprintf("alarm_channels[%d]", i), "%q is not an alarm channel of this server; declare it under alarms.channels in the server config", c)
+		}
+	}
+	f.AlarmChannels = j.AlarmChannels
 	if f.ShardCount < 1 || f.ShardCount > MaxShardCount {
 		return f, nil, invalid("shard_count", "must be 1..%d, got %d", MaxShardCount, f.ShardCount)
 	}
@@ -206,4 +253,41 @@ func firstFire(kind string, sched schedule.Schedule, now time.Time) (int64, erro
 			now.UTC().Format(time.RFC3339))
 	}
 	return next.UnixMilli(), nil
+}
+
+// checkChildCycle refuses child jobs that lead back to the job itself
+// (XXL-JOB only refuses the job as its own child; A -> B -> A loops there).
+func (s *Service) checkChildCycle(ctx context.Context, self int64, children []int64) error {
+	seen := map[int64]bool{}
+	var walk func(id int64, path []int64) error
+	walk = func(id int64, path []int64) error {
+		if id == self {
+			chain := make([]string, 0, len(path)+2)
+			chain = append(chain, fmt.Sprint(self))
+			for _, p := range path {
+				chain = append(chain, fmt.Sprint(p))
+			}
+			return invalid("child_job_ids", "child jobs would form a cycle: %s -> %d; remove a link", strings.Join(chain, " -> "), self)
+		}
+		if seen[id] {
+			return nil
+		}
+		seen[id] = true
+		j, err := s.st.JobGet(ctx, id)
+		if err != nil {
+			return nil
+		}
+		for _, c := range j.ChildJobIDs {
+			if err := walk(c, append(path, id)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, c := range children {
+		if err := walk(c, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }

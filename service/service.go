@@ -29,15 +29,19 @@ type Options struct {
 	Drivers *targets.Registry
 	// Clock tells time; nil = the real clock.
 	Clock clockwork.Clock
+	// AlarmChannels are the alarm channel names the server declares; a job
+	// may name only these.
+	AlarmChannels []string
 }
 
 // Service is the one service layer over groups, jobs, runs and API tokens.
 // It is safe for concurrent use.
 type Service struct {
-	st      *store.Store
-	trig    Triggerer
-	drivers *targets.Registry
-	clock   clockwork.Clock
+	st       *store.Store
+	trig     Triggerer
+	drivers  *targets.Registry
+	clock    clockwork.Clock
+	channels map[string]bool
 }
 
 // New builds a Service. It panics when Store or Drivers is nil, which is a
@@ -50,7 +54,11 @@ func New(o Options) *Service {
 	if clock == nil {
 		clock = clockwork.NewRealClock()
 	}
-	return &Service{st: o.Store, trig: o.Scheduler, drivers: o.Drivers, clock: clock}
+	channels := map[string]bool{}
+	for _, c := range o.AlarmChannels {
+		channels[c] = true
+	}
+	return &Service{st: o.Store, trig: o.Scheduler, drivers: o.Drivers, clock: clock, channels: channels}
 }
 
 func (s *Service) nowMs() int64 { return s.clock.Now().UnixMilli() }

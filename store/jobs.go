@@ -2,10 +2,11 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -27,7 +28,13 @@ type JobFields struct {
 	ShardCount    int
 	// PinnedTargets restricts the job's candidates to these target URIs
 	// (empty = all candidates of its group).
-	PinnedTargets []string
+	PinnedTargets    []string
+	RetryBackoff     string
+	RetryDelaySec    int
+	RetryMaxDelaySec int
+	ChildJobIDs      []int64
+	MaxInFlight      int
+	AlarmChannels    []string
 }
 
 // JobCreateParams create a job. Enabled jobs need NextFireMs (computed by
@@ -39,16 +46,19 @@ type JobCreateParams struct {
 	NowMs      int64
 }
 
-const jobCols = "id, group_id, name, description, schedule_type, schedule_conf, time_zone, misfire_policy, handler, params, route_strategy, block_strategy, timeout_sec, retry_count, shard_count, enabled, lock_partition, next_fire_ms, last_fire_ms, created_ms, updated_ms, COALESCE(pinned_targets, '')"
+const jobCols = "id, group_id, name, description, schedule_type, schedule_conf, time_zone, misfire_policy, handler, params, route_strategy, block_strategy, timeout_sec, retry_count, shard_count, enabled, lock_partition, next_fire_ms, last_fire_ms, created_ms, updated_ms, COALESCE(pinned_targets, ''), retry_backoff, retry_delay_sec, retry_max_delay_sec, child_job_ids, max_in_flight, alarm_channels, alarm_state"
 
 func scanJob(sc interface{ Scan(...any) error }) (Job, error) {
 	var j Job
 	var enabled int
-	var pins string
+	var pins, children, channels string
 	err := sc.Scan(&j.ID, &j.GroupID, &j.Name, &j.Description, &j.ScheduleType, &j.ScheduleConf, &j.TimeZone, &j.MisfirePolicy,
 		&j.Handler, &j.Params, &j.RouteStrategy, &j.BlockStrategy, &j.TimeoutSec, &j.RetryCount, &j.ShardCount,
-		&enabled, &j.LockPartition, &j.NextFireMs, &j.LastFireMs, &j.CreatedMs, &j.UpdatedMs, &pins)
+		&enabled, &j.LockPartition, &j.NextFireMs, &j.LastFireMs, &j.CreatedMs, &j.UpdatedMs, &pins,
+		&j.RetryBackoff, &j.RetryDelaySec, &j.RetryMaxDelaySec, &children, &j.MaxInFlight, &channels, &j.AlarmState)
 	j.Enabled = enabled != 0
+	j.ChildJobIDs = splitIDs(children)
+	j.AlarmChannels = splitNames(channels)
 	if err == nil && pins != "" {
 		if jerr := json.Unmarshal([]byte(pins), &j.PinnedTargets); jerr != nil {
 			return j, fmt.Errorf("decode pinned targets of job %d: %w", j.ID, jerr)
@@ -71,10 +81,12 @@ func (s *Store) JobCreate(ctx context.Context, p JobCreateParams) (Job, error) {
 		next = 0
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO jobs (group_id, name, description, schedule_type, schedule_conf, time_zone, misfire_policy,
- handler, params, route_strategy, block_strategy, timeout_sec, retry_count, shard_count, pinned_targets, enabled, next_fire_ms, created_ms, updated_ms)
- VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+ handler, params, route_strategy, block_strategy, timeout_sec, retry_count, shard_count, pinned_targets,
+ retry_backoff, retry_delay_sec, retry_max_delay_sec, child_job_ids, max_in_flight, alarm_channels, enabled, next_fire_ms, created_ms, updated_ms)
+ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		f.GroupID, f.Name, f.Description, f.ScheduleType, f.ScheduleConf, f.TimeZone, f.MisfirePolicy,
 		f.Handler, f.Params, f.RouteStrategy, f.BlockStrategy, f.TimeoutSec, f.RetryCount, f.ShardCount, pinsJSON(f.PinnedTargets),
+		backoffOr(f.RetryBackoff), f.RetryDelaySec, f.RetryMaxDelaySec, joinIDs(f.ChildJobIDs), f.MaxInFlight, strings.Join(f.AlarmChannels, ","),
 		boolInt(p.Enabled), next, p.NowMs, p.NowMs)
 	if err != nil {
 		return Job{}, fmt.Errorf("insert job %q: %w", p.Name, err)
@@ -117,9 +129,11 @@ func (s *Store) JobUpdate(ctx context.Context, p JobUpdateParams) (Job, error) {
 	}
 	res, err := s.db.ExecContext(ctx, `UPDATE jobs SET group_id = ?, name = ?, description = ?, schedule_type = ?, schedule_conf = ?, time_zone = ?,
  misfire_policy = ?, handler = ?, params = ?, route_strategy = ?, block_strategy = ?, timeout_sec = ?, retry_count = ?, shard_count = ?,
- pinned_targets = ?, enabled = ?, next_fire_ms = ?, updated_ms = ? WHERE id = ?`,
+ pinned_targets = ?, retry_backoff = ?, retry_delay_sec = ?, retry_max_delay_sec = ?, child_job_ids = ?, max_in_flight = ?, alarm_channels = ?,
+ enabled = ?, next_fire_ms = ?, updated_ms = ? WHERE id = ?`,
 		f.GroupID, f.Name, f.Description, f.ScheduleType, f.ScheduleConf, f.TimeZone, f.MisfirePolicy,
 		f.Handler, f.Params, f.RouteStrategy, f.BlockStrategy, f.TimeoutSec, f.RetryCount, f.ShardCount, pinsJSON(f.PinnedTargets),
+		backoffOr(f.RetryBackoff), f.RetryDelaySec, f.RetryMaxDelaySec, joinIDs(f.ChildJobIDs), f.MaxInFlight, strings.Join(f.AlarmChannels, ","),
 		boolInt(p.Enabled), next, p.NowMs, p.ID)
 	if err != nil {
 		return Job{}, fmt.Errorf("update job %d: %w", p.ID, err)
@@ -307,4 +321,39 @@ func pinsJSON(pins []string) any {
 		return nil
 	}
 	return string(b)
+}
+
+func backoffOr(b string) string {
+	if b == "" {
+		return "fixed"
+	}
+	return b
+}
+
+func joinIDs(ids []int64) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.FormatInt(id, 10)
+	}
+	return strings.Join(parts, ",")
+}
+
+func splitIDs(s string) []int64 {
+	var out []int64
+	for _, p := range strings.Split(s, ",") {
+		if id, err := strconv.ParseInt(strings.TrimSpace(p), 10, 64); err == nil && id > 0 {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func splitNames(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -62,12 +62,22 @@ type Job struct {
 	RetryCount    int
 	ShardCount    int
 	PinnedTargets []string // restrict the candidates to these targets; empty = all
-	Enabled       bool
-	LockPartition int
-	NextFireMs    int64 // 0 when the job has no next fire
-	LastFireMs    int64
-	CreatedMs     int64
-	UpdatedMs     int64
+	// Retries: RetryCount more attempts after a failure, RetryDelaySec apart
+	// (RetryBackoff "fixed"), or doubling from it up to RetryMaxDelaySec
+	// ("exponential").
+	RetryBackoff     string
+	RetryDelaySec    int
+	RetryMaxDelaySec int
+	ChildJobIDs      []int64  // triggered when a run succeeds
+	MaxInFlight      int      // 0 = no limit on running runs of the job
+	AlarmChannels    []string // alarm channel names (server config)
+	AlarmState       string   // "ok" or "failing"
+	Enabled          bool
+	LockPartition    int
+	NextFireMs       int64 // 0 when the job has no next fire
+	LastFireMs       int64
+	CreatedMs        int64
+	UpdatedMs        int64
 }
 
 // Run is one row of the fire ledger: one fire of one job on one shard.
@@ -94,8 +104,18 @@ type Run struct {
 	IdempotencyKey string
 	// Attempts is the JSON array of routing probes and dispatches, recorded
 	// when one failed ("" otherwise).
-	Attempts string
+	Attempts    string
+	RetryOf     int64 // the run this one retries, 0 = none
+	AlarmStatus int   // AlarmNone, AlarmNotNeeded, AlarmSent, AlarmFailed
 }
+
+// Alarm states of a run (XXL-JOB's alarm_status).
+const (
+	AlarmNone      = 0
+	AlarmNotNeeded = 1
+	AlarmSent      = 2
+	AlarmFailed    = 3
+)
 
 // Node is a scheduler replica as seen through its heartbeat row.
 type Node struct {

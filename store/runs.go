@@ -8,13 +8,13 @@ import (
 	"strings"
 )
 
-const runCols = "id, job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, trigger_type, state, owner, target, handler, params, created_ms, dispatched_ms, finished_ms, late, result_code, message, COALESCE(idempotency_key, ''), COALESCE(attempts, '')"
+const runCols = "id, job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, trigger_type, state, owner, target, handler, params, created_ms, dispatched_ms, finished_ms, late, result_code, message, COALESCE(idempotency_key, ''), COALESCE(attempts, ''), retry_of, alarm_status"
 
 func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 	var r Run
 	var late int
 	err := sc.Scan(&r.ID, &r.JobID, &r.GroupID, &r.ScheduledMs, &r.ShardIndex, &r.ShardTotal, &r.Attempt, &r.TriggerType, &r.State,
-		&r.Owner, &r.Target, &r.Handler, &r.Params, &r.CreatedMs, &r.DispatchedMs, &r.FinishedMs, &late, &r.ResultCode, &r.Message, &r.IdempotencyKey, &r.Attempts)
+		&r.Owner, &r.Target, &r.Handler, &r.Params, &r.CreatedMs, &r.DispatchedMs, &r.FinishedMs, &late, &r.ResultCode, &r.Message, &r.IdempotencyKey, &r.Attempts, &r.RetryOf, &r.AlarmStatus)
 	r.Late = late != 0
 	return r, err
 }
@@ -33,6 +33,7 @@ type RunCreateParams struct {
 	Handler        string
 	Params         string
 	IdempotencyKey string // "" = none; a repeated key for the same job returns the existing run
+	RetryOf        int64  // the run this one retries, 0 = none
 	CreatedMs      int64
 }
 
@@ -50,9 +51,9 @@ func (s *Store) RunCreate(ctx context.Context, p RunCreateParams) (run Run, crea
 		p.ShardTotal = 1
 	}
 	res, err := s.db.ExecContext(ctx, `INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, sched_fire, trigger_type, state, owner,
- handler, params, message, created_ms, idempotency_key) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,'',?,?)`,
+ handler, params, message, created_ms, idempotency_key, retry_of) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,'',?,?,?)`,
 		p.JobID, p.GroupID, p.ScheduledMs, p.ShardIndex, p.ShardTotal, p.Attempt, sched, p.TriggerType, RunScheduled, p.Owner,
-		p.Handler, p.Params, p.CreatedMs, key)
+		p.Handler, p.Params, p.CreatedMs, key, p.RetryOf)
 	if err != nil {
 		if s.d.isDuplicate(err) {
 			existing, gerr := s.runByDedupe(ctx, p)

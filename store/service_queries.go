@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // Queries the service layer (service/) needs beyond the scheduler's.
@@ -52,9 +53,11 @@ func (s *Store) JobUpdateFields(ctx context.Context, p JobUpdateFieldsParams) (J
 	f := p.JobFields
 	res, err := s.db.ExecContext(ctx, `UPDATE jobs SET group_id = ?, name = ?, description = ?, schedule_type = ?, schedule_conf = ?, time_zone = ?,
  misfire_policy = ?, handler = ?, params = ?, route_strategy = ?, block_strategy = ?, timeout_sec = ?, retry_count = ?, shard_count = ?,
- pinned_targets = ?, updated_ms = ? WHERE id = ?`,
+ pinned_targets = ?, retry_backoff = ?, retry_delay_sec = ?, retry_max_delay_sec = ?, child_job_ids = ?, max_in_flight = ?, alarm_channels = ?,
+ updated_ms = ? WHERE id = ?`,
 		f.GroupID, f.Name, f.Description, f.ScheduleType, f.ScheduleConf, f.TimeZone, f.MisfirePolicy,
 		f.Handler, f.Params, f.RouteStrategy, f.BlockStrategy, f.TimeoutSec, f.RetryCount, f.ShardCount, pinsJSON(f.PinnedTargets),
+		backoffOr(f.RetryBackoff), f.RetryDelaySec, f.RetryMaxDelaySec, joinIDs(f.ChildJobIDs), f.MaxInFlight, strings.Join(f.AlarmChannels, ","),
 		p.NowMs, p.ID)
 	if err != nil {
 		return Job{}, fmt.Errorf("update job %d: %w", p.ID, err)

@@ -1,0 +1,154 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// FailedStates are the outcomes that get a follow-up (retry, alarm).
+// Killed runs do not: a kill is a decision, not a failure to retry.
+var FailedStates = []string{RunFailed, RunTimedOut, RunLost}
+
+// RunListFailedPending lists failed runs whose follow-up has not been done,
+// oldest first (served by index runs_followup).
+func (s *Store) RunListFailedPending(ctx context.Context, limit int) ([]Run, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE followup = 0 AND state IN (?, ?, ?) ORDER BY id LIMIT ?",
+		RunFailed, RunTimedOut, RunLost, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list failed runs: %w", err)
+	}
+	return collectRuns(rows)
+}
+
+// RunClaimFollowup claims the follow-up of a run (compare-and-set), so only
+// one replica retries or alarms it.
+func (s *Store) RunClaimFollowup(ctx context.Context, id int64) (bool, error) {
+	res, err := s.execRetry(ctx, "UPDATE runs SET followup = 1 WHERE id = ? AND followup = 0", id)
+	if err != nil {
+		return false, fmt.Errorf("claim follow-up of run %d: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// RunListRunningSince lists runs still running that were dispatched before
+// beforeMs (candidates for the lost-run check).
+func (s *Store) RunListRunningSince(ctx context.Context, beforeMs int64, limit int) ([]Run, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE followup = 0 AND state = ? AND dispatched_ms < ? ORDER BY dispatched_ms LIMIT ?",
+		RunRunning, beforeMs, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list running runs: %w", err)
+	}
+	return collectRuns(rows)
+}
+
+// RunCountInFlight counts a job's runs being dispatched or running, other
+// than exclude.
+func (s *Store) RunCountInFlight(ctx context.Context, jobID, exclude int64) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM runs WHERE followup = 0 AND state IN (?, ?) AND job_id = ? AND id <> ?",
+		RunDispatching, RunRunning, jobID, exclude).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count running runs of job %d: %w", jobID, err)
+	}
+	return n, nil
+}
+
+// RunListInFlight lists a job's runs being dispatched or running, other than exclude.
+func (s *Store) RunListInFlight(ctx context.Context, jobID, exclude int64) ([]Run, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE followup = 0 AND state IN (?, ?) AND job_id = ? AND id <> ?",
+		RunDispatching, RunRunning, jobID, exclude)
+	if err != nil {
+		return nil, fmt.Errorf("list running runs of job %d: %w", jobID, err)
+	}
+	return collectRuns(rows)
+}
+
+// RunSetAlarmStatus records how a run's alarm went.
+func (s *Store) RunSetAlarmStatus(ctx context.Context, id int64, status int) error {
+	if _, err := s.execRetry(ctx, "UPDATE runs SET alarm_status = ? WHERE id = ?", status, id); err != nil {
+		return fmt.Errorf("record alarm status of run %d: %w", id, err)
+	}
+	return nil
+}
+
+// JobSetAlarmState moves a job's alarm state (ok <-> failing) with a
+// compare-and-set, so a recovery is announced once.
+func (s *Store) JobSetAlarmState(ctx context.Context, id int64, from, to string) (bool, error) {
+	res, err := s.execRetry(ctx, "UPDATE jobs SET alarm_state = ? WHERE id = ? AND alarm_state = ?", to, id, from)
+	if err != nil {
+		return false, fmt.Errorf("set alarm state of job %d: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// JobIDsWithFollowups lists the jobs whose successes need a follow-up:
+// those with child jobs, and those whose failure was alarmed (a success
+// sends the recovery).
+func (s *Store) JobIDsWithFollowups(ctx context.Context) (map[int64]bool, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT id FROM jobs WHERE child_job_ids <> '' OR alarm_state <> 'ok'")
+	if err != nil {
+		return nil, fmt.Errorf("list jobs with follow-ups: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out[id] = true
+	}
+	return out, rows.Err()
+}
+
+// RunGetMany reads runs by id.
+func (s *Store) RunGetMany(ctx context.Context, ids []int64) ([]Run, error) {
+	var out []Run
+	for _, chunk := range chunkInt64(ids, 1000) {
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE id IN ("+placeholders(len(chunk))+")", args...)
+		if err != nil {
+			return nil, fmt.Errorf("read %d runs: %w", len(chunk), err)
+		}
+		rs, err := collectRuns(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs...)
+	}
+	return out, nil
+}
+
+func collectRuns(rows interface {
+	Next() bool
+	Scan(...any) error
+	Close() error
+	Err() error
+}) ([]Run, error) {
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read runs: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// RunRequeue gives a claimed run back for a later dispatch
+// (dispatching -> scheduled, compare-and-set on state and owner).
+func (s *Store) RunRequeue(ctx context.Context, id int64, owner string) (bool, error) {
+	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, dispatched_ms = 0 WHERE id = ? AND state = ? AND owner = ?", RunScheduled, id, RunDispatching, owner)
+	if err != nil {
+		return false, fmt.Errorf("requeue run %d: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}

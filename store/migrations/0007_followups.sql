@@ -1,0 +1,18 @@
+-- What follows a run: retries with backoff, child jobs, alarms, lost runs.
+ALTER TABLE jobs ADD COLUMN retry_backoff VARCHAR(16) NOT NULL DEFAULT 'fixed';
+ALTER TABLE jobs ADD COLUMN retry_delay_sec INT NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN retry_max_delay_sec INT NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN child_job_ids VARCHAR(1024) NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN max_in_flight INT NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN alarm_channels VARCHAR(1024) NOT NULL DEFAULT '';
+-- 'failing' after a failure alarm, until a success sends the recovery.
+ALTER TABLE jobs ADD COLUMN alarm_state VARCHAR(16) NOT NULL DEFAULT 'ok';
+-- The run this one retries (0 = none).
+ALTER TABLE runs ADD COLUMN retry_of BIGINT NOT NULL DEFAULT 0;
+-- Follow-up of a failed run: 0 pending, 1 done (claimed by compare-and-set).
+ALTER TABLE runs ADD COLUMN followup TINYINT NOT NULL DEFAULT 0;
+-- XXL-JOB's alarm states: 0 none yet, 1 not needed, 2 sent, 3 failed.
+ALTER TABLE runs ADD COLUMN alarm_status TINYINT NOT NULL DEFAULT 0;
+-- Serves the failure scan (followup = 0, failed states) and the lost-run
+-- scan (followup = 0, running).
+CREATE INDEX runs_followup ON runs (followup, state, dispatched_ms);
