@@ -1,0 +1,68 @@
+package alarm
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Kinds of Event.
+const (
+	KindFailure  = "failure"  // a run failed after its last retry
+	KindRecovery = "recovery" // the first success after a failure alarm
+)
+
+// Event is what an alarm says: which run of which job ended how.
+type Event struct {
+	Kind      string // KindFailure or KindRecovery
+	JobID     int64
+	JobName   string
+	GroupName string
+	RunID     int64
+	State     string // the run's final state: failed, timed_out, lost, succeeded, ...
+	Code      int    // the run's result code (XXL-JOB handle code: 200 ok, 500 failed, 502 timeout)
+	// Message is the run's outcome message. Senders shorten it (see
+	// MaxMessageRunes and MaxChatMessageRunes), so callers may pass it whole.
+	Message     string
+	Attempt     int // which attempt of the run this was (1 = the first)
+	ScheduledAt time.Time
+	FinishedAt  time.Time
+	ConsoleURL  string // link to the run in the console; may be empty
+}
+
+// Validate reports what is wrong with an event a sender cannot render.
+func (ev Event) Validate() error {
+	switch ev.Kind {
+	case KindFailure, KindRecovery:
+	default:
+		return fmt.Errorf("%w: kind must be %q or %q, got %q", ErrInvalidEvent, KindFailure, KindRecovery, ev.Kind)
+	}
+	if ev.JobID == 0 && ev.JobName == "" {
+		return fmt.Errorf("%w: job_id or job_name is required", ErrInvalidEvent)
+	}
+	return nil
+}
+
+// Sender delivers an alarm over one channel. Implementations are safe for
+// concurrent use and hold no goroutines of their own.
+type Sender interface {
+	// Name is the channel name jobs refer to. It defaults to the sender's
+	// kind ("email", "webhook", "slack", "dingtalk", "wecom", "feishu");
+	// Build sets it to the name the channel is declared under.
+	Name() string
+	// Send makes one delivery attempt, bounded by ctx and the sender's
+	// timeout. Its error says what failed (HTTP status and a body excerpt,
+	// an SMTP reply, the robot's errcode) and never contains a secret.
+	// Errors that a retry cannot fix are marked (IsPermanent).
+	Send(ctx context.Context, ev Event) error
+}
+
+// Compile-time checks that every sender implements Sender.
+var (
+	_ Sender = (*Email)(nil)
+	_ Sender = (*Webhook)(nil)
+	_ Sender = (*Slack)(nil)
+	_ Sender = (*DingTalk)(nil)
+	_ Sender = (*WeCom)(nil)
+	_ Sender = (*Feishu)(nil)
+)
