@@ -49,7 +49,10 @@ type server struct {
 	app *fiber.App
 }
 
-func startServer(t *testing.T) *server {
+// serverOpt adjusts how startServer builds the scheduler and the service.
+type serverOpt func(*scheduler.Options, *service.Options)
+
+func startServer(t *testing.T, opts ...serverOpt) *server {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.OpenMySQL(ctx, dbtest.MySQL(t))
@@ -61,8 +64,14 @@ func startServer(t *testing.T) *server {
 	l.SetLevel(logrus.WarnLevel)
 	log := logrus.NewEntry(l)
 	drivers := targets.NewRegistry()
-	sched, err := scheduler.New(scheduler.Options{Store: st, Drivers: drivers, Log: log, Config: scheduler.Config{StopGrace: 2 * time.Second}})
+	so := scheduler.Options{Store: st, Drivers: drivers, Log: log, Config: scheduler.Config{StopGrace: 2 * time.Second}}
+	svo := service.Options{Store: st, Drivers: drivers}
+	for _, o := range opts {
+		o(&so, &svo)
+	}
+	sched, err := scheduler.New(so)
 	require.NoError(t, err)
+	svo.Scheduler = sched
 	ex := service.NewExecutors(service.ExecutorsOptions{Store: st, Sink: sched.Sink(), Log: log})
 	_, _, err = ex.EnsureToken(ctx, execToken)
 	require.NoError(t, err)
@@ -82,12 +91,15 @@ func startServer(t *testing.T) *server {
 	drivers.Register("http", d)
 	local, err := localexec.New(localexec.Config{KillGrace: time.Second, Commands: []localexec.Command{
 		{Name: "env", Argv: []string{"/usr/bin/env"}},
+		// Exits with the code given as params (operator-declared; params
+		// arrive as an environment variable, never as shell code).
+		{Name: "exit", Argv: []string{"/bin/sh", "-c", `exit "$RINGJOB_PARAMS"`}},
 	}}, sched.Sink(), log)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = local.Close(context.Background()) })
 	drivers.Register("local", local)
 	s := &server{t: t, st: st, sched: sched, ex: ex, log: log, drivers: drivers,
-		svc: service.New(service.Options{Store: st, Scheduler: sched, Drivers: drivers})}
+		svc: service.New(svo)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	s.addr = ln.Addr().String()

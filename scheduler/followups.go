@@ -50,8 +50,8 @@ type followups struct {
 	trigger func(ctx context.Context, p TriggerParams) (store.Run, bool, error)
 
 	succeeded chan []int64
-	// interesting holds the jobs whose successes need work (children, or a
-	// pending recovery); when none, successes are not even looked at.
+	// interesting holds the jobs with child jobs; when none, successes are
+	// not even looked at.
 	interesting atomic.Pointer[map[int64]bool]
 	mu          sync.Mutex
 	lastLost    time.Time
@@ -104,6 +104,9 @@ func (f *followups) tick(ctx context.Context) {
 	}
 	if err := f.failures(ctx); err != nil && ctx.Err() == nil {
 		f.log.WithError(err).Warn("follow up failed runs")
+	}
+	if err := f.recoveries(ctx); err != nil && ctx.Err() == nil {
+		f.log.WithError(err).Warn("look for recoveries")
 	}
 	if now.Sub(f.lastLost) >= f.cfg.LostCheckInterval {
 		f.lastLost = now
@@ -196,7 +199,16 @@ func (f *followups) raise(ctx context.Context, a Alarm) {
 // after the backoff, linked to it, and puts it in this node's ring.
 func (f *followups) retry(ctx context.Context, job store.Job, r store.Run) error {
 	attempt := r.Attempt + 1
-	at := f.clock.Now().Add(retryDelay(job, attempt))
+	// The backoff counts from the failure, not from when this scan saw it.
+	now := f.clock.Now()
+	base := now
+	if r.FinishedMs > 0 && r.FinishedMs < now.UnixMilli() {
+		base = time.UnixMilli(r.FinishedMs)
+	}
+	at := base.Add(retryDelay(job, attempt))
+	if at.Before(now) {
+		at = now
+	}
 	nr, created, err := f.st.RunCreate(ctx, store.RunCreateParams{
 		JobID: r.JobID, GroupID: r.GroupID, ScheduledMs: at.UnixMilli(), ShardIndex: r.ShardIndex, ShardTotal: r.ShardTotal,
 		Attempt: attempt, TriggerType: store.TriggerRetry, Owner: f.node, Handler: r.Handler, Params: r.Params,
@@ -214,7 +226,37 @@ func (f *followups) retry(ctx context.Context, job store.Job, r store.Run) error
 	return nil
 }
 
-// successes triggers child jobs and recovery alarms.
+// recoveries sends a recovery alarm for each job in the failing alarm state
+// whose latest finished run succeeded. It polls (the failing jobs are few),
+// so it does not matter which replica saw the success, and the move back to
+// "ok" is a compare-and-set, so one replica sends it.
+func (f *followups) recoveries(ctx context.Context) error {
+	ids, err := f.st.JobIDsFailing(ctx)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	for _, id := range ids {
+		r, ok, err := f.st.RunLatestFinished(ctx, id)
+		if err != nil {
+			return err
+		}
+		if !ok || r.State != store.RunSucceeded {
+			continue
+		}
+		job, err := f.st.JobGet(ctx, id)
+		if err != nil {
+			continue
+		}
+		if moved, err := f.st.JobSetAlarmState(ctx, id, "failing", "ok"); err != nil {
+			return err
+		} else if moved && len(job.AlarmChannels) > 0 {
+			f.raise(ctx, Alarm{Kind: "recovery", Job: job, Run: r, Channels: job.AlarmChannels})
+		}
+	}
+	return nil
+}
+
+// successes triggers child jobs.
 func (f *followups) successes(ctx context.Context, ids []int64) {
 	interesting := *f.interesting.Load()
 	runs, err := f.st.RunGetMany(ctx, ids)
@@ -237,11 +279,6 @@ func (f *followups) successes(ctx context.Context, ids []int64) {
 			_, _, err := f.trigger(ctx, TriggerParams{JobID: child, TriggerType: store.TriggerParent, IdempotencyKey: fmt.Sprintf("parent-run-%d", r.ID)})
 			if err != nil {
 				f.log.WithError(err).WithFields(logrus.Fields{"run_id": r.ID, "child_job_id": child}).Warn("trigger child job")
-			}
-		}
-		if job.AlarmState != "ok" && len(job.AlarmChannels) > 0 {
-			if ok, err := f.st.JobSetAlarmState(ctx, job.ID, job.AlarmState, "ok"); err == nil && ok {
-				f.raise(ctx, Alarm{Kind: "recovery", Job: job, Run: r, Channels: job.AlarmChannels})
 			}
 		}
 	}

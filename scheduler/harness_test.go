@@ -25,6 +25,10 @@ type recordingDriver struct {
 	mu    sync.Mutex
 	seen  []dispatchSeen
 	block chan struct{} // when set, Run waits on it (a slow target)
+	// failFirst fails the first N dispatches of a job.
+	failFirst map[int64]int
+	// hold leaves runs of these jobs running (the target never reports).
+	hold map[int64]bool
 }
 
 type dispatchSeen struct {
@@ -44,6 +48,19 @@ func (d *recordingDriver) Run(ctx context.Context, req targets.Request) (targets
 	d.mu.Unlock()
 	if block != nil {
 		<-block
+	}
+	d.mu.Lock()
+	fail := d.failFirst[req.JobID] > 0
+	if fail {
+		d.failFirst[req.JobID]--
+	}
+	hold := d.hold[req.JobID]
+	d.mu.Unlock()
+	if hold {
+		return targets.Dispatch{Message: "accepted, never reports"}, nil
+	}
+	if fail {
+		return targets.Dispatch{Done: &targets.Outcome{State: targets.OutcomeFailed, Code: 500, Message: "boom"}}, nil
 	}
 	return targets.Dispatch{Done: &targets.Outcome{State: targets.OutcomeSucceeded, Code: 200, Message: "recorded"}}, nil
 }
@@ -207,6 +224,9 @@ func (b *bundle) waitSettledRuns(jobID int64) []store.Run {
 		for _, r := range rs {
 			if r.State == store.RunDispatching {
 				return false
+			}
+			if r.State == store.RunScheduled && r.ScheduledMs < b.clock.Now().UnixMilli()-1000 {
+				return false // due a while ago: its claim is on the way
 			}
 		}
 		return true

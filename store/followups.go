@@ -84,10 +84,9 @@ func (s *Store) JobSetAlarmState(ctx context.Context, id int64, from, to string)
 }
 
 // JobIDsWithFollowups lists the jobs whose successes need a follow-up:
-// those with child jobs, and those whose failure was alarmed (a success
-// sends the recovery).
+// those with child jobs.
 func (s *Store) JobIDsWithFollowups(ctx context.Context) (map[int64]bool, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT id FROM jobs WHERE child_job_ids <> '' OR alarm_state <> 'ok'")
+	rows, err := s.db.QueryContext(ctx, "SELECT id FROM jobs WHERE child_job_ids <> ''")
 	if err != nil {
 		return nil, fmt.Errorf("list jobs with follow-ups: %w", err)
 	}
@@ -151,4 +150,38 @@ func (s *Store) RunRequeue(ctx context.Context, id int64, owner string) (bool, e
 	}
 	n, err := res.RowsAffected()
 	return n == 1, err
+}
+
+// JobIDsFailing lists the jobs whose failure was alarmed and that have not
+// recovered yet.
+func (s *Store) JobIDsFailing(ctx context.Context) ([]int64, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT id FROM jobs WHERE alarm_state = 'failing'")
+	if err != nil {
+		return nil, fmt.Errorf("list failing jobs: %w", err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// RunLatestFinished reads a job's most recent run that has an outcome
+// (succeeded, failed, timed out, lost).
+func (s *Store) RunLatestFinished(ctx context.Context, jobID int64) (Run, bool, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE job_id = ? AND state IN (?, ?, ?, ?) ORDER BY finished_ms DESC, id DESC LIMIT 1",
+		jobID, RunSucceeded, RunFailed, RunTimedOut, RunLost)
+	if err != nil {
+		return Run{}, false, fmt.Errorf("latest run of job %d: %w", jobID, err)
+	}
+	rs, err := collectRuns(rows)
+	if err != nil || len(rs) == 0 {
+		return Run{}, false, err
+	}
+	return rs[0], true, nil
 }

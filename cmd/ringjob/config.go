@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ringjob/ringjob/alarm"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/targets/localexec"
 	"gopkg.in/yaml.v3"
@@ -31,6 +32,9 @@ type Config struct {
 	API       APIConfig       `yaml:"api"`
 	Executors ExecutorsConfig `yaml:"executors"`
 	Lambda    LambdaConfig    `yaml:"lambda"`
+	// Alarms declares the alarm channels jobs may name (email, webhook,
+	// slack, dingtalk, wecom, feishu); see alarm/doc.go.
+	Alarms alarm.Config `yaml:"alarms"`
 	// Scheduler tunes the scheduler core; see scheduler.Config.
 	Scheduler scheduler.Config `yaml:"scheduler"`
 	// Local declares the commands local:// targets may run.
@@ -201,6 +205,11 @@ func (c *Config) Validate() error {
 	for i, f := range c.Lambda.Emulator.Functions {
 		if f.Name == "" || f.Path == "" {
 			errs = append(errs, fmt.Errorf("lambda.emulator.functions[%d] needs a name and a path", i))
+		}
+	}
+	if len(c.Alarms.Channels) > 0 {
+		if err := c.Alarms.Validate(); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if err := c.Scheduler.Validate(); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/ringjob/ringjob/alarm"
 	"github.com/ringjob/ringjob/api"
 	"github.com/ringjob/ringjob/api/xxlapi"
 	"github.com/ringjob/ringjob/scheduler"
@@ -77,8 +78,14 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	clock := clockwork.NewRealClock()
 	drivers := targets.NewRegistry()
+	alarms, channels, err := startAlarms(ctx, cfg, st, log)
+	if err != nil {
+		return err
+	}
+	defer alarms.Stop()
 	sched, err := scheduler.New(scheduler.Options{Config: cfg.Scheduler, Store: st, Drivers: drivers, Clock: clock,
-		Log: log.WithField("component", "scheduler"), Metrics: scheduler.NewMetrics(reg)})
+		Log: log.WithField("component", "scheduler"), Metrics: scheduler.NewMetrics(reg),
+		Alarmer: scheduler.DispatcherAlarmer{Dispatcher: alarms, ConsoleURL: strings.TrimRight(cfg.PublicURL, "/") + "/api/v1"}})
 	if err != nil {
 		return err
 	}
@@ -128,7 +135,7 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	defer stopLambda()
 	drivers.Register("lambda", lambdaDriver)
 
-	svc := service.New(service.Options{Store: st, Scheduler: sched, Drivers: drivers, Clock: clock})
+	svc := service.New(service.Options{Store: st, Scheduler: sched, Drivers: drivers, Clock: clock, AlarmChannels: channels})
 	token, err := svc.EnsureAdminToken(ctx, cfg.API.AdminToken)
 	if err != nil {
 		return fmt.Errorf("prepare the admin token: %w", err)
@@ -190,4 +197,28 @@ func redact(dbURL string) string {
 		return dbURL[:i+3] + "***@" + dbURL[j+1:]
 	}
 	return dbURL
+}
+
+// startAlarms builds the alarm channels of the config and starts their
+// dispatcher (it also runs with no channel: jobs cannot name any then).
+func startAlarms(ctx context.Context, cfg *Config, st *store.Store, log *logrus.Entry) (*alarm.Dispatcher, []string, error) {
+	var senders []alarm.Sender
+	if len(cfg.Alarms.Channels) > 0 {
+		var err error
+		if senders, err = alarm.Build(cfg.Alarms); err != nil {
+			return nil, nil, err
+		}
+	}
+	opts := cfg.Alarms.Options()
+	opts.Senders = senders
+	opts.Log = log.WithField("component", "alarms")
+	opts.Record = scheduler.RecordAlarmResult(st)
+	d, err := alarm.NewDispatcher(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := d.Start(context.WithoutCancel(ctx)); err != nil {
+		return nil, nil, err
+	}
+	return d, d.Channels(), nil
 }

@@ -1,0 +1,57 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ringjob/ringjob/alarm"
+	"github.com/ringjob/ringjob/store"
+)
+
+// DispatcherAlarmer raises the scheduler's alarms through an alarm.Dispatcher
+// (which retries failing channels with backoff on its own goroutines, so
+// scheduling never waits for a webhook or a mail server).
+type DispatcherAlarmer struct {
+	Dispatcher *alarm.Dispatcher
+	// ConsoleURL, when set, links alarms to the run: ConsoleURL + "/runs/{id}".
+	ConsoleURL string
+}
+
+var _ Alarmer = DispatcherAlarmer{}
+
+// Alarm queues the alarm.
+func (a DispatcherAlarmer) Alarm(_ context.Context, al Alarm) bool {
+	ev := alarm.Event{
+		Kind: al.Kind, JobID: al.Job.ID, JobName: al.Job.Name, RunID: al.Run.ID, State: al.Run.State, Code: al.Run.ResultCode,
+		Message: al.Run.Message, Attempt: al.Run.Attempt + 1, ScheduledAt: time.UnixMilli(al.Run.ScheduledMs),
+	}
+	if al.Run.FinishedMs > 0 {
+		ev.FinishedAt = time.UnixMilli(al.Run.FinishedMs)
+	}
+	if a.ConsoleURL != "" {
+		ev.ConsoleURL = fmt.Sprintf("%s/runs/%d", a.ConsoleURL, al.Run.ID)
+	}
+	return a.Dispatcher.Enqueue(ev, al.Channels)
+}
+
+// RecordAlarmResult returns the alarm.Options.Record function that keeps an
+// alarm's outcome on its run: the alarm status (XXL-JOB's states) and a line
+// in the run's log with every attempt.
+func RecordAlarmResult(st *store.Store) func(ctx context.Context, runID int64, r alarm.Result) error {
+	return func(ctx context.Context, runID int64, r alarm.Result) error {
+		status := store.AlarmFailed
+		switch r.Status {
+		case alarm.StatusSent:
+			status = store.AlarmSent
+		case alarm.StatusNotNeeded:
+			status = store.AlarmNotNeeded
+		}
+		if r.Kind == alarm.KindFailure {
+			if err := st.RunSetAlarmStatus(ctx, runID, status); err != nil {
+				return err
+			}
+		}
+		return st.RunLogAppend(ctx, runID, fmt.Sprintf("[ringjob] %s alarm %s", r.Kind, r.Summary()))
+	}
+}

@@ -1,0 +1,163 @@
+package scheduler_test
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ringjob/ringjob/scheduler"
+	"github.com/ringjob/ringjob/store"
+	"github.com/stretchr/testify/require"
+)
+
+func (b *bundle) jobWith(name string, mutate func(*store.JobFields)) store.Job {
+	b.t.Helper()
+	f := store.JobFields{GroupID: b.group.ID, Name: name, ScheduleType: "none", TimeZone: "UTC", RouteStrategy: "first", ShardCount: 1}
+	mutate(&f)
+	j, err := b.st.JobCreate(context.Background(), store.JobCreateParams{JobFields: f, NowMs: b.clock.Now().UnixMilli()})
+	require.NoError(b.t, err)
+	return j
+}
+
+func TestRetriesWithBackoff(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "sqlite", noon)
+	j := b.jobWith("flaky", func(f *store.JobFields) {
+		f.RetryCount, f.RetryBackoff, f.RetryDelaySec, f.RetryMaxDelaySec = 3, "exponential", 2, 5
+	})
+	n := b.startNode("a", func(c *scheduler.Config) { c.FollowupInterval = time.Second })
+	n.rec.mu.Lock()
+	n.rec.failFirst = map[int64]int{j.ID: 3}
+	n.rec.mu.Unlock()
+	b.settle(1)
+	first, _, err := n.s.Trigger(context.Background(), scheduler.TriggerParams{JobID: j.ID})
+	require.NoError(t, err)
+	b.waitDispatched(1)
+	b.waitSettledRuns(j.ID)
+	for i := 0; i < 20; i++ {
+		b.step(1, time.Second)
+		b.waitSettledRuns(j.ID) // outcomes are written before the clock moves on
+	}
+	ds := b.waitDispatched(4)
+	require.Len(t, ds, 4, fmtSeen(ds))
+	// Fails at 12:00:00; retry 1 after 2 s, retry 2 after 4 s, retry 3 after 5 s (capped).
+	var at []int64
+	for _, d := range ds {
+		at = append(at, d.ScheduledMs)
+	}
+	sort.Slice(at, func(i, k int) bool { return at[i] < at[k] })
+	require.Equal(t, noon.UnixMilli(), at[0])
+	gaps := []int64{at[1] - at[0], at[2] - at[1], at[3] - at[2]}
+	// Each retry is due its delay after the failure it retries.
+	require.Equal(t, []int64{2000, 4000, 5000}, gaps)
+	rs := b.waitSettledRuns(j.ID)
+	byAttempt := map[int]store.Run{}
+	for _, r := range rs {
+		byAttempt[r.Attempt] = r
+	}
+	require.Len(t, byAttempt, 4)
+	require.Equal(t, store.RunSucceeded, byAttempt[3].State, "the last retry succeeds")
+	for a := 1; a <= 3; a++ {
+		require.Equal(t, byAttempt[a-1].ID, byAttempt[a].RetryOf, "retry %d links to the run it retries", a)
+		require.Equal(t, store.TriggerRetry, byAttempt[a].TriggerType)
+	}
+	require.Equal(t, first.ID, byAttempt[1].RetryOf)
+}
+
+func TestChildChainAndNoDoubleFollowups(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "mysql", noon)
+	c := b.jobWith("C", func(*store.JobFields) {})
+	bj := b.jobWith("B", func(f *store.JobFields) { f.ChildJobIDs = []int64{c.ID} })
+	a := b.jobWith("A", func(f *store.JobFields) { f.ChildJobIDs = []int64{bj.ID} })
+	// Two replicas: the chain still runs each job once.
+	n := b.startNode("a", nil)
+	b.startNode("b", nil)
+	b.step(2, 6*time.Second) // let both refresh their view of jobs with children
+	_, _, err := n.s.Trigger(context.Background(), scheduler.TriggerParams{JobID: a.ID})
+	require.NoError(t, err)
+	var ds []dispatchSeen
+	require.Eventually(t, func() bool {
+		b.step(2, time.Second)
+		ds = nil
+		for _, nd := range b.nodes {
+			ds = append(ds, nd.rec.all()...)
+		}
+		return len(ds) >= 3
+	}, 20*time.Second, 10*time.Millisecond)
+	b.step(2, 3*time.Second)
+	ds = nil
+	for _, nd := range b.nodes {
+		ds = append(ds, nd.rec.all()...)
+	}
+	count := map[int64]int{}
+	for _, d := range ds {
+		count[d.JobID]++
+	}
+	require.Equal(t, map[int64]int{a.ID: 1, bj.ID: 1, c.ID: 1}, count, "A -> B -> C, each once")
+	for _, r := range b.runs(c.ID) {
+		require.Equal(t, store.TriggerParent, r.TriggerType)
+	}
+}
+
+func TestLostRunIsRetried(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "sqlite", noon)
+	j := b.jobWith("hangs", func(f *store.JobFields) { f.TimeoutSec, f.RetryCount = 5, 1 })
+	n := b.startNode("a", func(c *scheduler.Config) {
+		c.LostGrace, c.LostCheckInterval = 10*time.Second, 2*time.Second
+	})
+	n.rec.mu.Lock()
+	n.rec.hold = map[int64]bool{j.ID: true}
+	n.rec.mu.Unlock()
+	b.settle(1)
+	r, _, err := n.s.Trigger(context.Background(), scheduler.TriggerParams{JobID: j.ID})
+	require.NoError(t, err)
+	b.waitDispatched(1)
+	require.Eventually(t, func() bool { got, _ := b.st.RunGet(context.Background(), r.ID); return got.State == store.RunRunning }, 5*time.Second, 5*time.Millisecond)
+	n.rec.mu.Lock()
+	n.rec.hold = nil // the retry will report
+	n.rec.mu.Unlock()
+	b.step(1, 20*time.Second) // 5 s timeout + 10 s grace
+	got, err := b.st.RunGet(context.Background(), r.ID)
+	require.NoError(t, err)
+	require.Equal(t, store.RunLost, got.State, got.Message)
+	require.Contains(t, got.Message, "past its 5s timeout")
+	ds := b.waitDispatched(2)
+	require.Len(t, ds, 2, "the lost run was retried once")
+	var retry store.Run
+	require.Eventually(t, func() bool {
+		for _, x := range b.runs(j.ID) {
+			if x.RetryOf == r.ID && x.State == store.RunSucceeded {
+				retry = x
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 5*time.Millisecond)
+	require.Equal(t, 1, retry.Attempt)
+}
+
+type capturedAlarms struct {
+	mu  sync.Mutex
+	all []scheduler.Alarm
+}
+
+func (c *capturedAlarms) Alarm(_ context.Context, a scheduler.Alarm) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.all = append(c.all, a)
+	return true
+}
+
+func (c *capturedAlarms) kinds() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, a := range c.all {
+		out = append(out, a.Kind)
+	}
+	return out
+}
