@@ -1,0 +1,217 @@
+// Command stmt times the store's per-fire statements in isolation, one at a
+// time, against a real MySQL/MariaDB: the pre-read transaction (lock, due
+// jobs, run insert with its ids, job advance, commit), the claim, and the
+// outcome write, for batches of -batch fires. It is the microscope beside the
+// end-to-end harness in bench/:
+//
+//	go run ./bench/stmt -batch 1000 -rounds 20
+//
+// It creates its own database and drops it at the end.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/ringjob/ringjob/store"
+)
+
+func main() {
+	defDSN := os.Getenv("RINGJOB_MYSQL_DSN")
+	if defDSN == "" {
+		defDSN = "root@tcp(127.0.0.1:3306)/"
+	}
+	dsn := flag.String("dsn", defDSN, "go-sql-driver/mysql DSN (default $RINGJOB_MYSQL_DSN)")
+	batch := flag.Int("batch", 1000, "fires per round (= jobs)")
+	rounds := flag.Int("rounds", 20, "rounds (one fire second each)")
+	history := flag.Int("history", 20, "seconds of runs inserted before timing starts")
+	keep := flag.Bool("keep", false, "keep the database")
+	flag.Parse()
+	if err := run(context.Background(), *dsn, *batch, *rounds, *history, *keep); err != nil {
+		fmt.Fprintln(os.Stderr, "stmt:", err)
+		os.Exit(1)
+	}
+}
+
+type timings map[string][]time.Duration
+
+func (t timings) add(k string, d time.Duration) { t[k] = append(t[k], d) }
+
+func run(ctx context.Context, dsn string, batch, rounds, history int, keep bool) error {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return err
+	}
+	adminCfg := cfg.Clone()
+	adminCfg.DBName = ""
+	admin, err := sql.Open("mysql", adminCfg.FormatDSN())
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	db := "ringjob_stmt_" + hex.EncodeToString(b)
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE `"+db+"`"); err != nil {
+		return err
+	}
+	if !keep {
+		defer admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS `"+db+"`")
+	}
+	stCfg := cfg.Clone()
+	stCfg.DBName = db
+	st, err := store.OpenMySQL(ctx, stCfg.FormatDSN())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if _, err := st.Migrate(ctx); err != nil {
+		return err
+	}
+	if err := st.LockPartitionsEnsure(ctx, 1); err != nil {
+		return err
+	}
+	g, err := st.GroupCreate(ctx, store.GroupCreateParams{AppName: "stmt", Members: []string{"noop://x"}})
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	ids := make([]int64, batch)
+	errs := make(chan error, batch)
+	next := make(chan int)
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				j, err := st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: g.ID, Name: fmt.Sprint("j", i),
+					ScheduleType: "cron", ScheduleConf: "* * * * * ?", TimeZone: "UTC", MisfirePolicy: "do_nothing", ShardCount: 1}, Enabled: true, NextFireMs: 0})
+				if err != nil {
+					errs <- err
+					continue
+				}
+				ids[i] = j.ID
+			}
+		}()
+	}
+	for i := 0; i < batch; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+	}
+	base := time.Now().Truncate(time.Second).Add(time.Hour).UnixMilli()
+	if _, err := admin.ExecContext(ctx, "UPDATE `"+db+"`.jobs SET next_fire_ms = ?", base); err != nil {
+		return err
+	}
+	t := timings{}
+	sec := int64(0)
+	round := func(measure bool) error {
+		rec := func(k string, since time.Time) {
+			if measure {
+				t.add(k, time.Since(since))
+			}
+		}
+		s := time.Now()
+		tx, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "n", Preferred: []int{0}, Max: 1, NowMs: base})
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		rec("1 lock partition", s)
+		s = time.Now()
+		jobs, err := tx.JobListDue(ctx, store.JobListDueParams{UntilMs: base + sec*1000, Limit: batch})
+		if err != nil {
+			return err
+		}
+		rec("2 list due jobs", s)
+		ins := make([]store.RunInsert, len(jobs))
+		adv := make([]store.JobAdvance, len(jobs))
+		for i, j := range jobs {
+			ins[i] = store.RunInsert{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: j.NextFireMs, ShardTotal: 1, TriggerType: store.TriggerSchedule,
+				State: store.RunScheduled, Owner: "n", CreatedMs: base}
+			adv[i] = store.JobAdvance{ID: j.ID, NextFireMs: j.NextFireMs + 1000, LastFireMs: j.NextFireMs}
+		}
+		s = time.Now()
+		runIDs, err := tx.RunInsertBatch(ctx, ins)
+		if err != nil {
+			return err
+		}
+		rec("3 insert runs (+ids)", s)
+		s = time.Now()
+		if err := tx.JobAdvanceBatch(ctx, adv); err != nil {
+			return err
+		}
+		rec("4 advance jobs", s)
+		s = time.Now()
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+		rec("5 commit", s)
+		s = time.Now()
+		claimed, err := st.RunClaimBatch(ctx, store.RunClaimParams{IDs: runIDs, Owner: "n", NowMs: base + sec*1000, LateAfterMs: 1000})
+		if err != nil {
+			return err
+		}
+		if len(claimed) != len(runIDs) {
+			return fmt.Errorf("claimed %d of %d", len(claimed), len(runIDs))
+		}
+		rec("6 claim", s)
+		ups := make([]store.RunUpdate, len(runIDs))
+		for i, id := range runIDs {
+			ups[i] = store.RunUpdate{ID: id, State: store.RunSucceeded, Target: "noop://x", Code: 200, Message: "noop", FinishedMs: base + sec*1000 + int64(i%7)}
+		}
+		s = time.Now()
+		for start := 0; start < len(ups); start += 500 {
+			if _, err := st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []string{store.RunDispatching, store.RunRunning}, Updates: ups[start:min(start+500, len(ups))]}); err != nil {
+				return err
+			}
+		}
+		rec("7 outcome (500/stmt)", s)
+		sec++
+		return nil
+	}
+	for i := 0; i < history; i++ {
+		if err := round(false); err != nil {
+			return err
+		}
+	}
+	for i := 0; i < rounds; i++ {
+		if err := round(true); err != nil {
+			return err
+		}
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(w, "step (%d fires)\tmedian ms\tp90 ms\trows/s at median\t\n", batch)
+	var keys []string
+	for k := range t {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var total time.Duration
+	for _, k := range keys {
+		v := t[k]
+		sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
+		med, p90 := v[len(v)/2], v[len(v)*9/10]
+		total += med
+		fmt.Fprintf(w, "%s\t%.2f\t%.2f\t%.0f\t\n", k, ms(med), ms(p90), float64(batch)/med.Seconds())
+	}
+	fmt.Fprintf(w, "sum of medians\t%.2f\t\t%.0f fires/s of DB time\t\n", ms(total), float64(batch)/total.Seconds())
+	return w.Flush()
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
