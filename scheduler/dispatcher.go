@@ -13,9 +13,6 @@ import (
 	"github.com/sirupsen/logrus"
 )
 
-// errStopping is returned for work offered while the scheduler stops.
-var errStopping = errors.New("scheduler is stopping")
-
 // dispatcher turns due fires into dispatches: it reserves pool capacity,
 // claims the runs (scheduled -> dispatching, compare-and-set), and hands each
 // claimed run to a trigger pool worker that calls the target's driver.

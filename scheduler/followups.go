@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -53,7 +52,6 @@ type followups struct {
 	// interesting holds the jobs with child jobs; when none, successes are
 	// not even looked at.
 	interesting atomic.Pointer[map[int64]bool]
-	mu          sync.Mutex
 	lastLost    time.Time
 	lastRefresh time.Time
 }

@@ -3,7 +3,6 @@ package scheduler_test
 import (
 	"context"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
@@ -138,26 +137,4 @@ func TestLostRunIsRetried(t *testing.T) {
 		return false
 	}, 10*time.Second, 5*time.Millisecond)
 	require.Equal(t, 1, retry.Attempt)
-}
-
-type capturedAlarms struct {
-	mu  sync.Mutex
-	all []scheduler.Alarm
-}
-
-func (c *capturedAlarms) Alarm(_ context.Context, a scheduler.Alarm) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.all = append(c.all, a)
-	return true
-}
-
-func (c *capturedAlarms) kinds() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []string
-	for _, a := range c.all {
-		out = append(out, a.Kind)
-	}
-	return out
 }
