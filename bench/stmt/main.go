@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -36,8 +37,9 @@ func main() {
 	rounds := flag.Int("rounds", 20, "rounds (one fire second each)")
 	history := flag.Int("history", 20, "seconds of runs inserted before timing starts")
 	keep := flag.Bool("keep", false, "keep the database")
+	dropIndex := flag.String("drop-index", "", "comma-separated indexes of the runs table to drop before timing (to see what each costs)")
 	flag.Parse()
-	if err := run(context.Background(), *dsn, *batch, *rounds, *history, *keep); err != nil {
+	if err := run(context.Background(), *dsn, *batch, *rounds, *history, *keep, *dropIndex); err != nil {
 		fmt.Fprintln(os.Stderr, "stmt:", err)
 		os.Exit(1)
 	}
@@ -47,7 +49,7 @@ type timings map[string][]time.Duration
 
 func (t timings) add(k string, d time.Duration) { t[k] = append(t[k], d) }
 
-func run(ctx context.Context, dsn string, batch, rounds, history int, keep bool) error {
+func run(ctx context.Context, dsn string, batch, rounds, history int, keep bool, dropIndex string) error {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return err
@@ -80,6 +82,14 @@ func run(ctx context.Context, dsn string, batch, rounds, history int, keep bool)
 	}
 	if err := st.LockPartitionsEnsure(ctx, 1); err != nil {
 		return err
+	}
+	for _, ix := range strings.Split(dropIndex, ",") {
+		if ix = strings.TrimSpace(ix); ix == "" {
+			continue
+		}
+		if _, err := admin.ExecContext(ctx, "DROP INDEX `"+ix+"` ON `"+db+"`.runs"); err != nil {
+			return fmt.Errorf("drop index %s: %w", ix, err)
+		}
 	}
 	g, err := st.GroupCreate(ctx, store.GroupCreateParams{AppName: "stmt", Members: []string{"noop://x"}})
 	if err != nil {
