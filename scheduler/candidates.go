@@ -29,6 +29,10 @@ type candidates struct {
 	mu     sync.Mutex
 	groups map[int64]cachedGroup
 	execs  map[string]cachedExecs
+	// refresh lets one lookup at a time go to the database: when an entry
+	// expires in a busy second, every worker misses together, and without it
+	// they would all read the same rows (a stampede measured in bench/).
+	refresh sync.Mutex
 }
 
 type cachedGroup struct {
@@ -73,6 +77,14 @@ func (c *candidates) group(ctx context.Context, id int64) (store.Group, error) {
 	if ok && now.Sub(e.at) < c.ttl {
 		return e.g, nil
 	}
+	c.refresh.Lock()
+	defer c.refresh.Unlock()
+	c.mu.Lock()
+	e, ok = c.groups[id]
+	c.mu.Unlock()
+	if ok && now.Sub(e.at) < c.ttl {
+		return e.g, nil
+	}
 	g, err := c.st.GroupGet(ctx, id)
 	if err != nil {
 		return store.Group{}, err
@@ -87,6 +99,14 @@ func (c *candidates) executors(ctx context.Context, app string) ([]string, error
 	now := c.clock.Now()
 	c.mu.Lock()
 	e, ok := c.execs[app]
+	c.mu.Unlock()
+	if ok && now.Sub(e.at) < c.ttl {
+		return e.addrs, nil
+	}
+	c.refresh.Lock()
+	defer c.refresh.Unlock()
+	c.mu.Lock()
+	e, ok = c.execs[app]
 	c.mu.Unlock()
 	if ok && now.Sub(e.at) < c.ttl {
 		return e.addrs, nil

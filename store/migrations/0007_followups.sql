@@ -16,3 +16,5 @@ ALTER TABLE runs ADD COLUMN alarm_status TINYINT NOT NULL DEFAULT 0;
 -- Serves the failure scan (followup = 0, failed states) and the lost-run
 -- scan (followup = 0, running).
 CREATE INDEX runs_followup ON runs (followup, state, dispatched_ms);
+-- The recovery check reads the failing jobs every second.
+CREATE INDEX jobs_alarm_state ON jobs (alarm_state);
