@@ -97,6 +97,7 @@ func startServer(t *testing.T, opts ...serverOpt) *server {
 		// Shard 1 fails the first time (it leaves a marker file named by params).
 		{Name: "flaky-shard", Argv: []string{"/bin/sh", "-c", `if [ "$RINGJOB_SHARD_INDEX" = 1 ] && [ ! -e "$RINGJOB_PARAMS" ]; then : > "$RINGJOB_PARAMS"; exit 1; fi`}},
 		{Name: "nap", Argv: []string{"/bin/sleep", "0.4"}},
+		{Name: "sleep30", Argv: []string{"/bin/sleep", "30"}},
 	}}, sched.Sink(), log)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = local.Close(context.Background()) })

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/ringjob/ringjob/store"
+	"github.com/ringjob/ringjob/targets"
 	"github.com/sirupsen/logrus"
 )
 
@@ -46,6 +47,7 @@ type followups struct {
 	metrics *Metrics
 	alarmer Alarmer
 	ring    *ring
+	drivers *targets.Registry
 	trigger func(ctx context.Context, p TriggerParams) (store.Run, bool, error)
 
 	succeeded chan []int64
@@ -105,6 +107,9 @@ func (f *followups) tick(ctx context.Context) {
 	}
 	if err := f.recoveries(ctx); err != nil && ctx.Err() == nil {
 		f.log.WithError(err).Warn("look for recoveries")
+	}
+	if err := f.kills(ctx); err != nil && ctx.Err() == nil {
+		f.log.WithError(err).Warn("carry out kill requests")
 	}
 	if now.Sub(f.lastLost) >= f.cfg.LostCheckInterval {
 		f.lastLost = now
@@ -249,6 +254,29 @@ func (f *followups) recoveries(ctx context.Context) error {
 			return err
 		} else if moved && len(job.AlarmChannels) > 0 {
 			f.raise(ctx, Alarm{Kind: "recovery", Job: job, Run: r, Channels: job.AlarmChannels})
+		}
+	}
+	return nil
+}
+
+// kills stops the runs of this node that a kill was asked for on any
+// replica (the API may be served by another one than the node running a
+// local process). The driver reports the outcome; repeated kills are no-ops.
+func (f *followups) kills(ctx context.Context) error {
+	runs, err := f.st.RunListKillRequested(ctx, f.node)
+	if err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if r.Target == "" {
+			continue // not dispatched yet: the next tick sees its target
+		}
+		drv, err := f.drivers.For(r.Target)
+		if err != nil {
+			continue
+		}
+		if err := drv.Kill(ctx, r.Target, r.ID, r.JobID); err != nil {
+			f.log.WithError(err).WithField("run_id", r.ID).Warn("kill a run asked for on another replica")
 		}
 	}
 	return nil

@@ -107,6 +107,7 @@ func New(o Options) (*Scheduler, error) {
 	s.followups.cfg, s.followups.node, s.followups.st, s.followups.clock = cfg, s.node, o.Store, clock
 	s.followups.log, s.followups.metrics, s.followups.alarmer, s.followups.ring = log.WithField("service", "followups"), m, o.Alarmer, s.ring
 	s.followups.trigger = s.Trigger
+	s.followups.drivers = o.Drivers
 	s.ledger.onSucceeded = s.followups.onSucceeded
 	return s, nil
 }

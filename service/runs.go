@@ -135,6 +135,11 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 				return store.Run{}, &ConflictError{Message: fmt.Sprintf(
 					"run %d is being dispatched and its target is not recorded yet; try again in a moment", id)}
 			}
+			// The replica that owns the run carries the request out too:
+			// a local process runs on one replica only.
+			if _, err := s.st.RunRequestKill(ctx, id); err != nil {
+				return store.Run{}, fmt.Errorf("kill run %d: %w", id, err)
+			}
 			drv, err := s.drivers.For(r.Target)
 			if err != nil {
 				return store.Run{}, &TargetError{Target: r.Target, Op: fmt.Sprintf("kill run %d", id), Err: err}

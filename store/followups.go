@@ -185,3 +185,25 @@ func (s *Store) RunLatestFinished(ctx context.Context, jobID int64) (Run, bool, 
 	}
 	return rs[0], true, nil
 }
+
+// RunRequestKill records that a run should be stopped, for the replica that
+// owns it. It reports false when the run is not dispatching or running.
+func (s *Store) RunRequestKill(ctx context.Context, id int64) (bool, error) {
+	res, err := s.execRetry(ctx, "UPDATE runs SET kill_requested = 1 WHERE id = ? AND state IN (?, ?)", id, RunDispatching, RunRunning)
+	if err != nil {
+		return false, fmt.Errorf("request kill of run %d: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// RunListKillRequested lists an owner's runs that someone asked to kill and
+// that are still going (served by index runs_owner_state).
+func (s *Store) RunListKillRequested(ctx context.Context, owner string) ([]Run, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE owner = ? AND state IN (?, ?) AND kill_requested = 1",
+		owner, RunDispatching, RunRunning)
+	if err != nil {
+		return nil, fmt.Errorf("list kill requests of node %s: %w", owner, err)
+	}
+	return collectRuns(rows)
+}
