@@ -34,7 +34,7 @@ func (s *Store) RunClaimFollowup(ctx context.Context, id int64) (bool, error) {
 // RunListRunningSince lists runs still running that were dispatched before
 // beforeMs (candidates for the lost-run check).
 func (s *Store) RunListRunningSince(ctx context.Context, beforeMs int64, limit int) ([]Run, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE followup = 0 AND state = ? AND dispatched_ms < ? ORDER BY dispatched_ms LIMIT ?",
+	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE owner IN (SELECT id FROM nodes) AND state = ? AND dispatched_ms < ? ORDER BY dispatched_ms LIMIT ?",
 		RunRunning, beforeMs, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list running runs: %w", err)
@@ -46,7 +46,7 @@ func (s *Store) RunListRunningSince(ctx context.Context, beforeMs int64, limit i
 // than exclude.
 func (s *Store) RunCountInFlight(ctx context.Context, jobID, exclude int64) (int, error) {
 	var n int
-	err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM runs WHERE followup = 0 AND state IN (?, ?) AND job_id = ? AND id <> ?",
+	err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM runs WHERE owner IN (SELECT id FROM nodes) AND state IN (?, ?) AND job_id = ? AND id <> ?",
 		RunDispatching, RunRunning, jobID, exclude).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count running runs of job %d: %w", jobID, err)
@@ -56,7 +56,7 @@ func (s *Store) RunCountInFlight(ctx context.Context, jobID, exclude int64) (int
 
 // RunListInFlight lists a job's runs being dispatched or running, other than exclude.
 func (s *Store) RunListInFlight(ctx context.Context, jobID, exclude int64) ([]Run, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE followup = 0 AND state IN (?, ?) AND job_id = ? AND id <> ?",
+	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE owner IN (SELECT id FROM nodes) AND state IN (?, ?) AND job_id = ? AND id <> ?",
 		RunDispatching, RunRunning, jobID, exclude)
 	if err != nil {
 		return nil, fmt.Errorf("list running runs of job %d: %w", jobID, err)

@@ -268,6 +268,13 @@ func (s *Store) RunUpdateBatch(ctx context.Context, p RunUpdateBatchParams) (int
 		args = setByValue(&q, args, "result_code", ids, code)
 		args = setByValue(&q, args, "message", ids, msg)
 		args = setByValue(&q, args, "finished_ms", ids, fin)
+		follow := make([]any, n)
+		for i, u := range chunk {
+			if isFailed(u.State) {
+				follow[i] = 0 // a failure waits for its follow-up (retry, alarm)
+			}
+		}
+		args = setByValue(&q, args, "followup", ids, follow)
 		q.WriteString(" WHERE id IN (" + placeholders(n) + ") AND state IN (" + placeholders(len(p.FromStates)) + ")")
 		for _, id := range ids {
 			args = append(args, id)
@@ -351,8 +358,8 @@ type RunCompleteParams struct {
 // RunComplete records a run's outcome if it has none yet (first outcome
 // wins). It reports whether this call recorded it.
 func (s *Store) RunComplete(ctx context.Context, p RunCompleteParams) (bool, error) {
-	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, result_code = ?, message = ?, finished_ms = ? WHERE id = ? AND state IN (?, ?)",
-		p.State, p.Code, p.Message, p.FinishedMs, p.ID, RunDispatching, RunRunning)
+	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, result_code = ?, message = ?, finished_ms = ?, followup = ? WHERE id = ? AND state IN (?, ?)",
+		p.State, p.Code, p.Message, p.FinishedMs, followupFor(p.State), p.ID, RunDispatching, RunRunning)
 	if err != nil {
 		return false, fmt.Errorf("complete run %d: %w", p.ID, err)
 	}
@@ -365,7 +372,7 @@ func (s *Store) RunComplete(ctx context.Context, p RunCompleteParams) (bool, err
 
 // RunSetState moves one run from one state to another (compare-and-set).
 func (s *Store) RunSetState(ctx context.Context, id int64, from, to, message string, nowMs int64) (bool, error) {
-	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, message = ?, finished_ms = ? WHERE id = ? AND state = ?", to, message, nowMs, id, from)
+	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, message = ?, finished_ms = ?, followup = ? WHERE id = ? AND state = ?", to, message, nowMs, followupFor(to), id, from)
 	if err != nil {
 		return false, fmt.Errorf("move run %d from %s to %s: %w", id, from, to, err)
 	}
@@ -493,4 +500,23 @@ func (s *Store) RunCountByState(ctx context.Context, jobID int64) (map[string]in
 		out[st] = n
 	}
 	return out, rows.Err()
+}
+
+// isFailed reports whether a state gets a follow-up (retry, alarm).
+func isFailed(state string) bool {
+	for _, f := range FailedStates {
+		if state == f {
+			return true
+		}
+	}
+	return false
+}
+
+// followupFor is the followup column a write to state sets: 0 (pending) for
+// failures, NULL otherwise.
+func followupFor(state string) any {
+	if isFailed(state) {
+		return 0
+	}
+	return nil
 }
