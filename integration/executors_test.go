@@ -36,11 +36,11 @@ const execToken = "integration-executor-token-0123"
 // server is an in-process Ringjob: store, scheduler, executor API on a real
 // listener, and the HTTP target driver.
 type server struct {
-	t     *testing.T
-	st    *store.Store
-	sched *scheduler.Scheduler
-	svc   *service.Service
-	ex    *service.Executors
+	t       *testing.T
+	st      *store.Store
+	sched   *scheduler.Scheduler
+	svc     *service.Service
+	ex      *service.Executors
 	addr    string
 	log     *logrus.Entry
 	drivers *targets.Registry

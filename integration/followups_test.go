@@ -90,7 +90,9 @@ func TestMaxInFlightAndBlockStrategiesOnLocalTargets(t *testing.T) {
 		for _, r := range runs {
 			evs = append(evs, ev{r.DispatchedMs, 1}, ev{r.FinishedMs, -1})
 		}
-		sort.Slice(evs, func(a, b int) bool { return evs[a].at < evs[b].at || (evs[a].at == evs[b].at && evs[a].delta < evs[b].delta) })
+		sort.Slice(evs, func(a, b int) bool {
+			return evs[a].at < evs[b].at || (evs[a].at == evs[b].at && evs[a].delta < evs[b].delta)
+		})
 		cur, peak := 0, 0
 		for _, e := range evs {
 			cur += e.delta
