@@ -106,7 +106,8 @@ func TestMaxInFlightAndBlockStrategiesOnLocalTargets(t *testing.T) {
 		serial := s.job2(service.JobSpec{GroupID: g.ID, Name: "serial", BlockStrategy: "SERIAL_EXECUTION"})
 		a, b := s.trigger(serial, ""), s.trigger(serial, "")
 		ra, rb := s.waitState(a.ID, store.RunSucceeded), s.waitState(b.ID, store.RunSucceeded)
-		require.GreaterOrEqual(t, rb.DispatchedMs, ra.FinishedMs-5, "the second starts after the first ended")
+		require.GreaterOrEqual(t, rb.DispatchedMs, ra.FinishedMs-5, "the second (higher id) starts after the first ended: %d..%d then %d..%d",
+			ra.DispatchedMs, ra.FinishedMs, rb.DispatchedMs, rb.FinishedMs)
 
 		discard := s.job2(service.JobSpec{GroupID: g.ID, Name: "discard", BlockStrategy: "DISCARD_LATER"})
 		a = s.trigger(discard, "")

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ringjob/ringjob/routes"
+	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
 )
 
@@ -122,9 +123,17 @@ func (d *dispatcher) overlap(ctx context.Context, f fire, target string) error {
 	if !check {
 		return nil
 	}
-	others, err := d.st.RunListInFlight(ctx, f.job.ID, f.runID)
+	all, err := d.st.RunListInFlight(ctx, f.job.ID, f.runID)
 	if err != nil {
 		return err
+	}
+	// Runs dispatched at the same moment see each other: the lower run id
+	// goes first, so two never wait for each other (and order is kept).
+	var others []store.Run
+	for _, o := range all {
+		if o.State == store.RunRunning || o.ID < f.runID {
+			others = append(others, o)
+		}
 	}
 	if f.job.MaxInFlight > 0 && len(others) >= f.job.MaxInFlight {
 		return errRequeue
