@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ringjob/ringjob/internal/lifecycle"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -143,7 +144,7 @@ func (e *Executor) persistCallbacks(body []byte) (string, error) {
 func (e *Executor) retryLoop(ctx context.Context) {
 	for {
 		e.retryCallbacks(ctx)
-		if !sleep(ctx, e.cfg.clock, e.cfg.retryInterval) {
+		if !lifecycle.Sleep(ctx, e.cfg.clock, e.cfg.retryInterval) {
 			return
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ringjob/ringjob/internal/lifecycle"
 	"net"
 	"net/http"
 	"os"
@@ -37,7 +38,7 @@ type Executor struct {
 
 	life                               sync.Mutex
 	started, stopped                   bool
-	registry, sender, retrier, janitor loop
+	registry, sender, retrier, janitor lifecycle.Loop
 }
 
 type registration struct {
@@ -129,11 +130,11 @@ func (e *Executor) Start(ctx context.Context) error {
 	}
 	e.started = true
 	e.regBody = mustJSON(registryRequest{RegistryGroup: "EXECUTOR", RegistryKey: e.cfg.appName, RegistryValue: e.cfg.address})
-	e.registry.start(ctx, e.registryLoop)
-	e.sender.start(ctx, e.senderLoop)
-	e.retrier.start(ctx, e.retryLoop)
+	e.registry.Start(ctx, e.registryLoop)
+	e.sender.Start(ctx, e.senderLoop)
+	e.retrier.Start(ctx, e.retryLoop)
 	if e.cfg.retentionDays >= 3 {
-		e.janitor.start(ctx, e.retentionLoop)
+		e.janitor.Start(ctx, e.retentionLoop)
 	}
 	return nil
 }
@@ -158,7 +159,7 @@ func (e *Executor) Stop(ctx context.Context) error {
 	e.stopping = true
 	e.mu.Unlock()
 
-	e.registry.stop()
+	e.registry.Stop()
 	if e.started {
 		e.unregister(ctx)
 	}
@@ -167,9 +168,9 @@ func (e *Executor) Stop(ctx context.Context) error {
 	e.killAll(reasonStop, ErrStopping)
 	e.workerWG.Wait() // killed workers end at once
 
-	e.sender.stop()
-	e.retrier.stop()
-	e.janitor.stop()
+	e.sender.Stop()
+	e.retrier.Stop()
+	e.janitor.Stop()
 	e.flushCallbacks(ctx)
 
 	err := e.waitHandlers(ctx)

@@ -648,7 +648,7 @@ func TestRetention(t *testing.T) {
 		require.NoError(t, b.e.Start(context.Background()))
 		b.admin.waitFor(t, "registry", func() bool { reg, _, _ := b.admin.snapshot(); return len(reg) == 1 })
 		require.True(t, exists(old))
-		require.Nil(t, b.e.janitor.done, "the cleaner is not started")
+		require.False(t, b.e.janitor.Started(), "the cleaner is not started")
 	})
 }
 

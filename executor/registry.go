@@ -1,6 +1,10 @@
 package executor
 
-import "context"
+import (
+	"context"
+
+	"github.com/ringjob/ringjob/internal/lifecycle"
+)
 
 // The registry service is the executor's heartbeat: it registers at once and
 // then every registry interval (30 s), trying the admins in order until one
@@ -18,7 +22,7 @@ func (e *Executor) registryLoop(ctx context.Context) {
 			e.cfg.logger.Infof("executor: registered %s as %s", e.cfg.appName, e.cfg.address)
 		}
 		registered = err == nil
-		if !sleep(ctx, e.cfg.clock, e.cfg.registryInterval) {
+		if !lifecycle.Sleep(ctx, e.cfg.clock, e.cfg.registryInterval) {
 			return
 		}
 	}

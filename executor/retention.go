@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"github.com/ringjob/ringjob/internal/lifecycle"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,7 +18,7 @@ import (
 func (e *Executor) retentionLoop(ctx context.Context) {
 	for {
 		e.cleanLogs()
-		if !sleep(ctx, e.cfg.clock, retentionInterval) {
+		if !lifecycle.Sleep(ctx, e.cfg.clock, retentionInterval) {
 			return
 		}
 	}

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"github.com/ringjob/ringjob/internal/lifecycle"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -38,7 +39,7 @@ type Alarmer interface {
 // compare-and-set, so one replica handles each, even across crashes);
 // successes arrive from the ledger as they are recorded.
 type followups struct {
-	loop
+	lifecycle.Loop
 	cfg     Config
 	node    string
 	st      *store.Store
@@ -65,8 +66,8 @@ func newFollowups() *followups {
 	return f
 }
 
-func (f *followups) Start(ctx context.Context) { f.start(ctx, f.run) }
-func (f *followups) Stop()                     { f.stop() }
+func (f *followups) Start(ctx context.Context) { f.Loop.Start(ctx, f.run) }
+func (f *followups) Stop()                     { f.Loop.Stop() }
 
 // onSucceeded is called with runs that just succeeded. It never blocks.
 func (f *followups) onSucceeded(ids []int64) {

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"github.com/ringjob/ringjob/internal/lifecycle"
 	"sort"
 	"sync"
 	"time"
@@ -14,7 +15,7 @@ import (
 // heartbeat keeps this node's row fresh, keeps its liveness lock held, and
 // refreshes the view of which peers are alive.
 type heartbeat struct {
-	loop
+	lifecycle.Loop
 	cfg      Config
 	node     string
 	host     string
@@ -25,15 +26,15 @@ type heartbeat struct {
 	peers    *peerView
 }
 
-func (h *heartbeat) Start(ctx context.Context) { h.start(ctx, h.run) }
-func (h *heartbeat) Stop()                     { h.stop() }
+func (h *heartbeat) Start(ctx context.Context) { h.Loop.Start(ctx, h.run) }
+func (h *heartbeat) Stop()                     { h.Loop.Stop() }
 
 func (h *heartbeat) run(ctx context.Context) {
 	for {
 		if err := h.beat(ctx); err != nil && ctx.Err() == nil {
 			h.log.WithError(err).Warn("heartbeat failed")
 		}
-		if !sleep(ctx, h.clock, h.cfg.HeartbeatInterval) {
+		if !lifecycle.Sleep(ctx, h.clock, h.cfg.HeartbeatInterval) {
 			return
 		}
 	}

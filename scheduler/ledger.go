@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"github.com/ringjob/ringjob/internal/lifecycle"
 	"time"
 
 	"github.com/ringjob/ringjob/store"
@@ -14,7 +15,7 @@ import (
 // per statement, because every change is guarded by the state it leaves: a
 // late write never overrides a newer state.
 type ledgerWriter struct {
-	loop
+	lifecycle.Loop
 	st  *store.Store
 	log *logrus.Entry
 	in  chan ledgerOp
@@ -57,12 +58,12 @@ func (w *ledgerWriter) flush(ctx context.Context) {
 	}
 }
 
-func (w *ledgerWriter) Start(ctx context.Context) { w.start(ctx, w.run) }
+func (w *ledgerWriter) Start(ctx context.Context) { w.Loop.Start(ctx, w.run) }
 
 // Stop writes what is queued and ends the writer.
 func (w *ledgerWriter) Stop(ctx context.Context) {
 	w.flush(ctx)
-	w.stop()
+	w.Loop.Stop()
 }
 
 func (w *ledgerWriter) run(ctx context.Context) {

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"github.com/ringjob/ringjob/internal/lifecycle"
 	"sync"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 // run per fire time in the ledger, advances the jobs' next fire times,
 // commits, and only then puts the new runs into the time ring.
 type preReader struct {
-	loop
+	lifecycle.Loop
 	cfg     Config
 	node    string
 	st      *store.Store
@@ -31,8 +32,8 @@ type preReader struct {
 	candidates *candidates
 }
 
-func (p *preReader) Start(ctx context.Context) { p.start(ctx, p.run) }
-func (p *preReader) Stop()                     { p.stop() }
+func (p *preReader) Start(ctx context.Context) { p.Loop.Start(ctx, p.run) }
+func (p *preReader) Stop()                     { p.Loop.Stop() }
 
 func (p *preReader) run(ctx context.Context) {
 	for {
@@ -43,7 +44,7 @@ func (p *preReader) run(ctx context.Context) {
 		if full && err == nil {
 			continue // more jobs are due than one batch holds
 		}
-		if !sleep(ctx, p.clock, p.untilNextCycle()) {
+		if !lifecycle.Sleep(ctx, p.clock, p.untilNextCycle()) {
 			return
 		}
 	}

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"github.com/ringjob/ringjob/internal/lifecycle"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/ringjob/ringjob/store"
@@ -14,19 +15,19 @@ import (
 // the console's executor list true. Every replica runs it; the deletes are
 // idempotent.
 type registryMonitor struct {
-	loop
+	lifecycle.Loop
 	cfg   Config
 	st    *store.Store
 	clock clockwork.Clock
 	log   *logrus.Entry
 }
 
-func (m *registryMonitor) Start(ctx context.Context) { m.start(ctx, m.run) }
-func (m *registryMonitor) Stop()                     { m.stop() }
+func (m *registryMonitor) Start(ctx context.Context) { m.Loop.Start(ctx, m.run) }
+func (m *registryMonitor) Stop()                     { m.Loop.Stop() }
 
 func (m *registryMonitor) run(ctx context.Context) {
 	for {
-		if !sleep(ctx, m.clock, m.cfg.RegistryMonitorInterval) {
+		if !lifecycle.Sleep(ctx, m.clock, m.cfg.RegistryMonitorInterval) {
 			return
 		}
 		m.sweep(ctx)

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"github.com/ringjob/ringjob/internal/lifecycle"
 	"sort"
 	"sync"
 	"time"
@@ -26,7 +27,7 @@ type fire struct {
 // wakes at each second boundary and hands the current slot, and any earlier
 // slot it may have missed, to the dispatcher.
 type ring struct {
-	loop
+	lifecycle.Loop
 	clock  clockwork.Clock
 	fireFn func(ctx context.Context, due []fire)
 
@@ -98,16 +99,16 @@ func (r *ring) drain() []fire {
 }
 
 func (r *ring) Start(ctx context.Context) {
-	r.start(ctx, r.run)
+	r.Loop.Start(ctx, r.run)
 }
 
-func (r *ring) Stop() { r.stop() }
+func (r *ring) Stop() { r.Loop.Stop() }
 
 func (r *ring) run(ctx context.Context) {
 	for {
 		now := r.clock.Now()
 		wait := time.Second - time.Duration(now.UnixNano()%int64(time.Second))
-		if !sleep(ctx, r.clock, wait) {
+		if !lifecycle.Sleep(ctx, r.clock, wait) {
 			return
 		}
 		r.tick(ctx)

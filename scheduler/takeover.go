@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"github.com/ringjob/ringjob/internal/lifecycle"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -15,7 +16,7 @@ import (
 // one) and fired, or recorded as misfired under the job's misfire policy;
 // runs they left dispatching are marked lost, never silently re-sent.
 type takeover struct {
-	loop
+	lifecycle.Loop
 	cfg     Config
 	node    string
 	st      *store.Store
@@ -26,15 +27,15 @@ type takeover struct {
 	metrics *Metrics
 }
 
-func (t *takeover) Start(ctx context.Context) { t.start(ctx, t.run) }
-func (t *takeover) Stop()                     { t.stop() }
+func (t *takeover) Start(ctx context.Context) { t.Loop.Start(ctx, t.run) }
+func (t *takeover) Stop()                     { t.Loop.Stop() }
 
 func (t *takeover) run(ctx context.Context) {
 	for {
 		if err := t.scan(ctx); err != nil && ctx.Err() == nil {
 			t.log.WithError(err).Warn("orphan scan failed")
 		}
-		if !sleep(ctx, t.clock, t.cfg.TakeoverInterval) {
+		if !lifecycle.Sleep(ctx, t.clock, t.cfg.TakeoverInterval) {
 			return
 		}
 	}
