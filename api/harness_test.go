@@ -71,6 +71,9 @@ type setupOpts struct {
 	noSched   bool            // no scheduler (and no local driver processes)
 	ready     func(context.Context) error
 	bodyLimit int
+	access    service.AccessOptions // sessions and limiter settings
+	watch     bool                  // start the auth watcher (credential cache)
+	secure    bool                  // api.Options.SecureCookies
 }
 
 func openStore(t *testing.T, kind string) *store.Store {
@@ -132,7 +135,7 @@ func setup(t *testing.T, kind string, o setupOpts) *bundle {
 		_ = drv.Close(cctx)
 	})
 
-	so := service.Options{Store: st, Drivers: reg, Clock: o.clock}
+	so := service.Options{Store: st, Drivers: reg, Clock: o.clock, Access: o.access, Log: log.WithField("component", "service")}
 	if sched != nil {
 		so.Scheduler = sched
 	}
@@ -141,8 +144,14 @@ func setup(t *testing.T, kind string, o setupOpts) *bundle {
 	require.NoError(t, err)
 	require.NotEmpty(t, token)
 
+	if o.watch {
+		w := svc.Watcher()
+		require.NoError(t, w.Start(ctx))
+		t.Cleanup(w.Stop)
+	}
 	app := api.New(api.Options{
 		Service: svc, Registry: prometheus.NewRegistry(), Ready: o.ready, Log: log, BodyLimit: o.bodyLimit,
+		SecureCookies: o.secure, Clock: o.clock,
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -16,18 +16,20 @@ import (
 
 // Store is Ringjob's storage seam. All SQL lives behind its methods.
 type Store struct {
-	db *sql.DB
-	d  dialect
+	db   conn    // the pool, or the transaction of a Store made by Tx
+	pool *sql.DB // always the pool
+	d    dialect
+	inTx bool
 }
 
 // Kind reports the database kind: "mysql" or "sqlite".
 func (s *Store) Kind() string { return s.d.name() }
 
 // DB exposes the pool for health checks.
-func (s *Store) DB() *sql.DB { return s.db }
+func (s *Store) DB() *sql.DB { return s.pool }
 
 // Close closes the pool.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error { return s.pool.Close() }
 
 // Open connects to a database given as a URL:
 //
@@ -113,7 +115,7 @@ func OpenMySQL(ctx context.Context, dsn string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("connect to mysql at %s: %w", cfg.Addr, err)
 	}
-	return &Store{db: db, d: mysqlDialect{}}, nil
+	return &Store{db: db, pool: db, d: mysqlDialect{}}, nil
 }
 
 // OpenSQLite opens (creating if needed) an SQLite database file.
@@ -138,7 +140,7 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	return &Store{db: db, d: sqliteDialect{}}, nil
+	return &Store{db: db, pool: db, d: sqliteDialect{}}, nil
 }
 
 // placeholders returns "?,?,?" with n marks.
@@ -163,7 +165,8 @@ func (s *Store) execRetry(ctx context.Context, query string, args ...any) (sql.R
 	for attempt := 0; attempt < 5; attempt++ {
 		var res sql.Result
 		res, err = s.db.ExecContext(ctx, query, args...)
-		if err == nil || !s.d.isRetryable(err) {
+		if err == nil || !s.d.isRetryable(err) || s.inTx { // a lost transaction cannot go on
+
 			return res, err
 		}
 		select {

@@ -30,6 +30,7 @@ type Config struct {
 	PublicURL string          `yaml:"public_url"`
 	Log       LogConfig       `yaml:"log"`
 	API       APIConfig       `yaml:"api"`
+	Auth      AuthConfig      `yaml:"auth"`
 	Executors ExecutorsConfig `yaml:"executors"`
 	Lambda    LambdaConfig    `yaml:"lambda"`
 	// Alarms declares the alarm channels jobs may name (email, webhook,
@@ -58,6 +59,14 @@ type APIConfig struct {
 	AdminToken string `yaml:"admin_token"`
 	// BodyLimitBytes caps request bodies (default 1 MiB).
 	BodyLimitBytes int `yaml:"body_limit_bytes"`
+}
+
+// AuthConfig configures browser sessions and single sign-on.
+type AuthConfig struct {
+	// SessionIdle ends a browser session unused for this long (default 30m).
+	SessionIdle time.Duration `yaml:"session_idle"`
+	// SessionMax ends a browser session this long after login (default 12h).
+	SessionMax time.Duration `yaml:"session_max"`
 }
 
 // ExecutorsConfig configures HTTP executors (XXL-JOB protocol).
@@ -184,6 +193,9 @@ func (c *Config) Validate() error {
 	case "text", "json":
 	default:
 		errs = append(errs, fmt.Errorf("log.format must be text or json, got %q", c.Log.Format))
+	}
+	if c.Auth.SessionIdle < 0 || c.Auth.SessionMax < 0 {
+		errs = append(errs, fmt.Errorf("auth.session_idle and auth.session_max must not be negative"))
 	}
 	if c.API.BodyLimitBytes < 1024 {
 		errs = append(errs, fmt.Errorf("api.body_limit_bytes must be at least 1024, got %d", c.API.BodyLimitBytes))

@@ -135,7 +135,8 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	defer stopLambda()
 	drivers.Register("lambda", lambdaDriver)
 
-	svc := service.New(service.Options{Store: st, Scheduler: sched, Drivers: drivers, Clock: clock, AlarmChannels: channels})
+	svc := service.New(service.Options{Store: st, Scheduler: sched, Drivers: drivers, Clock: clock, AlarmChannels: channels,
+		Log: log.WithField("component", "service"), Access: service.AccessOptions{SessionIdle: cfg.Auth.SessionIdle, SessionMax: cfg.Auth.SessionMax}})
 	token, err := svc.EnsureAdminToken(ctx, cfg.API.AdminToken)
 	if err != nil {
 		return fmt.Errorf("prepare the admin token: %w", err)
@@ -144,11 +145,20 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 		return err
 	}
 
+	// The auth watcher drops cached credentials when another replica revokes one.
+	authWatcher := svc.Watcher()
+	if err := authWatcher.Start(context.WithoutCancel(ctx)); err != nil {
+		return err
+	}
+	defer authWatcher.Stop()
+
 	app := api.New(api.Options{
-		Service:   svc,
-		Registry:  reg,
-		Log:       log.WithField("component", "api"),
-		BodyLimit: cfg.API.BodyLimitBytes,
+		Service:       svc,
+		Registry:      reg,
+		Log:           log.WithField("component", "api"),
+		BodyLimit:     cfg.API.BodyLimitBytes,
+		SecureCookies: strings.HasPrefix(cfg.PublicURL, "https://"),
+		Clock:         clock,
 	})
 	xxlapi.Mount(app, executors, log.WithField("component", "executor-api"))
 	ln, err := net.Listen("tcp", cfg.Listen)
