@@ -10,6 +10,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -45,19 +47,21 @@ func reply(c *fiber.Ctx, code int, msg string) error {
 	return c.Status(fiber.StatusOK).JSON(envelope{Code: code, Msg: msg})
 }
 
-// check does XXL-JOB's admin checks: a body, then the token.
-func (h *handlers) check(ctx context.Context, c *fiber.Ctx) (bool, error) {
+// hasBody does XXL-JOB's first admin check: a request body.
+func hasBody(c *fiber.Ctx) (bool, error) {
 	if len(bytes.TrimSpace(c.Body())) == 0 {
 		return false, reply(c, 500, "invalid request, requestBody empty.")
 	}
-	if err := h.ex.Authenticate(ctx, c.Get("XXL-JOB-APPNAME"), c.Get("XXL-JOB-ACCESS-TOKEN")); err != nil {
-		if errors.Is(err, service.ErrExecutorToken) {
-			h.log.WithFields(logrus.Fields{"path": c.Path(), "remote": c.IP()}).Warn("executor request with a wrong access token")
-			return false, reply(c, 500, service.ErrExecutorToken.Error())
-		}
-		return false, reply(c, 500, "request error: "+err.Error())
-	}
 	return true, nil
+}
+
+// refusal answers a refused registry request; the service has logged why.
+func refusal(c *fiber.Ctx, err error) error {
+	var refused *service.RegistryRefusedError
+	if errors.Is(err, service.ErrExecutorToken) || errors.As(err, &refused) || errors.Is(err, service.ErrIllegalArgument) {
+		return reply(c, 500, err.Error())
+	}
+	return reply(c, 500, "request error: "+err.Error())
 }
 
 // requestTimeout bounds the database work of one executor request.
@@ -66,15 +70,15 @@ const requestTimeout = 10 * time.Second
 func (h *handlers) registry(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), requestTimeout)
 	defer cancel()
-	if ok, err := h.check(ctx, c); !ok {
+	if ok, err := hasBody(c); !ok {
 		return err
 	}
 	var p service.RegistryParams
 	if err := json.Unmarshal(c.Body(), &p); err != nil {
 		return reply(c, 500, "Illegal Argument. "+err.Error())
 	}
-	if err := h.ex.Register(ctx, p); err != nil {
-		return reply(c, 500, err.Error())
+	if err := h.ex.Register(ctx, c.Get("XXL-JOB-ACCESS-TOKEN"), p); err != nil {
+		return refusal(c, err)
 	}
 	return reply(c, 200, "Success")
 }
@@ -82,15 +86,15 @@ func (h *handlers) registry(c *fiber.Ctx) error {
 func (h *handlers) registryRemove(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), requestTimeout)
 	defer cancel()
-	if ok, err := h.check(ctx, c); !ok {
+	if ok, err := hasBody(c); !ok {
 		return err
 	}
 	var p service.RegistryParams
 	if err := json.Unmarshal(c.Body(), &p); err != nil {
 		return reply(c, 500, "Illegal Argument. "+err.Error())
 	}
-	if err := h.ex.Unregister(ctx, p); err != nil {
-		return reply(c, 500, err.Error())
+	if err := h.ex.Unregister(ctx, c.Get("XXL-JOB-ACCESS-TOKEN"), p); err != nil {
+		return refusal(c, err)
 	}
 	return reply(c, 200, "Success")
 }
@@ -100,16 +104,22 @@ func (h *handlers) registryRemove(c *fiber.Ctx) error {
 const RunTokenHeader = "X-Ringjob-Run-Token"
 
 // callback accepts a plain array (2.x–3.4) or {"callbackList": [...]} (3.5).
+// Each result is authorized on its own (see service.Executors.Callback); when
+// any is refused the answer is an error naming the refused runs, so the
+// executor logs it.
 func (h *handlers) callback(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), requestTimeout)
 	defer cancel()
-	runToken := c.Get(RunTokenHeader)
-	if runToken == "" {
-		if ok, err := h.check(ctx, c); !ok {
-			return err
+	if ok, err := hasBody(c); !ok {
+		return err
+	}
+	cred := service.CallbackCredential{RunToken: c.Get(RunTokenHeader)}
+	if cred.RunToken == "" {
+		cred.ExecutorToken = c.Get("XXL-JOB-ACCESS-TOKEN")
+		if cred.ExecutorToken == "" {
+			h.log.WithFields(logrus.Fields{"path": c.Path(), "remote": c.IP()}).Warn("callback without an access token")
+			return reply(c, 500, service.ErrExecutorToken.Error())
 		}
-	} else if len(bytes.TrimSpace(c.Body())) == 0 {
-		return reply(c, 500, "invalid request, requestBody empty.")
 	}
 	body := bytes.TrimSpace(c.Body())
 	var items []service.CallbackItem
@@ -126,15 +136,18 @@ func (h *handlers) callback(c *fiber.Ctx) error {
 	if err != nil {
 		return reply(c, 500, "invalid callback body: "+err.Error())
 	}
-	if runToken != "" {
-		if err := h.ex.AuthenticateRun(runToken, items); err != nil {
-			h.log.WithFields(logrus.Fields{"path": c.Path(), "remote": c.IP()}).Warn("callback with a wrong run token")
-			return reply(c, 500, err.Error())
-		}
-	}
-	if err := h.ex.Callback(ctx, items); err != nil {
+	refused, err := h.ex.Callback(ctx, cred, items)
+	if err != nil {
 		h.log.WithError(err).Error("record executor callback")
 		return reply(c, 500, "callback not recorded, send it again: "+err.Error())
+	}
+	if len(refused) > 0 {
+		parts := make([]string, len(refused))
+		for i, r := range refused {
+			parts[i] = fmt.Sprintf("%d (%s)", r.RunID, r.Reason)
+		}
+		h.log.WithFields(logrus.Fields{"remote": c.IP(), "refused": strings.Join(parts, ", ")}).Warn("callback results refused")
+		return reply(c, 500, "Refused results of run(s): "+strings.Join(parts, ", "))
 	}
 	return reply(c, 200, "Success")
 }
