@@ -15,9 +15,11 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
+
+	"github.com/ringjob/ringjob/internal/xxlwire"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
-	"github.com/sirupsen/logrus"
 )
 
 // ExecutorTokenSetting names the setting that holds the generated global
@@ -28,12 +30,12 @@ const ExecutorTokenSetting = "executor_access_token"
 // XXL-JOB's, so executors log what they always logged.
 //
 //lint:ignore ST1005 XXL-JOB's exact text, which executors log and match
-var ErrExecutorToken = errors.New("The access token is wrong.")
+var ErrExecutorToken = errors.New(xxlwire.MsgTokenWrong)
 
 // ErrIllegalArgument is a registry request with a blank field (XXL-JOB's text).
 //
 //lint:ignore ST1005 XXL-JOB's exact text
-var ErrIllegalArgument = errors.New("Illegal Argument.")
+var ErrIllegalArgument = errors.New(xxlwire.MsgIllegalArgument)
 
 // ExecutorsOptions build the executor-facing service.
 type ExecutorsOptions struct {
@@ -191,19 +193,13 @@ func (e *Executors) Auth(ctx context.Context, target string) (appName, token str
 		if g.AccessToken != "" {
 			token = g.AccessToken
 		}
-		protocol35 = g.Protocol == "3.5"
+		protocol35 = g.Protocol == xxlwire.Protocol35
 	}
 	return appName, token, protocol35, nil
 }
 
-// RegistryParams is an executor's registry beat (XXL-JOB RegistryParam).
-type RegistryParams struct {
-	RegistryGroup string `json:"registryGroup"`
-	RegistryKey   string `json:"registryKey"`
-	RegistryValue string `json:"registryValue"`
-}
-
-func (p RegistryParams) validate() error {
+// validateRegistry checks an executor's registry beat or goodbye.
+func validateRegistry(p xxlwire.RegistryRequest) error {
 	if strings.TrimSpace(p.RegistryGroup) == "" || strings.TrimSpace(p.RegistryKey) == "" || strings.TrimSpace(p.RegistryValue) == "" {
 		return ErrIllegalArgument
 	}
@@ -226,8 +222,8 @@ func normalizeAddress(a string) string { return strings.TrimRight(strings.TrimSp
 // the global executor token otherwise. A refusal is a *RegistryRefusedError
 // (or ErrExecutorToken for a wrong token) and is logged with the app name,
 // the address and the reason.
-func (e *Executors) Register(ctx context.Context, token string, p RegistryParams) error {
-	if err := p.validate(); err != nil {
+func (e *Executors) Register(ctx context.Context, token string, p xxlwire.RegistryRequest) error {
+	if err := validateRegistry(p); err != nil {
 		return err
 	}
 	addr := normalizeAddress(p.RegistryValue)
@@ -239,8 +235,8 @@ func (e *Executors) Register(ctx context.Context, token string, p RegistryParams
 
 // Unregister removes an executor that is shutting down; it needs the same
 // credential as its registration.
-func (e *Executors) Unregister(ctx context.Context, token string, p RegistryParams) error {
-	if err := p.validate(); err != nil {
+func (e *Executors) Unregister(ctx context.Context, token string, p xxlwire.RegistryRequest) error {
+	if err := validateRegistry(p); err != nil {
 		return err
 	}
 	addr := normalizeAddress(p.RegistryValue)
@@ -305,23 +301,12 @@ func (e *Executors) List(ctx context.Context, appName string, deadAfterMs int64)
 	return e.st.RegistryList(ctx, store.RegistryListParams{AppName: appName, SinceMs: e.clock.Now().UnixMilli() - deadAfterMs})
 }
 
-// CallbackItem is one run result from an executor (XXL-JOB
-// HandleCallbackParam). Both spellings of the log time are accepted; unknown
-// fields (the Go client's executeResult) are ignored by the decoder.
-type CallbackItem struct {
-	LogID       int64  `json:"logId"`
-	LogDateTim  int64  `json:"logDateTim"`
-	LogDateTime int64  `json:"logDateTime"`
-	HandleCode  int    `json:"handleCode"`
-	HandleMsg   string `json:"handleMsg"`
-}
-
-// outcome maps XXL-JOB handle codes onto run states.
-func (c CallbackItem) outcome() targets.Outcome {
+// callbackOutcome maps XXL-JOB handle codes onto run states.
+func callbackOutcome(c xxlwire.CallbackItem) targets.Outcome {
 	switch {
-	case c.HandleCode == 200:
+	case c.HandleCode == xxlwire.CodeSuccess:
 		return targets.Outcome{State: targets.OutcomeSucceeded, Code: 200, Message: c.HandleMsg}
-	case c.HandleCode == 502:
+	case c.HandleCode == xxlwire.CodeTimeout:
 		return targets.Outcome{State: targets.OutcomeTimedOut, Code: 502, Message: c.HandleMsg}
 	case strings.Contains(c.HandleMsg, "killed"):
 		return targets.Outcome{State: targets.OutcomeKilled, Code: c.HandleCode, Message: c.HandleMsg}
@@ -363,7 +348,7 @@ const (
 // their run token. Refused results change nothing and are returned and
 // counted. The first result of a run wins; later ones are ignored and
 // logged, as are results for unknown runs.
-func (e *Executors) Callback(ctx context.Context, cred CallbackCredential, items []CallbackItem) ([]CallbackRefusal, error) {
+func (e *Executors) Callback(ctx context.Context, cred CallbackCredential, items []xxlwire.CallbackItem) ([]CallbackRefusal, error) {
 	var refused []CallbackRefusal
 	tokens := map[int64]string{} // group id -> its executor credential, for this request
 	for _, it := range items {
@@ -393,7 +378,7 @@ func (e *Executors) Callback(ctx context.Context, cred CallbackCredential, items
 			log.WithField("state", r.State).Info("ignored a repeated callback: the run already has an outcome")
 			continue
 		}
-		if err := e.sink.Complete(ctx, it.LogID, it.outcome()); err != nil {
+		if err := e.sink.Complete(ctx, it.LogID, callbackOutcome(it)); err != nil {
 			return refused, fmt.Errorf("record callback of run %d: %w", it.LogID, err)
 		}
 	}
