@@ -13,9 +13,11 @@ import (
 	"strings"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/sirupsen/logrus"
+
+	"github.com/ringjob/ringjob/internal/xxlwire"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
-	"github.com/sirupsen/logrus"
 )
 
 // ExecutorTokenSetting names the setting that holds the generated global
@@ -26,12 +28,12 @@ const ExecutorTokenSetting = "executor_access_token"
 // XXL-JOB's, so executors log what they always logged.
 //
 //lint:ignore ST1005 XXL-JOB's exact text, which executors log and match
-var ErrExecutorToken = errors.New("The access token is wrong.")
+var ErrExecutorToken = errors.New(xxlwire.MsgTokenWrong)
 
 // ErrIllegalArgument is a registry request with a blank field (XXL-JOB's text).
 //
 //lint:ignore ST1005 XXL-JOB's exact text
-var ErrIllegalArgument = errors.New("Illegal Argument.")
+var ErrIllegalArgument = errors.New(xxlwire.MsgIllegalArgument)
 
 // ExecutorsOptions build the executor-facing service.
 type ExecutorsOptions struct {
@@ -132,7 +134,7 @@ func (e *Executors) RunToken(runID int64) string {
 }
 
 // AuthenticateRun checks that token is the callback token of every run in items.
-func (e *Executors) AuthenticateRun(token string, items []CallbackItem) error {
+func (e *Executors) AuthenticateRun(token string, items []xxlwire.CallbackItem) error {
 	if len(e.runSecret) == 0 || len(items) == 0 {
 		return ErrExecutorToken
 	}
@@ -194,19 +196,13 @@ func (e *Executors) Auth(ctx context.Context, target string) (appName, token str
 		if g.AccessToken != "" {
 			token = g.AccessToken
 		}
-		protocol35 = g.Protocol == "3.5"
+		protocol35 = g.Protocol == xxlwire.Protocol35
 	}
 	return appName, token, protocol35, nil
 }
 
-// RegistryParams is an executor's registry beat (XXL-JOB RegistryParam).
-type RegistryParams struct {
-	RegistryGroup string `json:"registryGroup"`
-	RegistryKey   string `json:"registryKey"`
-	RegistryValue string `json:"registryValue"`
-}
-
-func (p RegistryParams) validate() error {
+// validateRegistry checks an executor's registry beat or goodbye.
+func validateRegistry(p xxlwire.RegistryRequest) error {
 	if strings.TrimSpace(p.RegistryGroup) == "" || strings.TrimSpace(p.RegistryKey) == "" || strings.TrimSpace(p.RegistryValue) == "" {
 		return ErrIllegalArgument
 	}
@@ -224,16 +220,16 @@ func (p RegistryParams) validate() error {
 func normalizeAddress(a string) string { return strings.TrimRight(strings.TrimSpace(a), "/") }
 
 // Register records a registry beat.
-func (e *Executors) Register(ctx context.Context, p RegistryParams) error {
-	if err := p.validate(); err != nil {
+func (e *Executors) Register(ctx context.Context, p xxlwire.RegistryRequest) error {
+	if err := validateRegistry(p); err != nil {
 		return err
 	}
 	return e.st.RegistryUpsert(ctx, store.RegistryUpsertParams{AppName: p.RegistryKey, Address: normalizeAddress(p.RegistryValue), NowMs: e.clock.Now().UnixMilli()})
 }
 
 // Unregister removes an executor that is shutting down.
-func (e *Executors) Unregister(ctx context.Context, p RegistryParams) error {
-	if err := p.validate(); err != nil {
+func (e *Executors) Unregister(ctx context.Context, p xxlwire.RegistryRequest) error {
+	if err := validateRegistry(p); err != nil {
 		return err
 	}
 	return e.st.RegistryRemove(ctx, p.RegistryKey, normalizeAddress(p.RegistryValue))
@@ -244,23 +240,12 @@ func (e *Executors) List(ctx context.Context, appName string, deadAfterMs int64)
 	return e.st.RegistryList(ctx, store.RegistryListParams{AppName: appName, SinceMs: e.clock.Now().UnixMilli() - deadAfterMs})
 }
 
-// CallbackItem is one run result from an executor (XXL-JOB
-// HandleCallbackParam). Both spellings of the log time are accepted; unknown
-// fields (the Go client's executeResult) are ignored by the decoder.
-type CallbackItem struct {
-	LogID       int64  `json:"logId"`
-	LogDateTim  int64  `json:"logDateTim"`
-	LogDateTime int64  `json:"logDateTime"`
-	HandleCode  int    `json:"handleCode"`
-	HandleMsg   string `json:"handleMsg"`
-}
-
-// outcome maps XXL-JOB handle codes onto run states.
-func (c CallbackItem) outcome() targets.Outcome {
+// callbackOutcome maps XXL-JOB handle codes onto run states.
+func callbackOutcome(c xxlwire.CallbackItem) targets.Outcome {
 	switch {
-	case c.HandleCode == 200:
+	case c.HandleCode == xxlwire.CodeSuccess:
 		return targets.Outcome{State: targets.OutcomeSucceeded, Code: 200, Message: c.HandleMsg}
-	case c.HandleCode == 502:
+	case c.HandleCode == xxlwire.CodeTimeout:
 		return targets.Outcome{State: targets.OutcomeTimedOut, Code: 502, Message: c.HandleMsg}
 	case strings.Contains(c.HandleMsg, "killed"):
 		return targets.Outcome{State: targets.OutcomeKilled, Code: c.HandleCode, Message: c.HandleMsg}
@@ -274,7 +259,7 @@ const maxHandleMsg = 15000
 
 // Callback records run results. The first result of a run wins; later ones
 // are ignored and logged, as are results for unknown runs.
-func (e *Executors) Callback(ctx context.Context, items []CallbackItem) error {
+func (e *Executors) Callback(ctx context.Context, items []xxlwire.CallbackItem) error {
 	for _, it := range items {
 		if len(it.HandleMsg) > maxHandleMsg {
 			it.HandleMsg = it.HandleMsg[:maxHandleMsg] + "..."
@@ -294,7 +279,7 @@ func (e *Executors) Callback(ctx context.Context, items []CallbackItem) error {
 			log.WithField("state", r.State).Info("ignored a repeated callback: the run already has an outcome")
 			continue
 		}
-		if err := e.sink.Complete(ctx, it.LogID, it.outcome()); err != nil {
+		if err := e.sink.Complete(ctx, it.LogID, callbackOutcome(it)); err != nil {
 			return fmt.Errorf("record callback of run %d: %w", it.LogID, err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/ringjob/ringjob/internal/xxlwire"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
 )
@@ -65,7 +66,7 @@ func checkExecutorSettings(token, protocol string) (store.GroupExecutorSettings,
 		}
 	}
 	switch protocol {
-	case "", "3.5":
+	case "", xxlwire.Protocol35:
 	default:
 		return store.GroupExecutorSettings{}, invalid("protocol", "must be empty (XXL-JOB 2.x to 3.4 executors) or \"3.5\", got %q", protocol)
 	}

@@ -13,17 +13,19 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/ringjob/ringjob/service"
 	"github.com/sirupsen/logrus"
+
+	"github.com/ringjob/ringjob/internal/xxlwire"
+	"github.com/ringjob/ringjob/service"
 )
 
 // Mount adds the executor API to app.
 func Mount(app fiber.Router, ex *service.Executors, log *logrus.Entry) {
 	h := &handlers{ex: ex, log: log}
-	for _, prefix := range []string{"/api", "/xxl-job-admin/api"} {
-		app.Post(prefix+"/registry", h.registry)
-		app.Post(prefix+"/registryRemove", h.registryRemove)
-		app.Post(prefix+"/callback", h.callback)
+	for _, prefix := range []string{"", "/xxl-job-admin"} {
+		app.Post(prefix+xxlwire.PathRegistry, h.registry)
+		app.Post(prefix+xxlwire.PathRegistryRemove, h.registryRemove)
+		app.Post(prefix+xxlwire.PathCallback, h.callback)
 	}
 }
 
@@ -32,30 +34,22 @@ type handlers struct {
 	log *logrus.Entry
 }
 
-// envelope is XXL-JOB's ReturnT / Response.
-type envelope struct {
-	Code    int    `json:"code"`
-	Msg     string `json:"msg"`
-	Content any    `json:"content"`
-	Data    any    `json:"data"`
-}
-
 func reply(c *fiber.Ctx, code int, msg string) error {
-	c.Set(fiber.HeaderContentType, "application/json;charset=UTF-8")
-	return c.Status(fiber.StatusOK).JSON(envelope{Code: code, Msg: msg})
+	c.Set(fiber.HeaderContentType, xxlwire.RequestContentType)
+	return c.Status(fiber.StatusOK).JSON(xxlwire.Envelope{Code: code, Msg: msg})
 }
 
 // check does XXL-JOB's admin checks: a body, then the token.
 func (h *handlers) check(ctx context.Context, c *fiber.Ctx) (bool, error) {
 	if len(bytes.TrimSpace(c.Body())) == 0 {
-		return false, reply(c, 500, "invalid request, requestBody empty.")
+		return false, reply(c, xxlwire.CodeFail, xxlwire.MsgBodyEmpty)
 	}
-	if err := h.ex.Authenticate(ctx, c.Get("XXL-JOB-APPNAME"), c.Get("XXL-JOB-ACCESS-TOKEN")); err != nil {
+	if err := h.ex.Authenticate(ctx, c.Get(xxlwire.HeaderAppName), c.Get(xxlwire.HeaderAccessToken)); err != nil {
 		if errors.Is(err, service.ErrExecutorToken) {
 			h.log.WithFields(logrus.Fields{"path": c.Path(), "remote": c.IP()}).Warn("executor request with a wrong access token")
-			return false, reply(c, 500, service.ErrExecutorToken.Error())
+			return false, reply(c, xxlwire.CodeFail, service.ErrExecutorToken.Error())
 		}
-		return false, reply(c, 500, "request error: "+err.Error())
+		return false, reply(c, xxlwire.CodeFail, "request error: "+err.Error())
 	}
 	return true, nil
 }
@@ -69,14 +63,14 @@ func (h *handlers) registry(c *fiber.Ctx) error {
 	if ok, err := h.check(ctx, c); !ok {
 		return err
 	}
-	var p service.RegistryParams
+	var p xxlwire.RegistryRequest
 	if err := json.Unmarshal(c.Body(), &p); err != nil {
-		return reply(c, 500, "Illegal Argument. "+err.Error())
+		return reply(c, xxlwire.CodeFail, "Illegal Argument. "+err.Error())
 	}
 	if err := h.ex.Register(ctx, p); err != nil {
-		return reply(c, 500, err.Error())
+		return reply(c, xxlwire.CodeFail, err.Error())
 	}
-	return reply(c, 200, "Success")
+	return reply(c, xxlwire.CodeSuccess, xxlwire.MsgSuccess)
 }
 
 func (h *handlers) registryRemove(c *fiber.Ctx) error {
@@ -85,19 +79,19 @@ func (h *handlers) registryRemove(c *fiber.Ctx) error {
 	if ok, err := h.check(ctx, c); !ok {
 		return err
 	}
-	var p service.RegistryParams
+	var p xxlwire.RegistryRequest
 	if err := json.Unmarshal(c.Body(), &p); err != nil {
-		return reply(c, 500, "Illegal Argument. "+err.Error())
+		return reply(c, xxlwire.CodeFail, "Illegal Argument. "+err.Error())
 	}
 	if err := h.ex.Unregister(ctx, p); err != nil {
-		return reply(c, 500, err.Error())
+		return reply(c, xxlwire.CodeFail, err.Error())
 	}
-	return reply(c, 200, "Success")
+	return reply(c, xxlwire.CodeSuccess, xxlwire.MsgSuccess)
 }
 
 // RunTokenHeader carries a per-run callback token (functions in Event mode)
 // instead of the executor token.
-const RunTokenHeader = "X-Ringjob-Run-Token"
+const RunTokenHeader = xxlwire.HeaderRunToken
 
 // callback accepts a plain array (2.x–3.4) or {"callbackList": [...]} (3.5).
 func (h *handlers) callback(c *fiber.Ctx) error {
@@ -109,32 +103,21 @@ func (h *handlers) callback(c *fiber.Ctx) error {
 			return err
 		}
 	} else if len(bytes.TrimSpace(c.Body())) == 0 {
-		return reply(c, 500, "invalid request, requestBody empty.")
+		return reply(c, xxlwire.CodeFail, xxlwire.MsgBodyEmpty)
 	}
-	body := bytes.TrimSpace(c.Body())
-	var items []service.CallbackItem
-	var err error
-	if body[0] == '[' {
-		err = json.Unmarshal(body, &items)
-	} else {
-		var wrapped struct {
-			CallbackList []service.CallbackItem `json:"callbackList"`
-		}
-		err = json.Unmarshal(body, &wrapped)
-		items = wrapped.CallbackList
-	}
+	items, err := xxlwire.DecodeCallbacks(c.Body())
 	if err != nil {
-		return reply(c, 500, "invalid callback body: "+err.Error())
+		return reply(c, xxlwire.CodeFail, "invalid callback body: "+err.Error())
 	}
 	if runToken != "" {
 		if err := h.ex.AuthenticateRun(runToken, items); err != nil {
 			h.log.WithFields(logrus.Fields{"path": c.Path(), "remote": c.IP()}).Warn("callback with a wrong run token")
-			return reply(c, 500, err.Error())
+			return reply(c, xxlwire.CodeFail, err.Error())
 		}
 	}
 	if err := h.ex.Callback(ctx, items); err != nil {
 		h.log.WithError(err).Error("record executor callback")
-		return reply(c, 500, "callback not recorded, send it again: "+err.Error())
+		return reply(c, xxlwire.CodeFail, "callback not recorded, send it again: "+err.Error())
 	}
-	return reply(c, 200, "Success")
+	return reply(c, xxlwire.CodeSuccess, xxlwire.MsgSuccess)
 }
