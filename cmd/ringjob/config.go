@@ -12,6 +12,8 @@ import (
 
 	"github.com/ringjob/ringjob/alarm"
 	"github.com/ringjob/ringjob/internal/egress"
+	"github.com/ringjob/ringjob/reports"
+	"github.com/ringjob/ringjob/retention"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/targets/localexec"
 	"gopkg.in/yaml.v3"
@@ -46,6 +48,12 @@ type Config struct {
 	Scheduler scheduler.Config `yaml:"scheduler"`
 	// Local declares the commands local:// targets may run.
 	Local LocalConfig `yaml:"local"`
+	// Retention deletes finished runs and logs past their age; see
+	// retention.Config and docs/retention.md.
+	Retention retention.Config `yaml:"retention"`
+	// Reports keeps the aggregated run counts the stats endpoint reads; see
+	// reports.Config.
+	Reports reports.Config `yaml:"reports"`
 	// Bootstrap creates groups and jobs at start when they do not exist yet
 	// (matched by app name and job name); existing ones are left alone.
 	Bootstrap Bootstrap `yaml:"bootstrap"`
@@ -174,6 +182,8 @@ func (c *Config) defaults() {
 		c.API.BodyLimitBytes = 1 << 20
 	}
 	c.Scheduler = c.Scheduler.WithDefaults()
+	c.Retention = c.Retention.WithDefaults()
+	c.Reports = c.Reports.WithDefaults()
 }
 
 // Validate reports every invalid field, by its YAML name.
@@ -223,6 +233,15 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.Scheduler.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Retention.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Retention.Partitioned && !strings.HasPrefix(c.DatabaseURL, "mysql://") {
+		errs = append(errs, fmt.Errorf("retention.partitioned needs MySQL/MariaDB (database_url mysql://...); SQLite purges by rows"))
+	}
+	if err := c.Reports.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := c.localexec().Validate(); err != nil {
