@@ -131,7 +131,9 @@ type LocalCommand struct {
 	Env            map[string]string `yaml:"env"`
 	Dir            string            `yaml:"dir"`
 	MaxConcurrency int               `yaml:"max_concurrency"`
-	ParamsAsArg    bool              `yaml:"params_as_arg"`
+	ParamsAsArg    bool              `yaml:"params_as_arg"` // params after "--" as the last argument
+	ParamsArg      string            `yaml:"params_arg"`    // params in one last argument from a template such as "--message={params}"
+	ParamsStdin    bool              `yaml:"params_stdin"`  // params on standard input
 }
 
 // Bootstrap lists groups and jobs to create when absent.
@@ -255,7 +257,7 @@ func (c *Config) localexec() localexec.Config {
 	out := localexec.Config{KillGrace: c.Local.KillGrace, LogCapBytes: c.Local.LogCapBytes, InheritEnv: c.Local.InheritEnv}
 	for _, lc := range c.Local.Commands {
 		out.Commands = append(out.Commands, localexec.Command{Name: lc.Name, Argv: lc.Argv, Env: lc.Env, Dir: lc.Dir,
-			MaxConcurrency: lc.MaxConcurrency, ParamsAsArg: lc.ParamsAsArg})
+			MaxConcurrency: lc.MaxConcurrency, ParamsAsArg: lc.ParamsAsArg, ParamsArg: lc.ParamsArg, ParamsStdin: lc.ParamsStdin})
 	}
 	return out
 }
