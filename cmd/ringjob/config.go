@@ -92,6 +92,12 @@ type LambdaConfig struct {
 	// empty uses AWS. Credentials come from the default AWS chain. Env
 	// RINGJOB_LAMBDA_ENDPOINT.
 	Endpoint string `yaml:"endpoint"`
+	// AllowedFunctions limits the functions lambda:// targets and ARNs may
+	// name: account ids (123456789012), function ARN patterns
+	// (arn:aws:lambda:*:123456789012:function:billing-*) and function name
+	// patterns (billing-*). Empty: function names only (the scheduler's own
+	// account), no ARN. Checked when a group or job is saved and at dispatch.
+	AllowedFunctions []string `yaml:"allowed_functions"`
 	// Mode is the default invocation mode: sync (RequestResponse, default)
 	// or event; a target may choose with ?mode=.
 	Mode string `yaml:"mode"`
