@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
 	"github.com/sirupsen/logrus"
@@ -259,13 +260,13 @@ type CallbackItem struct {
 func (c CallbackItem) outcome() targets.Outcome {
 	switch {
 	case c.HandleCode == 200:
-		return targets.Outcome{State: targets.OutcomeSucceeded, Code: 200, Message: c.HandleMsg}
+		return targets.Outcome{State: kind.RunSucceeded, Code: 200, Message: c.HandleMsg}
 	case c.HandleCode == 502:
-		return targets.Outcome{State: targets.OutcomeTimedOut, Code: 502, Message: c.HandleMsg}
+		return targets.Outcome{State: kind.RunTimedOut, Code: 502, Message: c.HandleMsg}
 	case strings.Contains(c.HandleMsg, "killed"):
-		return targets.Outcome{State: targets.OutcomeKilled, Code: c.HandleCode, Message: c.HandleMsg}
+		return targets.Outcome{State: kind.RunKilled, Code: c.HandleCode, Message: c.HandleMsg}
 	default:
-		return targets.Outcome{State: targets.OutcomeFailed, Code: c.HandleCode, Message: c.HandleMsg}
+		return targets.Outcome{State: kind.RunFailed, Code: c.HandleCode, Message: c.HandleMsg}
 	}
 }
 
@@ -289,7 +290,7 @@ func (e *Executors) Callback(ctx context.Context, items []CallbackItem) error {
 			return err
 		}
 		switch r.State {
-		case store.RunDispatching, store.RunRunning:
+		case kind.RunDispatching, kind.RunRunning:
 		default:
 			log.WithField("state", r.State).Info("ignored a repeated callback: the run already has an outcome")
 			continue

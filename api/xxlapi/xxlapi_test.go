@@ -12,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/ringjob/ringjob/api/xxlapi"
 	"github.com/ringjob/ringjob/internal/dbtest"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"
@@ -29,12 +30,12 @@ type bundle struct {
 	job store.Job
 }
 
-func setup(t *testing.T, kind string) *bundle {
+func setup(t *testing.T, dialect string) *bundle {
 	t.Helper()
 	ctx := context.Background()
 	var st *store.Store
 	var err error
-	if kind == "mysql" {
+	if dialect == "mysql" {
 		st, err = store.OpenMySQL(ctx, dbtest.MySQL(t))
 	} else {
 		st, err = store.OpenSQLite(ctx, dbtest.SQLitePath(t))
@@ -82,12 +83,12 @@ func (b *bundle) post(t *testing.T, path, body string, headers map[string]string
 func (b *bundle) runningRun(t *testing.T) store.Run {
 	t.Helper()
 	ctx := context.Background()
-	r, _, err := b.st.RunCreate(ctx, store.RunCreateParams{JobID: b.job.ID, GroupID: b.job.GroupID, ScheduledMs: 1000, TriggerType: store.TriggerManual, Owner: "n", CreatedMs: 1})
+	r, _, err := b.st.RunCreate(ctx, store.RunCreateParams{JobID: b.job.ID, GroupID: b.job.GroupID, ScheduledMs: 1000, TriggerType: kind.TriggerManual, Owner: "n", CreatedMs: 1})
 	require.NoError(t, err)
 	claimed, err := b.st.RunClaimBatch(ctx, store.RunClaimParams{IDs: []int64{r.ID}, Owner: "n", NowMs: 1000})
 	require.NoError(t, err)
 	require.Len(t, claimed, 1)
-	_, err = b.st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []string{store.RunDispatching}, Updates: []store.RunUpdate{{ID: r.ID, State: store.RunRunning}}})
+	_, err = b.st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []kind.RunState{kind.RunDispatching}, Updates: []store.RunUpdate{{ID: r.ID, State: kind.RunRunning}}})
 	require.NoError(t, err)
 	return r
 }
@@ -96,10 +97,10 @@ var token = map[string]string{"XXL-JOB-ACCESS-TOKEN": "global-token-0123456789"}
 
 func TestRegistryWireFormat(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []string{"sqlite", "mysql"} {
-		t.Run(kind, func(t *testing.T) {
+	for _, dialect := range []string{"sqlite", "mysql"} {
+		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t, kind)
+			b := setup(t, dialect)
 			ctx := context.Background()
 			// Java 2.x–3.4: registryValue with a trailing slash, under /xxl-job-admin.
 			env := b.post(t, "/xxl-job-admin/api/registry", `{"registryGroup":"EXECUTOR","registryKey":"xxl-job-executor-sample","registryValue":"http://10.0.0.5:9999/"}`, token)
@@ -169,22 +170,22 @@ func TestTokenChecks(t *testing.T) {
 
 func TestCallbackWireFormats(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []string{"sqlite", "mysql"} {
-		t.Run(kind, func(t *testing.T) {
+	for _, dialect := range []string{"sqlite", "mysql"} {
+		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t, kind)
+			b := setup(t, dialect)
 			ctx := context.Background()
 			cases := []struct {
 				name, body string
-				state      string
+				state      kind.RunState
 			}{
 				// Java 2.x–3.4: a plain array, logDateTim spelled without the e.
-				{"java-2.x", `[{"logId":%d,"logDateTim":1780315205000,"handleCode":200,"handleMsg":null}]`, store.RunSucceeded},
+				{"java-2.x", `[{"logId":%d,"logDateTim":1780315205000,"handleCode":200,"handleMsg":null}]`, kind.RunSucceeded},
 				// xxl-job-executor-go: the extra executeResult object.
-				{"go-client", `[{"logId":%d,"logDateTim":1780315205000,"executeResult":{"code":500,"msg":"boom"},"handleCode":500,"handleMsg":"task panic:boom"}]`, store.RunFailed},
+				{"go-client", `[{"logId":%d,"logDateTim":1780315205000,"executeResult":{"code":500,"msg":"boom"},"handleCode":500,"handleMsg":"task panic:boom"}]`, kind.RunFailed},
 				// 3.5: {"callbackList": [...]} with logDateTime.
-				{"java-3.5", `{"callbackList":[{"logId":%d,"logDateTime":1780315205000,"handleCode":502,"handleMsg":"job execute timeout "}]}`, store.RunTimedOut},
-				{"killed", `[{"logId":%d,"logDateTim":0,"handleCode":500,"handleMsg":"scheduling center kill job. [job running, killed]"}]`, store.RunKilled},
+				{"java-3.5", `{"callbackList":[{"logId":%d,"logDateTime":1780315205000,"handleCode":502,"handleMsg":"job execute timeout "}]}`, kind.RunTimedOut},
+				{"killed", `[{"logId":%d,"logDateTim":0,"handleCode":500,"handleMsg":"scheduling center kill job. [job running, killed]"}]`, kind.RunKilled},
 			}
 			for _, tc := range cases {
 				r := b.runningRun(t)
@@ -201,7 +202,7 @@ func TestCallbackWireFormats(t *testing.T) {
 			env := b.post(t, "/api/callback", fmt.Sprintf(`[{"logId":%d,"handleCode":500,"handleMsg":"second"}]`, r.ID), token)
 			require.EqualValues(t, 200, env["code"])
 			got, _ := b.st.RunGet(ctx, r.ID)
-			require.Equal(t, store.RunSucceeded, got.State)
+			require.Equal(t, kind.RunSucceeded, got.State)
 			require.Equal(t, "first", got.Message)
 
 			// Unknown runs are ignored; a wrong token records nothing.
@@ -211,7 +212,7 @@ func TestCallbackWireFormats(t *testing.T) {
 			env = b.post(t, "/api/callback", fmt.Sprintf(`[{"logId":%d,"handleCode":200}]`, r.ID), map[string]string{"XXL-JOB-ACCESS-TOKEN": "nope"})
 			require.EqualValues(t, 500, env["code"])
 			got, _ = b.st.RunGet(ctx, r.ID)
-			require.Equal(t, store.RunRunning, got.State)
+			require.Equal(t, kind.RunRunning, got.State)
 		})
 	}
 }
@@ -229,6 +230,6 @@ func TestRunTokenCallback(t *testing.T) {
 	require.EqualValues(t, 200, env["code"], "%v", env)
 	got, err := b.st.RunGet(ctx, r.ID)
 	require.NoError(t, err)
-	require.Equal(t, store.RunSucceeded, got.State)
+	require.Equal(t, kind.RunSucceeded, got.State)
 	require.Equal(t, "from lambda", got.Message)
 }

@@ -184,7 +184,7 @@ func (d *Driver) Run(ctx context.Context, req targets.Request) (targets.Dispatch
 		shardTotal = 1
 	}
 	tp := triggerParam{
-		JobID: req.JobID, ExecutorHandler: req.Handler, ExecutorParams: req.Params, ExecutorBlockStrategy: req.BlockStrategy,
+		JobID: req.JobID, ExecutorHandler: req.Handler, ExecutorParams: req.Params, ExecutorBlockStrategy: string(req.BlockStrategy),
 		ExecutorTimeout: int(req.Timeout / time.Second), LogID: req.RunID, LogDateTime: req.ScheduledAt.UnixMilli(),
 		GlueType: "BEAN", BroadcastIndex: req.ShardIndex, BroadcastTotal: shardTotal,
 	}
