@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -20,7 +21,9 @@ import (
 // the only place that maps them onto the component configs.
 type Config struct {
 	// DatabaseURL: sqlite://PATH (default sqlite://./data/ringjob.db) or
-	// mysql://USER:PASS@HOST:PORT/DB. Env RINGJOB_DATABASE_URL.
+	// mysql://USER:PASS@HOST:PORT/DB. Env RINGJOB_DATABASE_URL; env
+	// RINGJOB_DATABASE_PASSWORD supplies the password of a mysql://USER@...
+	// URL that has none.
 	DatabaseURL string `yaml:"database_url"`
 	// Listen is the address of the REST API, executor API and metrics
 	// (default 127.0.0.1:8080). Env RINGJOB_LISTEN.
@@ -262,6 +265,13 @@ func loadConfig(path string, getenv func(string) string, fl *flagValues) (*Confi
 	str(&c.Executors.AccessToken, "RINGJOB_EXECUTOR_TOKEN")
 	str(&c.Lambda.Endpoint, "RINGJOB_LAMBDA_ENDPOINT")
 	str(&c.Scheduler.NodeID, "RINGJOB_NODE_ID")
+	if v := getenv("RINGJOB_STOP_GRACE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, fmt.Errorf("RINGJOB_STOP_GRACE: %q is not a duration (e.g. 30s)", v)
+		}
+		c.Scheduler.StopGrace = d
+	}
 	if v := getenv("RINGJOB_LOCK_PARTITIONS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -272,11 +282,33 @@ func loadConfig(path string, getenv func(string) string, fl *flagValues) (*Confi
 	if fl != nil {
 		fl.apply(c)
 	}
+	// The password alone may come from its own variable (a container
+	// platform's secret store), so the URL itself holds no secret.
+	if pw := getenv("RINGJOB_DATABASE_PASSWORD"); pw != "" {
+		u, err := withPassword(c.DatabaseURL, pw)
+		if err != nil {
+			return nil, err
+		}
+		c.DatabaseURL = u
+	}
 	c.defaults()
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid configuration:\n%w", err)
 	}
 	return c, nil
+}
+
+// withPassword puts pw into a mysql:// URL that has a user.
+func withPassword(dbURL, pw string) (string, error) {
+	u, err := url.Parse(dbURL)
+	if err != nil || u.Scheme != "mysql" || u.User == nil || u.User.Username() == "" {
+		return "", fmt.Errorf("RINGJOB_DATABASE_PASSWORD is set: database_url must then be mysql://USER@HOST:PORT/DB")
+	}
+	if _, has := u.User.Password(); has {
+		return "", fmt.Errorf("RINGJOB_DATABASE_PASSWORD is set and database_url has a password too: keep one")
+	}
+	u.User = url.UserPassword(u.User.Username(), pw)
+	return u.String(), nil
 }
 
 // flagValues are the command-line overrides of `ringjob server`.
