@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/ringjob/ringjob/alarm"
+	"github.com/ringjob/ringjob/internal/egress"
+	"github.com/ringjob/ringjob/reports"
+	"github.com/ringjob/ringjob/retention"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/targets/localexec"
 	"gopkg.in/yaml.v3"
@@ -38,10 +41,19 @@ type Config struct {
 	// Alarms declares the alarm channels jobs may name (email, webhook,
 	// slack, dingtalk, wecom, feishu); see alarm/doc.go.
 	Alarms alarm.Config `yaml:"alarms"`
+	// Outbound is the policy for the addresses the server calls (HTTP
+	// executors, alarm webhooks); see internal/egress and docs/security.md.
+	Outbound egress.Config `yaml:"outbound"`
 	// Scheduler tunes the scheduler core; see scheduler.Config.
 	Scheduler scheduler.Config `yaml:"scheduler"`
 	// Local declares the commands local:// targets may run.
 	Local LocalConfig `yaml:"local"`
+	// Retention deletes finished runs and logs past their age; see
+	// retention.Config and docs/retention.md.
+	Retention retention.Config `yaml:"retention"`
+	// Reports keeps the aggregated run counts the stats endpoint reads; see
+	// reports.Config.
+	Reports reports.Config `yaml:"reports"`
 	// Bootstrap creates groups and jobs at start when they do not exist yet
 	// (matched by app name and job name); existing ones are left alone.
 	Bootstrap Bootstrap `yaml:"bootstrap"`
@@ -170,6 +182,8 @@ func (c *Config) defaults() {
 		c.API.BodyLimitBytes = 1 << 20
 	}
 	c.Scheduler = c.Scheduler.WithDefaults()
+	c.Retention = c.Retention.WithDefaults()
+	c.Reports = c.Reports.WithDefaults()
 }
 
 // Validate reports every invalid field, by its YAML name.
@@ -215,7 +229,19 @@ func (c *Config) Validate() error {
 			errs = append(errs, err)
 		}
 	}
+	if err := c.Outbound.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := c.Scheduler.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Retention.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Retention.Partitioned && !strings.HasPrefix(c.DatabaseURL, "mysql://") {
+		errs = append(errs, fmt.Errorf("retention.partitioned needs MySQL/MariaDB (database_url mysql://...); SQLite purges by rows"))
+	}
+	if err := c.Reports.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := c.localexec().Validate(); err != nil {
