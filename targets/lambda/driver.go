@@ -17,6 +17,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/sirupsen/logrus"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/targets"
 )
 
@@ -295,7 +296,7 @@ func (d *Driver) Kill(ctx context.Context, _ string, runID, _ int64) error {
 		return nil
 	}
 	d.appendLog(runID, "[ringjob] killed: "+KilledMessage+"\n")
-	d.complete(runID, targets.Outcome{State: targets.OutcomeKilled, Code: 500, Message: KilledMessage})
+	d.complete(runID, targets.Outcome{State: kind.RunKilled, Code: 500, Message: KilledMessage})
 	return nil
 }
 

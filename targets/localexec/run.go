@@ -15,6 +15,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/targets"
 )
 
@@ -44,7 +45,7 @@ type run struct {
 
 // stopReason is why the driver ends a run: the outcome state and its message.
 type stopReason struct {
-	state string
+	state kind.RunState
 	msg   string
 }
 
@@ -60,7 +61,7 @@ func newRun(d *Driver, c *command, req targets.Request) *run {
 
 // requestStop asks the supervisor to end the process group. Only the first
 // request counts, and none once the leader has exited.
-func (r *run) requestStop(state, msg string) {
+func (r *run) requestStop(state kind.RunState, msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.stop != nil || r.exited {
@@ -149,7 +150,7 @@ wait:
 			break wait
 		case <-timeout:
 			timeout = nil
-			r.requestStop(targets.OutcomeTimedOut, fmt.Sprintf("timed out after %s", r.req.Timeout))
+			r.requestStop(kind.RunTimedOut, fmt.Sprintf("timed out after %s", r.req.Timeout))
 		case <-stopCh:
 			stopCh = nil
 			k.terminate()
@@ -211,7 +212,7 @@ func (r *run) drainOutput() {
 func (r *run) outcome(waitErr error, reason *stopReason, how string) targets.Outcome {
 	if reason != nil {
 		code := 500
-		if reason.state == targets.OutcomeTimedOut {
+		if reason.state == kind.RunTimedOut {
 			code = 502
 		}
 		msg := reason.msg
@@ -221,7 +222,7 @@ func (r *run) outcome(waitErr error, reason *stopReason, how string) targets.Out
 		return targets.Outcome{State: reason.state, Code: code, Message: msg}
 	}
 	if waitErr == nil {
-		return targets.Outcome{State: targets.OutcomeSucceeded, Code: 200, Message: "exit status 0"}
+		return targets.Outcome{State: kind.RunSucceeded, Code: 200, Message: "exit status 0"}
 	}
 	var msg string
 	code := 500
@@ -240,5 +241,5 @@ func (r *run) outcome(waitErr error, reason *stopReason, how string) targets.Out
 	if last := r.out.lastStderr(); last != "" {
 		msg += ": " + last
 	}
-	return targets.Outcome{State: targets.OutcomeFailed, Code: code, Message: msg}
+	return targets.Outcome{State: kind.RunFailed, Code: code, Message: msg}
 }
