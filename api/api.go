@@ -151,6 +151,8 @@ func New(o Options) *fiber.App {
 	v1.get("/runs/:id/log", onRun(access.PermRunsRead), s.runLog)
 	v1.post("/runs/:id/kill", onRun(access.PermRunsKill), s.killRun)
 
+	v1.get("/stats", checkedInHandler(access.PermRunsRead), s.getStats)
+
 	s.accountRoutes(v1)
 	return app
 }

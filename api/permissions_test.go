@@ -14,6 +14,7 @@ import (
 
 	"github.com/ringjob/ringjob/access"
 	"github.com/ringjob/ringjob/api"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/store"
 )
 
@@ -143,6 +144,10 @@ var permissionMatrix = map[string]matrixRow{
 		return fmt.Sprintf("/api/v1/runs/%d/kill", f.runs[g]), nil
 	}},
 
+	"GET /api/v1/stats": {api.Rule{Scope: api.ScopeHandler, Perm: access.PermRunsRead}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return fmt.Sprintf("/api/v1/stats?group_id=%d", g), nil
+	}},
+
 	"POST /api/v1/session": {api.Rule{Scope: api.ScopePublic}, func(f *matrixFixture, _ *caller, _ int64) (string, any) {
 		return "/api/v1/session", map[string]any{"username": "matrix-user", "password": f.password}
 	}},
@@ -248,7 +253,7 @@ func setupMatrix(t *testing.T, b *bundle) *matrixFixture {
 		// Two runs per group: one for each kill (the second kill finds the
 		// run ended, which is a 409, still past the permission check).
 		r, _, err := b.st.RunCreate(ctx, store.RunCreateParams{JobID: f.jobs[g], GroupID: g, ScheduledMs: time.Now().Add(time.Hour).UnixMilli(),
-			ShardTotal: 1, TriggerType: store.TriggerManual, Owner: "nobody", CreatedMs: time.Now().UnixMilli()})
+			ShardTotal: 1, TriggerType: kind.TriggerManual, Owner: "nobody", CreatedMs: time.Now().UnixMilli()})
 		require.NoError(t, err)
 		f.runs[g] = r.ID
 	}

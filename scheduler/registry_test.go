@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/store"
 	"github.com/stretchr/testify/require"
 )
@@ -13,7 +14,7 @@ func TestSilentExecutorIsDroppedAfter90s(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "sqlite", noon)
 	ctx := context.Background()
-	g, err := b.st.GroupCreate(ctx, store.GroupCreateParams{AppName: "orders", NowMs: noon.UnixMilli()})
+	g, err := b.st.GroupCreate(ctx, store.GroupCreateParams{AppName: "orders", GroupExecutorSettings: store.GroupExecutorSettings{AcceptRegistrations: true}, NowMs: noon.UnixMilli()})
 	require.NoError(t, err)
 	j, err := b.st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: g.ID, Name: "sync", ScheduleType: "none", TimeZone: "UTC", ShardCount: 1}, NowMs: noon.UnixMilli()})
 	require.NoError(t, err)
@@ -35,7 +36,7 @@ func TestSilentExecutorIsDroppedAfter90s(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		for _, r := range b.runs(j.ID) {
-			if r.State == store.RunFailed {
+			if r.State == kind.RunFailed {
 				require.Contains(t, r.Message, "no executor registered")
 				return true
 			}

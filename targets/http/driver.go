@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ringjob/ringjob/internal/egress"
+	"github.com/ringjob/ringjob/internal/xxlwire"
 	"github.com/ringjob/ringjob/targets"
 )
 
@@ -37,7 +39,11 @@ type Config struct {
 	// whole request (default 10s, XXL-JOB uses 3s).
 	ConnectTimeout time.Duration
 	RequestTimeout time.Duration
-	// Client overrides the HTTP client (tests).
+	// Policy is the outbound policy: checked when a target is saved and on
+	// every connection (nil = no policy, tests only).
+	Policy *egress.Policy
+	// Client overrides the HTTP client (tests). Redirects are never followed
+	// whatever its CheckRedirect says.
 	Client *http.Client
 }
 
@@ -58,21 +64,41 @@ func New(cfg Config) *Driver {
 	if cfg.RequestTimeout == 0 {
 		cfg.RequestTimeout = 10 * time.Second
 	}
-	c := cfg.Client
-	if c == nil {
+	var c http.Client
+	if cfg.Client != nil {
+		c = *cfg.Client
+	} else {
+		dialer := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
 		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.DialContext = (&net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext
+		if cfg.Policy != nil {
+			tr = cfg.Policy.Transport(tr, dialer)
+		} else {
+			tr.DialContext = dialer.DialContext
+		}
 		tr.MaxIdleConnsPerHost = 64
 		tr.ResponseHeaderTimeout = cfg.RequestTimeout
-		c = &http.Client{Transport: tr, Timeout: cfg.RequestTimeout}
+		c = http.Client{Transport: tr, Timeout: cfg.RequestTimeout}
 	}
-	return &Driver{cfg: cfg, client: c}
+	// A redirect would turn a dispatch into a request to wherever the answer
+	// points, with the executor token on it: never follow one.
+	c.CheckRedirect = egress.NoRedirects
+	return &Driver{cfg: cfg, client: &c}
 }
 
-// ValidateTarget checks that the target is an absolute http(s) URL with a host.
+// ValidateTarget checks that the target is an absolute http(s) URL with a
+// host that the outbound policy allows.
 func (d *Driver) ValidateTarget(target string) error {
-	_, err := baseURL(target)
-	return err
+	if _, err := baseURL(target); err != nil {
+		return err
+	}
+	if d.cfg.Policy != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), d.cfg.ConnectTimeout+2*time.Second)
+		defer cancel()
+		if err := d.cfg.Policy.CheckURL(ctx, target); err != nil {
+			return fmt.Errorf("%w: %q: %v", targets.ErrUnknownTarget, target, err)
+		}
+	}
+	return nil
 }
 
 func baseURL(target string) (string, error) {
@@ -86,92 +112,65 @@ func baseURL(target string) (string, error) {
 	return strings.TrimRight(target, "/"), nil
 }
 
-// triggerParam is XXL-JOB's TriggerParam (same field names in every version).
-type triggerParam struct {
-	JobID                 int64  `json:"jobId"`
-	ExecutorHandler       string `json:"executorHandler"`
-	ExecutorParams        string `json:"executorParams"`
-	ExecutorBlockStrategy string `json:"executorBlockStrategy"`
-	ExecutorTimeout       int    `json:"executorTimeout"`
-	LogID                 int64  `json:"logId"`
-	LogDateTime           int64  `json:"logDateTime"`
-	GlueType              string `json:"glueType"`
-	GlueSource            string `json:"glueSource"`
-	GlueUpdatetime        int64  `json:"glueUpdatetime"`
-	BroadcastIndex        int    `json:"broadcastIndex"`
-	BroadcastTotal        int    `json:"broadcastTotal"`
-}
-
-// envelope is XXL-JOB's response: content (2.x) or data (3.x).
-type envelope struct {
-	Code    int             `json:"code"`
-	Msg     string          `json:"msg"`
-	Content json.RawMessage `json:"content"`
-	Data    json.RawMessage `json:"data"`
-}
-
-func (e envelope) payload() json.RawMessage {
-	if len(e.Data) > 0 && string(e.Data) != "null" {
-		return e.Data
-	}
-	return e.Content
-}
-
 // ErrExecutor is an executor's non-200 answer.
 var ErrExecutor = errors.New("executor refused")
 
-func (d *Driver) post(ctx context.Context, target, path string, body any) (envelope, error) {
+func (d *Driver) post(ctx context.Context, target, path string, body any) (xxlwire.Envelope, error) {
 	base, err := baseURL(target)
 	if err != nil {
-		return envelope{}, err
+		return xxlwire.Envelope{}, err
 	}
 	auth := Auth{}
 	if d.cfg.AuthFor != nil {
 		if auth, err = d.cfg.AuthFor(ctx, target); err != nil {
-			return envelope{}, fmt.Errorf("executor %s: %w", target, err)
+			return xxlwire.Envelope{}, fmt.Errorf("executor %s: %w", target, err)
 		}
 	}
 	if auth.AccessToken == "" {
 		auth.AccessToken = d.cfg.AccessToken
 	}
-	if path == "/run" && auth.Protocol35 {
-		path = "/trigger"
+	if path == xxlwire.PathRun {
+		path = xxlwire.TriggerPath(auth.Protocol35)
 	}
 	var raw []byte
 	if body != nil {
 		if raw, err = json.Marshal(body); err != nil {
-			return envelope{}, fmt.Errorf("encode %s request: %w", path, err)
+			return xxlwire.Envelope{}, fmt.Errorf("encode %s request: %w", path, err)
 		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, bytes.NewReader(raw))
 	if err != nil {
-		return envelope{}, fmt.Errorf("build %s request: %w", path, err)
+		return xxlwire.Envelope{}, fmt.Errorf("build %s request: %w", path, err)
 	}
-	req.Header.Set("Content-Type", "application/json;charset=UTF-8")
+	req.Header.Set("Content-Type", xxlwire.RequestContentType)
 	if auth.AccessToken != "" {
-		req.Header.Set("XXL-JOB-ACCESS-TOKEN", auth.AccessToken)
+		req.Header.Set(xxlwire.HeaderAccessToken, auth.AccessToken)
 	}
 	if auth.AppName != "" {
-		req.Header.Set("XXL-JOB-APPNAME", auth.AppName)
+		req.Header.Set(xxlwire.HeaderAppName, auth.AppName)
 	}
 	resp, err := d.client.Do(req)
 	if err != nil {
-		return envelope{}, fmt.Errorf("executor %s%s: %w", base, path, err)
+		return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: %w", base, path, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return envelope{}, fmt.Errorf("executor %s%s: read response: %w", base, path, err)
+		return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: read response: %w", base, path, err)
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: HTTP %d redirect to %q: %w; point the executor address at the executor itself",
+			base, path, resp.StatusCode, targets.CleanMessage(resp.Header.Get("Location"), 200), egress.ErrRedirect)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return envelope{}, fmt.Errorf("executor %s%s: HTTP %d: %s", base, path, resp.StatusCode, truncate(string(data), 300))
+		return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: HTTP %d: %s", base, path, resp.StatusCode, truncate(string(data), 300))
 	}
-	var env envelope
+	var env xxlwire.Envelope
 	if err := json.Unmarshal(data, &env); err != nil {
-		return envelope{}, fmt.Errorf("executor %s%s: response is not XXL-JOB JSON: %s", base, path, truncate(string(data), 300))
+		return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: response is not XXL-JOB JSON: %s", base, path, truncate(string(data), 300))
 	}
-	if env.Code != 200 {
-		return env, fmt.Errorf("%w: %s%s answered %d: %s", ErrExecutor, base, path, env.Code, env.Msg)
+	if env.Code != xxlwire.CodeSuccess {
+		return env, fmt.Errorf("%w: %s%s answered %d: %s", ErrExecutor, base, path, env.Code, truncate(env.Msg, 2000))
 	}
 	return env, nil
 }
@@ -183,12 +182,12 @@ func (d *Driver) Run(ctx context.Context, req targets.Request) (targets.Dispatch
 	if shardTotal < 1 {
 		shardTotal = 1
 	}
-	tp := triggerParam{
-		JobID: req.JobID, ExecutorHandler: req.Handler, ExecutorParams: req.Params, ExecutorBlockStrategy: req.BlockStrategy,
-		ExecutorTimeout: int(req.Timeout / time.Second), LogID: req.RunID, LogDateTime: req.ScheduledAt.UnixMilli(),
-		GlueType: "BEAN", BroadcastIndex: req.ShardIndex, BroadcastTotal: shardTotal,
+	tp := xxlwire.TriggerRequest{
+		JobID: req.JobID, ExecutorHandler: req.Handler, ExecutorParams: req.Params, ExecutorBlockStrategy: string(req.BlockStrategy),
+		ExecutorTimeout: int64(req.Timeout / time.Second), LogID: req.RunID, LogDateTime: req.ScheduledAt.UnixMilli(),
+		GlueType: xxlwire.GlueBean, BroadcastIndex: req.ShardIndex, BroadcastTotal: shardTotal,
 	}
-	if _, err := d.post(ctx, req.Target, "/run", tp); err != nil {
+	if _, err := d.post(ctx, req.Target, xxlwire.PathRun, tp); err != nil {
 		return targets.Dispatch{}, err
 	}
 	return targets.Dispatch{Message: "accepted by " + req.Target}, nil
@@ -196,13 +195,13 @@ func (d *Driver) Run(ctx context.Context, req targets.Request) (targets.Dispatch
 
 // Beat asks whether the executor is up.
 func (d *Driver) Beat(ctx context.Context, target string) error {
-	_, err := d.post(ctx, target, "/beat", nil)
+	_, err := d.post(ctx, target, xxlwire.PathBeat, nil)
 	return err
 }
 
 // IdleBeat asks whether the executor is idle for the job.
 func (d *Driver) IdleBeat(ctx context.Context, target string, jobID int64) error {
-	_, err := d.post(ctx, target, "/idleBeat", map[string]int64{"jobId": jobID})
+	_, err := d.post(ctx, target, xxlwire.PathIdleBeat, xxlwire.JobIDRequest{JobID: jobID})
 	if errors.Is(err, ErrExecutor) {
 		return fmt.Errorf("%w: %v", targets.ErrBusy, err)
 	}
@@ -211,16 +210,8 @@ func (d *Driver) IdleBeat(ctx context.Context, target string, jobID int64) error
 
 // Kill stops the job's running trigger on the executor (XXL-JOB kills by job id).
 func (d *Driver) Kill(ctx context.Context, target string, runID, jobID int64) error {
-	_, err := d.post(ctx, target, "/kill", map[string]int64{"jobId": jobID})
+	_, err := d.post(ctx, target, xxlwire.PathKill, xxlwire.JobIDRequest{JobID: jobID})
 	return err
-}
-
-// logResult is XXL-JOB's LogResult.
-type logResult struct {
-	FromLineNum int    `json:"fromLineNum"`
-	ToLineNum   int    `json:"toLineNum"`
-	LogContent  string `json:"logContent"`
-	IsEnd       bool   `json:"isEnd"`
 }
 
 // Log reads the run's log file on the executor from a line.
@@ -235,13 +226,12 @@ func (d *Driver) Log(ctx context.Context, target string, runID int64, fromLine i
 	if fromLine < 1 {
 		fromLine = 1
 	}
-	body := map[string]int64{"logId": runID, "logDateTim": at.UnixMilli(), "logDateTime": at.UnixMilli(), "fromLineNum": int64(fromLine)}
-	env, err := d.post(ctx, target, "/log", body)
+	env, err := d.post(ctx, target, xxlwire.PathLog, xxlwire.NewLogRequest(runID, at.UnixMilli(), fromLine))
 	if err != nil {
 		return targets.LogChunk{}, err
 	}
-	var lr logResult
-	if p := env.payload(); len(p) > 0 && string(p) != "null" {
+	var lr xxlwire.LogResult
+	if p := env.Payload(); len(p) > 0 && string(p) != "null" {
 		if err := json.Unmarshal(p, &lr); err != nil {
 			return targets.LogChunk{}, fmt.Errorf("executor %s /log: bad LogResult: %w", target, err)
 		}
@@ -253,9 +243,8 @@ func (d *Driver) Log(ctx context.Context, target string, runID int64, fromLine i
 	return targets.LogChunk{FromLine: fromLine, ToLine: lr.ToLineNum, Content: content, End: lr.IsEnd}, nil
 }
 
+// truncate makes text from an executor's answer safe for a run's message:
+// at most n bytes, without control characters.
 func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
+	return targets.CleanMessage(s, n)
 }
