@@ -99,6 +99,11 @@ type EmulatorFunction struct {
 	Name    string        `yaml:"name"`
 	Path    string        `yaml:"path"`
 	Timeout time.Duration `yaml:"timeout"` // default 30s
+	// MaxConcurrency is how many invocations run at once, one process each
+	// (default 10); QueueSize how many synchronous invocations may wait for a
+	// free process (default 0: throttled at once, as AWS).
+	MaxConcurrency int `yaml:"max_concurrency"`
+	QueueSize      int `yaml:"queue_size"`
 }
 
 // LocalConfig declares local commands (mapped onto localexec.Config).
