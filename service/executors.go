@@ -40,6 +40,9 @@ type ExecutorsOptions struct {
 	Sink  targets.Sink
 	Clock clockwork.Clock
 	Log   *logrus.Entry
+	// OnRegistryChange, when set, hears that an executor registered for the
+	// first time or left, so caches of dispatch candidates can be dropped.
+	OnRegistryChange func()
 }
 
 // Executors serves what HTTP executors ask of the server: registry beats,
@@ -51,6 +54,8 @@ type Executors struct {
 	log       *logrus.Entry
 	token     string
 	runSecret []byte // signs per-run callback tokens (functions in Event mode)
+	dir       *executorDirectory
+	onChange  func()
 }
 
 // RunTokenSetting names the setting that holds the secret per-run callback
@@ -69,7 +74,11 @@ func NewExecutors(o ExecutorsOptions) *Executors {
 		l.SetOutput(discardWriter{})
 		log = logrus.NewEntry(l)
 	}
-	return &Executors{st: o.Store, sink: o.Sink, clock: clock, log: log}
+	onChange := o.OnRegistryChange
+	if onChange == nil {
+		onChange = func() {}
+	}
+	return &Executors{st: o.Store, sink: o.Sink, clock: clock, log: log, dir: newExecutorDirectory(o.Store, clock), onChange: onChange}
 }
 
 type discardWriter struct{}
@@ -153,7 +162,7 @@ func (e *Executors) Token() string { return e.token }
 func (e *Executors) Authenticate(ctx context.Context, appName, token string) error {
 	want := e.token
 	if appName != "" {
-		g, ok, err := e.st.GroupExecutorSettingsByApp(ctx, appName)
+		g, ok, err := e.dir.settings(ctx, appName)
 		if err != nil {
 			return err
 		}
@@ -169,35 +178,29 @@ func (e *Executors) Authenticate(ctx context.Context, appName, token string) err
 
 // Auth returns how the server talks to an executor address: the token of
 // the group it registered under (or the global one), its app name, and
-// whether that group speaks XXL-JOB 3.5.
+// whether that group speaks XXL-JOB 3.5. It reads the executor directory in
+// memory, not the database (see DirectoryTTL for how fresh it is).
 func (e *Executors) Auth(ctx context.Context, target string) (appName, token string, protocol35 bool, err error) {
+	app, g, ok, err := e.dir.appOf(ctx, target)
+	if err != nil {
+		return "", "", false, err
+	}
+	if app == "" {
+		return "", e.token, false, nil
+	}
 	token = e.token
-	list, err := e.st.RegistryList(ctx, store.RegistryListParams{})
-	if err != nil {
-		return "", "", false, err
-	}
-	addr := normalizeAddress(target)
-	for _, x := range list {
-		if x.Address == addr {
-			appName = x.AppName
-			break
-		}
-	}
-	if appName == "" {
-		return "", token, false, nil
-	}
-	g, ok, err := e.st.GroupExecutorSettingsByApp(ctx, appName)
-	if err != nil {
-		return "", "", false, err
-	}
 	if ok {
 		if g.AccessToken != "" {
 			token = g.AccessToken
 		}
 		protocol35 = g.Protocol == "3.5"
 	}
-	return appName, token, protocol35, nil
+	return app, token, protocol35, nil
 }
+
+// GroupsChanged drops what the executor directory knows about groups; the
+// service layer calls it after it created, changed or deleted a group.
+func (e *Executors) GroupsChanged() { e.dir.invalidate() }
 
 // RegistryParams is an executor's registry beat (XXL-JOB RegistryParam).
 type RegistryParams struct {
@@ -228,7 +231,16 @@ func (e *Executors) Register(ctx context.Context, p RegistryParams) error {
 	if err := p.validate(); err != nil {
 		return err
 	}
-	return e.st.RegistryUpsert(ctx, store.RegistryUpsertParams{AppName: p.RegistryKey, Address: normalizeAddress(p.RegistryValue), NowMs: e.clock.Now().UnixMilli()})
+	addr := normalizeAddress(p.RegistryValue)
+	known := e.dir.knows(ctx, p.RegistryKey, addr) // before the write, which a reload would see
+	if err := e.st.RegistryUpsert(ctx, store.RegistryUpsertParams{AppName: p.RegistryKey, Address: addr, NowMs: e.clock.Now().UnixMilli()}); err != nil {
+		return err
+	}
+	if !known { // a new executor, not a heartbeat
+		e.dir.invalidate()
+		e.onChange()
+	}
+	return nil
 }
 
 // Unregister removes an executor that is shutting down.
@@ -236,7 +248,12 @@ func (e *Executors) Unregister(ctx context.Context, p RegistryParams) error {
 	if err := p.validate(); err != nil {
 		return err
 	}
-	return e.st.RegistryRemove(ctx, p.RegistryKey, normalizeAddress(p.RegistryValue))
+	if err := e.st.RegistryRemove(ctx, p.RegistryKey, normalizeAddress(p.RegistryValue)); err != nil {
+		return err
+	}
+	e.dir.invalidate()
+	e.onChange()
+	return nil
 }
 
 // List lists the live executors of an app name ("" = all).

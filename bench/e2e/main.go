@@ -60,6 +60,7 @@ type options struct {
 	keep      bool
 	label     string
 	lambdaCon int
+	profile   string
 }
 
 type rowSpec struct {
@@ -115,6 +116,7 @@ func main() {
 	flag.StringVar(&o.out, "out", "", "append one JSON line per row to this file")
 	flag.BoolVar(&o.keep, "keep", false, "keep the databases and the work directory")
 	flag.StringVar(&o.label, "label", "", "free-form label for the table and the JSON")
+	flag.StringVar(&o.profile, "server-cpuprofile", "", "write a CPU profile of the server (20 s from the start of the interval, through /debug/pprof) to DIR/TARGET-N.pprof")
 	flag.IntVar(&o.lambdaCon, "lambda-concurrency", 64, "function processes the emulator may run at once")
 	flag.StringVar(&role, "role", "", "internal: run as a target process (xxl-batch, xxl-sdk, local-cmd)")
 	flag.StringVar(&ro.admin, "admin", "", "internal (role): server URL")

@@ -14,11 +14,14 @@ const tableHeader = "| target | jobs | fires/s | expected | received | missing |
 
 func tableRow(r *rowResult) string {
 	ack, over := "–", "–"
-	if r.CallbackAck.N > 0 {
+	if strings.HasPrefix(r.Target, "xxl-") {
 		ack = fmt.Sprintf("%.1f / %.0f / %.0f", r.CallbackAck.P50, r.CallbackAck.P99, r.CallbackAck.Max)
 		over = fmt.Sprintf("%d", r.AckOver1s)
+		if r.Received > int64(r.ResultAck.N) {
+			over += fmt.Sprintf(", %d never acked", r.Received-int64(r.ResultAck.N))
+		}
 		if r.CallbackFail > 0 {
-			over += fmt.Sprintf(" (%d refused or timed out)", r.CallbackFail)
+			over += fmt.Sprintf(" (%d item sends refused or timed out)", r.CallbackFail)
 		}
 	}
 	return fmt.Sprintf("| %s | %d | %.0f | %d | %d | %d | %d | %.1f / %.1f / %.1f | %s | %s | %d | %.2f, %.3f | %.2f | %.2f | %.2f | %.2f | %.0f MiB |\n",

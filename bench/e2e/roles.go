@@ -55,8 +55,8 @@ type xxlReply struct {
 // at once and queues the result; one callback thread takes everything queued
 // and posts it as one /api/callback request, waits for the answer (3 s
 // timeout, as the Java AdminBizClient), and starts over. A failed batch is
-// sent again a second later (the Java core writes a retry file and retries
-// every 30 s; sooner here, so a failure shows as latency, not as loss).
+// kept, like the Java core's retry files, and sent again every
+// callbackRetryEvery (30 s, as the Java core).
 func runBatchExecutor(ctx context.Context, o roleOptions) error {
 	rec, err := newRecorder(o.rec)
 	if err != nil {
@@ -117,6 +117,8 @@ func runBatchExecutor(ctx context.Context, o roleOptions) error {
 	return nil
 }
 
+const callbackRetryEvery = 30 * time.Second
+
 type pendingResult struct {
 	item    callbackItem
 	readyNs int64
@@ -147,6 +149,48 @@ func (q *resultQueue) takeAll() []pendingResult {
 }
 
 func (q *resultQueue) callbackLoop(ctx context.Context, client *http.Client, o roleOptions, rec *recorder) {
+	var retryMu sync.Mutex
+	var retry [][]pendingResult // failed batches, as the Java core's retry files
+	send := func(batch []pendingResult) bool {
+		items := make([]callbackItem, len(batch))
+		for i, p := range batch {
+			items[i] = p.item
+		}
+		body, _ := json.Marshal(items)
+		sent := time.Now().UnixNano()
+		err := post(ctx, client, o.admin+"/api/callback", o.token, body)
+		done := time.Now().UnixNano()
+		for _, p := range batch {
+			if err != nil {
+				rec.add(record{Kind: kindCallbackFail, A: p.item.LogID, B: sent, C: done})
+			} else {
+				rec.add(record{Kind: kindAck, A: p.item.LogID, B: p.readyNs, C: sent, D: done})
+			}
+		}
+		return err == nil
+	}
+	go func() {
+		t := time.NewTicker(callbackRetryEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			retryMu.Lock()
+			batches := retry
+			retry = nil
+			retryMu.Unlock()
+			for _, b := range batches {
+				if !send(b) && ctx.Err() == nil {
+					retryMu.Lock()
+					retry = append(retry, b)
+					retryMu.Unlock()
+				}
+			}
+		}
+	}()
 	for {
 		select {
 		case <-ctx.Done():
@@ -158,28 +202,10 @@ func (q *resultQueue) callbackLoop(ctx context.Context, client *http.Client, o r
 			if len(batch) == 0 {
 				break
 			}
-			items := make([]callbackItem, len(batch))
-			for i, p := range batch {
-				items[i] = p.item
-			}
-			body, _ := json.Marshal(items)
-			sent := time.Now().UnixNano()
-			err := post(ctx, client, o.admin+"/api/callback", o.token, body)
-			done := time.Now().UnixNano()
-			if err != nil {
-				for _, p := range batch {
-					rec.add(record{Kind: kindCallbackFail, A: p.item.LogID, B: sent, C: done})
-				}
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(time.Second):
-				}
-				q.push(batch...)
-				continue
-			}
-			for _, p := range batch {
-				rec.add(record{Kind: kindAck, A: p.item.LogID, B: p.readyNs, C: sent, D: done})
+			if !send(batch) {
+				retryMu.Lock()
+				retry = append(retry, batch)
+				retryMu.Unlock()
 			}
 		}
 	}

@@ -130,6 +130,7 @@ log:
   level: warn
 api:
   admin_token: %q
+  pprof: true
 executors:
   access_token: %q
 lambda:
@@ -200,10 +201,23 @@ local:
 		return nil, err
 	}
 	s0 := takeSample(ctx, env, server.pid(), targetPID)
+	profiled := make(chan error, 1)
+	if o.profile != "" {
+		go func() {
+			secs := min(20, int(o.duration/time.Second))
+			path := filepath.Join(o.profile, fmt.Sprintf("%s-%d.pprof", spec.target, spec.jobs))
+			profiled <- api.download(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, secs), path)
+		}()
+	} else {
+		profiled <- nil
+	}
 	if err := sleepUntil(ctx, to); err != nil {
 		return nil, err
 	}
 	s1 := takeSample(ctx, env, server.pid(), targetPID)
+	if err := <-profiled; err != nil {
+		fmt.Fprintln(os.Stderr, "   server CPU profile:", err)
+	}
 	hwm, _ := procMemKiB(server.pid())
 	res.ServerRSSMiB = float64(hwm) / 1024
 	if err := sleepUntil(ctx, to.Add(o.settle)); err != nil {
@@ -288,6 +302,28 @@ func (c *restClient) do(ctx context.Context, method, path string, in, out any) e
 		return json.Unmarshal(b, out)
 	}
 	return nil
+}
+
+// download saves a GET of url (with the admin token) to path.
+func (c *restClient) download(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: HTTP %d: %s", url, resp.StatusCode, truncate(string(b), 200))
+	}
+	return os.WriteFile(path, b, 0o644)
 }
 
 // createJobs creates n enabled every-second cron jobs through the REST API,

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -37,6 +36,9 @@ type Config struct {
 	// whole request (default 10s, XXL-JOB uses 3s).
 	ConnectTimeout time.Duration
 	RequestTimeout time.Duration
+	// MaxConnsPerExecutor bounds the keep-alive connections to one executor
+	// address (default DefaultMaxConnsPerExecutor); see NewTransport.
+	MaxConnsPerExecutor int
 	// Client overrides the HTTP client (tests).
 	Client *http.Client
 }
@@ -60,11 +62,7 @@ func New(cfg Config) *Driver {
 	}
 	c := cfg.Client
 	if c == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.DialContext = (&net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext
-		tr.MaxIdleConnsPerHost = 64
-		tr.ResponseHeaderTimeout = cfg.RequestTimeout
-		c = &http.Client{Transport: tr, Timeout: cfg.RequestTimeout}
+		c = &http.Client{Transport: NewTransport(cfg.ConnectTimeout, cfg.RequestTimeout, cfg.MaxConnsPerExecutor), Timeout: cfg.RequestTimeout}
 	}
 	return &Driver{cfg: cfg, client: c}
 }
