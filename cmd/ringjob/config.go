@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ringjob/ringjob/alarm"
+	"github.com/ringjob/ringjob/internal/egress"
 	"github.com/ringjob/ringjob/reports"
 	"github.com/ringjob/ringjob/retention"
 	"github.com/ringjob/ringjob/scheduler"
@@ -40,6 +41,9 @@ type Config struct {
 	// Alarms declares the alarm channels jobs may name (email, webhook,
 	// slack, dingtalk, wecom, feishu); see alarm/doc.go.
 	Alarms alarm.Config `yaml:"alarms"`
+	// Outbound is the policy for the addresses the server calls (HTTP
+	// executors, alarm webhooks); see internal/egress and docs/security.md.
+	Outbound egress.Config `yaml:"outbound"`
 	// Scheduler tunes the scheduler core; see scheduler.Config.
 	Scheduler scheduler.Config `yaml:"scheduler"`
 	// Local declares the commands local:// targets may run.
@@ -241,6 +245,9 @@ func (c *Config) Validate() error {
 		if err := c.Alarms.Validate(); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := c.Outbound.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := c.Scheduler.Validate(); err != nil {
 		errs = append(errs, err)

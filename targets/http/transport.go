@@ -18,15 +18,15 @@ const idleConnTimeout = 90 * time.Second
 
 // NewTransport is the one place the driver's connections to executors are
 // set up: keep-alive connections pooled per executor (at most maxPerExecutor
-// open, all of them kept idle for reuse), the connect timeout, and the wait
-// for response headers. Wrap or adjust what it returns (dial policy,
-// redirects) rather than building another.
-func NewTransport(connectTimeout, responseTimeout time.Duration, maxPerExecutor int) *http.Transport {
+// open, all of them kept idle for reuse), dialled with d, and the wait for
+// response headers. Wrap or adjust what it returns (the outbound policy's
+// dialer) rather than building another.
+func NewTransport(d *net.Dialer, responseTimeout time.Duration, maxPerExecutor int) *http.Transport {
 	if maxPerExecutor <= 0 {
 		maxPerExecutor = DefaultMaxConnsPerExecutor
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.DialContext = (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext
+	tr.DialContext = d.DialContext
 	tr.MaxConnsPerHost = maxPerExecutor
 	tr.MaxIdleConnsPerHost = maxPerExecutor
 	tr.MaxIdleConns = 0 // no limit across executors: each has its own bound
