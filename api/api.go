@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/pprof"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
@@ -51,6 +52,10 @@ type Options struct {
 	SecureCookies bool
 	// Clock tells time (token expiry arithmetic); nil = the real clock.
 	Clock clockwork.Clock
+	// Pprof serves Go's profiles under /debug/pprof/ to admin tokens (the
+	// same Bearer token as the REST API). Off by default: a profile shows
+	// the server's internals and costs CPU while it is taken.
+	Pprof bool
 }
 
 // server holds what the handlers share.
@@ -121,6 +126,11 @@ func New(o Options) *fiber.App {
 			h(c.Context())
 			return nil
 		})
+	}
+
+	if o.Pprof {
+		// A CPU profile must end within RequestTimeout: ?seconds=20 with the default.
+		app.Use("/debug/pprof", s.authenticate, s.requireAdmin, pprof.New())
 	}
 
 	// Every /api/v1 route is registered through v1 with its permission rule

@@ -104,3 +104,16 @@ func checkCSRF(c *fiber.Ctx, p *access.Principal) error {
 	}
 	return nil
 }
+
+// requireAdmin lets only admin principals through (after authenticate): for
+// /debug/pprof, outside /api/v1.
+func (s *server) requireAdmin(c *fiber.Ctx) error {
+	p := principal(c)
+	if p == nil {
+		return unauthenticated(c)
+	}
+	if err := p.Check(access.PermSystemManage, 0); err != nil {
+		return err
+	}
+	return c.Next()
+}

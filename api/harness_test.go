@@ -74,6 +74,7 @@ type setupOpts struct {
 	access    service.AccessOptions // sessions and limiter settings
 	watch     bool                  // start the auth watcher (credential cache)
 	secure    bool                  // api.Options.SecureCookies
+	pprof     bool
 }
 
 func openStore(t *testing.T, dialect string) *store.Store {
@@ -150,7 +151,7 @@ func setup(t *testing.T, dialect string, o setupOpts) *bundle {
 		t.Cleanup(w.Stop)
 	}
 	app := api.New(api.Options{
-		Service: svc, Registry: prometheus.NewRegistry(), Ready: o.ready, Log: log, BodyLimit: o.bodyLimit,
+		Service: svc, Registry: prometheus.NewRegistry(), Ready: o.ready, Log: log, BodyLimit: o.bodyLimit, Pprof: o.pprof,
 		SecureCookies: o.secure, Clock: o.clock,
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

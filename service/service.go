@@ -36,6 +36,10 @@ type Options struct {
 	// AlarmChannels are the alarm channel names the server declares; a job
 	// may name only these.
 	AlarmChannels []string
+	// OnGroupChange, when set, is called after a group was created, changed
+	// or deleted, so that caches of groups (dispatch candidates, executor
+	// tokens) are dropped at once on this replica.
+	OnGroupChange func()
 	// Log receives warnings of background work (the auth watcher); nil discards.
 	Log *logrus.Entry
 	// Access configures accounts, sessions and the login limiter; zero
@@ -67,6 +71,7 @@ type Service struct {
 	drivers  *targets.Registry
 	clock    clockwork.Clock
 	channels map[string]bool
+	changed  func()
 	log      *logrus.Entry
 
 	creds         *credCache
@@ -92,6 +97,10 @@ func New(o Options) *Service {
 	for _, c := range o.AlarmChannels {
 		channels[c] = true
 	}
+	changed := o.OnGroupChange
+	if changed == nil {
+		changed = func() {}
+	}
 	log := o.Log
 	if log == nil {
 		l := logrus.New()
@@ -99,7 +108,7 @@ func New(o Options) *Service {
 		log = logrus.NewEntry(l)
 	}
 	a := o.Access
-	svc := &Service{st: o.Store, trig: o.Scheduler, drivers: o.Drivers, clock: clock, channels: channels, log: log,
+	svc := &Service{st: o.Store, trig: o.Scheduler, drivers: o.Drivers, clock: clock, channels: channels, changed: changed, log: log,
 		creds: newCredCache(), authPoll: orDur(a.AuthPoll, DefaultAuthPoll), sessionIdle: orDur(a.SessionIdle, DefaultSessionIdle),
 		sessionMax: orDur(a.SessionMax, DefaultSessionMax), loginFree: a.LoginFreeTries, loginMaxDelay: orDur(a.LoginMaxDelay, DefaultLoginMaxDelay)}
 	if svc.loginFree <= 0 {

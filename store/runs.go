@@ -102,8 +102,8 @@ type RunListParams struct {
 	JobID   int64
 	GroupID int64
 	// OnlyGroups, when not nil, keeps only runs of these groups (empty: none).
-	OnlyGroups []int64
-	States     []kind.RunState
+	OnlyGroups  []int64
+	States      []kind.RunState
 	FromMs      int64 // scheduled_ms >= FromMs when > 0
 	ToMs        int64 // scheduled_ms < ToMs when > 0
 	TriggerType kind.Trigger
