@@ -522,3 +522,5 @@ func (s *server) listAudit(c *fiber.Ctx) error {
 	}
 	return c.JSON(viewPage(page, viewAudit))
 }
+
+func timeMs(ms int64) time.Time { return time.UnixMilli(ms) }

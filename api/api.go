@@ -19,6 +19,7 @@ import (
 
 	"github.com/ringjob/ringjob/access"
 	"github.com/ringjob/ringjob/service"
+	"github.com/ringjob/ringjob/sso"
 )
 
 // Defaults of Options.
@@ -52,6 +53,8 @@ type Options struct {
 	SecureCookies bool
 	// Clock tells time (token expiry arithmetic); nil = the real clock.
 	Clock clockwork.Clock
+	// SSO, when set, serves single sign-on at /api/v1/sso/login and /callback.
+	SSO *sso.Provider
 	// Pprof serves Go's profiles under /debug/pprof/ to admin tokens (the
 	// same Bearer token as the REST API). Off by default: a profile shows
 	// the server's internals and costs CPU while it is taken.
@@ -68,6 +71,7 @@ type server struct {
 
 	secureCookies bool
 	clock         clockwork.Clock
+	sso           *sso.Provider
 }
 
 func (s *server) now() time.Time { return s.clock.Now() }
@@ -78,7 +82,7 @@ func New(o Options) *fiber.App {
 	if o.Service == nil {
 		panic("api.New: Service is required")
 	}
-	s := &server{svc: o.Service, ready: o.Ready, log: o.Log, timeout: o.RequestTimeout, secureCookies: o.SecureCookies, clock: o.Clock}
+	s := &server{svc: o.Service, ready: o.Ready, log: o.Log, timeout: o.RequestTimeout, secureCookies: o.SecureCookies, clock: o.Clock, sso: o.SSO}
 	if s.clock == nil {
 		s.clock = clockwork.NewRealClock()
 	}
@@ -164,6 +168,7 @@ func New(o Options) *fiber.App {
 	v1.get("/stats", checkedInHandler(access.PermRunsRead), s.getStats)
 
 	s.accountRoutes(v1)
+	s.ssoRoutes(v1)
 	return app
 }
 

@@ -19,7 +19,6 @@ const (
 	codeNotFound         = "not_found"
 	codeConflict         = "conflict"
 	codeUnauthenticated  = "unauthenticated"
-	codeForbidden        = "forbidden"
 	codePayloadTooLarge  = "payload_too_large"
 	codeMethodNotAllowed = "method_not_allowed"
 	codeTargetError      = "target_error"

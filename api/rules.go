@@ -155,11 +155,11 @@ func (s *server) groupOf(c *fiber.Ctx, sc Scope) (group int64, found bool, err e
 	case ScopeGroup:
 		return id, true, nil
 	case ScopeJob:
-		j, err := s.svc.GetJob(ctx, id)
-		return j.GroupID, err == nil, ignoreNotFound(err)
+		g, err := s.svc.GroupOfJob(ctx, id)
+		return g, err == nil, ignoreNotFound(err)
 	case ScopeRun:
-		r, err := s.svc.GetRun(ctx, id)
-		return r.GroupID, err == nil, ignoreNotFound(err)
+		g, err := s.svc.GroupOfRun(ctx, id)
+		return g, err == nil, ignoreNotFound(err)
 	}
 	return 0, false, nil
 }

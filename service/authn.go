@@ -61,6 +61,7 @@ type credCache struct {
 	entries  map[string]*credEntry
 	bindings []store.RoleBinding
 	haveBind bool
+	groupOf  map[objKey]int64 // job and run id -> group
 	watching atomic.Bool
 	lastOK   atomic.Int64 // unix ms of the last successful poll
 	touches  chan touch
@@ -73,7 +74,7 @@ type touch struct {
 }
 
 func newCredCache() *credCache {
-	return &credCache{entries: map[string]*credEntry{}, touches: make(chan touch, 1024)}
+	return &credCache{entries: map[string]*credEntry{}, groupOf: map[objKey]int64{}, touches: make(chan touch, 1024)}
 }
 
 // reset drops every cached entry.
@@ -83,6 +84,7 @@ func (c *credCache) reset(version int64) {
 	c.version = version
 	c.entries = map[string]*credEntry{}
 	c.bindings, c.haveBind = nil, false
+	c.groupOf = map[objKey]int64{}
 	c.mu.Unlock()
 }
 

@@ -174,8 +174,16 @@ func (s *Service) UpdateJob(ctx context.Context, p JobUpdateParams) (store.Job, 
 		if j, err = write(tx); err != nil {
 			return err
 		}
+		if j.GroupID != cur.GroupID { // permission caches map the job to its old group
+			if err := tx.AuthVersionBump(ctx); err != nil {
+				return err
+			}
+		}
 		return s.audit(ctx, tx, auditEntry{Action: ActJobUpdate, ObjectType: "job", ObjectID: j.ID, GroupID: j.GroupID, Changes: diffFields(fieldsOf(cur), fieldsOf(j))})
 	})
+	if err == nil && j.GroupID != cur.GroupID {
+		s.authChanged()
+	}
 	if err != nil {
 		return store.Job{}, notFoundOr(err, "job", p.ID, fmt.Sprintf("update job %d", p.ID))
 	}

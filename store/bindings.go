@@ -123,3 +123,29 @@ func (s *Store) AuthVersionBump(ctx context.Context) error {
 	}
 	return nil
 }
+
+// GroupOfJob returns the group of a job (ErrNotFound when there is none).
+func (s *Store) GroupOfJob(ctx context.Context, id int64) (int64, error) {
+	var g int64
+	err := s.db.QueryRowContext(ctx, "SELECT group_id FROM jobs WHERE id = ?", id).Scan(&g)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("job %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read the group of job %d: %w", id, err)
+	}
+	return g, nil
+}
+
+// GroupOfRun returns the group of a run (ErrNotFound when there is none).
+func (s *Store) GroupOfRun(ctx context.Context, id int64) (int64, error) {
+	var g int64
+	err := s.db.QueryRowContext(ctx, "SELECT group_id FROM runs WHERE id = ?", id).Scan(&g)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("run %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read the group of run %d: %w", id, err)
+	}
+	return g, nil
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/ringjob/ringjob/sso"
 	"net/url"
 	"os"
 	"strconv"
@@ -87,6 +88,9 @@ type AuthConfig struct {
 	SessionIdle time.Duration `yaml:"session_idle"`
 	// SessionMax ends a browser session this long after login (default 12h).
 	SessionMax time.Duration `yaml:"session_max"`
+	// SSO configures OIDC single sign-on; off when issuer_url is empty. Env
+	// RINGJOB_SSO_CLIENT_SECRET sets the client secret.
+	SSO sso.Config `yaml:"sso"`
 }
 
 // ExecutorsConfig configures HTTP executors (XXL-JOB protocol).
@@ -236,6 +240,9 @@ func (c *Config) Validate() error {
 	if c.Auth.SessionIdle < 0 || c.Auth.SessionMax < 0 {
 		errs = append(errs, fmt.Errorf("auth.session_idle and auth.session_max must not be negative"))
 	}
+	if err := c.Auth.SSO.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.API.BodyLimitBytes < 1024 {
 		errs = append(errs, fmt.Errorf("api.body_limit_bytes must be at least 1024, got %d", c.API.BodyLimitBytes))
 	}
@@ -325,6 +332,7 @@ func loadConfig(path string, getenv func(string) string, fl *flagValues) (*Confi
 	str(&c.Log.Level, "RINGJOB_LOG_LEVEL")
 	str(&c.Log.Format, "RINGJOB_LOG_FORMAT")
 	str(&c.API.AdminToken, "RINGJOB_ADMIN_TOKEN")
+	str(&c.Auth.SSO.ClientSecret, "RINGJOB_SSO_CLIENT_SECRET")
 	str(&c.Executors.AccessToken, "RINGJOB_EXECUTOR_TOKEN")
 	str(&c.Lambda.Endpoint, "RINGJOB_LAMBDA_ENDPOINT")
 	str(&c.Scheduler.NodeID, "RINGJOB_NODE_ID")

@@ -20,6 +20,7 @@ import (
 	"github.com/ringjob/ringjob/retention"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/service"
+	"github.com/ringjob/ringjob/sso"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
 	httptarget "github.com/ringjob/ringjob/targets/http"
@@ -175,6 +176,7 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 		Pprof:         cfg.API.Pprof,
 		SecureCookies: strings.HasPrefix(cfg.PublicURL, "https://"),
 		Clock:         clock,
+		SSO:           ssoProvider(cfg, clock),
 	})
 	xxlapi.Mount(app, executors, log.WithField("component", "executor-api"))
 	ln, err := net.Listen("tcp", cfg.Listen)
@@ -285,4 +287,12 @@ func startMaintenance(ctx context.Context, cfg *Config, st *store.Store, node st
 		stops = append(stops, w.Stop)
 	}
 	return stop, nil
+}
+
+// ssoProvider is the OIDC provider of the config, or nil when SSO is off.
+func ssoProvider(cfg *Config, clock clockwork.Clock) *sso.Provider {
+	if !cfg.Auth.SSO.Enabled() {
+		return nil
+	}
+	return sso.New(cfg.Auth.SSO, clock)
 }
