@@ -33,8 +33,8 @@ func FuzzCronNext(f *testing.F) {
 		{"0 0 2 * * ? *", 1767225600, 9},     //
 		{"@weekly", 1767225600, 7},           //
 		{"0 0 25 * * ?", 0, 0},               // invalid
-		{"0 0 0 L * ?", 0, 0},                // invalid
-		{"0 0 0 ? * 6#3", 0, 0},              // invalid
+		{"0 0 0 L * ?", 0, 0},                // last day of the month
+		{"0 0 0 ? * 6#3", 0, 0},              // third Friday
 		{"3/20 1-10/3 0,12 * JAN-MAR,DEC ?", 0, 8},
 	}
 	for _, s := range seeds {
