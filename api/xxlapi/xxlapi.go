@@ -10,6 +10,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -39,19 +41,21 @@ func reply(c *fiber.Ctx, code int, msg string) error {
 	return c.Status(fiber.StatusOK).JSON(xxlwire.Envelope{Code: code, Msg: msg})
 }
 
-// check does XXL-JOB's admin checks: a body, then the token.
-func (h *handlers) check(ctx context.Context, c *fiber.Ctx) (bool, error) {
+// hasBody does XXL-JOB's first admin check: a request body.
+func hasBody(c *fiber.Ctx) (bool, error) {
 	if len(bytes.TrimSpace(c.Body())) == 0 {
 		return false, reply(c, xxlwire.CodeFail, xxlwire.MsgBodyEmpty)
 	}
-	if err := h.ex.Authenticate(ctx, c.Get(xxlwire.HeaderAppName), c.Get(xxlwire.HeaderAccessToken)); err != nil {
-		if errors.Is(err, service.ErrExecutorToken) {
-			h.log.WithFields(logrus.Fields{"path": c.Path(), "remote": c.IP()}).Warn("executor request with a wrong access token")
-			return false, reply(c, xxlwire.CodeFail, service.ErrExecutorToken.Error())
-		}
-		return false, reply(c, xxlwire.CodeFail, "request error: "+err.Error())
-	}
 	return true, nil
+}
+
+// refusal answers a refused registry request; the service has logged why.
+func refusal(c *fiber.Ctx, err error) error {
+	var refused *service.RegistryRefusedError
+	if errors.Is(err, service.ErrExecutorToken) || errors.As(err, &refused) || errors.Is(err, service.ErrIllegalArgument) {
+		return reply(c, xxlwire.CodeFail, err.Error())
+	}
+	return reply(c, xxlwire.CodeFail, "request error: "+err.Error())
 }
 
 // requestTimeout bounds the database work of one executor request.
@@ -60,15 +64,15 @@ const requestTimeout = 10 * time.Second
 func (h *handlers) registry(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), requestTimeout)
 	defer cancel()
-	if ok, err := h.check(ctx, c); !ok {
+	if ok, err := hasBody(c); !ok {
 		return err
 	}
 	var p xxlwire.RegistryRequest
 	if err := json.Unmarshal(c.Body(), &p); err != nil {
 		return reply(c, xxlwire.CodeFail, "Illegal Argument. "+err.Error())
 	}
-	if err := h.ex.Register(ctx, p); err != nil {
-		return reply(c, xxlwire.CodeFail, err.Error())
+	if err := h.ex.Register(ctx, c.Get(xxlwire.HeaderAccessToken), p); err != nil {
+		return refusal(c, err)
 	}
 	return reply(c, xxlwire.CodeSuccess, xxlwire.MsgSuccess)
 }
@@ -76,15 +80,15 @@ func (h *handlers) registry(c *fiber.Ctx) error {
 func (h *handlers) registryRemove(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), requestTimeout)
 	defer cancel()
-	if ok, err := h.check(ctx, c); !ok {
+	if ok, err := hasBody(c); !ok {
 		return err
 	}
 	var p xxlwire.RegistryRequest
 	if err := json.Unmarshal(c.Body(), &p); err != nil {
 		return reply(c, xxlwire.CodeFail, "Illegal Argument. "+err.Error())
 	}
-	if err := h.ex.Unregister(ctx, p); err != nil {
-		return reply(c, xxlwire.CodeFail, err.Error())
+	if err := h.ex.Unregister(ctx, c.Get(xxlwire.HeaderAccessToken), p); err != nil {
+		return refusal(c, err)
 	}
 	return reply(c, xxlwire.CodeSuccess, xxlwire.MsgSuccess)
 }
@@ -94,30 +98,39 @@ func (h *handlers) registryRemove(c *fiber.Ctx) error {
 const RunTokenHeader = xxlwire.HeaderRunToken
 
 // callback accepts a plain array (2.x–3.4) or {"callbackList": [...]} (3.5).
+// Each result is authorized on its own (see service.Executors.Callback); when
+// any is refused the answer is an error naming the refused runs, so the
+// executor logs it.
 func (h *handlers) callback(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), requestTimeout)
 	defer cancel()
-	runToken := c.Get(RunTokenHeader)
-	if runToken == "" {
-		if ok, err := h.check(ctx, c); !ok {
-			return err
+	if ok, err := hasBody(c); !ok {
+		return err
+	}
+	cred := service.CallbackCredential{RunToken: c.Get(RunTokenHeader)}
+	if cred.RunToken == "" {
+		cred.ExecutorToken = c.Get(xxlwire.HeaderAccessToken)
+		if cred.ExecutorToken == "" {
+			h.log.WithFields(logrus.Fields{"path": c.Path(), "remote": c.IP()}).Warn("callback without an access token")
+			return reply(c, xxlwire.CodeFail, service.ErrExecutorToken.Error())
 		}
-	} else if len(bytes.TrimSpace(c.Body())) == 0 {
-		return reply(c, xxlwire.CodeFail, xxlwire.MsgBodyEmpty)
 	}
 	items, err := xxlwire.DecodeCallbacks(c.Body())
 	if err != nil {
 		return reply(c, xxlwire.CodeFail, "invalid callback body: "+err.Error())
 	}
-	if runToken != "" {
-		if err := h.ex.AuthenticateRun(runToken, items); err != nil {
-			h.log.WithFields(logrus.Fields{"path": c.Path(), "remote": c.IP()}).Warn("callback with a wrong run token")
-			return reply(c, xxlwire.CodeFail, err.Error())
-		}
-	}
-	if err := h.ex.Callback(ctx, items); err != nil {
+	refused, err := h.ex.Callback(ctx, cred, items)
+	if err != nil {
 		h.log.WithError(err).Error("record executor callback")
 		return reply(c, xxlwire.CodeFail, "callback not recorded, send it again: "+err.Error())
+	}
+	if len(refused) > 0 {
+		parts := make([]string, len(refused))
+		for i, r := range refused {
+			parts[i] = fmt.Sprintf("%d (%s)", r.RunID, r.Reason)
+		}
+		h.log.WithFields(logrus.Fields{"remote": c.IP(), "refused": strings.Join(parts, ", ")}).Warn("callback results refused")
+		return reply(c, xxlwire.CodeFail, "Refused results of run(s): "+strings.Join(parts, ", "))
 	}
 	return reply(c, xxlwire.CodeSuccess, xxlwire.MsgSuccess)
 }
