@@ -82,6 +82,14 @@ func wallMatches(c *cronSpec, w time.Time) bool {
 	return c.sec&(1<<uint(w.Second())) != 0 && minuteMatches(c, w)
 }
 
+// dateMatches reports whether any time of w's date could match.
+func dateMatches(c *cronSpec, w time.Time) bool {
+	if c.month&(1<<uint(w.Month())) == 0 || c.years != nil && !c.years.has(w.Year()-minYear) {
+		return false
+	}
+	return dayMatches(&c.days, w.Year(), w.Month(), w.Day())
+}
+
 // minuteMatches is wallMatches without the second.
 func minuteMatches(c *cronSpec, w time.Time) bool {
 	if c.min&(1<<uint(w.Minute())) == 0 || c.hour&(1<<uint(w.Hour())) == 0 || c.month&(1<<uint(w.Month())) == 0 {
@@ -150,6 +158,10 @@ func dayMatches(r *dayRule, y int, mo time.Month, d int) bool {
 // minute, every second.
 func bruteWallNext(c *cronSpec, x, limit time.Time) (time.Time, bool) {
 	for m := x.Truncate(time.Minute); !m.After(limit); m = m.Add(time.Minute) {
+		if !dateMatches(c, m) {
+			m = m.Truncate(24*time.Hour).Add(24*time.Hour - time.Minute) // no minute of this day matches
+			continue
+		}
 		if !minuteMatches(c, m) {
 			continue
 		}
@@ -182,6 +194,19 @@ func bruteNext(t testing.TB, s Schedule, after, until time.Time) (time.Time, boo
 					return m.In(loc), true
 				}
 			}
+		}
+		if w := wall(m); !dateMatches(c, w) {
+			// Nothing fires until the next wall midnight or the next zone
+			// change (where a gap may end), whichever comes first; the wall
+			// clock runs evenly until then.
+			skip := w.Truncate(24 * time.Hour).Add(24 * time.Hour).Sub(w)
+			if _, end := m.In(loc).ZoneBounds(); !end.IsZero() && end.Sub(m) < skip {
+				skip = end.Sub(m)
+			}
+			if skip > time.Minute {
+				m = m.Add(skip - time.Minute)
+			}
+			continue
 		}
 		if !minuteMatches(c, wall(m)) {
 			continue
