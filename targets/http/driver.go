@@ -183,7 +183,7 @@ func (d *Driver) Run(ctx context.Context, req targets.Request) (targets.Dispatch
 		shardTotal = 1
 	}
 	tp := xxlwire.TriggerRequest{
-		JobID: req.JobID, ExecutorHandler: req.Handler, ExecutorParams: req.Params, ExecutorBlockStrategy: req.BlockStrategy,
+		JobID: req.JobID, ExecutorHandler: req.Handler, ExecutorParams: req.Params, ExecutorBlockStrategy: string(req.BlockStrategy),
 		ExecutorTimeout: int64(req.Timeout / time.Second), LogID: req.RunID, LogDateTime: req.ScheduledAt.UnixMilli(),
 		GlueType: xxlwire.GlueBean, BroadcastIndex: req.ShardIndex, BroadcastTotal: shardTotal,
 	}
