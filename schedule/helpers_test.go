@@ -159,7 +159,7 @@ func dayMatches(r *dayRule, y int, mo time.Month, d int) bool {
 func bruteWallNext(c *cronSpec, x, limit time.Time) (time.Time, bool) {
 	for m := x.Truncate(time.Minute); !m.After(limit); m = m.Add(time.Minute) {
 		if !dateMatches(c, m) {
-			m = m.Truncate(24*time.Hour).Add(24*time.Hour - time.Minute) // no minute of this day matches
+			m = m.Truncate(24 * time.Hour).Add(24*time.Hour - time.Minute) // no minute of this day matches
 			continue
 		}
 		if !minuteMatches(c, m) {
