@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/routes"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
@@ -217,11 +218,11 @@ func (d *dispatcher) dispatch(ctx context.Context, f fire) {
 	}
 	switch {
 	case err != nil:
-		d.finish(f, target, targets.Outcome{State: targets.OutcomeFailed, Code: 500, Message: err.Error()})
+		d.finish(f, target, targets.Outcome{State: kind.RunFailed, Code: 500, Message: err.Error()})
 	case res.Done != nil:
 		d.finish(f, target, *res.Done)
 	default:
-		d.ledger.write(ledgerOp{u: store.RunUpdate{ID: f.runID, State: store.RunRunning, Target: target, Message: res.Message}})
+		d.ledger.write(ledgerOp{u: store.RunUpdate{ID: f.runID, State: kind.RunRunning, Target: target, Message: res.Message}})
 	}
 }
 
@@ -237,7 +238,7 @@ func (d *dispatcher) requeueRun(ctx context.Context, f fire) {
 }
 
 func (d *dispatcher) finish(f fire, target string, out targets.Outcome) {
-	d.metrics.Outcomes.WithLabelValues(out.State).Inc()
+	d.metrics.Outcomes.WithLabelValues(string(out.State)).Inc()
 	d.ledger.write(ledgerOp{final: true, u: store.RunUpdate{
 		ID: f.runID, State: out.State, Target: target, Code: out.Code, Message: out.Message, FinishedMs: d.clock.Now().UnixMilli(),
 	}})

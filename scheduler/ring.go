@@ -2,10 +2,11 @@ package scheduler
 
 import (
 	"context"
-	"github.com/ringjob/ringjob/internal/lifecycle"
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/ringjob/ringjob/internal/lifecycle"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/ringjob/ringjob/store"

@@ -3,8 +3,10 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"github.com/ringjob/ringjob/internal/lifecycle"
 	"time"
+
+	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/lifecycle"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/ringjob/ringjob/store"
@@ -114,7 +116,7 @@ func (t *takeover) adopt(ctx context.Context, deadNode string, runs []store.Run)
 	latestMissed := map[int64]int64{}
 	for _, r := range runs {
 		j, ok := jobs[r.JobID]
-		if ok && nowMs-r.ScheduledMs > t.cfg.MisfireThreshold.Milliseconds() && j.MisfirePolicy == store.MisfireFireOnceNow {
+		if ok && nowMs-r.ScheduledMs > t.cfg.MisfireThreshold.Milliseconds() && j.MisfirePolicy == kind.MisfireFireOnceNow {
 			if r.ScheduledMs > latestMissed[r.JobID] {
 				latestMissed[r.JobID] = r.ScheduledMs
 			}
@@ -124,7 +126,7 @@ func (t *takeover) adopt(ctx context.Context, deadNode string, runs []store.Run)
 	for _, r := range runs {
 		j, ok := jobs[r.JobID]
 		if !ok {
-			if _, err := t.st.RunSetState(ctx, r.ID, store.RunScheduled, store.RunMisfired, "job was deleted before its run fired", nowMs); err != nil {
+			if _, err := t.st.RunSetState(ctx, r.ID, kind.RunScheduled, kind.RunMisfired, "job was deleted before its run fired", nowMs); err != nil {
 				return err
 			}
 			continue
@@ -132,10 +134,10 @@ func (t *takeover) adopt(ctx context.Context, deadNode string, runs []store.Run)
 		late := nowMs - r.ScheduledMs
 		if late > t.cfg.MisfireThreshold.Milliseconds() && latestMissed[r.JobID] != r.ScheduledMs {
 			msg := fmt.Sprintf("owner %s died; missed by %s; do_nothing skips it", deadNode, time.Duration(late)*time.Millisecond)
-			if j.MisfirePolicy == store.MisfireFireOnceNow {
+			if j.MisfirePolicy == kind.MisfireFireOnceNow {
 				msg = fmt.Sprintf("owner %s died; missed by %s; fire_once_now fires only the latest missed run", deadNode, time.Duration(late)*time.Millisecond)
 			}
-			if _, err := t.st.RunSetState(ctx, r.ID, store.RunScheduled, store.RunMisfired, msg, nowMs); err != nil {
+			if _, err := t.st.RunSetState(ctx, r.ID, kind.RunScheduled, kind.RunMisfired, msg, nowMs); err != nil {
 				return err
 			}
 			t.metrics.Misfired.Inc()

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"sync"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // NodeLiveness is a node's hold on its own life-long named lock (MySQL
@@ -144,7 +146,7 @@ func (s *Store) NodeMarkReaped(ctx context.Context, id string, heartbeatMs int64
 // own no unfinished runs (housekeeping).
 func (s *Store) NodeDelete(ctx context.Context, beforeMs int64) (int64, error) {
 	res, err := s.db.ExecContext(ctx, "DELETE FROM nodes WHERE heartbeat_ms < ? AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.owner = nodes.id AND runs.state IN (?, ?))",
-		beforeMs, RunScheduled, RunDispatching)
+		beforeMs, kind.RunScheduled, kind.RunDispatching)
 	if err != nil {
 		return 0, fmt.Errorf("delete old nodes: %w", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 const runCols = "id, job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, trigger_type, state, owner, target, handler, params, created_ms, dispatched_ms, finished_ms, late, result_code, message, COALESCE(idempotency_key, ''), COALESCE(attempts, ''), retry_of, alarm_status"
@@ -28,7 +30,7 @@ type RunCreateParams struct {
 	ShardTotal     int
 	Attempt        int
 	SchedFire      bool // true for runs derived from a schedule fire (retries of them): unique per fire
-	TriggerType    string
+	TriggerType    kind.Trigger
 	Owner          string
 	Handler        string
 	Params         string
@@ -74,7 +76,7 @@ func (s *Store) RunCreate(ctx context.Context, p RunCreateParams) (run Run, crea
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, sched_fire, trigger_type, state, owner,
  handler, params, message, created_ms, idempotency_key, retry_of) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,'',?,?,?)`,
-		p.JobID, p.GroupID, p.ScheduledMs, p.ShardIndex, p.ShardTotal, p.Attempt, sched, p.TriggerType, RunScheduled, p.Owner,
+		p.JobID, p.GroupID, p.ScheduledMs, p.ShardIndex, p.ShardTotal, p.Attempt, sched, p.TriggerType, kind.RunScheduled, p.Owner,
 		p.Handler, p.Params, p.CreatedMs, key, p.RetryOf)
 	if err != nil {
 		if s.d.isDuplicate(err) && key == nil {
@@ -125,10 +127,10 @@ func (s *Store) RunGet(ctx context.Context, id int64) (Run, error) {
 type RunListParams struct {
 	JobID       int64
 	GroupID     int64
-	States      []string
+	States      []kind.RunState
 	FromMs      int64 // scheduled_ms >= FromMs when > 0
 	ToMs        int64 // scheduled_ms < ToMs when > 0
-	TriggerType string
+	TriggerType kind.Trigger
 	BeforeID    int64 // 0 = from the newest
 	Limit       int
 }
@@ -202,11 +204,11 @@ type RunClaimParams struct {
 func (s *Store) RunClaimBatch(ctx context.Context, p RunClaimParams) ([]int64, error) {
 	var claimed []int64
 	for _, chunk := range chunkInt64(p.IDs, 1000) {
-		args := []any{RunDispatching, p.NowMs, p.NowMs, p.LateAfterMs}
+		args := []any{kind.RunDispatching, p.NowMs, p.NowMs, p.LateAfterMs}
 		for _, id := range chunk {
 			args = append(args, id)
 		}
-		args = append(args, RunScheduled, p.Owner)
+		args = append(args, kind.RunScheduled, p.Owner)
 		res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, dispatched_ms = ?, late = CASE WHEN ? - scheduled_ms > ? THEN 1 ELSE 0 END WHERE id IN ("+
 			placeholders(len(chunk))+") AND state = ? AND owner = ?", args...)
 		if err != nil {
@@ -228,7 +230,7 @@ func (s *Store) RunClaimBatch(ctx context.Context, p RunClaimParams) ([]int64, e
 		for _, id := range chunk {
 			sel = append(sel, id)
 		}
-		sel = append(sel, RunDispatching, p.Owner, p.NowMs)
+		sel = append(sel, kind.RunDispatching, p.Owner, p.NowMs)
 		rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE id IN ("+placeholders(len(chunk))+") AND state = ? AND owner = ? AND dispatched_ms = ?", sel...)
 		if err != nil {
 			return claimed, fmt.Errorf("read claimed runs: %w", err)
@@ -249,7 +251,7 @@ func (s *Store) RunClaimBatch(ctx context.Context, p RunClaimParams) ([]int64, e
 // RunUpdate is the new state of one run.
 type RunUpdate struct {
 	ID         int64
-	State      string
+	State      kind.RunState
 	Target     string // "" keeps the current target
 	Code       int
 	Message    string
@@ -259,7 +261,7 @@ type RunUpdate struct {
 // RunUpdateBatchParams move many runs at once, each only if it is still in
 // one of FromStates (so a late write never overrides a newer state).
 type RunUpdateBatchParams struct {
-	FromStates []string
+	FromStates []kind.RunState
 	Updates    []RunUpdate
 }
 
@@ -375,7 +377,7 @@ func setByValue(q *strings.Builder, args []any, col string, ids []int64, vals []
 // RunCompleteParams record the final outcome of a run.
 type RunCompleteParams struct {
 	ID         int64
-	State      string
+	State      kind.RunState
 	Code       int
 	Message    string
 	FinishedMs int64
@@ -385,7 +387,7 @@ type RunCompleteParams struct {
 // wins). It reports whether this call recorded it.
 func (s *Store) RunComplete(ctx context.Context, p RunCompleteParams) (bool, error) {
 	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, result_code = ?, message = ?, finished_ms = ?, followup = ? WHERE id = ? AND state IN (?, ?)",
-		p.State, p.Code, p.Message, p.FinishedMs, followupFor(p.State), p.ID, RunDispatching, RunRunning)
+		p.State, p.Code, p.Message, p.FinishedMs, followupFor(p.State), p.ID, kind.RunDispatching, kind.RunRunning)
 	if err != nil {
 		return false, fmt.Errorf("complete run %d: %w", p.ID, err)
 	}
@@ -397,7 +399,7 @@ func (s *Store) RunComplete(ctx context.Context, p RunCompleteParams) (bool, err
 }
 
 // RunSetState moves one run from one state to another (compare-and-set).
-func (s *Store) RunSetState(ctx context.Context, id int64, from, to, message string, nowMs int64) (bool, error) {
+func (s *Store) RunSetState(ctx context.Context, id int64, from, to kind.RunState, message string, nowMs int64) (bool, error) {
 	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, message = ?, finished_ms = ?, followup = ? WHERE id = ? AND state = ?", to, message, nowMs, followupFor(to), id, from)
 	if err != nil {
 		return false, fmt.Errorf("move run %d from %s to %s: %w", id, from, to, err)
@@ -417,7 +419,7 @@ type RunTakeOverParams struct {
 // (compare-and-set on the owner, so two survivors never take the same run)
 // and returns the runs taken.
 func (s *Store) RunTakeOver(ctx context.Context, p RunTakeOverParams) ([]Run, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE owner = ? AND state = ? ORDER BY scheduled_ms LIMIT ?", p.From, RunScheduled, p.Limit)
+	rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE owner = ? AND state = ? ORDER BY scheduled_ms LIMIT ?", p.From, kind.RunScheduled, p.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("list orphan runs of node %s: %w", p.From, err)
 	}
@@ -440,7 +442,7 @@ func (s *Store) RunTakeOver(ctx context.Context, p RunTakeOverParams) ([]Run, er
 		for _, id := range chunk {
 			args = append(args, id)
 		}
-		args = append(args, p.From, RunScheduled)
+		args = append(args, p.From, kind.RunScheduled)
 		if _, err := s.execRetry(ctx, "UPDATE runs SET owner = ?, message = ? WHERE id IN ("+placeholders(len(chunk))+") AND owner = ? AND state = ?", args...); err != nil {
 			return out, fmt.Errorf("take over %d runs of node %s: %w", len(chunk), p.From, err)
 		}
@@ -448,7 +450,7 @@ func (s *Store) RunTakeOver(ctx context.Context, p RunTakeOverParams) ([]Run, er
 		for _, id := range chunk {
 			sel = append(sel, id)
 		}
-		sel = append(sel, p.To, RunScheduled)
+		sel = append(sel, p.To, kind.RunScheduled)
 		rs, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE id IN ("+placeholders(len(chunk))+") AND owner = ? AND state = ? ORDER BY scheduled_ms", sel...)
 		if err != nil {
 			return out, fmt.Errorf("read taken-over runs: %w", err)
@@ -476,7 +478,7 @@ type RunMarkLostParams struct {
 // RunMarkLost moves a dead node's dispatching runs to lost; they are not
 // re-sent blindly. Returns the ids marked.
 func (s *Store) RunMarkLost(ctx context.Context, p RunMarkLostParams) ([]int64, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE owner = ? AND state = ?", p.Owner, RunDispatching)
+	rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE owner = ? AND state = ?", p.Owner, kind.RunDispatching)
 	if err != nil {
 		return nil, fmt.Errorf("list dispatching runs of node %s: %w", p.Owner, err)
 	}
@@ -492,7 +494,7 @@ func (s *Store) RunMarkLost(ctx context.Context, p RunMarkLostParams) ([]int64, 
 	rows.Close()
 	var lost []int64
 	for _, id := range ids {
-		ok, err := s.RunSetState(ctx, id, RunDispatching, RunLost, p.Message, p.NowMs)
+		ok, err := s.RunSetState(ctx, id, kind.RunDispatching, kind.RunLost, p.Message, p.NowMs)
 		if err != nil {
 			return lost, err
 		}
@@ -504,7 +506,7 @@ func (s *Store) RunMarkLost(ctx context.Context, p RunMarkLostParams) ([]int64, 
 }
 
 // RunCountByState counts a job's runs per state (0 = all jobs).
-func (s *Store) RunCountByState(ctx context.Context, jobID int64) (map[string]int, error) {
+func (s *Store) RunCountByState(ctx context.Context, jobID int64) (map[kind.RunState]int, error) {
 	q := "SELECT state, COUNT(*) FROM runs"
 	var args []any
 	if jobID != 0 {
@@ -516,9 +518,9 @@ func (s *Store) RunCountByState(ctx context.Context, jobID int64) (map[string]in
 		return nil, fmt.Errorf("count runs by state: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]int{}
+	out := map[kind.RunState]int{}
 	for rows.Next() {
-		var st string
+		var st kind.RunState
 		var n int
 		if err := rows.Scan(&st, &n); err != nil {
 			return nil, err
@@ -529,7 +531,7 @@ func (s *Store) RunCountByState(ctx context.Context, jobID int64) (map[string]in
 }
 
 // isFailed reports whether a state gets a follow-up (retry, alarm).
-func isFailed(state string) bool {
+func isFailed(state kind.RunState) bool {
 	for _, f := range FailedStates {
 		if state == f {
 			return true
@@ -540,7 +542,7 @@ func isFailed(state string) bool {
 
 // followupFor is the followup column a write to state sets: 0 (pending) for
 // failures, NULL otherwise.
-func followupFor(state string) any {
+func followupFor(state kind.RunState) any {
 	if isFailed(state) {
 		return 0
 	}
