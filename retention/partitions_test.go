@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringjob/ringjob/internal/dbtest"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/retention"
 	"github.com/ringjob/ringjob/store"
 )
@@ -47,9 +48,9 @@ func TestPartitionMaintenanceIdempotent(t *testing.T) {
 	f := newFixture(t, st, "app")
 	now := t0.Add(10 * day)
 	for d := 0; d < 10; d++ {
-		f.run(runSpec{group: "app", at: t0.Add(time.Duration(d) * day), state: store.RunSucceeded})
+		f.run(runSpec{group: "app", at: t0.Add(time.Duration(d) * day), state: kind.RunSucceeded})
 	}
-	keyed := f.run(runSpec{group: "app", at: now.Add(-time.Hour), state: store.RunSucceeded, key: "k-1"})
+	keyed := f.run(runSpec{group: "app", at: now.Add(-time.Hour), state: kind.RunSucceeded, key: "k-1"})
 	before := countRuns(t, st)
 
 	ensure := func(at time.Time) {
@@ -88,15 +89,15 @@ func TestPartitionMaintenanceIdempotent(t *testing.T) {
 	// The keys still work: a fire is unique, an idempotency key returns its run.
 	j := f.job["app"]
 	dup, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: now.UnixMilli(), ShardTotal: 1, SchedFire: true,
-		TriggerType: store.TriggerSchedule, Owner: "n1", CreatedMs: now.UnixMilli()})
+		TriggerType: kind.TriggerSchedule, Owner: "n1", CreatedMs: now.UnixMilli()})
 	require.NoError(t, err)
 	again, created2, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: now.UnixMilli(), ShardTotal: 1, SchedFire: true,
-		TriggerType: store.TriggerSchedule, Owner: "n1", CreatedMs: now.UnixMilli()})
+		TriggerType: kind.TriggerSchedule, Owner: "n1", CreatedMs: now.UnixMilli()})
 	require.NoError(t, err)
 	require.False(t, created2)
 	require.Equal(t, dup.ID, again.ID)
 	same, created3, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: now.UnixMilli() + 5, ShardTotal: 1,
-		TriggerType: store.TriggerManual, Owner: "n1", IdempotencyKey: "k-1", CreatedMs: now.UnixMilli()})
+		TriggerType: kind.TriggerManual, Owner: "n1", IdempotencyKey: "k-1", CreatedMs: now.UnixMilli()})
 	require.NoError(t, err)
 	require.False(t, created3)
 	require.Equal(t, keyed, same.ID)
@@ -117,12 +118,12 @@ func TestPartitionedRetention(t *testing.T) {
 	var done []int64
 	for d := 0; d < 5; d++ {
 		for i := 0; i < 3; i++ {
-			done = append(done, f.run(runSpec{group: "app", at: t0.Add(time.Duration(d)*day + time.Duration(i)*time.Hour), state: store.RunSucceeded, log: "x\n"}))
+			done = append(done, f.run(runSpec{group: "app", at: t0.Add(time.Duration(d)*day + time.Duration(i)*time.Hour), state: kind.RunSucceeded, log: "x\n"}))
 		}
 	}
-	failed := f.run(runSpec{group: "app", at: t0.Add(day + 5*time.Hour), state: store.RunFailed}) // follow-up pending, on day 2
-	keyed := f.run(runSpec{group: "app", at: t0.Add(2 * day), state: store.RunSucceeded, key: "old-key"})
-	recent := f.run(runSpec{group: "app", at: t0.Add(33 * day), state: store.RunSucceeded})
+	failed := f.run(runSpec{group: "app", at: t0.Add(day + 5*time.Hour), state: kind.RunFailed}) // follow-up pending, on day 2
+	keyed := f.run(runSpec{group: "app", at: t0.Add(2 * day), state: kind.RunSucceeded, key: "old-key"})
+	recent := f.run(runSpec{group: "app", at: t0.Add(33 * day), state: kind.RunSucceeded})
 
 	clock := clockwork.NewFakeClockAt(t0.Add(34*day + 12*time.Hour))
 	w := newWorker(t, st, clock, "n1", retention.Config{Runs: retention.Age(31 * day), Partitioned: true}, false)

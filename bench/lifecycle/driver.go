@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/targets"
 )
 
@@ -49,7 +50,7 @@ func (d *countingDriver) Run(_ context.Context, req targets.Request) (targets.Di
 	} else if !ok {
 		d.others.Add(1)
 	}
-	return targets.Dispatch{Done: &targets.Outcome{State: targets.OutcomeSucceeded, Code: 200, Message: "noop"}}, nil
+	return targets.Dispatch{Done: &targets.Outcome{State: kind.RunSucceeded, Code: 200, Message: "noop"}}, nil
 }
 
 func (d *countingDriver) Beat(context.Context, string) error               { return nil }
