@@ -47,8 +47,9 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Store) error) error {
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
-	ts := &Store{db: txConn{Tx: tx, pool: s.pool}, pool: s.pool, d: s.d, inTx: true}
-	if err := fn(ts); err != nil {
+	ts := *s // same dialect, pool and secrets box
+	ts.db, ts.inTx = txConn{Tx: tx, pool: s.pool}, true
+	if err := fn(&ts); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
