@@ -115,7 +115,7 @@ func setup(t *testing.T, dialect string, o setupOpts) *bundle {
 	}
 	drv, err := localexec.New(localexec.Config{
 		Commands: []localexec.Command{
-			{Name: "echo", Argv: []string{"/bin/echo"}, ParamsAsArg: true},
+			{Name: "echo", Argv: []string{"/bin/sh", "-c", `printf '%s\n' "$RINGJOB_PARAMS"`}}, // params verbatim, never parsed
 			{Name: "sleep", Argv: []string{"/bin/sleep", "30"}},
 		},
 		KillGrace: time.Second,

@@ -92,6 +92,12 @@ type LambdaConfig struct {
 	// empty uses AWS. Credentials come from the default AWS chain. Env
 	// RINGJOB_LAMBDA_ENDPOINT.
 	Endpoint string `yaml:"endpoint"`
+	// AllowedFunctions limits the functions lambda:// targets and ARNs may
+	// name: account ids (123456789012), function ARN patterns
+	// (arn:aws:lambda:*:123456789012:function:billing-*) and function name
+	// patterns (billing-*). Empty: function names only (the scheduler's own
+	// account), no ARN. Checked when a group or job is saved and at dispatch.
+	AllowedFunctions []string `yaml:"allowed_functions"`
 	// Mode is the default invocation mode: sync (RequestResponse, default)
 	// or event; a target may choose with ?mode=.
 	Mode string `yaml:"mode"`
@@ -131,7 +137,9 @@ type LocalCommand struct {
 	Env            map[string]string `yaml:"env"`
 	Dir            string            `yaml:"dir"`
 	MaxConcurrency int               `yaml:"max_concurrency"`
-	ParamsAsArg    bool              `yaml:"params_as_arg"`
+	ParamsAsArg    bool              `yaml:"params_as_arg"` // params after "--" as the last argument
+	ParamsArg      string            `yaml:"params_arg"`    // params in one last argument from a template such as "--message={params}"
+	ParamsStdin    bool              `yaml:"params_stdin"`  // params on standard input
 }
 
 // Bootstrap lists groups and jobs to create when absent.
@@ -255,7 +263,7 @@ func (c *Config) localexec() localexec.Config {
 	out := localexec.Config{KillGrace: c.Local.KillGrace, LogCapBytes: c.Local.LogCapBytes, InheritEnv: c.Local.InheritEnv}
 	for _, lc := range c.Local.Commands {
 		out.Commands = append(out.Commands, localexec.Command{Name: lc.Name, Argv: lc.Argv, Env: lc.Env, Dir: lc.Dir,
-			MaxConcurrency: lc.MaxConcurrency, ParamsAsArg: lc.ParamsAsArg})
+			MaxConcurrency: lc.MaxConcurrency, ParamsAsArg: lc.ParamsAsArg, ParamsArg: lc.ParamsArg, ParamsStdin: lc.ParamsStdin})
 	}
 	return out
 }
