@@ -15,7 +15,10 @@ locals {
     RINGJOB_LOG_FORMAT   = "json"
     RINGJOB_LOG_LEVEL    = var.log_level
     RINGJOB_STOP_GRACE   = "${var.stop_grace_seconds}s"
-    AWS_REGION           = data.aws_region.current.name
+    # Ringjob's own allow-list mirrors the task role: jobs may target these
+    # functions (by ARN) and no other.
+    RINGJOB_LAMBDA_ALLOWED_FUNCTIONS = join(",", var.lambda_function_arns)
+    AWS_REGION                       = data.aws_region.current.name
   })
   # Rolling deploy: keep all but one replica running, start at most one more.
   min_healthy_percent = floor(100 * (var.replicas - 1) / var.replicas)
