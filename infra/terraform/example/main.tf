@@ -6,6 +6,7 @@ module "database" {
   vpc_id              = aws_vpc.this.id
   subnet_ids          = aws_subnet.private[*].id
   deletion_protection = var.deletion_protection
+  snapshot_identifier = var.database_snapshot_identifier
 }
 
 module "functions" {
