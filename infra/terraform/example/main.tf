@@ -48,6 +48,7 @@ module "scheduler" {
   alarm_topic_arn           = var.alarm_email == null ? null : aws_sns_topic.alarms[0].arn
   admin_token_secret_arn    = aws_secretsmanager_secret.admin.arn
   executor_token_secret_arn = aws_secretsmanager_secret.executor.arn
+  secrets_key_secret_arn    = aws_secretsmanager_secret.secrets_key.arn
   database = {
     endpoint            = module.database.endpoint
     port                = module.database.port
@@ -58,5 +59,5 @@ module "scheduler" {
     security_group_id   = module.database.security_group_id
   }
   # Tasks must not start before the tokens have a value.
-  depends_on = [aws_secretsmanager_secret_version.admin, aws_secretsmanager_secret_version.executor]
+  depends_on = [aws_secretsmanager_secret_version.admin, aws_secretsmanager_secret_version.executor, aws_secretsmanager_secret_version.secrets_key]
 }
