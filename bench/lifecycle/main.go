@@ -174,6 +174,11 @@ func openEnv(ctx context.Context, o options, name string) (*env, func(), error) 
 	if _, err := st.Migrate(ctx); err != nil {
 		return nil, nil, err
 	}
+	// The lock rows exist before any job, as on a real installation (the
+	// first start of a scheduler would otherwise spread every job over them).
+	if err := st.LockPartitionsEnsure(ctx, 1); err != nil {
+		return nil, nil, err
+	}
 	e := &env{admin: admin, db: db, st: st, cfg: sc}
 	cleanup := func() {
 		st.Close()
