@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/ringjob/ringjob/internal/secretbox"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -20,6 +21,9 @@ import (
 type Store struct {
 	db *sql.DB
 	d  dialect
+	// box seals secrets at rest (nil = plaintext); see UseSecrets.
+	box            *secretbox.Box
+	sealedSettings map[string]bool
 }
 
 // Kind reports the database kind: "mysql" or "sqlite".

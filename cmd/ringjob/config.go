@@ -12,6 +12,7 @@ import (
 
 	"github.com/ringjob/ringjob/alarm"
 	"github.com/ringjob/ringjob/internal/egress"
+	"github.com/ringjob/ringjob/internal/secretbox"
 	"github.com/ringjob/ringjob/reports"
 	"github.com/ringjob/ringjob/retention"
 	"github.com/ringjob/ringjob/scheduler"
@@ -34,6 +35,7 @@ type Config struct {
 	// PublicURL is how users and executors reach this server (for messages;
 	// default http://LISTEN).
 	PublicURL string          `yaml:"public_url"`
+	TLS       TLSConfig       `yaml:"tls"`
 	Log       LogConfig       `yaml:"log"`
 	API       APIConfig       `yaml:"api"`
 	Executors ExecutorsConfig `yaml:"executors"`
@@ -41,6 +43,8 @@ type Config struct {
 	// Alarms declares the alarm channels jobs may name (email, webhook,
 	// slack, dingtalk, wecom, feishu); see alarm/doc.go.
 	Alarms alarm.Config `yaml:"alarms"`
+	// Secrets is the key that encrypts the secrets kept in the database.
+	Secrets SecretsConfig `yaml:"secrets"`
 	// Outbound is the policy for the addresses the server calls (HTTP
 	// executors, alarm webhooks); see internal/egress and docs/security.md.
 	Outbound egress.Config `yaml:"outbound"`
@@ -57,6 +61,51 @@ type Config struct {
 	// Bootstrap creates groups and jobs at start when they do not exist yet
 	// (matched by app name and job name); existing ones are left alone.
 	Bootstrap Bootstrap `yaml:"bootstrap"`
+}
+
+// TLSConfig makes the server terminate TLS itself (for deployments without
+// a load balancer in front). The files are read again when they change, so
+// a renewed certificate needs no restart.
+type TLSConfig struct {
+	CertFile string `yaml:"cert_file"` // PEM certificate chain. Env RINGJOB_TLS_CERT_FILE.
+	KeyFile  string `yaml:"key_file"`  // PEM private key. Env RINGJOB_TLS_KEY_FILE.
+}
+
+// SecretsConfig holds the keys that seal group executor tokens, the
+// generated executor token and the run-token secret in the database
+// (AES-256-GCM; see docs/security.md for rotation).
+type SecretsConfig struct {
+	// Key is 32 bytes in base64 (`openssl rand -base64 32`). Empty: those
+	// secrets are stored in plaintext (a warning says so at start). Env
+	// RINGJOB_SECRETS_KEY.
+	Key string `yaml:"key"`
+	// PreviousKeys still open values sealed before a rotation; values are
+	// sealed again with Key at start. Env RINGJOB_SECRETS_PREVIOUS_KEYS
+	// (comma-separated).
+	PreviousKeys []string `yaml:"previous_keys"`
+}
+
+// box builds the sealing box of the keys (nil when no key is set).
+func (s SecretsConfig) box() (*secretbox.Box, error) {
+	if s.Key == "" {
+		if len(s.PreviousKeys) > 0 {
+			return nil, fmt.Errorf("secrets.previous_keys needs secrets.key (the key that seals from now on)")
+		}
+		return nil, nil
+	}
+	cur, err := secretbox.ParseKey(s.Key)
+	if err != nil {
+		return nil, fmt.Errorf("secrets.key: %w", err)
+	}
+	var prev [][]byte
+	for i, k := range s.PreviousKeys {
+		b, err := secretbox.ParseKey(k)
+		if err != nil {
+			return nil, fmt.Errorf("secrets.previous_keys[%d]: %w", i, err)
+		}
+		prev = append(prev, b)
+	}
+	return secretbox.New(cur, prev...)
 }
 
 // LogConfig selects the log level and format.
@@ -106,6 +155,7 @@ type LambdaConfig struct {
 	// (arn:aws:lambda:*:123456789012:function:billing-*) and function name
 	// patterns (billing-*). Empty: function names only (the scheduler's own
 	// account), no ARN. Checked when a group or job is saved and at dispatch.
+	// Env RINGJOB_LAMBDA_ALLOWED_FUNCTIONS (comma-separated).
 	AllowedFunctions []string `yaml:"allowed_functions"`
 	// Mode is the default invocation mode: sync (RequestResponse, default)
 	// or event; a target may choose with ?mode=.
@@ -193,6 +243,9 @@ func (c *Config) defaults() {
 	}
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + c.Listen
+		if c.TLS.CertFile != "" {
+			c.PublicURL = "https://" + c.Listen
+		}
 	}
 	if c.Log.Level == "" {
 		c.Log.Level = "info"
@@ -213,6 +266,9 @@ func (c *Config) Validate() error {
 	var errs []error
 	if !strings.HasPrefix(c.DatabaseURL, "sqlite://") && !strings.HasPrefix(c.DatabaseURL, "mysql://") {
 		errs = append(errs, fmt.Errorf("database_url must be sqlite://PATH or mysql://USER:PASS@HOST:PORT/DB"))
+	}
+	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
+		errs = append(errs, fmt.Errorf("tls.cert_file and tls.key_file go together: set both or neither"))
 	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
@@ -253,6 +309,9 @@ func (c *Config) Validate() error {
 		if err := c.Alarms.Validate(); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if _, err := c.Secrets.box(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := c.Outbound.Validate(); err != nil {
 		errs = append(errs, err)
@@ -315,7 +374,21 @@ func loadConfig(path string, getenv func(string) string, fl *flagValues) (*Confi
 	str(&c.API.AdminToken, "RINGJOB_ADMIN_TOKEN")
 	str(&c.Executors.AccessToken, "RINGJOB_EXECUTOR_TOKEN")
 	str(&c.Lambda.Endpoint, "RINGJOB_LAMBDA_ENDPOINT")
+	str(&c.Secrets.Key, "RINGJOB_SECRETS_KEY")
+	if v := getenv("RINGJOB_SECRETS_PREVIOUS_KEYS"); v != "" {
+		c.Secrets.PreviousKeys = strings.Split(v, ",")
+	}
 	str(&c.Scheduler.NodeID, "RINGJOB_NODE_ID")
+	str(&c.TLS.CertFile, "RINGJOB_TLS_CERT_FILE")
+	str(&c.TLS.KeyFile, "RINGJOB_TLS_KEY_FILE")
+	if v := getenv("RINGJOB_LAMBDA_ALLOWED_FUNCTIONS"); v != "" {
+		c.Lambda.AllowedFunctions = nil
+		for _, f := range strings.Split(v, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				c.Lambda.AllowedFunctions = append(c.Lambda.AllowedFunctions, f)
+			}
+		}
+	}
 	if v := getenv("RINGJOB_PPROF"); v != "" {
 		on, err := strconv.ParseBool(v)
 		if err != nil {
