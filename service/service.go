@@ -40,6 +40,9 @@ type Options struct {
 	// or deleted, so that caches of groups (dispatch candidates, executor
 	// tokens) are dropped at once on this replica.
 	OnGroupChange func()
+	// JobScanWindow is how many jobs one page of a job list filtered by name
+	// or enabled looks at (0 = 20,000).
+	JobScanWindow int
 	// Log receives warnings of background work (the auth watcher); nil discards.
 	Log *logrus.Entry
 	// Access configures accounts, sessions and the login limiter; zero
@@ -72,6 +75,7 @@ type Service struct {
 	clock    clockwork.Clock
 	channels map[string]bool
 	changed  func()
+	window   int
 	log      *logrus.Entry
 
 	creds         *credCache
@@ -101,6 +105,10 @@ func New(o Options) *Service {
 	if changed == nil {
 		changed = func() {}
 	}
+	window := o.JobScanWindow
+	if window <= 0 {
+		window = defaultJobScanWindow
+	}
 	log := o.Log
 	if log == nil {
 		l := logrus.New()
@@ -108,7 +116,7 @@ func New(o Options) *Service {
 		log = logrus.NewEntry(l)
 	}
 	a := o.Access
-	svc := &Service{st: o.Store, trig: o.Scheduler, drivers: o.Drivers, clock: clock, channels: channels, changed: changed, log: log,
+	svc := &Service{st: o.Store, trig: o.Scheduler, drivers: o.Drivers, clock: clock, channels: channels, changed: changed, window: window, log: log,
 		creds: newCredCache(), authPoll: orDur(a.AuthPoll, DefaultAuthPoll), sessionIdle: orDur(a.SessionIdle, DefaultSessionIdle),
 		sessionMax: orDur(a.SessionMax, DefaultSessionMax), loginFree: a.LoginFreeTries, loginMaxDelay: orDur(a.LoginMaxDelay, DefaultLoginMaxDelay)}
 	if svc.loginFree <= 0 {
