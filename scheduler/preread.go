@@ -105,7 +105,7 @@ func (p *preReader) cycle(ctx context.Context) (full bool, err error) {
 		switch in.State {
 		case store.RunScheduled:
 			fires = append(fires, fire{runID: ids[i], scheduledMs: in.ScheduledMs, shardIndex: in.ShardIndex, shardTotal: in.ShardTotal,
-				attempt: in.Attempt, params: in.Params, job: plan.jobOf[i]})
+				attempt: in.Attempt, params: in.Params, job: plan.jobOf[i], trigger: in.TriggerType})
 		case store.RunMisfired:
 			p.metrics.Misfired.Inc()
 		}

@@ -107,6 +107,9 @@ type Run struct {
 	Attempts    string
 	RetryOf     int64 // the run this one retries, 0 = none
 	AlarmStatus int   // AlarmNone, AlarmNotNeeded, AlarmSent, AlarmFailed
+	// HandedMs is when the run was handed to its target (0: not yet, so a
+	// takeover may send it; otherwise it may have arrived).
+	HandedMs int64
 }
 
 // Alarm states of a run (XXL-JOB's alarm_status).
@@ -124,5 +127,11 @@ type Node struct {
 	StartedMs   int64
 	HeartbeatMs int64
 	StoppedMs   int64
-	ReapedMs    int64
+	// ReapedMs is the heartbeat at which another node declared this one dead
+	// (see NodeDeclareDead); equal to HeartbeatMs while it stays dead.
+	ReapedMs int64
 }
+
+// Declared reports whether another node declared this node dead and has not
+// seen it heartbeat since.
+func (n Node) Declared() bool { return n.HeartbeatMs > 0 && n.ReapedMs == n.HeartbeatMs }
