@@ -31,8 +31,9 @@ run: build sample-function ## Build and start the server on SQLite with the samp
 	$(BIN)/ringjob server --config $(CONFIG)
 
 .PHONY: test
-test: ## go vet, then all tests with the race detector
+test: ## go vet, terraform fmt check, then all tests with the race detector
 	$(GO) vet ./...
+	infra/terraform/check fmt
 	$(GO) test -race -timeout 9m ./...
 
 .PHONY: test-short
@@ -65,6 +66,15 @@ functions: ## Build functions/examples/* as provided.al2023 bootstraps (arm64, a
 		GOOS=linux GOARCH=$$arch CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags "-s -w" -o $$out/bootstrap ./functions/examples/$$fn; \
 		$(BIN)/zipfn -o $$out.zip $$out/bootstrap; \
 	done; done
+
+.PHONY: tf-check
+tf-check: ## Terraform: fmt, policy tests, README tables, terraform validate + test (mocked AWS provider from a local mirror)
+	$(GO) test -count=1 ./infra/terraform/...
+	infra/terraform/check all
+
+.PHONY: tf-docs
+tf-docs: ## Regenerate the inputs/outputs tables of infra/terraform/modules/*/README.md
+	$(GO) run ./infra/terraform/docgen
 
 .PHONY: clean
 clean: ## Remove build output

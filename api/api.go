@@ -131,6 +131,8 @@ func New(o Options) *fiber.App {
 	v1.Get("/runs/:id", s.getRun)
 	v1.Get("/runs/:id/log", s.runLog)
 	v1.Post("/runs/:id/kill", s.killRun)
+
+	v1.Get("/stats", s.getStats)
 	return app
 }
 

@@ -15,6 +15,8 @@ type groupRequest struct {
 	Members       []string `json:"members"`
 	ExecutorToken string   `json:"executor_token"`
 	Protocol      string   `json:"protocol"`
+	// AcceptRegistrations: omitted = the default (create) or unchanged (update).
+	AcceptRegistrations *bool `json:"accept_registrations"`
 }
 
 func (s *server) createGroup(c *fiber.Ctx) error {
@@ -23,7 +25,7 @@ func (s *server) createGroup(c *fiber.Ctx) error {
 		return err
 	}
 	g, err := s.svc.CreateGroup(c.UserContext(), service.GroupCreateParams{AppName: req.AppName, Title: req.Title, Members: req.Members,
-		ExecutorToken: req.ExecutorToken, Protocol: req.Protocol})
+		ExecutorToken: req.ExecutorToken, Protocol: req.Protocol, AcceptRegistrations: req.AcceptRegistrations})
 	if err != nil {
 		return err
 	}
@@ -65,7 +67,7 @@ func (s *server) updateGroup(c *fiber.Ctx) error {
 		return err
 	}
 	g, err := s.svc.UpdateGroup(c.UserContext(), service.GroupUpdateParams{ID: id, AppName: req.AppName, Title: req.Title, Members: req.Members,
-		ExecutorToken: req.ExecutorToken, Protocol: req.Protocol})
+		ExecutorToken: req.ExecutorToken, Protocol: req.Protocol, AcceptRegistrations: req.AcceptRegistrations})
 	if err != nil {
 		return err
 	}

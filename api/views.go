@@ -25,10 +25,12 @@ type groupView struct {
 	Members []string `json:"members"`
 	// ExecutorTokenSet tells whether the group has its own executor token;
 	// the token itself is never shown back.
-	ExecutorTokenSet bool    `json:"executor_token_set"`
-	Protocol         string  `json:"protocol"`
-	CreatedAt        *string `json:"created_at"`
-	UpdatedAt        *string `json:"updated_at"`
+	ExecutorTokenSet bool   `json:"executor_token_set"`
+	Protocol         string `json:"protocol"`
+	// AcceptRegistrations tells whether HTTP executors may register into the group.
+	AcceptRegistrations bool    `json:"accept_registrations"`
+	CreatedAt           *string `json:"created_at"`
+	UpdatedAt           *string `json:"updated_at"`
 }
 
 func viewGroup(g store.Group) groupView {
@@ -37,7 +39,8 @@ func viewGroup(g store.Group) groupView {
 		m = []string{}
 	}
 	return groupView{ID: g.ID, AppName: g.AppName, Title: g.Title, Members: m, ExecutorTokenSet: g.AccessToken != "", Protocol: g.Protocol,
-		CreatedAt: rfc3339(g.CreatedMs), UpdatedAt: rfc3339(g.UpdatedMs)}
+		AcceptRegistrations: g.AcceptRegistrations,
+		CreatedAt:           rfc3339(g.CreatedMs), UpdatedAt: rfc3339(g.UpdatedMs)}
 }
 
 type jobView struct {

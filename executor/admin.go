@@ -8,14 +8,16 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+
+	"github.com/ringjob/ringjob/internal/xxlwire"
 )
 
-// callAdmins POSTs body to {admin}/api/{uri} on each admin address in order
+// callAdmins POSTs body to {admin}{path} on each admin address in order
 // and stops at the first that answers code 200 (XXL-JOB's AdminBiz calls).
-func (e *Executor) callAdmins(ctx context.Context, uri string, body []byte) error {
+func (e *Executor) callAdmins(ctx context.Context, path string, body []byte) error {
 	var errs []error
 	for _, admin := range e.cfg.admins {
-		err := e.callAdmin(ctx, admin+"/api/"+uri, body)
+		err := e.callAdmin(ctx, admin+path, body)
 		if err == nil {
 			return nil
 		}
@@ -24,7 +26,7 @@ func (e *Executor) callAdmins(ctx context.Context, uri string, body []byte) erro
 			break
 		}
 	}
-	return fmt.Errorf("no admin accepted %s: %w", uri, errors.Join(errs...))
+	return fmt.Errorf("no admin accepted %s: %w", path, errors.Join(errs...))
 }
 
 // callAdmin makes one call, bounded by the admin timeout.
@@ -35,7 +37,7 @@ func (e *Executor) callAdmin(ctx context.Context, url string, body []byte) error
 	if err != nil {
 		return fmt.Errorf("POST %s: %w", url, err)
 	}
-	req.Header.Set("Content-Type", requestContentType)
+	req.Header.Set("Content-Type", xxlwire.RequestContentType)
 	req.Header.Set(HeaderAppName, e.cfg.appName)
 	if e.cfg.token != "" {
 		req.Header.Set(HeaderAccessToken, e.cfg.token)
@@ -52,7 +54,7 @@ func (e *Executor) callAdmin(ctx context.Context, url string, body []byte) error
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("POST %s: HTTP %s: %s", url, resp.Status, snippet(data))
 	}
-	var reply adminReply
+	var reply xxlwire.Envelope
 	if err := json.Unmarshal(data, &reply); err != nil {
 		return fmt.Errorf("POST %s: answer is not an XXL-JOB response (check the admin address and context path): %s", url, snippet(data))
 	}

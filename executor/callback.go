@@ -7,13 +7,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ringjob/ringjob/internal/lifecycle"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/ringjob/ringjob/internal/lifecycle"
+	"github.com/ringjob/ringjob/internal/xxlwire"
 )
 
 // Callbacks report run results to the admin. Finished runs queue a callback;
@@ -33,7 +35,7 @@ const (
 
 type callbackQueue struct {
 	mu     sync.Mutex
-	items  []callbackItem
+	items  []xxlwire.CallbackItem
 	notify chan struct{} // capacity 1
 }
 
@@ -41,7 +43,7 @@ func newCallbackQueue() *callbackQueue {
 	return &callbackQueue{notify: make(chan struct{}, 1)}
 }
 
-func (q *callbackQueue) push(items ...callbackItem) {
+func (q *callbackQueue) push(items ...xxlwire.CallbackItem) {
 	q.mu.Lock()
 	q.items = append(q.items, items...)
 	q.mu.Unlock()
@@ -52,14 +54,14 @@ func (q *callbackQueue) push(items ...callbackItem) {
 }
 
 // take removes and returns up to n items.
-func (q *callbackQueue) take(n int) []callbackItem {
+func (q *callbackQueue) take(n int) []xxlwire.CallbackItem {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	n = min(n, len(q.items))
 	if n == 0 {
 		return nil
 	}
-	batch := make([]callbackItem, n)
+	batch := make([]xxlwire.CallbackItem, n)
 	copy(batch, q.items)
 	q.items = q.items[n:]
 	if len(q.items) == 0 {
@@ -100,9 +102,9 @@ func (e *Executor) flushCallbacks(ctx context.Context) {
 	}
 }
 
-func (e *Executor) sendCallbacks(ctx context.Context, batch []callbackItem) {
+func (e *Executor) sendCallbacks(ctx context.Context, batch []xxlwire.CallbackItem) {
 	body := mustJSON(batch)
-	err := e.callAdmins(ctx, "callback", body)
+	err := e.callAdmins(ctx, xxlwire.PathCallback, body)
 	if err == nil {
 		return
 	}
@@ -182,13 +184,13 @@ func (e *Executor) retryCallbacks(ctx context.Context) {
 			e.cfg.logger.Errorf("executor: read callback retry file: %v", err)
 			continue
 		}
-		var items []callbackItem
+		var items []xxlwire.CallbackItem
 		if err := json.Unmarshal(body, &items); err != nil || len(items) == 0 {
 			e.cfg.logger.Errorf("executor: callback retry file %s is not a JSON array of callbacks; renamed to .invalid", path)
 			_ = os.Rename(path, path+".invalid")
 			continue
 		}
-		if err := e.callAdmins(ctx, "callback", body); err != nil {
+		if err := e.callAdmins(ctx, xxlwire.PathCallback, body); err != nil {
 			if ctx.Err() == nil {
 				e.cfg.logger.Errorf("executor: resend %d callbacks from %s: %v", len(items), path, err)
 			}

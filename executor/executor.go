@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ringjob/ringjob/internal/lifecycle"
 	"net"
 	"net/http"
 	"os"
 	"sync"
 	"time"
+
+	"github.com/ringjob/ringjob/internal/lifecycle"
+	"github.com/ringjob/ringjob/internal/xxlwire"
 )
 
 // Executor is an XXL-JOB compatible HTTP executor. Build it with New,
@@ -129,7 +131,7 @@ func (e *Executor) Start(ctx context.Context) error {
 		return fmt.Errorf("executor: create log directory (WithLogDir): %w", err)
 	}
 	e.started = true
-	e.regBody = mustJSON(registryRequest{RegistryGroup: "EXECUTOR", RegistryKey: e.cfg.appName, RegistryValue: e.cfg.address})
+	e.regBody = mustJSON(xxlwire.RegistryRequest{RegistryGroup: xxlwire.RegistryGroupExecutor, RegistryKey: e.cfg.appName, RegistryValue: e.cfg.address})
 	e.registry.Start(ctx, e.registryLoop)
 	e.sender.Start(ctx, e.senderLoop)
 	e.retrier.Start(ctx, e.retryLoop)

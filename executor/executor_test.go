@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/internal/xxlwire"
 )
 
 func TestNew(t *testing.T) {
@@ -468,16 +470,16 @@ func TestLog(t *testing.T) {
 	logReq := func(from int) map[string]any {
 		return map[string]any{"logDateTim": testStart.UnixMilli(), "logId": 42, "fromLineNum": from}
 	}
-	read := func(req map[string]any) logResult {
+	read := func(req map[string]any) xxlwire.LogResult {
 		r := b.post(t, "/log", req)
 		require.Equal(t, 200, r.Code)
-		var res logResult
+		var res xxlwire.LogResult
 		require.NoError(t, json.Unmarshal(r.Data, &res))
 		return res
 	}
 
 	res := read(logReq(1))
-	require.Equal(t, logResult{FromLineNum: 1, LogContent: "readLog fail, logFile not exists", IsEnd: true}, res)
+	require.Equal(t, xxlwire.LogResult{FromLineNum: 1, LogContent: "readLog fail, logFile not exists", IsEnd: true}, res)
 
 	b.run(t, tr)
 	b.admin.waitFor(t, "two lines", func() bool { return read(logReq(1)).ToLineNum == 3 })
@@ -507,7 +509,7 @@ func TestLog(t *testing.T) {
 	require.True(t, res.IsEnd)
 
 	res = read(logReq(6))
-	require.Equal(t, logResult{FromLineNum: 6, ToLineNum: 5, LogContent: "", IsEnd: true}, res)
+	require.Equal(t, xxlwire.LogResult{FromLineNum: 6, ToLineNum: 5, LogContent: "", IsEnd: true}, res)
 
 	// 3.5 spelling.
 	res = read(map[string]any{"logDateTime": testStart.UnixMilli(), "logId": 42, "fromLineNum": 5})
@@ -530,9 +532,9 @@ func TestQueuedRunLogIsNotEnded(t *testing.T) {
 	recv(t, g.started, "the run")
 	b.run(t, b.trig(1, 2, "block"))
 	r := b.post(t, "/log", map[string]any{"logDateTim": testStart.UnixMilli(), "logId": 2, "fromLineNum": 1})
-	var res logResult
+	var res xxlwire.LogResult
 	require.NoError(t, json.Unmarshal(r.Data, &res))
-	require.Equal(t, logResult{FromLineNum: 1}, res, "queued: no file yet, not ended")
+	require.Equal(t, xxlwire.LogResult{FromLineNum: 1}, res, "queued: no file yet, not ended")
 	close(g.release)
 	b.admin.waitCallback(t, 2)
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+
+	"github.com/ringjob/ringjob/internal/xxlwire"
 )
 
 // serveHTTP is the executor API (XXL-JOB EmbedServer): POST only, exact
@@ -18,7 +20,7 @@ func (e *Executor) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if e.cfg.token != "" &&
 		subtle.ConstantTimeCompare([]byte(r.Header.Get(HeaderAccessToken)), []byte(e.cfg.token)) != 1 {
-		reply(w, CodeFail, msgTokenWrong, nil)
+		reply(w, CodeFail, xxlwire.MsgTokenWrong, nil)
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
@@ -27,42 +29,42 @@ func (e *Executor) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch path := r.URL.Path; path {
-	case "/beat":
-		reply(w, CodeSuccess, msgSuccess, nil)
-	case "/idleBeat":
-		var req jobIDRequest
+	case xxlwire.PathBeat:
+		reply(w, CodeSuccess, xxlwire.MsgSuccess, nil)
+	case xxlwire.PathIdleBeat:
+		var req xxlwire.JobIDRequest
 		if !decode(w, path, body, &req) {
 			return
 		}
 		if e.idle(req.JobID) {
-			reply(w, CodeSuccess, msgSuccess, nil)
+			reply(w, CodeSuccess, xxlwire.MsgSuccess, nil)
 		} else {
 			reply(w, CodeFail, msgIdleBusy, nil)
 		}
-	case "/run", "/trigger":
-		var req triggerRequest
+	case xxlwire.PathRun, xxlwire.PathTrigger:
+		var req xxlwire.TriggerRequest
 		if !decode(w, path, body, &req) {
 			return
 		}
 		code, msg := e.trigger(req)
 		reply(w, code, msg, nil)
-	case "/kill":
-		var req jobIDRequest
+	case xxlwire.PathKill:
+		var req xxlwire.JobIDRequest
 		if !decode(w, path, body, &req) {
 			return
 		}
 		if e.kill(req.JobID) {
-			reply(w, CodeSuccess, msgSuccess, nil)
+			reply(w, CodeSuccess, xxlwire.MsgSuccess, nil)
 		} else {
 			// 2.x admins read msg, 3.5 admins read data.
 			reply(w, CodeSuccess, msgAlreadyKilled, msgAlreadyKilled)
 		}
-	case "/log":
-		var req logRequest
+	case xxlwire.PathLog:
+		var req xxlwire.LogRequest
 		if !decode(w, path, body, &req) {
 			return
 		}
-		reply(w, CodeSuccess, msgSuccess, e.readLog(req))
+		reply(w, CodeSuccess, xxlwire.MsgSuccess, e.readLog(req))
 	default:
 		reply(w, CodeFail, fmt.Sprintf("invalid request, uri-mapping(%s) not found.", path), nil)
 	}
@@ -77,7 +79,11 @@ func decode(w http.ResponseWriter, path string, body []byte, v any) bool {
 }
 
 func reply(w http.ResponseWriter, code int, msg string, payload any) {
-	w.Header().Set("Content-Type", responseContentType)
+	env, err := xxlwire.Reply(code, msg, payload)
+	if err != nil {
+		panic(err) // only our own plain structs are payloads
+	}
+	w.Header().Set("Content-Type", xxlwire.ResponseContentType)
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(mustJSON(envelope{Code: code, Msg: msg, Content: payload, Data: payload}))
+	_, _ = w.Write(mustJSON(env))
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/ringjob/ringjob/internal/xxlwire"
 )
 
 // maxLogRead bounds one /log answer; the admin asks again from toLineNum+1.
@@ -18,15 +20,15 @@ const maxLogRead = 1 << 20
 // toLineNum is the last line number read, so the next request starts at
 // toLineNum+1. Unlike XXL-JOB (always false), isEnd is true once the run has
 // been reported and every line was returned.
-func (e *Executor) readLog(req logRequest) logResult {
-	res := logResult{FromLineNum: req.FromLineNum}
+func (e *Executor) readLog(req xxlwire.LogRequest) xxlwire.LogResult {
+	res := xxlwire.LogResult{FromLineNum: req.FromLineNum}
 	// Look at the run before the file: a run that ends while we read is then
 	// seen as still going, and the admin just asks once more.
 	e.mu.Lock()
 	_, active := e.active[req.LogID]
 	e.mu.Unlock()
 
-	f, err := os.Open(logPath(e.cfg.logDir, time.UnixMilli(req.dateMillis()), req.LogID))
+	f, err := os.Open(logPath(e.cfg.logDir, time.UnixMilli(req.DateMillis()), req.LogID))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			if active { // queued, not started yet

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/ringjob/ringjob/internal/lifecycle"
+	"github.com/ringjob/ringjob/internal/xxlwire"
 )
 
 // The registry service is the executor's heartbeat: it registers at once and
@@ -14,7 +15,7 @@ import (
 func (e *Executor) registryLoop(ctx context.Context) {
 	registered := false
 	for {
-		err := e.callAdmins(ctx, "registry", e.regBody)
+		err := e.callAdmins(ctx, xxlwire.PathRegistry, e.regBody)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			e.cfg.logger.Errorf("executor: register %s as %s: %v", e.cfg.appName, e.cfg.address, err)
@@ -29,7 +30,7 @@ func (e *Executor) registryLoop(ctx context.Context) {
 }
 
 func (e *Executor) unregister(ctx context.Context) {
-	if err := e.callAdmins(ctx, "registryRemove", e.regBody); err != nil {
+	if err := e.callAdmins(ctx, xxlwire.PathRegistryRemove, e.regBody); err != nil {
 		e.cfg.logger.Errorf("executor: remove registration of %s at %s: %v", e.cfg.appName, e.cfg.address, err)
 	}
 }

@@ -3,11 +3,12 @@ package executor
 import (
 	"context"
 	"errors"
-	"github.com/ringjob/ringjob/internal/lifecycle"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/ringjob/ringjob/internal/lifecycle"
 )
 
 // The retention service deletes run-log date directories ({dir}/yyyy-MM-dd)

@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ringjob/ringjob/internal/xxlwire"
 )
 
 // One worker goroutine per job id runs that job's triggers one at a time from
@@ -64,9 +66,9 @@ type report struct {
 }
 
 // trigger accepts or rejects one /run request (XXL-JOB ExecutorBizImpl.run).
-func (e *Executor) trigger(req triggerRequest) (int, string) {
-	if req.GlueType != "" && req.GlueType != "BEAN" {
-		if glueTypes[req.GlueType] {
+func (e *Executor) trigger(req xxlwire.TriggerRequest) (int, string) {
+	if req.GlueType != "" && req.GlueType != xxlwire.GlueBean {
+		if xxlwire.GlueScriptTypes[req.GlueType] {
 			return CodeFail, fmt.Sprintf("fail, current glue type [%s] not supported.", req.GlueType)
 		}
 		return CodeFail, fmt.Sprintf("glueType[%s] is not valid.", req.GlueType)
@@ -122,10 +124,10 @@ func (e *Executor) trigger(req triggerRequest) (int, string) {
 	e.mu.Unlock()
 
 	e.deliver(reports...)
-	return CodeSuccess, msgSuccess
+	return CodeSuccess, xxlwire.MsgSuccess
 }
 
-func (e *Executor) newRun(req triggerRequest, h Handler) *run {
+func (e *Executor) newRun(req xxlwire.TriggerRequest, h Handler) *run {
 	job := &Job{
 		JobID:         req.JobID,
 		LogID:         req.LogID,
@@ -343,16 +345,7 @@ func (e *Executor) deliver(reports ...report) {
 			delete(e.active, job.LogID)
 		}
 		e.mu.Unlock()
-		item := callbackItem{
-			LogID:       job.LogID,
-			LogDateTim:  job.LogDateTime.UnixMilli(),
-			LogDateTime: job.LogDateTime.UnixMilli(),
-			HandleCode:  rep.code,
-		}
-		if msg != "" {
-			item.HandleMsg = &msg
-		}
-		e.callbacks.push(item)
+		e.callbacks.push(xxlwire.NewCallbackItem(job.LogID, job.LogDateTime.UnixMilli(), rep.code, msg))
 	}
 }
 

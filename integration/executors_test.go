@@ -148,7 +148,7 @@ func (s *server) restartAPI() {
 }
 
 func (s *server) group(app string) store.Group {
-	g, err := s.st.GroupCreate(context.Background(), store.GroupCreateParams{AppName: app, NowMs: time.Now().UnixMilli()})
+	g, err := s.st.GroupCreate(context.Background(), store.GroupCreateParams{AppName: app, GroupExecutorSettings: store.GroupExecutorSettings{AcceptRegistrations: true}, NowMs: time.Now().UnixMilli()})
 	require.NoError(s.t, err)
 	return g
 }

@@ -102,6 +102,7 @@ func TestLambdaThroughTheServer(t *testing.T) {
 	})
 
 	t.Run("failover from a wrong function name to an HTTP executor", func(t *testing.T) {
+		s.group("fn-failover-exec") // executors register only into a group that exists
 		e := startExecutor(t, s, "fn-failover-exec")
 		httpTarget := strings.TrimRight(e.Address(), "/")
 		g := s.groupWith("fn-failover", "lambda://us-east-1/no-such-function", httpTarget)

@@ -18,7 +18,7 @@ import (
 )
 
 func (s *server) groupWith(app string, members ...string) store.Group {
-	g, err := s.st.GroupCreate(context.Background(), store.GroupCreateParams{AppName: app, Members: members, NowMs: time.Now().UnixMilli()})
+	g, err := s.st.GroupCreate(context.Background(), store.GroupCreateParams{AppName: app, Members: members, GroupExecutorSettings: store.GroupExecutorSettings{AcceptRegistrations: true}, NowMs: time.Now().UnixMilli()})
 	require.NoError(s.t, err)
 	return g
 }
@@ -163,10 +163,10 @@ func TestPinnedTargetsAndChosenTarget(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
 	ctx := context.Background()
+	g := s.group("pinned-fleet") // executors register only into a group that exists
 	a := startExecutor(t, s, "pinned-fleet")
 	b := startExecutor(t, s, "pinned-fleet")
 	addrA, addrB := strings.TrimRight(a.Address(), "/"), strings.TrimRight(b.Address(), "/")
-	g := s.group("pinned-fleet")
 	require.Eventually(t, func() bool { l, _ := s.ex.List(ctx, "pinned-fleet", 90_000); return len(l) == 2 }, 10*time.Second, 10*time.Millisecond)
 
 	// Pinned to b: every run goes to b, whatever "first" would pick.

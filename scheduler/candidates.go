@@ -56,9 +56,11 @@ func (c *candidates) list(ctx context.Context, job *store.Job) ([]string, store.
 	if err != nil {
 		return nil, store.Group{}, fmt.Errorf("load group %d of job %d: %w", job.GroupID, job.ID, err)
 	}
-	execs, err := c.executors(ctx, g.AppName)
-	if err != nil {
-		return nil, g, err
+	var execs []string
+	if g.AcceptRegistrations { // registered executors never join a group that did not ask for them
+		if execs, err = c.executors(ctx, g.AppName); err != nil {
+			return nil, g, err
+		}
 	}
 	out := make([]string, 0, len(execs)+len(g.Members))
 	out = append(out, execs...)

@@ -303,7 +303,7 @@ func (f *followups) successes(ctx context.Context, ids []int64) {
 			if child == job.ID {
 				continue
 			}
-			_, _, err := f.trigger(ctx, TriggerParams{JobID: child, TriggerType: store.TriggerParent, IdempotencyKey: fmt.Sprintf("parent-run-%d", r.ID)})
+			_, _, err := f.trigger(ctx, TriggerParams{JobID: child, TriggerType: store.TriggerParent, IdempotencyKey: store.ParentRunKey(r.ID)})
 			if err != nil {
 				f.log.WithError(err).WithFields(logrus.Fields{"run_id": r.ID, "child_job_id": child}).Warn("trigger child job")
 			}

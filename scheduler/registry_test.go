@@ -13,7 +13,7 @@ func TestSilentExecutorIsDroppedAfter90s(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "sqlite", noon)
 	ctx := context.Background()
-	g, err := b.st.GroupCreate(ctx, store.GroupCreateParams{AppName: "orders", NowMs: noon.UnixMilli()})
+	g, err := b.st.GroupCreate(ctx, store.GroupCreateParams{AppName: "orders", GroupExecutorSettings: store.GroupExecutorSettings{AcceptRegistrations: true}, NowMs: noon.UnixMilli()})
 	require.NoError(t, err)
 	j, err := b.st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: g.ID, Name: "sync", ScheduleType: "none", TimeZone: "UTC", ShardCount: 1}, NowMs: noon.UnixMilli()})
 	require.NoError(t, err)

@@ -11,11 +11,15 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
+
+	"github.com/ringjob/ringjob/internal/xxlwire"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
-	"github.com/sirupsen/logrus"
 )
 
 // ExecutorTokenSetting names the setting that holds the generated global
@@ -26,12 +30,12 @@ const ExecutorTokenSetting = "executor_access_token"
 // XXL-JOB's, so executors log what they always logged.
 //
 //lint:ignore ST1005 XXL-JOB's exact text, which executors log and match
-var ErrExecutorToken = errors.New("The access token is wrong.")
+var ErrExecutorToken = errors.New(xxlwire.MsgTokenWrong)
 
 // ErrIllegalArgument is a registry request with a blank field (XXL-JOB's text).
 //
 //lint:ignore ST1005 XXL-JOB's exact text
-var ErrIllegalArgument = errors.New("Illegal Argument.")
+var ErrIllegalArgument = errors.New(xxlwire.MsgIllegalArgument)
 
 // ExecutorsOptions build the executor-facing service.
 type ExecutorsOptions struct {
@@ -40,6 +44,11 @@ type ExecutorsOptions struct {
 	Sink  targets.Sink
 	Clock clockwork.Clock
 	Log   *logrus.Entry
+	// Metrics counts refused registrations and callbacks (nil: not counted).
+	Metrics prometheus.Registerer
+	// CheckAddress, when set, vets the address of a registration (the
+	// outbound policy); an error refuses it.
+	CheckAddress func(ctx context.Context, address string) error
 }
 
 // Executors serves what HTTP executors ask of the server: registry beats,
@@ -51,6 +60,29 @@ type Executors struct {
 	log       *logrus.Entry
 	token     string
 	runSecret []byte // signs per-run callback tokens (functions in Event mode)
+	metrics   *executorMetrics
+	// checkAddress vets registered addresses (the outbound policy).
+	checkAddress func(ctx context.Context, address string) error
+}
+
+// executorMetrics count what the executor API refused.
+type executorMetrics struct {
+	refusedTotal *prometheus.CounterVec
+}
+
+func newExecutorMetrics(reg prometheus.Registerer) *executorMetrics {
+	m := &executorMetrics{refusedTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ringjob_executor_requests_refused_total",
+		Help: "Executor API requests refused, by endpoint (registry, callback) and reason.",
+	}, []string{"endpoint", "reason"})}
+	if reg != nil {
+		reg.MustRegister(m.refusedTotal)
+	}
+	return m
+}
+
+func (m *executorMetrics) refused(endpoint, reason string) {
+	m.refusedTotal.WithLabelValues(endpoint, reason).Inc()
 }
 
 // RunTokenSetting names the setting that holds the secret per-run callback
@@ -69,7 +101,7 @@ func NewExecutors(o ExecutorsOptions) *Executors {
 		l.SetOutput(discardWriter{})
 		log = logrus.NewEntry(l)
 	}
-	return &Executors{st: o.Store, sink: o.Sink, clock: clock, log: log}
+	return &Executors{st: o.Store, sink: o.Sink, clock: clock, log: log, metrics: newExecutorMetrics(o.Metrics), checkAddress: o.CheckAddress}
 }
 
 type discardWriter struct{}
@@ -131,41 +163,8 @@ func (e *Executors) RunToken(runID int64) string {
 	return "rjr_" + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
-// AuthenticateRun checks that token is the callback token of every run in items.
-func (e *Executors) AuthenticateRun(token string, items []CallbackItem) error {
-	if len(e.runSecret) == 0 || len(items) == 0 {
-		return ErrExecutorToken
-	}
-	for _, it := range items {
-		if subtle.ConstantTimeCompare([]byte(e.RunToken(it.LogID)), []byte(token)) != 1 {
-			return ErrExecutorToken
-		}
-	}
-	return nil
-}
-
 // Token is the global executor token (what the server sends to executors).
 func (e *Executors) Token() string { return e.token }
-
-// Authenticate checks an executor's XXL-JOB-ACCESS-TOKEN. With an
-// XXL-JOB-APPNAME whose group has its own token (XXL-JOB 3.5), that token is
-// required; otherwise the global one.
-func (e *Executors) Authenticate(ctx context.Context, appName, token string) error {
-	want := e.token
-	if appName != "" {
-		g, ok, err := e.st.GroupExecutorSettingsByApp(ctx, appName)
-		if err != nil {
-			return err
-		}
-		if ok && g.AccessToken != "" {
-			want = g.AccessToken
-		}
-	}
-	if want == "" || subtle.ConstantTimeCompare([]byte(want), []byte(token)) != 1 {
-		return ErrExecutorToken
-	}
-	return nil
-}
 
 // Auth returns how the server talks to an executor address: the token of
 // the group it registered under (or the global one), its app name, and
@@ -194,19 +193,13 @@ func (e *Executors) Auth(ctx context.Context, target string) (appName, token str
 		if g.AccessToken != "" {
 			token = g.AccessToken
 		}
-		protocol35 = g.Protocol == "3.5"
+		protocol35 = g.Protocol == xxlwire.Protocol35
 	}
 	return appName, token, protocol35, nil
 }
 
-// RegistryParams is an executor's registry beat (XXL-JOB RegistryParam).
-type RegistryParams struct {
-	RegistryGroup string `json:"registryGroup"`
-	RegistryKey   string `json:"registryKey"`
-	RegistryValue string `json:"registryValue"`
-}
-
-func (p RegistryParams) validate() error {
+// validateRegistry checks an executor's registry beat or goodbye.
+func validateRegistry(p xxlwire.RegistryRequest) error {
 	if strings.TrimSpace(p.RegistryGroup) == "" || strings.TrimSpace(p.RegistryKey) == "" || strings.TrimSpace(p.RegistryValue) == "" {
 		return ErrIllegalArgument
 	}
@@ -223,20 +216,84 @@ func (p RegistryParams) validate() error {
 // normalizeAddress drops the trailing slash Java executors send.
 func normalizeAddress(a string) string { return strings.TrimRight(strings.TrimSpace(a), "/") }
 
-// Register records a registry beat.
-func (e *Executors) Register(ctx context.Context, p RegistryParams) error {
-	if err := p.validate(); err != nil {
+// Register records a registry beat made with token. The beat is accepted
+// only into a group that exists under registryKey, accepts registrations,
+// and whose credential token is: its own executor token when it has one,
+// the global executor token otherwise. A refusal is a *RegistryRefusedError
+// (or ErrExecutorToken for a wrong token) and is logged with the app name,
+// the address and the reason.
+func (e *Executors) Register(ctx context.Context, token string, p xxlwire.RegistryRequest) error {
+	if err := validateRegistry(p); err != nil {
 		return err
 	}
-	return e.st.RegistryUpsert(ctx, store.RegistryUpsertParams{AppName: p.RegistryKey, Address: normalizeAddress(p.RegistryValue), NowMs: e.clock.Now().UnixMilli()})
+	addr := normalizeAddress(p.RegistryValue)
+	if err := e.authorizeRegistry(ctx, token, p.RegistryKey, addr, true); err != nil {
+		return err
+	}
+	return e.st.RegistryUpsert(ctx, store.RegistryUpsertParams{AppName: p.RegistryKey, Address: addr, NowMs: e.clock.Now().UnixMilli()})
 }
 
-// Unregister removes an executor that is shutting down.
-func (e *Executors) Unregister(ctx context.Context, p RegistryParams) error {
-	if err := p.validate(); err != nil {
+// Unregister removes an executor that is shutting down; it needs the same
+// credential as its registration.
+func (e *Executors) Unregister(ctx context.Context, token string, p xxlwire.RegistryRequest) error {
+	if err := validateRegistry(p); err != nil {
 		return err
 	}
-	return e.st.RegistryRemove(ctx, p.RegistryKey, normalizeAddress(p.RegistryValue))
+	addr := normalizeAddress(p.RegistryValue)
+	if err := e.authorizeRegistry(ctx, token, p.RegistryKey, addr, false); err != nil {
+		return err
+	}
+	return e.st.RegistryRemove(ctx, p.RegistryKey, addr)
+}
+
+// RegistryRefusedError is a registration the group does not allow. Its text
+// is what the executor logs (in XXL-JOB's envelope).
+type RegistryRefusedError struct {
+	AppName string
+	Reason  string
+}
+
+func (r *RegistryRefusedError) Error() string {
+	return fmt.Sprintf("Registry refused for app_name %q: %s.", r.AppName, r.Reason)
+}
+
+func (e *Executors) authorizeRegistry(ctx context.Context, token, appName, addr string, register bool) error {
+	refuse := func(err error, reason, detail string) error {
+		e.log.WithFields(logrus.Fields{"app_name": appName, "address": addr, "reason": detail}).Warn("executor registration refused")
+		e.metrics.refused("registry", reason)
+		return err
+	}
+	g, ok, err := e.st.GroupExecutorSettingsByApp(ctx, appName)
+	if err != nil {
+		return err
+	}
+	want := e.token
+	if g.AccessToken != "" {
+		want = g.AccessToken
+	}
+	if !ok && want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(token)) == 1 {
+		// Only a holder of the global token learns whether a group exists.
+		const why = "no group has this app_name; create the group first"
+		return refuse(&RegistryRefusedError{AppName: appName, Reason: why}, "unknown_group", why)
+	}
+	if want == "" || subtle.ConstantTimeCompare([]byte(want), []byte(token)) != 1 {
+		why := "wrong access token: the group takes the global executor token"
+		if g.AccessToken != "" {
+			why = "wrong access token: the group has its own executor token"
+		}
+		return refuse(ErrExecutorToken, "wrong_token", why)
+	}
+	if register && !g.AcceptRegistrations {
+		const why = "the group does not accept registered executors (accept_registrations is false)"
+		return refuse(&RegistryRefusedError{AppName: appName, Reason: why}, "registrations_closed", why)
+	}
+	if register && e.checkAddress != nil {
+		if err := e.checkAddress(ctx, addr); err != nil {
+			why := "the address is not allowed by the outbound policy: " + err.Error()
+			return refuse(&RegistryRefusedError{AppName: appName, Reason: why}, "address_denied", why)
+		}
+	}
+	return nil
 }
 
 // List lists the live executors of an app name ("" = all).
@@ -244,23 +301,12 @@ func (e *Executors) List(ctx context.Context, appName string, deadAfterMs int64)
 	return e.st.RegistryList(ctx, store.RegistryListParams{AppName: appName, SinceMs: e.clock.Now().UnixMilli() - deadAfterMs})
 }
 
-// CallbackItem is one run result from an executor (XXL-JOB
-// HandleCallbackParam). Both spellings of the log time are accepted; unknown
-// fields (the Go client's executeResult) are ignored by the decoder.
-type CallbackItem struct {
-	LogID       int64  `json:"logId"`
-	LogDateTim  int64  `json:"logDateTim"`
-	LogDateTime int64  `json:"logDateTime"`
-	HandleCode  int    `json:"handleCode"`
-	HandleMsg   string `json:"handleMsg"`
-}
-
-// outcome maps XXL-JOB handle codes onto run states.
-func (c CallbackItem) outcome() targets.Outcome {
+// callbackOutcome maps XXL-JOB handle codes onto run states.
+func callbackOutcome(c xxlwire.CallbackItem) targets.Outcome {
 	switch {
-	case c.HandleCode == 200:
+	case c.HandleCode == xxlwire.CodeSuccess:
 		return targets.Outcome{State: targets.OutcomeSucceeded, Code: 200, Message: c.HandleMsg}
-	case c.HandleCode == 502:
+	case c.HandleCode == xxlwire.CodeTimeout:
 		return targets.Outcome{State: targets.OutcomeTimedOut, Code: 502, Message: c.HandleMsg}
 	case strings.Contains(c.HandleMsg, "killed"):
 		return targets.Outcome{State: targets.OutcomeKilled, Code: c.HandleCode, Message: c.HandleMsg}
@@ -272,13 +318,41 @@ func (c CallbackItem) outcome() targets.Outcome {
 // maxHandleMsg caps a callback message (XXL-JOB keeps 15 000 characters).
 const maxHandleMsg = 15000
 
-// Callback records run results. The first result of a run wins; later ones
-// are ignored and logged, as are results for unknown runs.
-func (e *Executors) Callback(ctx context.Context, items []CallbackItem) error {
+// CallbackCredential is what a callback was sent with: the executor token
+// (XXL-JOB-ACCESS-TOKEN) or a per-run token (functions in Event mode).
+type CallbackCredential struct {
+	ExecutorToken string
+	RunToken      string
+}
+
+// CallbackRefusal is a result that was not accepted, and why.
+type CallbackRefusal struct {
+	RunID  int64
+	Reason string
+}
+
+// Callback refusal reasons (the metric's reason label).
+const (
+	RefusedRunToken     = "wrong_run_token"
+	RefusedNotHTTP      = "not_an_http_run"
+	RefusedOtherGroup   = "other_group"
+	RefusedNotRecorded  = "dispatch_not_recorded"
+	targetRecordTimeout = 2 * time.Second
+)
+
+// Callback records run results. A result is accepted only when the caller
+// may report that run: with a run token, the run's own token; with an
+// executor token, the run was dispatched to an HTTP executor of a group
+// whose credential that token is (the group's own token, or the global one
+// for groups without). Local runs take no callbacks; Lambda Event runs only
+// their run token. Refused results change nothing and are returned and
+// counted. The first result of a run wins; later ones are ignored and
+// logged, as are results for unknown runs.
+func (e *Executors) Callback(ctx context.Context, cred CallbackCredential, items []xxlwire.CallbackItem) ([]CallbackRefusal, error) {
+	var refused []CallbackRefusal
+	tokens := map[int64]string{} // group id -> its executor credential, for this request
 	for _, it := range items {
-		if len(it.HandleMsg) > maxHandleMsg {
-			it.HandleMsg = it.HandleMsg[:maxHandleMsg] + "..."
-		}
+		it.HandleMsg = targets.CleanMessage(it.HandleMsg, maxHandleMsg)
 		log := e.log.WithFields(logrus.Fields{"run_id": it.LogID, "handle_code": it.HandleCode})
 		r, err := e.st.RunGet(ctx, it.LogID)
 		if errors.Is(err, store.ErrNotFound) {
@@ -286,7 +360,17 @@ func (e *Executors) Callback(ctx context.Context, items []CallbackItem) error {
 			continue
 		}
 		if err != nil {
-			return err
+			return refused, err
+		}
+		reason, err := e.authorizeCallback(ctx, cred, &r, tokens)
+		if err != nil {
+			return refused, err
+		}
+		if reason != "" {
+			log.WithFields(logrus.Fields{"reason": reason, "target": r.Target, "group_id": r.GroupID}).Warn("callback refused")
+			e.metrics.refused("callback", reason)
+			refused = append(refused, CallbackRefusal{RunID: it.LogID, Reason: reason})
+			continue
 		}
 		switch r.State {
 		case store.RunDispatching, store.RunRunning:
@@ -294,9 +378,72 @@ func (e *Executors) Callback(ctx context.Context, items []CallbackItem) error {
 			log.WithField("state", r.State).Info("ignored a repeated callback: the run already has an outcome")
 			continue
 		}
-		if err := e.sink.Complete(ctx, it.LogID, it.outcome()); err != nil {
-			return fmt.Errorf("record callback of run %d: %w", it.LogID, err)
+		if err := e.sink.Complete(ctx, it.LogID, callbackOutcome(it)); err != nil {
+			return refused, fmt.Errorf("record callback of run %d: %w", it.LogID, err)
 		}
 	}
-	return nil
+	return refused, nil
+}
+
+// authorizeCallback returns why cred may not report r ("" = it may).
+func (e *Executors) authorizeCallback(ctx context.Context, cred CallbackCredential, r *store.Run, tokens map[int64]string) (string, error) {
+	if cred.RunToken != "" {
+		if len(e.runSecret) == 0 || subtle.ConstantTimeCompare([]byte(e.RunToken(r.ID)), []byte(cred.RunToken)) != 1 {
+			return RefusedRunToken, nil
+		}
+		return "", nil
+	}
+	if r.Target == "" && r.State == store.RunDispatching {
+		// The dispatcher records where a run went a few milliseconds after
+		// the target accepted it (batched), and a fast executor may call
+		// back first: wait for the record rather than trust the caller.
+		var err error
+		if *r, err = e.waitTarget(ctx, r.ID); err != nil {
+			return "", err
+		}
+		if r.Target == "" && r.State == store.RunDispatching {
+			return RefusedNotRecorded, nil
+		}
+	}
+	if scheme, err := targets.Scheme(r.Target); err != nil || (scheme != "http" && scheme != "https") {
+		return RefusedNotHTTP, nil
+	}
+	want, ok := tokens[r.GroupID]
+	if !ok {
+		g, err := e.st.GroupGet(ctx, r.GroupID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return "", err
+		}
+		want = e.token
+		if g.AccessToken != "" {
+			want = g.AccessToken
+		}
+		tokens[r.GroupID] = want
+	}
+	if want == "" || subtle.ConstantTimeCompare([]byte(want), []byte(cred.ExecutorToken)) != 1 {
+		return RefusedOtherGroup, nil
+	}
+	return "", nil
+}
+
+// waitTarget rereads a run until its target is recorded or it leaves
+// dispatching, for at most targetRecordTimeout.
+func (e *Executors) waitTarget(ctx context.Context, id int64) (store.Run, error) {
+	deadline := time.NewTimer(targetRecordTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return store.Run{}, ctx.Err()
+		case <-deadline.C:
+			return e.st.RunGet(ctx, id)
+		case <-tick.C:
+		}
+		r, err := e.st.RunGet(ctx, id)
+		if err != nil || r.Target != "" || r.State != store.RunDispatching {
+			return r, err
+		}
+	}
 }

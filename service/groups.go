@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/ringjob/ringjob/internal/xxlwire"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
 )
@@ -39,6 +40,12 @@ type GroupCreateParams struct {
 	// Protocol is "" (XXL-JOB 2.x–3.4 executors: /run) or "3.5" (/trigger,
 	// XXL-JOB-APPNAME required).
 	Protocol string
+	// AcceptRegistrations lets HTTP executors register under AppName (with
+	// ExecutorToken when set, else the global executor token). nil = the
+	// default: yes when the group has no static members or an http(s) one,
+	// no when its members are only Lambda functions or local commands, so
+	// registrations never take such a group over.
+	AcceptRegistrations *bool
 }
 
 // GroupUpdateParams replace a group's editable fields. The app name cannot
@@ -52,6 +59,23 @@ type GroupUpdateParams struct {
 	Members       []string
 	ExecutorToken string
 	Protocol      string
+	// AcceptRegistrations: nil keeps the group's current setting.
+	AcceptRegistrations *bool
+}
+
+// defaultAcceptRegistrations is whether a new group takes registered
+// executors when its creator did not say: only when it is (also) meant for
+// HTTP executors.
+func defaultAcceptRegistrations(members []string) bool {
+	if len(members) == 0 {
+		return true
+	}
+	for _, m := range members {
+		if strings.HasPrefix(m, "http://") || strings.HasPrefix(m, "https://") {
+			return true
+		}
+	}
+	return false
 }
 
 // checkExecutorSettings validates a group's executor token and protocol.
@@ -65,7 +89,7 @@ func checkExecutorSettings(token, protocol string) (store.GroupExecutorSettings,
 		}
 	}
 	switch protocol {
-	case "", "3.5":
+	case "", xxlwire.Protocol35:
 	default:
 		return store.GroupExecutorSettings{}, invalid("protocol", "must be empty (XXL-JOB 2.x to 3.4 executors) or \"3.5\", got %q", protocol)
 	}
@@ -88,6 +112,10 @@ func (s *Service) CreateGroup(ctx context.Context, p GroupCreateParams) (store.G
 	es, err := checkExecutorSettings(p.ExecutorToken, p.Protocol)
 	if err != nil {
 		return store.Group{}, err
+	}
+	es.AcceptRegistrations = defaultAcceptRegistrations(members)
+	if p.AcceptRegistrations != nil {
+		es.AcceptRegistrations = *p.AcceptRegistrations
 	}
 	g, err := s.st.GroupCreate(ctx, store.GroupCreateParams{AppName: p.AppName, Title: p.Title, Members: members, GroupExecutorSettings: es, NowMs: s.nowMs()})
 	if errors.Is(err, store.ErrConflict) {
@@ -148,14 +176,16 @@ func (s *Service) UpdateGroup(ctx context.Context, p GroupUpdateParams) (store.G
 	if err != nil {
 		return store.Group{}, err
 	}
-	if p.AppName != "" {
-		cur, err := s.GetGroup(ctx, p.ID)
-		if err != nil {
-			return store.Group{}, err
-		}
-		if p.AppName != cur.AppName {
-			return store.Group{}, invalid("app_name", "cannot be changed (it is %q); leave it out, or create a new group with the new app_name and move the jobs", cur.AppName)
-		}
+	cur, err := s.GetGroup(ctx, p.ID)
+	if err != nil {
+		return store.Group{}, err
+	}
+	if p.AppName != "" && p.AppName != cur.AppName {
+		return store.Group{}, invalid("app_name", "cannot be changed (it is %q); leave it out, or create a new group with the new app_name and move the jobs", cur.AppName)
+	}
+	es.AcceptRegistrations = cur.AcceptRegistrations
+	if p.AcceptRegistrations != nil {
+		es.AcceptRegistrations = *p.AcceptRegistrations
 	}
 	g, err := s.st.GroupUpdate(ctx, store.GroupUpdateParams{ID: p.ID, Title: p.Title, Members: members, GroupExecutorSettings: es, NowMs: s.nowMs()})
 	if err != nil {

@@ -29,6 +29,9 @@ type dialect interface {
 	classify(err error) errClass
 	// scheduleTxOptions are the options of the locked pre-read transaction.
 	scheduleTxOptions() *sql.TxOptions
+	// reportUpsert is the clause after a run_reports INSERT that adds the
+	// new counts to an existing bucket row.
+	reportUpsert() string
 }
 
 type mysqlDialect struct{}
@@ -51,6 +54,12 @@ func (mysqlDialect) scheduleTxOptions() *sql.TxOptions {
 	return &sql.TxOptions{Isolation: sql.LevelReadCommitted}
 }
 func (mysqlDialect) classify(err error) errClass { return classifyMySQL(err) }
+func (mysqlDialect) reportUpsert() string {
+	return ` ON DUPLICATE KEY UPDATE succeeded = succeeded + VALUES(succeeded), failed = failed + VALUES(failed),
+ timed_out = timed_out + VALUES(timed_out), killed = killed + VALUES(killed), lost = lost + VALUES(lost),
+ misfired = misfired + VALUES(misfired), duration_sum_ms = duration_sum_ms + VALUES(duration_sum_ms),
+ duration_max_ms = GREATEST(duration_max_ms, VALUES(duration_max_ms))`
+}
 func (mysqlDialect) isDuplicate(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "Error 1062")
 }
@@ -81,6 +90,12 @@ func (sqliteDialect) classify(err error) errClass {
 		return errConflict
 	}
 	return errPermanent
+}
+func (sqliteDialect) reportUpsert() string {
+	return ` ON CONFLICT (resolution, group_id, job_id, bucket_ms) DO UPDATE SET succeeded = succeeded + excluded.succeeded,
+ failed = failed + excluded.failed, timed_out = timed_out + excluded.timed_out, killed = killed + excluded.killed,
+ lost = lost + excluded.lost, misfired = misfired + excluded.misfired, duration_sum_ms = duration_sum_ms + excluded.duration_sum_ms,
+ duration_max_ms = MAX(duration_max_ms, excluded.duration_max_ms)`
 }
 func (sqliteDialect) isDuplicate(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")

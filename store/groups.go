@@ -23,8 +23,8 @@ func (s *Store) GroupCreate(ctx context.Context, p GroupCreateParams) (Group, er
 	if err != nil {
 		return Group{}, fmt.Errorf("encode group members: %w", err)
 	}
-	res, err := s.db.ExecContext(ctx, "INSERT INTO job_groups (app_name, title, members, access_token, protocol, created_ms, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
-		p.AppName, p.Title, string(members), p.AccessToken, p.Protocol, p.NowMs, p.NowMs)
+	res, err := s.db.ExecContext(ctx, "INSERT INTO job_groups (app_name, title, members, access_token, protocol, accept_registrations, created_ms, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+		p.AppName, p.Title, string(members), p.AccessToken, p.Protocol, boolInt(p.AcceptRegistrations), p.NowMs, p.NowMs)
 	if err != nil {
 		if s.d.isDuplicate(err) {
 			return Group{}, fmt.Errorf("group app_name %q: %w", p.AppName, ErrConflict)
@@ -53,8 +53,8 @@ func (s *Store) GroupUpdate(ctx context.Context, p GroupUpdateParams) (Group, er
 	if err != nil {
 		return Group{}, fmt.Errorf("encode group members: %w", err)
 	}
-	res, err := s.db.ExecContext(ctx, "UPDATE job_groups SET title = ?, members = ?, access_token = ?, protocol = ?, updated_ms = ? WHERE id = ?",
-		p.Title, string(members), p.AccessToken, p.Protocol, p.NowMs, p.ID)
+	res, err := s.db.ExecContext(ctx, "UPDATE job_groups SET title = ?, members = ?, access_token = ?, protocol = ?, accept_registrations = ?, updated_ms = ? WHERE id = ?",
+		p.Title, string(members), p.AccessToken, p.Protocol, boolInt(p.AcceptRegistrations), p.NowMs, p.ID)
 	if err != nil {
 		return Group{}, fmt.Errorf("update group %d: %w", p.ID, err)
 	}
@@ -66,14 +66,16 @@ func (s *Store) GroupUpdate(ctx context.Context, p GroupUpdateParams) (Group, er
 	return s.GroupGet(ctx, p.ID)
 }
 
-const groupCols = "id, app_name, title, members, access_token, protocol, created_ms, updated_ms"
+const groupCols = "id, app_name, title, members, access_token, protocol, accept_registrations, created_ms, updated_ms"
 
 func scanGroup(sc interface{ Scan(...any) error }) (Group, error) {
 	var g Group
 	var members string
-	if err := sc.Scan(&g.ID, &g.AppName, &g.Title, &members, &g.AccessToken, &g.Protocol, &g.CreatedMs, &g.UpdatedMs); err != nil {
+	var accept int
+	if err := sc.Scan(&g.ID, &g.AppName, &g.Title, &members, &g.AccessToken, &g.Protocol, &accept, &g.CreatedMs, &g.UpdatedMs); err != nil {
 		return Group{}, err
 	}
+	g.AcceptRegistrations = accept != 0
 	if err := json.Unmarshal([]byte(members), &g.Members); err != nil {
 		return Group{}, fmt.Errorf("decode members of group %d: %w", g.ID, err)
 	}

@@ -111,11 +111,16 @@ func (s *Store) SettingInit(ctx context.Context, name, value string, nowMs int64
 type GroupExecutorSettings struct {
 	AccessToken string // "" = the global executor token
 	Protocol    string // "" (2.x–3.4: /run) or "3.5" (/trigger, XXL-JOB-APPNAME required)
+	// AcceptRegistrations lets HTTP executors register under the group's app
+	// name (with the group's token, or the global one when it has none).
+	// Registered executors are candidates only while it is set.
+	AcceptRegistrations bool
 }
 
 // GroupSetExecutorSettings sets a group's executor token and protocol.
 func (s *Store) GroupSetExecutorSettings(ctx context.Context, groupID int64, p GroupExecutorSettings) error {
-	res, err := s.db.ExecContext(ctx, "UPDATE job_groups SET access_token = ?, protocol = ? WHERE id = ?", p.AccessToken, p.Protocol, groupID)
+	res, err := s.db.ExecContext(ctx, "UPDATE job_groups SET access_token = ?, protocol = ?, accept_registrations = ? WHERE id = ?",
+		p.AccessToken, p.Protocol, boolInt(p.AcceptRegistrations), groupID)
 	if err != nil {
 		return fmt.Errorf("set executor settings of group %d: %w", groupID, err)
 	}
@@ -128,7 +133,9 @@ func (s *Store) GroupSetExecutorSettings(ctx context.Context, groupID int64, p G
 // GroupExecutorSettingsByApp reads the executor settings of the group with
 // an app name; ok is false when no group has it.
 func (s *Store) GroupExecutorSettingsByApp(ctx context.Context, appName string) (g GroupExecutorSettings, ok bool, err error) {
-	err = s.db.QueryRowContext(ctx, "SELECT access_token, protocol FROM job_groups WHERE app_name = ?", appName).Scan(&g.AccessToken, &g.Protocol)
+	var accept int
+	err = s.db.QueryRowContext(ctx, "SELECT access_token, protocol, accept_registrations FROM job_groups WHERE app_name = ?", appName).Scan(&g.AccessToken, &g.Protocol, &accept)
+	g.AcceptRegistrations = accept != 0
 	if errors.Is(err, sql.ErrNoRows) {
 		return g, false, nil
 	}

@@ -40,11 +40,11 @@ func TestExecutorRegistry(t *testing.T) {
 
 		g, err := st.GroupCreate(ctx, store.GroupCreateParams{AppName: "orders", NowMs: t0})
 		require.NoError(t, err)
-		require.NoError(t, st.GroupSetExecutorSettings(ctx, g.ID, store.GroupExecutorSettings{AccessToken: "tok", Protocol: "3.5"}))
+		require.NoError(t, st.GroupSetExecutorSettings(ctx, g.ID, store.GroupExecutorSettings{AccessToken: "tok", Protocol: "3.5", AcceptRegistrations: true}))
 		es, ok, err := st.GroupExecutorSettingsByApp(ctx, "orders")
 		require.NoError(t, err)
 		require.True(t, ok)
-		require.Equal(t, store.GroupExecutorSettings{AccessToken: "tok", Protocol: "3.5"}, es)
+		require.Equal(t, store.GroupExecutorSettings{AccessToken: "tok", Protocol: "3.5", AcceptRegistrations: true}, es)
 		_, ok, err = st.GroupExecutorSettingsByApp(ctx, "nope")
 		require.NoError(t, err)
 		require.False(t, ok)

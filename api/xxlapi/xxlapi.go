@@ -10,20 +10,24 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/ringjob/ringjob/service"
 	"github.com/sirupsen/logrus"
+
+	"github.com/ringjob/ringjob/internal/xxlwire"
+	"github.com/ringjob/ringjob/service"
 )
 
 // Mount adds the executor API to app.
 func Mount(app fiber.Router, ex *service.Executors, log *logrus.Entry) {
 	h := &handlers{ex: ex, log: log}
-	for _, prefix := range []string{"/api", "/xxl-job-admin/api"} {
-		app.Post(prefix+"/registry", h.registry)
-		app.Post(prefix+"/registryRemove", h.registryRemove)
-		app.Post(prefix+"/callback", h.callback)
+	for _, prefix := range []string{"", "/xxl-job-admin"} {
+		app.Post(prefix+xxlwire.PathRegistry, h.registry)
+		app.Post(prefix+xxlwire.PathRegistryRemove, h.registryRemove)
+		app.Post(prefix+xxlwire.PathCallback, h.callback)
 	}
 }
 
@@ -32,32 +36,26 @@ type handlers struct {
 	log *logrus.Entry
 }
 
-// envelope is XXL-JOB's ReturnT / Response.
-type envelope struct {
-	Code    int    `json:"code"`
-	Msg     string `json:"msg"`
-	Content any    `json:"content"`
-	Data    any    `json:"data"`
-}
-
 func reply(c *fiber.Ctx, code int, msg string) error {
-	c.Set(fiber.HeaderContentType, "application/json;charset=UTF-8")
-	return c.Status(fiber.StatusOK).JSON(envelope{Code: code, Msg: msg})
+	c.Set(fiber.HeaderContentType, xxlwire.RequestContentType)
+	return c.Status(fiber.StatusOK).JSON(xxlwire.Envelope{Code: code, Msg: msg})
 }
 
-// check does XXL-JOB's admin checks: a body, then the token.
-func (h *handlers) check(ctx context.Context, c *fiber.Ctx) (bool, error) {
+// hasBody does XXL-JOB's first admin check: a request body.
+func hasBody(c *fiber.Ctx) (bool, error) {
 	if len(bytes.TrimSpace(c.Body())) == 0 {
-		return false, reply(c, 500, "invalid request, requestBody empty.")
-	}
-	if err := h.ex.Authenticate(ctx, c.Get("XXL-JOB-APPNAME"), c.Get("XXL-JOB-ACCESS-TOKEN")); err != nil {
-		if errors.Is(err, service.ErrExecutorToken) {
-			h.log.WithFields(logrus.Fields{"path": c.Path(), "remote": c.IP()}).Warn("executor request with a wrong access token")
-			return false, reply(c, 500, service.ErrExecutorToken.Error())
-		}
-		return false, reply(c, 500, "request error: "+err.Error())
+		return false, reply(c, xxlwire.CodeFail, xxlwire.MsgBodyEmpty)
 	}
 	return true, nil
+}
+
+// refusal answers a refused registry request; the service has logged why.
+func refusal(c *fiber.Ctx, err error) error {
+	var refused *service.RegistryRefusedError
+	if errors.Is(err, service.ErrExecutorToken) || errors.As(err, &refused) || errors.Is(err, service.ErrIllegalArgument) {
+		return reply(c, xxlwire.CodeFail, err.Error())
+	}
+	return reply(c, xxlwire.CodeFail, "request error: "+err.Error())
 }
 
 // requestTimeout bounds the database work of one executor request.
@@ -66,75 +64,73 @@ const requestTimeout = 10 * time.Second
 func (h *handlers) registry(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), requestTimeout)
 	defer cancel()
-	if ok, err := h.check(ctx, c); !ok {
+	if ok, err := hasBody(c); !ok {
 		return err
 	}
-	var p service.RegistryParams
+	var p xxlwire.RegistryRequest
 	if err := json.Unmarshal(c.Body(), &p); err != nil {
-		return reply(c, 500, "Illegal Argument. "+err.Error())
+		return reply(c, xxlwire.CodeFail, "Illegal Argument. "+err.Error())
 	}
-	if err := h.ex.Register(ctx, p); err != nil {
-		return reply(c, 500, err.Error())
+	if err := h.ex.Register(ctx, c.Get(xxlwire.HeaderAccessToken), p); err != nil {
+		return refusal(c, err)
 	}
-	return reply(c, 200, "Success")
+	return reply(c, xxlwire.CodeSuccess, xxlwire.MsgSuccess)
 }
 
 func (h *handlers) registryRemove(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), requestTimeout)
 	defer cancel()
-	if ok, err := h.check(ctx, c); !ok {
+	if ok, err := hasBody(c); !ok {
 		return err
 	}
-	var p service.RegistryParams
+	var p xxlwire.RegistryRequest
 	if err := json.Unmarshal(c.Body(), &p); err != nil {
-		return reply(c, 500, "Illegal Argument. "+err.Error())
+		return reply(c, xxlwire.CodeFail, "Illegal Argument. "+err.Error())
 	}
-	if err := h.ex.Unregister(ctx, p); err != nil {
-		return reply(c, 500, err.Error())
+	if err := h.ex.Unregister(ctx, c.Get(xxlwire.HeaderAccessToken), p); err != nil {
+		return refusal(c, err)
 	}
-	return reply(c, 200, "Success")
+	return reply(c, xxlwire.CodeSuccess, xxlwire.MsgSuccess)
 }
 
 // RunTokenHeader carries a per-run callback token (functions in Event mode)
 // instead of the executor token.
-const RunTokenHeader = "X-Ringjob-Run-Token"
+const RunTokenHeader = xxlwire.HeaderRunToken
 
 // callback accepts a plain array (2.x–3.4) or {"callbackList": [...]} (3.5).
+// Each result is authorized on its own (see service.Executors.Callback); when
+// any is refused the answer is an error naming the refused runs, so the
+// executor logs it.
 func (h *handlers) callback(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), requestTimeout)
 	defer cancel()
-	runToken := c.Get(RunTokenHeader)
-	if runToken == "" {
-		if ok, err := h.check(ctx, c); !ok {
-			return err
-		}
-	} else if len(bytes.TrimSpace(c.Body())) == 0 {
-		return reply(c, 500, "invalid request, requestBody empty.")
+	if ok, err := hasBody(c); !ok {
+		return err
 	}
-	body := bytes.TrimSpace(c.Body())
-	var items []service.CallbackItem
-	var err error
-	if body[0] == '[' {
-		err = json.Unmarshal(body, &items)
-	} else {
-		var wrapped struct {
-			CallbackList []service.CallbackItem `json:"callbackList"`
+	cred := service.CallbackCredential{RunToken: c.Get(RunTokenHeader)}
+	if cred.RunToken == "" {
+		cred.ExecutorToken = c.Get(xxlwire.HeaderAccessToken)
+		if cred.ExecutorToken == "" {
+			h.log.WithFields(logrus.Fields{"path": c.Path(), "remote": c.IP()}).Warn("callback without an access token")
+			return reply(c, xxlwire.CodeFail, service.ErrExecutorToken.Error())
 		}
-		err = json.Unmarshal(body, &wrapped)
-		items = wrapped.CallbackList
 	}
+	items, err := xxlwire.DecodeCallbacks(c.Body())
 	if err != nil {
-		return reply(c, 500, "invalid callback body: "+err.Error())
+		return reply(c, xxlwire.CodeFail, "invalid callback body: "+err.Error())
 	}
-	if runToken != "" {
-		if err := h.ex.AuthenticateRun(runToken, items); err != nil {
-			h.log.WithFields(logrus.Fields{"path": c.Path(), "remote": c.IP()}).Warn("callback with a wrong run token")
-			return reply(c, 500, err.Error())
-		}
-	}
-	if err := h.ex.Callback(ctx, items); err != nil {
+	refused, err := h.ex.Callback(ctx, cred, items)
+	if err != nil {
 		h.log.WithError(err).Error("record executor callback")
-		return reply(c, 500, "callback not recorded, send it again: "+err.Error())
+		return reply(c, xxlwire.CodeFail, "callback not recorded, send it again: "+err.Error())
 	}
-	return reply(c, 200, "Success")
+	if len(refused) > 0 {
+		parts := make([]string, len(refused))
+		for i, r := range refused {
+			parts[i] = fmt.Sprintf("%d (%s)", r.RunID, r.Reason)
+		}
+		h.log.WithFields(logrus.Fields{"remote": c.IP(), "refused": strings.Join(parts, ", ")}).Warn("callback results refused")
+		return reply(c, xxlwire.CodeFail, "Refused results of run(s): "+strings.Join(parts, ", "))
+	}
+	return reply(c, xxlwire.CodeSuccess, xxlwire.MsgSuccess)
 }

@@ -8,16 +8,18 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/sirupsen/logrus"
+	"github.com/stretchr/testify/require"
+
 	"github.com/ringjob/ringjob/api/xxlapi"
 	"github.com/ringjob/ringjob/internal/dbtest"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
-	"github.com/sirupsen/logrus"
-	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -53,7 +55,7 @@ func setup(t *testing.T, kind string) *bundle {
 	require.NoError(t, ex.EnsureRunSecret(ctx))
 	app := fiber.New()
 	xxlapi.Mount(app, ex, logrus.NewEntry(log))
-	g, err := st.GroupCreate(ctx, store.GroupCreateParams{AppName: "xxl-job-executor-sample", NowMs: 1})
+	g, err := st.GroupCreate(ctx, store.GroupCreateParams{AppName: "xxl-job-executor-sample", GroupExecutorSettings: store.GroupExecutorSettings{AcceptRegistrations: true}, NowMs: 1})
 	require.NoError(t, err)
 	j, err := st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: g.ID, Name: "j", ScheduleType: "none", TimeZone: "UTC", ShardCount: 1}, NowMs: 1})
 	require.NoError(t, err)
@@ -87,7 +89,7 @@ func (b *bundle) runningRun(t *testing.T) store.Run {
 	claimed, err := b.st.RunClaimBatch(ctx, store.RunClaimParams{IDs: []int64{r.ID}, Owner: "n", NowMs: 1000})
 	require.NoError(t, err)
 	require.Len(t, claimed, 1)
-	_, err = b.st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []string{store.RunDispatching}, Updates: []store.RunUpdate{{ID: r.ID, State: store.RunRunning}}})
+	_, err = b.st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []string{store.RunDispatching}, Updates: []store.RunUpdate{{ID: r.ID, State: store.RunRunning, Target: "http://10.0.0.5:9999"}}})
 	require.NoError(t, err)
 	return r
 }
@@ -153,7 +155,7 @@ func TestTokenChecks(t *testing.T) {
 	ctx := context.Background()
 	g, err := b.st.GroupCreate(ctx, store.GroupCreateParams{AppName: "orders", NowMs: 1})
 	require.NoError(t, err)
-	require.NoError(t, b.st.GroupSetExecutorSettings(ctx, g.ID, store.GroupExecutorSettings{AccessToken: "orders-token", Protocol: "3.5"}))
+	require.NoError(t, b.st.GroupSetExecutorSettings(ctx, g.ID, store.GroupExecutorSettings{AccessToken: "orders-token", Protocol: "3.5", AcceptRegistrations: true}))
 	env = b.post(t, "/api/registry", `{"registryGroup":"EXECUTOR","registryKey":"orders","registryValue":"http://o:1"}`,
 		map[string]string{"XXL-JOB-APPNAME": "orders", "XXL-JOB-ACCESS-TOKEN": "orders-token"})
 	require.EqualValues(t, 200, env["code"], "%v", env)
@@ -224,11 +226,148 @@ func TestRunTokenCallback(t *testing.T) {
 	other := b.runningRun(t)
 	body := fmt.Sprintf(`{"callbackList":[{"logId":%d,"logDateTime":1,"handleCode":200,"handleMsg":"from lambda"}]}`, r.ID)
 	env := b.post(t, "/api/callback", body, map[string]string{xxlapi.RunTokenHeader: b.ex.RunToken(other.ID)})
-	require.Equal(t, "The access token is wrong.", env["msg"], "another run's token does not fit")
+	require.EqualValues(t, 500, env["code"], "another run's token does not fit")
+	require.Contains(t, env["msg"], fmt.Sprintf("%d (wrong_run_token)", r.ID))
 	env = b.post(t, "/api/callback", body, map[string]string{xxlapi.RunTokenHeader: b.ex.RunToken(r.ID)})
 	require.EqualValues(t, 200, env["code"], "%v", env)
 	got, err := b.st.RunGet(ctx, r.ID)
 	require.NoError(t, err)
 	require.Equal(t, store.RunSucceeded, got.State)
 	require.Equal(t, "from lambda", got.Message)
+}
+
+// TestRegistryTrust registers as an attacker would, holding only the global
+// executor token, and checks that groups that did not ask for it are not
+// joined.
+func TestRegistryTrust(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{"sqlite", "mysql"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, kind)
+			ctx := context.Background()
+			_, err := b.st.GroupCreate(ctx, store.GroupCreateParams{AppName: "payroll", Members: []string{"local://pay"}, NowMs: 1})
+			require.NoError(t, err)
+			_, err = b.st.GroupCreate(ctx, store.GroupCreateParams{AppName: "orders", NowMs: 1,
+				GroupExecutorSettings: store.GroupExecutorSettings{AccessToken: "orders-token-0123456789", Protocol: "3.5", AcceptRegistrations: true}})
+			require.NoError(t, err)
+			beat := func(app string) string {
+				return fmt.Sprintf(`{"registryGroup":"EXECUTOR","registryKey":%q,"registryValue":"http://10.9.9.9:9999/"}`, app)
+			}
+			for _, tc := range []struct {
+				name, body string
+				hdr        map[string]string
+				msg        string
+			}{
+				{"a group that does not accept registrations", beat("payroll"), token, "does not accept registered executors"},
+				{"a group with its own token, with the global token", beat("orders"), token, "The access token is wrong."},
+				{"the body's app name, not the header's, is checked", beat("orders"),
+					map[string]string{"XXL-JOB-APPNAME": "xxl-job-executor-sample", "XXL-JOB-ACCESS-TOKEN": "global-token-0123456789"}, "The access token is wrong."},
+				{"an app name without a group", beat("nobody-here"), token, "no group has this app_name"},
+			} {
+				env := b.post(t, "/api/registry", tc.body, tc.hdr)
+				require.EqualValues(t, 500, env["code"], tc.name)
+				require.Contains(t, env["msg"], tc.msg, tc.name)
+			}
+			live, err := b.ex.List(ctx, "", 90_000)
+			require.NoError(t, err)
+			require.Empty(t, live, "nothing registered")
+
+			// The legitimate executor of orders registers with its group's token;
+			// the global token cannot remove it.
+			env := b.post(t, "/api/registry", beat("orders"), map[string]string{"XXL-JOB-APPNAME": "orders", "XXL-JOB-ACCESS-TOKEN": "orders-token-0123456789"})
+			require.EqualValues(t, 200, env["code"], "%v", env)
+			env = b.post(t, "/api/registryRemove", beat("orders"), token)
+			require.EqualValues(t, 500, env["code"])
+			live, err = b.ex.List(ctx, "orders", 90_000)
+			require.NoError(t, err)
+			require.Len(t, live, 1, "still registered")
+		})
+	}
+}
+
+// TestCallbackTrust reports results with the global executor token for runs
+// it may not report.
+func TestCallbackTrust(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{"sqlite", "mysql"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, kind)
+			ctx := context.Background()
+			withTarget := func(target string) store.Run {
+				r := b.runningRun(t)
+				_, err := b.st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []string{store.RunRunning}, Updates: []store.RunUpdate{{ID: r.ID, State: store.RunRunning, Target: target}}})
+				require.NoError(t, err)
+				return r
+			}
+			local := withTarget("local://sleep30")
+			fn := withTarget("lambda://us-east-1/billing")
+			// A run of a group with its own token.
+			g, err := b.st.GroupCreate(ctx, store.GroupCreateParams{AppName: "orders", NowMs: 1,
+				GroupExecutorSettings: store.GroupExecutorSettings{AccessToken: "orders-token-0123456789", AcceptRegistrations: true}})
+			require.NoError(t, err)
+			oj, err := b.st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: g.ID, Name: "o", ScheduleType: "none", TimeZone: "UTC", ShardCount: 1}, NowMs: 1})
+			require.NoError(t, err)
+			orders := b.runningRun(t)
+			_, err = b.st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []string{store.RunRunning}, Updates: []store.RunUpdate{{ID: orders.ID, State: store.RunRunning, Target: "http://10.0.0.7:9999"}}})
+			require.NoError(t, err)
+			b.job = oj
+			mine := b.runningRun(t) // a run of orders, reported with orders' token below
+
+			for _, tc := range []struct {
+				name   string
+				run    store.Run
+				hdr    map[string]string
+				reason string
+			}{
+				{"a local run takes no callbacks", local, token, service.RefusedNotHTTP},
+				{"a Lambda run takes only its run token", fn, token, service.RefusedNotHTTP},
+				{"another group's run", mine, token, service.RefusedOtherGroup},
+				{"a group token for a run of the global token's group", orders, map[string]string{"XXL-JOB-ACCESS-TOKEN": "orders-token-0123456789"}, service.RefusedOtherGroup},
+			} {
+				env := b.post(t, "/api/callback", fmt.Sprintf(`[{"logId":%d,"handleCode":200,"handleMsg":"forged"}]`, tc.run.ID), tc.hdr)
+				require.EqualValues(t, 500, env["code"], tc.name)
+				require.Contains(t, env["msg"], fmt.Sprintf("%d (%s)", tc.run.ID, tc.reason), tc.name)
+				got, err := b.st.RunGet(ctx, tc.run.ID)
+				require.NoError(t, err)
+				require.Equal(t, store.RunRunning, got.State, tc.name)
+				require.Empty(t, got.Message, tc.name)
+			}
+
+			// The right credentials still report, and a mixed batch records only
+			// what the caller may report.
+			env := b.post(t, "/api/callback", fmt.Sprintf(`[{"logId":%d,"handleCode":200},{"logId":%d,"handleCode":200}]`, mine.ID, local.ID),
+				map[string]string{"XXL-JOB-ACCESS-TOKEN": "orders-token-0123456789"})
+			require.EqualValues(t, 500, env["code"])
+			got, _ := b.st.RunGet(ctx, mine.ID)
+			require.Equal(t, store.RunSucceeded, got.State)
+			got, _ = b.st.RunGet(ctx, local.ID)
+			require.Equal(t, store.RunRunning, got.State)
+			env = b.post(t, "/api/callback", fmt.Sprintf(`[{"logId":%d,"handleCode":200}]`, orders.ID), token)
+			require.EqualValues(t, 200, env["code"], "%v", env)
+		})
+	}
+}
+
+// TestCallbackBeforeTheTargetIsRecorded: a fast executor may call back
+// before the dispatcher has written where the run went; the callback waits
+// for that record instead of trusting the caller.
+func TestCallbackBeforeTheTargetIsRecorded(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "sqlite")
+	ctx := context.Background()
+	r, _, err := b.st.RunCreate(ctx, store.RunCreateParams{JobID: b.job.ID, GroupID: b.job.GroupID, ScheduledMs: 1000, TriggerType: store.TriggerManual, Owner: "n", CreatedMs: 1})
+	require.NoError(t, err)
+	_, err = b.st.RunClaimBatch(ctx, store.RunClaimParams{IDs: []int64{r.ID}, Owner: "n", NowMs: 1000})
+	require.NoError(t, err)
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		_ = b.st.RunAcceptBatch(context.Background(), []store.RunAccept{{ID: r.ID, Target: "http://10.0.0.5:9999", Message: "accepted"}})
+	}()
+	env := b.post(t, "/api/callback", fmt.Sprintf(`[{"logId":%d,"handleCode":200,"handleMsg":"fast"}]`, r.ID), token)
+	require.EqualValues(t, 200, env["code"], "%v", env)
+	got, err := b.st.RunGet(ctx, r.ID)
+	require.NoError(t, err)
+	require.Equal(t, store.RunSucceeded, got.State)
 }

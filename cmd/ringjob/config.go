@@ -4,12 +4,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ringjob/ringjob/alarm"
+	"github.com/ringjob/ringjob/reports"
+	"github.com/ringjob/ringjob/retention"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/targets/localexec"
 	"gopkg.in/yaml.v3"
@@ -20,7 +23,9 @@ import (
 // the only place that maps them onto the component configs.
 type Config struct {
 	// DatabaseURL: sqlite://PATH (default sqlite://./data/ringjob.db) or
-	// mysql://USER:PASS@HOST:PORT/DB. Env RINGJOB_DATABASE_URL.
+	// mysql://USER:PASS@HOST:PORT/DB. Env RINGJOB_DATABASE_URL; env
+	// RINGJOB_DATABASE_PASSWORD supplies the password of a mysql://USER@...
+	// URL that has none.
 	DatabaseURL string `yaml:"database_url"`
 	// Listen is the address of the REST API, executor API and metrics
 	// (default 127.0.0.1:8080). Env RINGJOB_LISTEN.
@@ -39,6 +44,12 @@ type Config struct {
 	Scheduler scheduler.Config `yaml:"scheduler"`
 	// Local declares the commands local:// targets may run.
 	Local LocalConfig `yaml:"local"`
+	// Retention deletes finished runs and logs past their age; see
+	// retention.Config and docs/retention.md.
+	Retention retention.Config `yaml:"retention"`
+	// Reports keeps the aggregated run counts the stats endpoint reads; see
+	// reports.Config.
+	Reports reports.Config `yaml:"reports"`
 	// Bootstrap creates groups and jobs at start when they do not exist yet
 	// (matched by app name and job name); existing ones are left alone.
 	Bootstrap Bootstrap `yaml:"bootstrap"`
@@ -167,6 +178,8 @@ func (c *Config) defaults() {
 		c.API.BodyLimitBytes = 1 << 20
 	}
 	c.Scheduler = c.Scheduler.WithDefaults()
+	c.Retention = c.Retention.WithDefaults()
+	c.Reports = c.Reports.WithDefaults()
 }
 
 // Validate reports every invalid field, by its YAML name.
@@ -213,6 +226,15 @@ func (c *Config) Validate() error {
 		}
 	}
 	if err := c.Scheduler.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Retention.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Retention.Partitioned && !strings.HasPrefix(c.DatabaseURL, "mysql://") {
+		errs = append(errs, fmt.Errorf("retention.partitioned needs MySQL/MariaDB (database_url mysql://...); SQLite purges by rows"))
+	}
+	if err := c.Reports.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := c.localexec().Validate(); err != nil {
@@ -262,6 +284,13 @@ func loadConfig(path string, getenv func(string) string, fl *flagValues) (*Confi
 	str(&c.Executors.AccessToken, "RINGJOB_EXECUTOR_TOKEN")
 	str(&c.Lambda.Endpoint, "RINGJOB_LAMBDA_ENDPOINT")
 	str(&c.Scheduler.NodeID, "RINGJOB_NODE_ID")
+	if v := getenv("RINGJOB_STOP_GRACE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, fmt.Errorf("RINGJOB_STOP_GRACE: %q is not a duration (e.g. 30s)", v)
+		}
+		c.Scheduler.StopGrace = d
+	}
 	if v := getenv("RINGJOB_LOCK_PARTITIONS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -272,11 +301,33 @@ func loadConfig(path string, getenv func(string) string, fl *flagValues) (*Confi
 	if fl != nil {
 		fl.apply(c)
 	}
+	// The password alone may come from its own variable (a container
+	// platform's secret store), so the URL itself holds no secret.
+	if pw := getenv("RINGJOB_DATABASE_PASSWORD"); pw != "" {
+		u, err := withPassword(c.DatabaseURL, pw)
+		if err != nil {
+			return nil, err
+		}
+		c.DatabaseURL = u
+	}
 	c.defaults()
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid configuration:\n%w", err)
 	}
 	return c, nil
+}
+
+// withPassword puts pw into a mysql:// URL that has a user.
+func withPassword(dbURL, pw string) (string, error) {
+	u, err := url.Parse(dbURL)
+	if err != nil || u.Scheme != "mysql" || u.User == nil || u.User.Username() == "" {
+		return "", fmt.Errorf("RINGJOB_DATABASE_PASSWORD is set: database_url must then be mysql://USER@HOST:PORT/DB")
+	}
+	if _, has := u.User.Password(); has {
+		return "", fmt.Errorf("RINGJOB_DATABASE_PASSWORD is set and database_url has a password too: keep one")
+	}
+	u.User = url.UserPassword(u.User.Username(), pw)
+	return u.String(), nil
 }
 
 // flagValues are the command-line overrides of `ringjob server`.

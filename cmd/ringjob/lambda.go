@@ -11,11 +11,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/sirupsen/logrus"
+
 	"github.com/ringjob/ringjob/internal/lambdaemu"
+	"github.com/ringjob/ringjob/internal/xxlwire"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/targets"
 	"github.com/ringjob/ringjob/targets/lambda"
-	"github.com/sirupsen/logrus"
 )
 
 // startLambda builds the lambda:// driver and, when the config lists
@@ -27,7 +29,7 @@ func startLambda(ctx context.Context, cfg *Config, sink targets.Sink, ex *servic
 		Log:         log.WithField("component", "lambda"),
 		Endpoint:    cfg.Lambda.Endpoint,
 		Mode:        cfg.Lambda.Mode,
-		CallbackURL: strings.TrimRight(cfg.PublicURL, "/") + "/api/callback",
+		CallbackURL: strings.TrimRight(cfg.PublicURL, "/") + xxlwire.PathCallback,
 		RunToken:    ex.RunToken,
 	}
 	var emu *lambdaemu.Emulator

@@ -14,6 +14,8 @@ import (
 	"github.com/ringjob/ringjob/alarm"
 	"github.com/ringjob/ringjob/api"
 	"github.com/ringjob/ringjob/api/xxlapi"
+	"github.com/ringjob/ringjob/reports"
+	"github.com/ringjob/ringjob/retention"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"
@@ -104,7 +106,7 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 
 	// HTTP executors: the executor API authenticates them; the driver calls them
 	// with their group's token (or the global one).
-	executors := service.NewExecutors(service.ExecutorsOptions{Store: st, Sink: sched.Sink(), Clock: clock, Log: log.WithField("component", "executors")})
+	executors := service.NewExecutors(service.ExecutorsOptions{Store: st, Sink: sched.Sink(), Clock: clock, Log: log.WithField("component", "executors"), Metrics: reg})
 	execToken, execTokenNew, err := executors.EnsureToken(ctx, cfg.Executors.AccessToken)
 	if err != nil {
 		return fmt.Errorf("prepare the executor token: %w", err)
@@ -162,6 +164,12 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 		_ = app.Shutdown()
 		return err
 	}
+	stopMaintenance, err := startMaintenance(ctx, cfg, st, sched.NodeID(), clock, reg, log)
+	if err != nil {
+		sched.Stop(ctx)
+		_ = app.Shutdown()
+		return err
+	}
 	fmt.Fprintf(stdout, "Ringjob %s is running (node %s, database %s)\n", version, sched.NodeID(), st.Kind())
 	fmt.Fprintf(stdout, "  API:     %s/api/v1   (OpenAPI: %s/api/v1/openapi.json)\n", cfg.PublicURL, cfg.PublicURL)
 	fmt.Fprintf(stdout, "  Health:  %s/healthz  %s/readyz   Metrics: %s/metrics\n", cfg.PublicURL, cfg.PublicURL, cfg.PublicURL)
@@ -186,6 +194,7 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	if err := app.ShutdownWithContext(sctx); err != nil {
 		log.WithError(err).Warn("stop API server")
 	}
+	stopMaintenance()
 	sched.Stop(sctx)
 	log.Info("stopped")
 	return serveErr
@@ -221,4 +230,35 @@ func startAlarms(ctx context.Context, cfg *Config, st *store.Store, log *logrus.
 		return nil, nil, err
 	}
 	return d, d.Channels(), nil
+}
+
+// startMaintenance starts the report roll-up and the retention worker (each
+// runs on one replica at a time, by lease) and returns what stops them.
+func startMaintenance(ctx context.Context, cfg *Config, st *store.Store, node string, clock clockwork.Clock, reg *prometheus.Registry, log *logrus.Entry) (func(), error) {
+	var stops []func()
+	stop := func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	if !cfg.Reports.Disabled {
+		r, err := reports.New(reports.Options{Config: cfg.Reports, Store: st, Node: node, Clock: clock,
+			Log: log.WithField("component", "reports"), Metrics: reports.NewMetrics(reg)})
+		if err != nil {
+			return stop, err
+		}
+		r.Start(ctx)
+		stops = append(stops, r.Stop)
+	}
+	if !cfg.Retention.Disabled {
+		w, err := retention.New(retention.Options{Config: cfg.Retention, Store: st, Node: node, Clock: clock,
+			Log: log.WithField("component", "retention"), Metrics: retention.NewMetrics(reg), CountedOnly: !cfg.Reports.Disabled})
+		if err != nil {
+			stop()
+			return func() {}, err
+		}
+		w.Start(ctx)
+		stops = append(stops, w.Stop)
+	}
+	return stop, nil
 }

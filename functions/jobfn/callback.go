@@ -9,42 +9,40 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/ringjob/ringjob/internal/xxlwire"
 )
 
 // RunTokenHeader carries the run's callback token (Trigger.CallbackToken).
-const RunTokenHeader = "X-Ringjob-Run-Token"
+const RunTokenHeader = xxlwire.HeaderRunToken
 
 // Handle codes of the XXL-JOB callback.
 const (
-	HandleCodeSuccess = 200
-	HandleCodeFail    = 500
+	HandleCodeSuccess = xxlwire.CodeSuccess
+	HandleCodeFail    = xxlwire.CodeFail
 )
 
-// CallbackItem is one entry of an XXL-JOB callback (protocol 3.5 field names).
-type CallbackItem struct {
-	LogID       int64  `json:"logId"`
-	LogDateTime int64  `json:"logDateTime"`
-	HandleCode  int    `json:"handleCode"`
-	HandleMsg   string `json:"handleMsg"`
-	// Log is a Ringjob extension: the run's collected log lines, which the
-	// server may append to the run's log. XXL-JOB admins ignore it.
-	Log []string `json:"log,omitempty"`
-}
+// CallbackItem is one entry of an XXL-JOB callback: logId, the log date
+// (under both spellings, logDateTim and logDateTime), handleCode, handleMsg,
+// and Log, a Ringjob extension with the run's collected log lines, which the
+// server appends to the run's log (XXL-JOB admins ignore it).
+type CallbackItem = xxlwire.CallbackItem
 
-// Callback is the body POSTed to Trigger.CallbackURL.
-type Callback struct {
-	CallbackList []CallbackItem `json:"callbackList"`
-}
+// Callback is the body POSTed to Trigger.CallbackURL (the XXL-JOB 3.5 shape,
+// {"callbackList":[...]}).
+type Callback = xxlwire.CallbackList
 
 func newCallback(t Trigger, res any, err error, lines []string) Callback {
 	at := t.ScheduledAt
 	if at.IsZero() {
 		at = time.Now()
 	}
-	item := CallbackItem{LogID: t.RunID, LogDateTime: at.UnixMilli(), HandleCode: HandleCodeSuccess, HandleMsg: summary(res, err), Log: lines}
+	code := HandleCodeSuccess
 	if err != nil {
-		item.HandleCode = HandleCodeFail
+		code = HandleCodeFail
 	}
+	item := xxlwire.NewCallbackItem(t.RunID, at.UnixMilli(), code, summary(res, err))
+	item.Log = lines
 	return Callback{CallbackList: []CallbackItem{item}}
 }
 
@@ -89,7 +87,7 @@ func (o options) post(ctx context.Context, t Trigger, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("callback_url %q: %w", t.CallbackURL, err)
 	}
-	req.Header.Set("Content-Type", "application/json;charset=UTF-8")
+	req.Header.Set("Content-Type", xxlwire.RequestContentType)
 	req.Header.Set(RunTokenHeader, t.CallbackToken)
 	resp, err := o.client.Do(req)
 	if err != nil {
@@ -103,10 +101,7 @@ func (o options) post(ctx context.Context, t Trigger, data []byte) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(body))
 	}
-	var env struct {
-		Code int    `json:"code"`
-		Msg  string `json:"msg"`
-	}
+	var env xxlwire.Envelope
 	if err := json.Unmarshal(body, &env); err != nil {
 		return fmt.Errorf("answer is not an XXL-JOB response: %q", body)
 	}

@@ -19,7 +19,7 @@
 //     from the Invoke response.
 //   - Event (asynchronous): the trigger carries callback_url and
 //     callback_token. When the handler returns, jobfn POSTs an XXL-JOB
-//     callback {"callbackList":[{"logId","logDateTime","handleCode","handleMsg"}]}
+//     callback {"callbackList":[{"logId","logDateTim","logDateTime","handleCode","handleMsg","log"}]}
 //     with the header X-Ringjob-Run-Token, retrying with backoff, and returns
 //     success to Lambda so that Lambda never retries the job by itself.
 //

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ringjob/ringjob/internal/xxlwire"
 	"github.com/ringjob/ringjob/targets"
 )
 
@@ -86,91 +87,60 @@ func baseURL(target string) (string, error) {
 	return strings.TrimRight(target, "/"), nil
 }
 
-// triggerParam is XXL-JOB's TriggerParam (same field names in every version).
-type triggerParam struct {
-	JobID                 int64  `json:"jobId"`
-	ExecutorHandler       string `json:"executorHandler"`
-	ExecutorParams        string `json:"executorParams"`
-	ExecutorBlockStrategy string `json:"executorBlockStrategy"`
-	ExecutorTimeout       int    `json:"executorTimeout"`
-	LogID                 int64  `json:"logId"`
-	LogDateTime           int64  `json:"logDateTime"`
-	GlueType              string `json:"glueType"`
-	GlueSource            string `json:"glueSource"`
-	GlueUpdatetime        int64  `json:"glueUpdatetime"`
-	BroadcastIndex        int    `json:"broadcastIndex"`
-	BroadcastTotal        int    `json:"broadcastTotal"`
-}
-
-// envelope is XXL-JOB's response: content (2.x) or data (3.x).
-type envelope struct {
-	Code    int             `json:"code"`
-	Msg     string          `json:"msg"`
-	Content json.RawMessage `json:"content"`
-	Data    json.RawMessage `json:"data"`
-}
-
-func (e envelope) payload() json.RawMessage {
-	if len(e.Data) > 0 && string(e.Data) != "null" {
-		return e.Data
-	}
-	return e.Content
-}
-
 // ErrExecutor is an executor's non-200 answer.
 var ErrExecutor = errors.New("executor refused")
 
-func (d *Driver) post(ctx context.Context, target, path string, body any) (envelope, error) {
+func (d *Driver) post(ctx context.Context, target, path string, body any) (xxlwire.Envelope, error) {
 	base, err := baseURL(target)
 	if err != nil {
-		return envelope{}, err
+		return xxlwire.Envelope{}, err
 	}
 	auth := Auth{}
 	if d.cfg.AuthFor != nil {
 		if auth, err = d.cfg.AuthFor(ctx, target); err != nil {
-			return envelope{}, fmt.Errorf("executor %s: %w", target, err)
+			return xxlwire.Envelope{}, fmt.Errorf("executor %s: %w", target, err)
 		}
 	}
 	if auth.AccessToken == "" {
 		auth.AccessToken = d.cfg.AccessToken
 	}
-	if path == "/run" && auth.Protocol35 {
-		path = "/trigger"
+	if path == xxlwire.PathRun {
+		path = xxlwire.TriggerPath(auth.Protocol35)
 	}
 	var raw []byte
 	if body != nil {
 		if raw, err = json.Marshal(body); err != nil {
-			return envelope{}, fmt.Errorf("encode %s request: %w", path, err)
+			return xxlwire.Envelope{}, fmt.Errorf("encode %s request: %w", path, err)
 		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, bytes.NewReader(raw))
 	if err != nil {
-		return envelope{}, fmt.Errorf("build %s request: %w", path, err)
+		return xxlwire.Envelope{}, fmt.Errorf("build %s request: %w", path, err)
 	}
-	req.Header.Set("Content-Type", "application/json;charset=UTF-8")
+	req.Header.Set("Content-Type", xxlwire.RequestContentType)
 	if auth.AccessToken != "" {
-		req.Header.Set("XXL-JOB-ACCESS-TOKEN", auth.AccessToken)
+		req.Header.Set(xxlwire.HeaderAccessToken, auth.AccessToken)
 	}
 	if auth.AppName != "" {
-		req.Header.Set("XXL-JOB-APPNAME", auth.AppName)
+		req.Header.Set(xxlwire.HeaderAppName, auth.AppName)
 	}
 	resp, err := d.client.Do(req)
 	if err != nil {
-		return envelope{}, fmt.Errorf("executor %s%s: %w", base, path, err)
+		return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: %w", base, path, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return envelope{}, fmt.Errorf("executor %s%s: read response: %w", base, path, err)
+		return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: read response: %w", base, path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return envelope{}, fmt.Errorf("executor %s%s: HTTP %d: %s", base, path, resp.StatusCode, truncate(string(data), 300))
+		return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: HTTP %d: %s", base, path, resp.StatusCode, truncate(string(data), 300))
 	}
-	var env envelope
+	var env xxlwire.Envelope
 	if err := json.Unmarshal(data, &env); err != nil {
-		return envelope{}, fmt.Errorf("executor %s%s: response is not XXL-JOB JSON: %s", base, path, truncate(string(data), 300))
+		return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: response is not XXL-JOB JSON: %s", base, path, truncate(string(data), 300))
 	}
-	if env.Code != 200 {
+	if env.Code != xxlwire.CodeSuccess {
 		return env, fmt.Errorf("%w: %s%s answered %d: %s", ErrExecutor, base, path, env.Code, env.Msg)
 	}
 	return env, nil
@@ -183,12 +153,12 @@ func (d *Driver) Run(ctx context.Context, req targets.Request) (targets.Dispatch
 	if shardTotal < 1 {
 		shardTotal = 1
 	}
-	tp := triggerParam{
+	tp := xxlwire.TriggerRequest{
 		JobID: req.JobID, ExecutorHandler: req.Handler, ExecutorParams: req.Params, ExecutorBlockStrategy: req.BlockStrategy,
-		ExecutorTimeout: int(req.Timeout / time.Second), LogID: req.RunID, LogDateTime: req.ScheduledAt.UnixMilli(),
-		GlueType: "BEAN", BroadcastIndex: req.ShardIndex, BroadcastTotal: shardTotal,
+		ExecutorTimeout: int64(req.Timeout / time.Second), LogID: req.RunID, LogDateTime: req.ScheduledAt.UnixMilli(),
+		GlueType: xxlwire.GlueBean, BroadcastIndex: req.ShardIndex, BroadcastTotal: shardTotal,
 	}
-	if _, err := d.post(ctx, req.Target, "/run", tp); err != nil {
+	if _, err := d.post(ctx, req.Target, xxlwire.PathRun, tp); err != nil {
 		return targets.Dispatch{}, err
 	}
 	return targets.Dispatch{Message: "accepted by " + req.Target}, nil
@@ -196,13 +166,13 @@ func (d *Driver) Run(ctx context.Context, req targets.Request) (targets.Dispatch
 
 // Beat asks whether the executor is up.
 func (d *Driver) Beat(ctx context.Context, target string) error {
-	_, err := d.post(ctx, target, "/beat", nil)
+	_, err := d.post(ctx, target, xxlwire.PathBeat, nil)
 	return err
 }
 
 // IdleBeat asks whether the executor is idle for the job.
 func (d *Driver) IdleBeat(ctx context.Context, target string, jobID int64) error {
-	_, err := d.post(ctx, target, "/idleBeat", map[string]int64{"jobId": jobID})
+	_, err := d.post(ctx, target, xxlwire.PathIdleBeat, xxlwire.JobIDRequest{JobID: jobID})
 	if errors.Is(err, ErrExecutor) {
 		return fmt.Errorf("%w: %v", targets.ErrBusy, err)
 	}
@@ -211,16 +181,8 @@ func (d *Driver) IdleBeat(ctx context.Context, target string, jobID int64) error
 
 // Kill stops the job's running trigger on the executor (XXL-JOB kills by job id).
 func (d *Driver) Kill(ctx context.Context, target string, runID, jobID int64) error {
-	_, err := d.post(ctx, target, "/kill", map[string]int64{"jobId": jobID})
+	_, err := d.post(ctx, target, xxlwire.PathKill, xxlwire.JobIDRequest{JobID: jobID})
 	return err
-}
-
-// logResult is XXL-JOB's LogResult.
-type logResult struct {
-	FromLineNum int    `json:"fromLineNum"`
-	ToLineNum   int    `json:"toLineNum"`
-	LogContent  string `json:"logContent"`
-	IsEnd       bool   `json:"isEnd"`
 }
 
 // Log reads the run's log file on the executor from a line.
@@ -235,13 +197,12 @@ func (d *Driver) Log(ctx context.Context, target string, runID int64, fromLine i
 	if fromLine < 1 {
 		fromLine = 1
 	}
-	body := map[string]int64{"logId": runID, "logDateTim": at.UnixMilli(), "logDateTime": at.UnixMilli(), "fromLineNum": int64(fromLine)}
-	env, err := d.post(ctx, target, "/log", body)
+	env, err := d.post(ctx, target, xxlwire.PathLog, xxlwire.NewLogRequest(runID, at.UnixMilli(), fromLine))
 	if err != nil {
 		return targets.LogChunk{}, err
 	}
-	var lr logResult
-	if p := env.payload(); len(p) > 0 && string(p) != "null" {
+	var lr xxlwire.LogResult
+	if p := env.Payload(); len(p) > 0 && string(p) != "null" {
 		if err := json.Unmarshal(p, &lr); err != nil {
 			return targets.LogChunk{}, fmt.Errorf("executor %s /log: bad LogResult: %w", target, err)
 		}

@@ -11,9 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/ringjob/ringjob/targets"
 	httptarget "github.com/ringjob/ringjob/targets/http"
-	"github.com/stretchr/testify/require"
 )
 
 // rawExecutor is an XXL-JOB executor written from the protocol reference, not

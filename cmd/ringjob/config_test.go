@@ -1,0 +1,62 @@
+package main
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestPasswordFromItsOwnVariable(t *testing.T) {
+	c, err := loadConfig("", env(map[string]string{
+		"RINGJOB_DATABASE_URL":      "mysql://ringjob@db.example:3306/ringjob?tls=skip-verify",
+		"RINGJOB_DATABASE_PASSWORD": "p@ss/w:rd",
+	}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsn, err := mysqlURLForTest(c.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dsn != "ringjob|p@ss/w:rd|db.example:3306|ringjob|skip-verify" {
+		t.Fatalf("got %q", dsn)
+	}
+	if strings.Contains(redact(c.DatabaseURL), "w:rd") {
+		t.Fatalf("redact shows the password: %s", redact(c.DatabaseURL))
+	}
+}
+
+func TestPasswordVariableNeedsAUserWithoutPassword(t *testing.T) {
+	for _, u := range []string{"sqlite://./x.db", "mysql://db.example/ringjob", "mysql://u:old@db.example/ringjob"} {
+		_, err := loadConfig("", env(map[string]string{"RINGJOB_DATABASE_URL": u, "RINGJOB_DATABASE_PASSWORD": "x"}), nil)
+		if err == nil || !strings.Contains(err.Error(), "RINGJOB_DATABASE_PASSWORD") {
+			t.Errorf("%s: want an error naming RINGJOB_DATABASE_PASSWORD, got %v", u, err)
+		}
+	}
+}
+
+func TestStopGraceFromEnvironment(t *testing.T) {
+	c, err := loadConfig("", env(map[string]string{"RINGJOB_STOP_GRACE": "45s"}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Scheduler.StopGrace != 45*time.Second {
+		t.Fatalf("stop grace %s, want 45s", c.Scheduler.StopGrace)
+	}
+	if _, err := loadConfig("", env(map[string]string{"RINGJOB_STOP_GRACE": "soon"}), nil); err == nil || !strings.Contains(err.Error(), "RINGJOB_STOP_GRACE") {
+		t.Fatalf("want an error naming RINGJOB_STOP_GRACE, got %v", err)
+	}
+}
+
+// mysqlURLForTest splits a mysql:// URL the way the store reads it.
+func mysqlURLForTest(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", err
+	}
+	pw, _ := u.User.Password()
+	return strings.Join([]string{u.User.Username(), pw, u.Host, strings.TrimPrefix(u.Path, "/"), u.Query().Get("tls")}, "|"), nil
+}

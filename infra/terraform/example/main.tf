@@ -1,0 +1,61 @@
+# The whole stack: database, functions, and the scheduler that invokes them.
+
+module "database" {
+  source              = "../modules/database"
+  name                = var.name
+  vpc_id              = aws_vpc.this.id
+  subnet_ids          = aws_subnet.private[*].id
+  deletion_protection = var.deletion_protection
+}
+
+module "functions" {
+  source      = "../modules/functions"
+  name_prefix = "${var.name}-"
+  functions = {
+    hello   = { zip_path = "${var.functions_dir}/hello-arm64.zip" }
+    sharded = { zip_path = "${var.functions_dir}/sharded-arm64.zip", timeout_sec = 300 }
+  }
+}
+
+resource "aws_sns_topic" "alarms" {
+  count             = var.alarm_email == null ? 0 : 1
+  name              = "${var.name}-alarms"
+  kms_master_key_id = "alias/aws/sns"
+}
+
+resource "aws_sns_topic_subscription" "alarms" {
+  count     = var.alarm_email == null ? 0 : 1
+  topic_arn = aws_sns_topic.alarms[0].arn
+  protocol  = "email"
+  endpoint  = var.alarm_email
+}
+
+module "scheduler" {
+  source                    = "../modules/scheduler"
+  name                      = var.name
+  image                     = var.image
+  ecr_repository_arn        = var.ecr_repository_arn
+  replicas                  = var.replicas
+  vpc_id                    = aws_vpc.this.id
+  subnet_ids                = aws_subnet.private[*].id
+  alb_subnet_ids            = aws_subnet.public[*].id
+  internal                  = false
+  alb_ingress_cidr_blocks   = var.allowed_cidr_blocks
+  certificate_arn           = var.certificate_arn
+  public_url                = var.public_url
+  lambda_function_arns      = values(module.functions.function_arns)
+  alarm_topic_arn           = var.alarm_email == null ? null : aws_sns_topic.alarms[0].arn
+  admin_token_secret_arn    = aws_secretsmanager_secret.admin.arn
+  executor_token_secret_arn = aws_secretsmanager_secret.executor.arn
+  database = {
+    endpoint            = module.database.endpoint
+    port                = module.database.port
+    name                = module.database.database_name
+    username            = module.database.master_username
+    password_secret_arn = module.database.master_user_secret_arn
+    kms_key_arn         = module.database.kms_key_arn
+    security_group_id   = module.database.security_group_id
+  }
+  # Tasks must not start before the tokens have a value.
+  depends_on = [aws_secretsmanager_secret_version.admin, aws_secretsmanager_secret_version.executor]
+}

@@ -1,0 +1,34 @@
+output "url" {
+  description = "Ringjob's URL."
+  value       = module.scheduler.url
+}
+
+output "alb_dns_name" {
+  description = "Point the host of public_url at this name (CNAME or alias)."
+  value       = module.scheduler.alb_dns_name
+}
+
+output "admin_token_secret_arn" {
+  description = "Read the admin token with: aws secretsmanager get-secret-value --secret-id ARN --query SecretString --output text"
+  value       = module.scheduler.admin_token_secret_arn
+}
+
+output "function_arns" {
+  description = "Functions jobs can target (lambda member: the ARN)."
+  value       = module.functions.function_arns
+}
+
+output "database_cluster" {
+  description = "Aurora cluster identifier (snapshots, restores)."
+  value       = module.database.cluster_identifier
+}
+
+output "ecs_cluster" {
+  description = "ECS cluster name."
+  value       = module.scheduler.cluster_name
+}
+
+output "ecs_service" {
+  description = "ECS service name."
+  value       = module.scheduler.service_name
+}

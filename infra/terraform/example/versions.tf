@@ -1,0 +1,16 @@
+terraform {
+  required_version = ">= 1.11"
+  required_providers {
+    aws = {
+      source  = "hashicorp/aws"
+      version = ">= 5.94, < 6.0"
+    }
+  }
+}
+
+provider "aws" {
+  region = var.region
+  default_tags {
+    tags = { Application = "ringjob", Stack = var.name }
+  }
+}

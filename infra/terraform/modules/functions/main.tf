@@ -1,0 +1,71 @@
+# Lambda functions built by `make functions` (provided.al2023), each with its
+# own execution role that may only write its own log group.
+
+data "aws_iam_policy_document" "assume" {
+  statement {
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["lambda.amazonaws.com"]
+    }
+  }
+}
+
+resource "aws_cloudwatch_log_group" "this" {
+  for_each          = var.functions
+  name              = "/aws/lambda/${var.name_prefix}${each.key}"
+  retention_in_days = var.log_retention_days
+  tags              = var.tags
+}
+
+resource "aws_iam_role" "this" {
+  for_each           = var.functions
+  name               = "${var.name_prefix}${each.key}-lambda"
+  assume_role_policy = data.aws_iam_policy_document.assume.json
+  tags               = var.tags
+}
+
+# Log streams are created by Lambda with names of its own: the stream part of
+# the ARN is the only wildcard, inside this function's log group.
+data "aws_iam_policy_document" "logs" {
+  for_each = var.functions
+  statement {
+    actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    resources = ["${aws_cloudwatch_log_group.this[each.key].arn}:log-stream:*"]
+  }
+}
+
+resource "aws_iam_role_policy" "logs" {
+  for_each = var.functions
+  name     = "logs"
+  role     = aws_iam_role.this[each.key].id
+  policy   = data.aws_iam_policy_document.logs[each.key].json
+}
+
+resource "aws_lambda_function" "this" {
+  for_each         = var.functions
+  function_name    = "${var.name_prefix}${each.key}"
+  role             = aws_iam_role.this[each.key].arn
+  runtime          = "provided.al2023"
+  handler          = "bootstrap"
+  architectures    = [var.architecture]
+  filename         = each.value.zip_path
+  source_code_hash = filebase64sha256(each.value.zip_path)
+  memory_size      = each.value.memory_mb
+  timeout          = each.value.timeout_sec
+  tags             = var.tags
+
+  logging_config {
+    log_format = "Text"
+    log_group  = aws_cloudwatch_log_group.this[each.key].name
+  }
+
+  dynamic "environment" {
+    for_each = length(each.value.environment) > 0 ? [each.value.environment] : []
+    content {
+      variables = environment.value
+    }
+  }
+
+  depends_on = [aws_iam_role_policy.logs]
+}

@@ -1,0 +1,119 @@
+# terraform test with a mocked AWS provider (no account needed). Mocks do not
+# support ephemeral resources yet, so the token secrets are given here and the
+# module's own creation of them is checked by terraform validate only.
+mock_provider "aws" {
+  mock_data "aws_region" {
+    defaults = { name = "eu-central-1" }
+  }
+  mock_data "aws_iam_policy_document" {
+    defaults = { json = "{\"Version\":\"2012-10-17\",\"Statement\":[]}" }
+  }
+  mock_data "aws_vpc" {
+    defaults = { cidr_block = "10.40.0.0/16" }
+  }
+}
+
+variables {
+  name            = "rj-test"
+  image           = "123456789012.dkr.ecr.eu-central-1.amazonaws.com/ringjob:1"
+  vpc_id          = "vpc-12345678"
+  subnet_ids      = ["subnet-aaaa1111", "subnet-bbbb2222"]
+  alb_subnet_ids  = ["subnet-cccc3333", "subnet-dddd4444"]
+  certificate_arn = "arn:aws:acm:eu-central-1:123456789012:certificate/abc"
+  public_url      = "https://ringjob.example.com"
+  database = {
+    endpoint            = "db.cluster-x.eu-central-1.rds.amazonaws.com"
+    port                = 3306
+    name                = "ringjob"
+    username            = "ringjob"
+    password_secret_arn = "arn:aws:secretsmanager:eu-central-1:123456789012:secret:rds!cluster-abc"
+    kms_key_arn         = "arn:aws:kms:eu-central-1:123456789012:key/abc"
+    security_group_id   = "sg-db000000"
+  }
+  lambda_function_arns      = ["arn:aws:lambda:eu-central-1:123456789012:function:ringjob-hello"]
+  admin_token_secret_arn    = "arn:aws:secretsmanager:eu-central-1:123456789012:secret:ringjob/admin-token"
+  executor_token_secret_arn = "arn:aws:secretsmanager:eu-central-1:123456789012:secret:ringjob/executor-token"
+}
+
+run "two_replicas_rolled_one_at_a_time" {
+  command = plan
+
+  assert {
+    condition     = aws_ecs_service.this.desired_count == 2
+    error_message = "two replicas by default"
+  }
+  assert {
+    condition     = aws_ecs_service.this.deployment_minimum_healthy_percent == 50 && aws_ecs_service.this.deployment_maximum_percent == 150
+    error_message = "a rolling deploy must keep one of two replicas and start at most one more"
+  }
+  assert {
+    condition     = aws_lb_target_group.this.health_check[0].path == "/readyz"
+    error_message = "the load balancer must check /readyz"
+  }
+}
+
+run "three_replicas" {
+  command = plan
+  variables {
+    replicas = 3
+  }
+  assert {
+    condition     = aws_ecs_service.this.deployment_minimum_healthy_percent == 66 && aws_ecs_service.this.deployment_maximum_percent == 134
+    error_message = "with three replicas two must stay and at most four run"
+  }
+}
+
+run "secrets_never_in_the_environment" {
+  command = plan
+
+  assert {
+    condition = alltrue([for e in jsondecode(aws_ecs_task_definition.this.container_definitions)[0].environment :
+    !can(regex("TOKEN|PASSWORD|SECRET", e.name)) && !can(regex(":[^/@]*@", e.value))])
+    error_message = "no token or password may be in the plain environment"
+  }
+  assert {
+    condition = toset([for s in jsondecode(aws_ecs_task_definition.this.container_definitions)[0].secrets : s.name]) == toset(
+    ["RINGJOB_DATABASE_PASSWORD", "RINGJOB_ADMIN_TOKEN", "RINGJOB_EXECUTOR_TOKEN"])
+    error_message = "the password and both tokens come from Secrets Manager"
+  }
+  assert {
+    condition     = jsondecode(aws_ecs_task_definition.this.container_definitions)[0].stopTimeout == 45
+    error_message = "ECS must leave the stop grace (30 s) plus 15 s before SIGKILL"
+  }
+}
+
+run "task_role_invokes_only_the_given_functions" {
+  command = plan
+  assert {
+    condition     = toset(data.aws_iam_policy_document.task[0].statement[0].actions) == toset(["lambda:InvokeFunction", "lambda:GetFunction"])
+    error_message = "the task role may only invoke and describe functions"
+  }
+  assert {
+    condition     = toset(data.aws_iam_policy_document.task[0].statement[0].resources) == toset(var.lambda_function_arns)
+    error_message = "the task role may only reach the given functions"
+  }
+}
+
+run "zero_replicas_is_refused" {
+  command = plan
+  variables {
+    replicas = 0
+  }
+  expect_failures = [var.replicas]
+}
+
+run "wildcard_function_is_refused" {
+  command = plan
+  variables {
+    lambda_function_arns = ["arn:aws:lambda:eu-central-1:123456789012:function:*"]
+  }
+  expect_failures = [var.lambda_function_arns]
+}
+
+run "secret_in_environment_is_refused" {
+  command = plan
+  variables {
+    environment = { RINGJOB_ADMIN_TOKEN = "plain" }
+  }
+  expect_failures = [var.environment]
+}

@@ -1,0 +1,277 @@
+variable "name" {
+  description = "Name of the service and prefix of every resource of this module."
+  type        = string
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{1,24}$", var.name))
+    error_message = "name must be 2-25 lowercase letters, digits or dashes, starting with a letter (load balancer names are short)."
+  }
+}
+
+variable "image" {
+  description = "Ringjob container image (the one `make image` builds, pushed to a registry), by digest or tag."
+  type        = string
+  validation {
+    condition     = length(var.image) > 0
+    error_message = "image must name a container image."
+  }
+}
+
+variable "ecr_repository_arn" {
+  description = "ARN of the ECR repository the image is pulled from; the execution role may pull from it only. null when the image is public."
+  type        = string
+  default     = null
+  validation {
+    condition     = var.ecr_repository_arn == null || can(regex("^arn:aws[a-z-]*:ecr:[a-z0-9-]+:[0-9]{12}:repository/[a-z0-9._/-]+$", var.ecr_repository_arn))
+    error_message = "ecr_repository_arn must be an ECR repository ARN (no wildcards) or null."
+  }
+}
+
+variable "replicas" {
+  description = "Number of scheduler replicas (tasks); they share the work and take over from each other. 2 or more for high availability."
+  type        = number
+  default     = 2
+  validation {
+    condition     = var.replicas >= 1 && floor(var.replicas) == var.replicas
+    error_message = "replicas must be a whole number, at least 1."
+  }
+}
+
+variable "cpu" {
+  description = "CPU units of a task (1024 = one vCPU)."
+  type        = number
+  default     = 512
+  validation {
+    condition     = contains([256, 512, 1024, 2048, 4096], var.cpu)
+    error_message = "cpu must be 256, 512, 1024, 2048 or 4096."
+  }
+}
+
+variable "memory" {
+  description = "Memory of a task in MiB (must suit cpu; see the Fargate task size table)."
+  type        = number
+  default     = 1024
+  validation {
+    condition     = var.memory >= 512 && var.memory <= 30720
+    error_message = "memory must be between 512 and 30720 MiB."
+  }
+}
+
+variable "cpu_architecture" {
+  description = "Architecture the tasks run on: ARM64 (Graviton, cheaper) or X86_64. The image is multi-arch."
+  type        = string
+  default     = "ARM64"
+  validation {
+    condition     = contains(["ARM64", "X86_64"], var.cpu_architecture)
+    error_message = "cpu_architecture must be ARM64 or X86_64."
+  }
+}
+
+variable "vpc_id" {
+  description = "VPC of the service, the load balancer and the database."
+  type        = string
+}
+
+variable "subnet_ids" {
+  description = "Private subnets of the tasks, in at least two availability zones (they need a route to AWS APIs: NAT gateway or VPC endpoints)."
+  type        = list(string)
+  validation {
+    condition     = length(var.subnet_ids) >= 2
+    error_message = "subnet_ids needs at least two subnets in different availability zones."
+  }
+}
+
+variable "alb_subnet_ids" {
+  description = "Subnets of the load balancer (public subnets for a public one), in at least two availability zones."
+  type        = list(string)
+  validation {
+    condition     = length(var.alb_subnet_ids) >= 2
+    error_message = "alb_subnet_ids needs at least two subnets in different availability zones."
+  }
+}
+
+variable "internal" {
+  description = "true: the load balancer is internal (reached from the VPC, a VPN or peering); false: internet-facing."
+  type        = bool
+  default     = true
+}
+
+variable "alb_ingress_cidr_blocks" {
+  description = "IPv4 ranges that may reach the load balancer on 443 (and 80, which redirects). null: the VPC's own range."
+  type        = list(string)
+  default     = null
+  validation {
+    condition     = var.alb_ingress_cidr_blocks == null || alltrue([for c in coalesce(var.alb_ingress_cidr_blocks, []) : can(cidrnetmask(c))])
+    error_message = "alb_ingress_cidr_blocks must be IPv4 CIDR blocks such as 10.0.0.0/8."
+  }
+}
+
+variable "certificate_arn" {
+  description = "ACM certificate of the HTTPS listener; it must cover the host name of public_url."
+  type        = string
+  validation {
+    condition     = can(regex("^arn:aws[a-z-]*:acm:", var.certificate_arn))
+    error_message = "certificate_arn must be an ACM certificate ARN."
+  }
+}
+
+variable "ssl_policy" {
+  description = "TLS policy of the HTTPS listener."
+  type        = string
+  default     = "ELBSecurityPolicy-TLS13-1-2-2021-06"
+}
+
+variable "public_url" {
+  description = "How users and executors reach Ringjob (https://HOST), the host name the certificate covers; executors register at it and Lambda event callbacks use it."
+  type        = string
+  validation {
+    condition     = can(regex("^https://[^/]+$", var.public_url))
+    error_message = "public_url must be https://HOST with no path."
+  }
+}
+
+variable "database" {
+  description = "Database to use (the database module's outputs): writer endpoint, port, schema, user, the Secrets Manager secret with the password (JSON key \"password\"), the KMS key that encrypts it, and its security group."
+  type = object({
+    endpoint            = string
+    port                = number
+    name                = string
+    username            = string
+    password_secret_arn = string
+    kms_key_arn         = string
+    security_group_id   = string
+  })
+  validation {
+    condition     = can(regex("^arn:aws[a-z-]*:secretsmanager:", var.database.password_secret_arn))
+    error_message = "database.password_secret_arn must be a Secrets Manager secret ARN."
+  }
+}
+
+variable "database_tls_mode" {
+  description = "The MySQL driver's tls parameter: skip-verify encrypts without checking the server certificate against a CA (the Amazon RDS CA is not in the image's bundle); the database refuses unencrypted connections either way."
+  type        = string
+  default     = "skip-verify"
+  validation {
+    condition     = contains(["true", "skip-verify", "preferred"], var.database_tls_mode)
+    error_message = "database_tls_mode must be true, skip-verify or preferred."
+  }
+}
+
+variable "lambda_function_arns" {
+  description = "Lambda functions (unqualified or qualified ARNs) the scheduler may invoke; the task role may invoke these and nothing else."
+  type        = list(string)
+  default     = []
+  validation {
+    condition     = alltrue([for a in var.lambda_function_arns : can(regex("^arn:aws[a-z-]*:lambda:[a-z0-9-]+:[0-9]{12}:function:[a-zA-Z0-9-_]+(:[a-zA-Z0-9-_$]+)?$", a))])
+    error_message = "lambda_function_arns must be function ARNs, without wildcards."
+  }
+}
+
+variable "executor_cidr_blocks" {
+  description = "IPv4 ranges of XXL-JOB HTTP executors the scheduler calls (empty: none)."
+  type        = list(string)
+  default     = []
+  validation {
+    condition     = alltrue([for c in var.executor_cidr_blocks : can(cidrnetmask(c)) && c != "0.0.0.0/0"])
+    error_message = "executor_cidr_blocks must be IPv4 CIDR blocks narrower than 0.0.0.0/0."
+  }
+}
+
+variable "executor_port_range" {
+  description = "TCP ports the executors listen on (from, to); XXL-JOB's default is 9999."
+  type        = tuple([number, number])
+  default     = [9999, 9999]
+  validation {
+    condition     = var.executor_port_range[0] >= 1 && var.executor_port_range[0] <= var.executor_port_range[1] && var.executor_port_range[1] <= 65535
+    error_message = "executor_port_range must be [from, to] with 1 <= from <= to <= 65535."
+  }
+}
+
+variable "admin_token_secret_arn" {
+  description = "Secrets Manager secret holding Ringjob's admin API token (plain string, 32+ characters); the example root module creates one."
+  type        = string
+  validation {
+    condition     = can(regex("^arn:aws[a-z-]*:secretsmanager:", var.admin_token_secret_arn))
+    error_message = "admin_token_secret_arn must be a Secrets Manager secret ARN."
+  }
+}
+
+variable "executor_token_secret_arn" {
+  description = "Secrets Manager secret holding the executors' access token (plain string, 16+ characters); the example root module creates one."
+  type        = string
+  validation {
+    condition     = can(regex("^arn:aws[a-z-]*:secretsmanager:", var.executor_token_secret_arn))
+    error_message = "executor_token_secret_arn must be a Secrets Manager secret ARN."
+  }
+}
+
+variable "stop_grace_seconds" {
+  description = "How long a stopping replica lets running work finish (Ringjob's stop_grace); ECS waits this plus 15 s before SIGKILL."
+  type        = number
+  default     = 30
+  validation {
+    condition     = var.stop_grace_seconds >= 1 && var.stop_grace_seconds <= 105
+    error_message = "stop_grace_seconds must be between 1 and 105 (Fargate kills 120 s after SIGTERM at most)."
+  }
+}
+
+variable "deregistration_delay_seconds" {
+  description = "How long the load balancer drains a stopping task's connections before ECS sends it SIGTERM."
+  type        = number
+  default     = 15
+  validation {
+    condition     = var.deregistration_delay_seconds >= 0 && var.deregistration_delay_seconds <= 300
+    error_message = "deregistration_delay_seconds must be between 0 and 300."
+  }
+}
+
+variable "log_level" {
+  description = "Ringjob's log level."
+  type        = string
+  default     = "info"
+  validation {
+    condition     = contains(["debug", "info", "warn", "error"], var.log_level)
+    error_message = "log_level must be debug, info, warn or error."
+  }
+}
+
+variable "log_retention_days" {
+  description = "Days the service's CloudWatch logs are kept."
+  type        = number
+  default     = 30
+  validation {
+    condition     = contains([1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653], var.log_retention_days)
+    error_message = "log_retention_days must be one of the values CloudWatch Logs accepts (1, 3, 5, 7, 14, 30, 60, 90, ...)."
+  }
+}
+
+variable "environment" {
+  description = "More RINGJOB_* settings for the container (not secrets: names with TOKEN, PASSWORD, SECRET or KEY are refused; secrets come from Secrets Manager)."
+  type        = map(string)
+  default     = {}
+  validation {
+    condition     = alltrue([for k in keys(var.environment) : can(regex("^[A-Z][A-Z0-9_]*$", k)) && !can(regex("TOKEN|PASSWORD|SECRET|KEY|DATABASE_URL", k))])
+    error_message = "environment keys must be upper-case names without TOKEN, PASSWORD, SECRET, KEY or DATABASE_URL (those come from Secrets Manager or the module)."
+  }
+}
+
+variable "alb_deletion_protection" {
+  description = "Refuse to delete the load balancer."
+  type        = bool
+  default     = false
+}
+
+variable "alarm_topic_arn" {
+  description = "SNS topic for CloudWatch alarms (unhealthy replicas, fewer tasks than replicas, 5xx from the API); null creates no alarms."
+  type        = string
+  default     = null
+  validation {
+    condition     = var.alarm_topic_arn == null || can(regex("^arn:aws[a-z-]*:sns:", var.alarm_topic_arn))
+    error_message = "alarm_topic_arn must be an SNS topic ARN or null."
+  }
+}
+
+variable "tags" {
+  description = "Tags added to every resource."
+  type        = map(string)
+  default     = {}
+}

@@ -1,0 +1,247 @@
+package xxlwire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Handle codes (XXL-JOB's HANDLE_CODE_*), also the envelope codes: success
+// and failure always travel inside an HTTP 200.
+const (
+	CodeSuccess = 200 // the run (or request) succeeded
+	CodeFail    = 500 // the run failed, was killed or was never executed; the request was refused
+	CodeTimeout = 502 // the run passed its executorTimeout
+)
+
+// Header names of the protocol.
+const (
+	HeaderAccessToken = "XXL-JOB-ACCESS-TOKEN"
+	HeaderAppName     = "XXL-JOB-APPNAME" // required by 3.5, sent by every Ringjob client
+	// HeaderRunToken is a Ringjob extension: a per-run callback token
+	// (functions in Event mode) sent instead of the executor token.
+	HeaderRunToken = "X-Ringjob-Run-Token"
+)
+
+// Content types. Executors answer JSON labelled text/html, as the Java
+// executor does.
+const (
+	RequestContentType  = "application/json;charset=UTF-8"
+	ResponseContentType = "text/html;charset=UTF-8"
+)
+
+// Executor paths (admin → executor).
+const (
+	PathBeat     = "/beat"
+	PathIdleBeat = "/idleBeat"
+	PathRun      = "/run"     // 2.x – 3.4
+	PathTrigger  = "/trigger" // 3.5
+	PathKill     = "/kill"
+	PathLog      = "/log"
+)
+
+// Admin paths (executor → admin), under the admin's address. Ringjob also
+// serves them under /xxl-job-admin so that executors need only the host.
+const (
+	PathRegistry       = "/api/registry"
+	PathRegistryRemove = "/api/registryRemove"
+	PathCallback       = "/api/callback"
+)
+
+// Protocol35 is the executor group setting for XXL-JOB 3.5 executors
+// (/trigger, XXL-JOB-APPNAME, per-group tokens); the empty string means
+// 2.x – 3.4.
+const Protocol35 = "3.5"
+
+// TriggerPath is the path a run is sent to.
+func TriggerPath(protocol35 bool) string {
+	if protocol35 {
+		return PathTrigger
+	}
+	return PathRun
+}
+
+// RegistryGroupExecutor is the registryGroup every executor registers under.
+const RegistryGroupExecutor = "EXECUTOR"
+
+// GlueBean is the only glue type Ringjob sends and its executor runs.
+const GlueBean = "BEAN"
+
+// GlueScriptTypes are XXL-JOB's GlueTypeEnum names other than BEAN: known,
+// but not run by Ringjob's executor ("not supported" rather than "not valid").
+var GlueScriptTypes = map[string]bool{
+	"GLUE_GROOVY": true, "GLUE_SHELL": true, "GLUE_PYTHON": true, "GLUE_PYTHON2": true,
+	"GLUE_NODEJS": true, "GLUE_POWERSHELL": true, "GLUE_PHP": true,
+}
+
+// Messages both sides know; admins show them and some executors match them.
+const (
+	MsgSuccess         = "Success"
+	MsgTokenWrong      = "The access token is wrong."
+	MsgBodyEmpty       = "invalid request, requestBody empty."
+	MsgIllegalArgument = "Illegal Argument."
+)
+
+// Envelope is every answer (XXL-JOB's ReturnT / Response): code and msg,
+// with the payload under both "content" (2.x – 3.2) and "data" (3.3+).
+// A nil payload is written as null.
+type Envelope struct {
+	Code    int             `json:"code"`
+	Msg     string          `json:"msg"`
+	Content json.RawMessage `json:"content"`
+	Data    json.RawMessage `json:"data"`
+}
+
+// Reply builds an envelope with payload (nil for none) under both keys.
+func Reply(code int, msg string, payload any) (Envelope, error) {
+	env := Envelope{Code: code, Msg: msg}
+	if payload == nil {
+		return env, nil
+	}
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return Envelope{}, fmt.Errorf("encode %T payload: %w", payload, err)
+	}
+	env.Content, env.Data = raw, raw
+	return env, nil
+}
+
+// Payload is the payload whichever key carries it: data (3.3+), else content.
+func (e Envelope) Payload() json.RawMessage {
+	if len(e.Data) > 0 && string(e.Data) != "null" {
+		return e.Data
+	}
+	return e.Content
+}
+
+// TriggerRequest is XXL-JOB's TriggerParam / TriggerRequest (POST /run or
+// /trigger); the field names are the same in every version.
+type TriggerRequest struct {
+	JobID                 int64  `json:"jobId"`
+	ExecutorHandler       string `json:"executorHandler"`
+	ExecutorParams        string `json:"executorParams"`
+	ExecutorBlockStrategy string `json:"executorBlockStrategy"`
+	ExecutorTimeout       int64  `json:"executorTimeout"` // seconds; 0 = none
+	LogID                 int64  `json:"logId"`
+	LogDateTime           int64  `json:"logDateTime"` // epoch ms: the log file's date
+	GlueType              string `json:"glueType"`
+	GlueSource            string `json:"glueSource"`
+	GlueUpdatetime        int64  `json:"glueUpdatetime"`
+	BroadcastIndex        int    `json:"broadcastIndex"`
+	BroadcastTotal        int    `json:"broadcastTotal"`
+}
+
+// JobIDRequest is the body of /idleBeat and /kill.
+type JobIDRequest struct {
+	JobID int64 `json:"jobId"`
+}
+
+// LogRequest is the body of /log. The date is written under both spellings
+// ("logDateTim" up to 3.4, "logDateTime" in 3.5); DateMillis reads either.
+type LogRequest struct {
+	LogDateTim  int64 `json:"logDateTim"`
+	LogDateTime int64 `json:"logDateTime"`
+	LogID       int64 `json:"logId"`
+	FromLineNum int   `json:"fromLineNum"`
+}
+
+// NewLogRequest asks for run logID's log (dated dateMillis) from a line.
+func NewLogRequest(logID, dateMillis int64, fromLine int) LogRequest {
+	return LogRequest{LogDateTim: dateMillis, LogDateTime: dateMillis, LogID: logID, FromLineNum: fromLine}
+}
+
+// DateMillis is the log date, whichever spelling carried it.
+func (r LogRequest) DateMillis() int64 {
+	if r.LogDateTime != 0 {
+		return r.LogDateTime
+	}
+	return r.LogDateTim
+}
+
+// LogResult is XXL-JOB's LogResult, the payload of a /log answer.
+type LogResult struct {
+	FromLineNum int    `json:"fromLineNum"`
+	ToLineNum   int    `json:"toLineNum"`
+	LogContent  string `json:"logContent"`
+	IsEnd       bool   `json:"isEnd"`
+}
+
+// CallbackItem is one run result (XXL-JOB's HandleCallbackParam /
+// CallbackRequest / CallbackData). The log date is written under both
+// spellings and read from either (DateMillis); an empty HandleMsg is written
+// as null, as the Java executor sends a plain success. Unknown fields (the
+// Go client's executeResult) are ignored when read.
+type CallbackItem struct {
+	LogID       int64  `json:"logId"`
+	LogDateTim  int64  `json:"logDateTim"`
+	LogDateTime int64  `json:"logDateTime"`
+	HandleCode  int    `json:"handleCode"`
+	HandleMsg   string `json:"handleMsg"`
+	// Log is a Ringjob extension: the run's collected log lines (functions),
+	// which the server appends to the run's log. XXL-JOB admins ignore it.
+	Log []string `json:"log,omitempty"`
+}
+
+// NewCallbackItem reports run logID (dated dateMillis) with code and msg.
+func NewCallbackItem(logID, dateMillis int64, code int, msg string) CallbackItem {
+	return CallbackItem{LogID: logID, LogDateTim: dateMillis, LogDateTime: dateMillis, HandleCode: code, HandleMsg: msg}
+}
+
+// DateMillis is the log date, whichever spelling carried it.
+func (c CallbackItem) DateMillis() int64 {
+	if c.LogDateTime != 0 {
+		return c.LogDateTime
+	}
+	return c.LogDateTim
+}
+
+// MarshalJSON writes an empty HandleMsg as null.
+func (c CallbackItem) MarshalJSON() ([]byte, error) {
+	type fields CallbackItem // the same fields without this method
+	out := struct {
+		fields
+		HandleMsg *string `json:"handleMsg"` // shadows fields.HandleMsg
+	}{fields: fields(c)}
+	if c.HandleMsg != "" {
+		out.HandleMsg = &c.HandleMsg
+	}
+	return json.Marshal(out)
+}
+
+// CallbackList is the 3.5 callback body; 2.x – 3.4 send the bare array.
+type CallbackList struct {
+	CallbackList []CallbackItem `json:"callbackList"`
+}
+
+// ErrEmptyBody is a request without a body.
+var ErrEmptyBody = errors.New(MsgBodyEmpty)
+
+// DecodeCallbacks reads a callback body in either shape: a JSON array
+// (2.x – 3.4) or {"callbackList":[...]} (3.5).
+func DecodeCallbacks(body []byte) ([]CallbackItem, error) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return nil, ErrEmptyBody
+	}
+	if body[0] == '[' {
+		var items []CallbackItem
+		if err := json.Unmarshal(body, &items); err != nil {
+			return nil, fmt.Errorf("callback array: %w", err)
+		}
+		return items, nil
+	}
+	var wrapped CallbackList
+	if err := json.Unmarshal(body, &wrapped); err != nil {
+		return nil, fmt.Errorf("callback object: %w", err)
+	}
+	return wrapped.CallbackList, nil
+}
+
+// RegistryRequest is an executor's registry beat or goodbye (XXL-JOB's
+// RegistryParam), the body of /api/registry and /api/registryRemove.
+type RegistryRequest struct {
+	RegistryGroup string `json:"registryGroup"`
+	RegistryKey   string `json:"registryKey"`   // the app name
+	RegistryValue string `json:"registryValue"` // the executor's base URL
+}

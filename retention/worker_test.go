@@ -1,0 +1,242 @@
+package retention_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/internal/dbtest"
+	"github.com/ringjob/ringjob/retention"
+	"github.com/ringjob/ringjob/store"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+func eachDialect(t *testing.T, fn func(t *testing.T, st *store.Store)) {
+	t.Helper()
+	for _, kind := range []string{"mysql", "sqlite"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			var st *store.Store
+			var err error
+			if kind == "mysql" {
+				st, err = store.OpenMySQL(ctx, dbtest.MySQL(t))
+			} else {
+				st, err = store.OpenSQLite(ctx, dbtest.SQLitePath(t))
+			}
+			require.NoError(t, err)
+			t.Cleanup(func() { st.Close() })
+			_, err = st.Migrate(ctx)
+			require.NoError(t, err)
+			fn(t, st)
+		})
+	}
+}
+
+const day = 24 * time.Hour
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// fixture makes runs in given states at given times.
+type fixture struct {
+	t   *testing.T
+	st  *store.Store
+	job map[string]store.Job
+}
+
+func newFixture(t *testing.T, st *store.Store, groups ...string) *fixture {
+	f := &fixture{t: t, st: st, job: map[string]store.Job{}}
+	ctx := context.Background()
+	for _, app := range groups {
+		g, err := st.GroupCreate(ctx, store.GroupCreateParams{AppName: app, Members: []string{"noop://x"}, NowMs: t0.UnixMilli()})
+		require.NoError(t, err)
+		j, err := st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: g.ID, Name: "job-" + app, ScheduleType: "none",
+			TimeZone: "UTC", MisfirePolicy: store.MisfireDoNothing, ShardCount: 1}, NowMs: t0.UnixMilli()})
+		require.NoError(t, err)
+		f.job[app] = j
+	}
+	return f
+}
+
+type runSpec struct {
+	group    string
+	at       time.Time // created, scheduled and (when final) finished
+	state    string
+	followup bool   // for a failure: its follow-up is done
+	retryOf  int64  // the run this one retries
+	key      string // idempotency key
+	log      string
+}
+
+func (f *fixture) run(s runSpec) int64 {
+	f.t.Helper()
+	ctx := context.Background()
+	j := f.job[s.group]
+	ms := s.at.UnixMilli()
+	r, _, err := f.st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: ms, ShardTotal: 1,
+		TriggerType: store.TriggerManual, Owner: "n1", RetryOf: s.retryOf, IdempotencyKey: s.key, CreatedMs: ms})
+	require.NoError(f.t, err)
+	if s.state != store.RunScheduled {
+		ok, err := f.st.RunSetState(ctx, r.ID, store.RunScheduled, s.state, "", ms+1000)
+		require.NoError(f.t, err)
+		require.True(f.t, ok)
+	}
+	if s.followup {
+		ok, err := f.st.RunClaimFollowup(ctx, r.ID)
+		require.NoError(f.t, err)
+		require.True(f.t, ok)
+	}
+	if s.log != "" {
+		require.NoError(f.t, f.st.RunLogAppend(ctx, r.ID, s.log))
+	}
+	return r.ID
+}
+
+func (f *fixture) exists(id int64) bool {
+	_, err := f.st.RunGet(context.Background(), id)
+	if err != nil {
+		require.ErrorIs(f.t, err, store.ErrNotFound)
+		return false
+	}
+	return true
+}
+
+func (f *fixture) hasLog(id int64) bool {
+	var n int
+	require.NoError(f.t, f.st.DB().QueryRow("SELECT COUNT(*) FROM run_logs WHERE run_id = ?", id).Scan(&n))
+	return n > 0
+}
+
+func newWorker(t *testing.T, st *store.Store, clock clockwork.Clock, node string, cfg retention.Config, countedOnly bool) *retention.Worker {
+	cfg.BatchSize = 3 // several batches even with a handful of runs
+	cfg.Pause = time.Millisecond
+	w, err := retention.New(retention.Options{Config: cfg, Store: st, Node: node, Clock: clock, CountedOnly: countedOnly})
+	require.NoError(t, err)
+	return w
+}
+
+// TestRetentionKeepsNeededRuns: every kind of run that is still needed
+// survives a purge however old it is; finished runs past their retention go
+// with their logs; logs go earlier when retention.logs is shorter; a group
+// override keeps its runs longer.
+func TestRetentionKeepsNeededRuns(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		f := newFixture(t, st, "app", "audit")
+		old := t0
+		now := t0.Add(40 * day)
+
+		oldDone := f.run(runSpec{group: "app", at: old, state: store.RunSucceeded, log: "done\n"})
+		running := f.run(runSpec{group: "app", at: old, state: store.RunRunning, log: "still going\n"})
+		scheduled := f.run(runSpec{group: "app", at: old, state: store.RunScheduled})
+		failedPending := f.run(runSpec{group: "app", at: old, state: store.RunFailed})
+		failedDone := f.run(runSpec{group: "app", at: old, state: store.RunFailed, followup: true})
+		retried := f.run(runSpec{group: "app", at: old, state: store.RunFailed, followup: true})
+		parent := f.run(runSpec{group: "app", at: old, state: store.RunSucceeded})
+		auditOld := f.run(runSpec{group: "audit", at: old, state: store.RunSucceeded, log: "audit\n"})
+		killedOld := f.run(runSpec{group: "app", at: old.Add(time.Hour), state: store.RunKilled})
+		recent := f.run(runSpec{group: "app", at: now.Add(-10 * day), state: store.RunSucceeded, log: "recent\n"})
+		// Still going now: a retry of an old failure and a child of an old success.
+		retry := f.run(runSpec{group: "app", at: now.Add(-time.Minute), state: store.RunScheduled, retryOf: retried})
+		child := f.run(runSpec{group: "app", at: now.Add(-time.Minute), state: store.RunRunning, key: store.ParentRunKey(parent)})
+
+		clock := clockwork.NewFakeClockAt(now)
+		w := newWorker(t, st, clock, "n1", retention.Config{Runs: retention.Age(30 * day), Logs: retention.Age(7 * day),
+			Groups: map[string]retention.GroupConfig{"audit": {Runs: retention.Age(90 * day)}}}, false)
+
+		// Only one replica purges at a time.
+		other := newWorker(t, st, clock, "n2", retention.Config{}, false)
+		res, err := w.Cycle(ctx)
+		require.NoError(t, err)
+		require.True(t, res.Held)
+		res2, err := other.Cycle(ctx)
+		require.NoError(t, err)
+		require.False(t, res2.Held, "a second replica must not purge while the lease is held")
+
+		require.Equal(t, int64(3), res.Runs, "oldDone, failedDone and killedOld go")
+		for name, id := range map[string]int64{"oldDone": oldDone, "failedDone": failedDone, "killedOld": killedOld} {
+			require.False(t, f.exists(id), "%s (%d) is past its retention and should be gone", name, id)
+		}
+		for name, id := range map[string]int64{"running": running, "scheduled": scheduled, "failedPending": failedPending,
+			"retried": retried, "parent": parent, "auditOld": auditOld, "recent": recent, "retry": retry, "child": child} {
+			require.True(t, f.exists(id), "%s (%d) is still needed or within its retention and must stay", name, id)
+		}
+		require.False(t, f.hasLog(oldDone), "a purged run's log goes with it")
+		require.False(t, f.hasLog(recent), "retention.logs (7d) is shorter than the run's age (10d)")
+		require.True(t, f.hasLog(running), "a running run keeps its log")
+		require.False(t, f.hasLog(auditOld), "the audit group keeps runs 90d, logs only the global 7d")
+
+		// Nothing else goes on a second pass.
+		res, err = w.Cycle(ctx)
+		require.NoError(t, err)
+		require.Zero(t, res.Runs)
+
+		// The child and the retry finish; their parents may go once the
+		// walk comes round again (it restarts from the oldest run hourly).
+		_, err = st.RunSetState(ctx, child, store.RunRunning, store.RunSucceeded, "", now.UnixMilli())
+		require.NoError(t, err)
+		_, err = st.RunSetState(ctx, retry, store.RunScheduled, store.RunSucceeded, "", now.UnixMilli())
+		require.NoError(t, err)
+		clock.Advance(2 * time.Hour)
+		res, err = w.Cycle(ctx)
+		require.NoError(t, err)
+		require.False(t, f.exists(parent), "the parent goes once its child has finished")
+		require.False(t, f.exists(retried), "the failure goes once its retry has finished")
+		require.True(t, f.exists(child) && f.exists(retry), "the child and the retry are young")
+		require.True(t, f.exists(running) && f.exists(failedPending) && f.exists(scheduled))
+	})
+}
+
+// TestRetentionWaitsForTheReports: with reports on, a run the roll-up has
+// not counted yet is kept, however old.
+func TestRetentionWaitsForTheReports(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		f := newFixture(t, st, "app")
+		now := t0.Add(40 * day)
+		counted := f.run(runSpec{group: "app", at: t0, state: store.RunSucceeded})
+		pending := f.run(runSpec{group: "app", at: t0, state: store.RunSucceeded})
+		require.NoError(t, st.ReportApply(ctx, store.ReportApplyParams{To: store.ReportMark{RunID: pending, Seq: 1, AtMs: now.UnixMilli()}, AddPending: []int64{pending}}))
+		uncounted := f.run(runSpec{group: "app", at: t0, state: store.RunSucceeded})
+
+		w := newWorker(t, st, clockwork.NewFakeClockAt(now), "n1", retention.Config{}, true)
+		res, err := w.Cycle(ctx)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), res.Runs)
+		require.False(t, f.exists(counted))
+		require.True(t, f.exists(pending), "a run in run_reports_pending is not counted yet")
+		require.True(t, f.exists(uncounted), "a run past the roll-up's watermark is not counted yet")
+	})
+}
+
+func TestConfigValidate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		cfg  retention.Config
+		want string
+	}{
+		{"logs longer than runs", retention.Config{Runs: retention.Age(7 * day), Logs: retention.Age(30 * day)}, "retention.logs"},
+		{"tiny runs", retention.Config{Runs: retention.Age(time.Minute)}, "retention.runs"},
+		{"group logs longer", retention.Config{Groups: map[string]retention.GroupConfig{"x": {Runs: retention.Age(day), Logs: retention.Age(2 * day)}}}, "retention.groups.x.logs"},
+		{"batch", retention.Config{BatchSize: 1_000_000}, "retention.batch_size"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.cfg.WithDefaults().Validate()
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.want)
+		})
+	}
+	require.NoError(t, retention.Config{}.WithDefaults().Validate())
+	d, err := retention.ParseAge("30d")
+	require.NoError(t, err)
+	require.Equal(t, 30*day, d)
+	_, err = retention.ParseAge("thirty days")
+	require.Error(t, err)
+}

@@ -1,0 +1,288 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// RunAge is what retention needs to know of a run to decide whether it may go.
+type RunAge struct {
+	ID              int64
+	GroupID         int64
+	State           string
+	CreatedMs       int64
+	FinishedMs      int64
+	FollowupPending bool // a failure (or success with children) whose follow-up is not done
+}
+
+// IsFinal reports whether a run state is one a run never leaves.
+func IsFinal(state string) bool {
+	for _, s := range FinalRunStates {
+		if s == state {
+			return true
+		}
+	}
+	return false
+}
+
+// unfinishedRunStates are the states a run leaves again.
+var unfinishedRunStates = []string{RunScheduled, RunDispatching, RunRunning}
+
+const runAgeCols = "id, group_id, state, created_ms, finished_ms, COALESCE(followup, 1)"
+
+func collectRunAges(rows *sql.Rows) ([]RunAge, error) {
+	defer rows.Close()
+	var out []RunAge
+	for rows.Next() {
+		var a RunAge
+		var followup int
+		if err := rows.Scan(&a.ID, &a.GroupID, &a.State, &a.CreatedMs, &a.FinishedMs, &followup); err != nil {
+			return nil, fmt.Errorf("read run ages: %w", err)
+		}
+		a.FollowupPending = followup == 0
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// RunAgesAfter reads up to limit runs with id > afterID in id order (a
+// primary-key range: cheap whatever the size of the table). Ids grow with
+// creation time, so retention walks the table from its oldest end.
+func (s *Store) RunAgesAfter(ctx context.Context, afterID int64, limit int) ([]RunAge, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+runAgeCols+" FROM runs WHERE id > ? ORDER BY id LIMIT ?", afterID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read runs after id %d: %w", afterID, err)
+	}
+	return collectRunAges(rows)
+}
+
+// RunAgesByID reads the given runs (missing ones are left out).
+func (s *Store) RunAgesByID(ctx context.Context, ids []int64) ([]RunAge, error) {
+	var out []RunAge
+	for _, chunk := range chunkInt64(ids, 1000) {
+		rows, err := s.db.QueryContext(ctx, "SELECT "+runAgeCols+" FROM runs WHERE id IN ("+placeholders(len(chunk))+")", int64Args(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("read %d runs: %w", len(chunk), err)
+		}
+		as, err := collectRunAges(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, as...)
+	}
+	return out, nil
+}
+
+// RunsNeeded lists the runs with id <= upToID that must not be deleted
+// whatever their age:
+//   - runs not final yet (scheduled, dispatching, running);
+//   - runs whose follow-up (retry, alarm, children) is pending (followup = 0);
+//   - the run a not-yet-final run retries (retry_of) or was triggered by as a
+//     child (its idempotency key parent-run-ID), so a chain stays readable
+//     while any part of it is still going;
+//   - runs the report roll-up has not counted yet (run_reports_pending).
+//
+// Every list comes from an index (runs_owner_state, runs_followup, the
+// pending table's key), so the cost is the number of such runs, not the
+// size of the table.
+func (s *Store) RunsNeeded(ctx context.Context, upToID int64) (map[int64]bool, error) {
+	needed := map[int64]bool{}
+	owners, err := s.runOwners(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, chunk := range chunkStrings(owners, 500) {
+		args := make([]any, 0, len(chunk)+4)
+		for _, o := range chunk {
+			args = append(args, o)
+		}
+		for _, st := range unfinishedRunStates {
+			args = append(args, st)
+		}
+		// Children and retries have higher ids than what they follow, so
+		// every unfinished run counts here, not only those up to upToID.
+		rows, err := s.db.QueryContext(ctx, "SELECT id, retry_of, COALESCE(idempotency_key, '') FROM runs WHERE owner IN ("+placeholders(len(chunk))+
+			") AND state IN ("+placeholders(len(unfinishedRunStates))+")", args...)
+		if err != nil {
+			return nil, fmt.Errorf("list unfinished runs: %w", err)
+		}
+		for rows.Next() {
+			var id, retryOf int64
+			var key string
+			if err := rows.Scan(&id, &retryOf, &key); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("list unfinished runs: %w", err)
+			}
+			needed[id] = true
+			if retryOf > 0 {
+				needed[retryOf] = true
+			}
+			if parent := ParentRunOfKey(key); parent > 0 {
+				needed[parent] = true
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("list unfinished runs: %w", err)
+		}
+	}
+	for _, q := range []string{
+		"SELECT id FROM runs WHERE followup = 0 AND id <= ?",
+		"SELECT run_id FROM run_reports_pending WHERE run_id <= ?",
+	} {
+		rows, err := s.db.QueryContext(ctx, q, upToID)
+		if err != nil {
+			return nil, fmt.Errorf("list runs still needed: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("list runs still needed: %w", err)
+			}
+			needed[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("list runs still needed: %w", err)
+		}
+	}
+	return needed, nil
+}
+
+// runOwners lists the distinct owners of runs: a loose scan of the first
+// column of runs_owner_state (a handful of node ids).
+func (s *Store) runOwners(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT owner FROM runs GROUP BY owner")
+	if err != nil {
+		return nil, fmt.Errorf("list run owners: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var o string
+		if err := rows.Scan(&o); err != nil {
+			return nil, fmt.Errorf("list run owners: %w", err)
+		}
+		out = append(out, o)
+	}
+	return out, rows.Err()
+}
+
+// ParentRunKeyPrefix starts the idempotency key of a child run: the parent's
+// id follows, so a parent's children are triggered once.
+const ParentRunKeyPrefix = "parent-run-"
+
+// ParentRunKey is the idempotency key of the child runs of run id.
+func ParentRunKey(id int64) string { return ParentRunKeyPrefix + strconv.FormatInt(id, 10) }
+
+// ParentRunOfKey returns the parent run id of a child's idempotency key, 0
+// when the key is not a child's.
+func ParentRunOfKey(key string) int64 {
+	rest, ok := strings.CutPrefix(key, ParentRunKeyPrefix)
+	if !ok {
+		return 0
+	}
+	id, err := strconv.ParseInt(rest, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return id
+}
+
+// RunPurgeResult counts what a purge deleted.
+type RunPurgeResult struct {
+	Runs int64
+	Logs int64 // run_logs rows (chunks)
+}
+
+// RunPurge deletes the given runs and their logs in one transaction. The
+// DELETE itself checks again that each run is final and has no pending
+// follow-up, so a run that changed since it was read stays.
+func (s *Store) RunPurge(ctx context.Context, ids []int64) (RunPurgeResult, error) {
+	var out RunPurgeResult
+	if len(ids) == 0 {
+		return out, nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return out, fmt.Errorf("purge %d runs: begin: %w", len(ids), err)
+	}
+	defer tx.Rollback()
+	args := int64Args(ids)
+	for _, st := range FinalRunStates {
+		args = append(args, st)
+	}
+	res, err := tx.ExecContext(ctx, "DELETE FROM runs WHERE id IN ("+placeholders(len(ids))+") AND state IN ("+placeholders(len(FinalRunStates))+
+		") AND (followup IS NULL OR followup <> 0)", args...)
+	if err != nil {
+		return out, fmt.Errorf("purge %d runs: %w", len(ids), err)
+	}
+	out.Runs, _ = res.RowsAffected()
+	// Logs of the runs that are gone now (a run kept above keeps its log).
+	res, err = tx.ExecContext(ctx, "DELETE FROM run_logs WHERE run_id IN ("+placeholders(len(ids))+") AND run_id NOT IN (SELECT id FROM runs WHERE id IN ("+
+		placeholders(len(ids))+"))", append(int64Args(ids), int64Args(ids)...)...)
+	if err != nil {
+		return out, fmt.Errorf("purge logs of %d runs: %w", len(ids), err)
+	}
+	out.Logs, _ = res.RowsAffected()
+	if err := tx.Commit(); err != nil {
+		return out, fmt.Errorf("purge %d runs: commit: %w", len(ids), err)
+	}
+	return out, nil
+}
+
+// RunLogRunsAfter lists up to limit distinct run ids that have log chunks,
+// with run id > afterID, in order (a primary-key range).
+func (s *Store) RunLogRunsAfter(ctx context.Context, afterID int64, limit int) ([]int64, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT DISTINCT run_id FROM run_logs WHERE run_id > ? ORDER BY run_id LIMIT ?", afterID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list logged runs after %d: %w", afterID, err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("list logged runs: %w", err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// RunLogPurge deletes the log chunks of the given runs and reports how many
+// chunks went.
+func (s *Store) RunLogPurge(ctx context.Context, runIDs []int64) (int64, error) {
+	if len(runIDs) == 0 {
+		return 0, nil
+	}
+	res, err := s.execRetry(ctx, "DELETE FROM run_logs WHERE run_id IN ("+placeholders(len(runIDs))+")", int64Args(runIDs)...)
+	if err != nil {
+		return 0, fmt.Errorf("purge logs of %d runs: %w", len(runIDs), err)
+	}
+	return res.RowsAffected()
+}
+
+func int64Args(ids []int64) []any {
+	out := make([]any, len(ids))
+	for i, id := range ids {
+		out[i] = id
+	}
+	return out
+}
+
+func chunkStrings(s []string, n int) [][]string {
+	var out [][]string
+	for len(s) > n {
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	if len(s) > 0 {
+		out = append(out, s)
+	}
+	return out
+}
