@@ -310,22 +310,8 @@ func (d *dispatcher) claimAndSubmit(ctx context.Context, p *pool, take []fire) (
 	return failed
 }
 
-// dispatch sends one claimed run to its target and records the answer. The
-// hand-off is recorded first (see store.RunHandOff): a run another node took
-// over, or that another copy of this fire already sent, is not sent.
+// dispatch sends one claimed run to its target and records the answer.
 func (d *dispatcher) dispatch(ctx context.Context, f fire) {
-	ok, err := d.gate.pass(ctx, f.runID)
-	if err != nil {
-		d.warns.note("handoff_failed", logrus.Fields{"run_id": f.runID, "job_id": f.job.ID, "error": err.Error()},
-			"could not record the hand-off of a claimed run; it stays claimed and is sent by the stuck-claim sweep")
-		return
-	}
-	if !ok {
-		d.metrics.ClaimLost.Inc()
-		d.warns.note("handoff_refused", logrus.Fields{"run_id": f.runID, "job_id": f.job.ID},
-			"hand-off refused: the run was taken over by another node or already sent")
-		return
-	}
 	start := d.clock.Now()
 	req := targets.Request{
 		RunID:         f.runID,
@@ -340,8 +326,18 @@ func (d *dispatcher) dispatch(ctx context.Context, f fire) {
 		BlockStrategy: f.job.BlockStrategy,
 	}
 	target, res, attempts, err := d.routeAndSend(ctx, f, req)
-	if errors.Is(err, errRequeue) {
+	switch {
+	case errors.Is(err, errRequeue):
 		d.requeueRun(ctx, f)
+		return
+	case errors.Is(err, errHandoffRefused):
+		d.metrics.ClaimLost.Inc()
+		d.warns.note("handoff_refused", logrus.Fields{"run_id": f.runID, "job_id": f.job.ID},
+			"hand-off refused: the run was taken over by another node or already sent")
+		return
+	case errors.Is(err, errHandoffUnknown):
+		d.warns.note("handoff_failed", logrus.Fields{"run_id": f.runID, "job_id": f.job.ID, "error": err.Error()},
+			"could not record the hand-off of a claimed run; it stays claimed and is sent by the stuck-claim sweep")
 		return
 	}
 	took := d.clock.Since(start)

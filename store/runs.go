@@ -243,7 +243,7 @@ func (s *Store) runIDsByToken(ctx context.Context, ids []int64, owner string, to
 }
 
 // RunHandOff records that the owner is about to send claimed runs to their
-// targets: each run is marked (handed_ms) only if it is still dispatching,
+// targets (handed_ms): each run is marked only if it is still dispatching,
 // still owned by owner, and not handed yet. It returns the ids marked; only
 // those may be sent. It is the last gate before a send, and the one a
 // takeover respects: a run a takeover re-owned (claimed, not sent) is not
