@@ -67,6 +67,21 @@ functions: ## Build functions/examples/* as provided.al2023 bootstraps (arm64, a
 		$(BIN)/zipfn -o $$out.zip $$out/bootstrap; \
 	done; done
 
+IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
+
+.PHONY: image
+image: ## Build the multi-arch container image without Docker: bin/image/oci (OCI layout), ringjob-oci.tar, ringjob-linux-ARCH.tar
+	$(GO) run ./cmd/ringjob-image -platforms $(IMAGE_PLATFORMS) -version $(VERSION) -revision "$$(git rev-parse HEAD 2>/dev/null)" -out $(BIN)/image
+
+.PHONY: image-push
+image-push: ## Build the image and push it: make image-push IMAGE_REF=ACCOUNT.dkr.ecr.REGION.amazonaws.com/ringjob:TAG
+	@test -n "$(IMAGE_REF)" || { echo "set IMAGE_REF=REGISTRY/REPO:TAG"; exit 2; }
+	$(GO) run ./cmd/ringjob-image -platforms $(IMAGE_PLATFORMS) -version $(VERSION) -revision "$$(git rev-parse HEAD 2>/dev/null)" -out $(BIN)/image -push $(IMAGE_REF)
+
+.PHONY: image-test
+image-test: ## The image test for every platform of IMAGE_PLATFORMS (make test checks the host's only)
+	RINGJOB_IMAGE_TEST_PLATFORMS=$(IMAGE_PLATFORMS) $(GO) test -count=1 -run 'TestImage|TestDockerfile' -v ./internal/imagebuild
+
 .PHONY: tf-check
 tf-check: ## Terraform: fmt, policy tests, README tables, terraform validate + test (mocked AWS provider from a local mirror)
 	$(GO) test -count=1 ./infra/terraform/...

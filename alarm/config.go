@@ -8,20 +8,9 @@ import (
 	"slices"
 	"strings"
 	"time"
-)
 
-// Channel types, the values of ChannelConfig.Type.
-const (
-	TypeEmail    = "email"
-	TypeWebhook  = "webhook"
-	TypeSlack    = "slack"
-	TypeDingTalk = "dingtalk"
-	TypeWeCom    = "wecom"
-	TypeFeishu   = "feishu"
+	"github.com/ringjob/ringjob/internal/kind"
 )
-
-// Types lists the channel types.
-var Types = []string{TypeEmail, TypeWebhook, TypeSlack, TypeDingTalk, TypeWeCom, TypeFeishu}
 
 // Config is the alarms section of the server configuration: named channels
 // (jobs name the channels they alarm on) and the dispatcher's tuning. See
@@ -45,7 +34,7 @@ type Config struct {
 // DingTalkConfig, WeComConfig, FeishuConfig). A field the type does not use
 // is an error, so a typo does not go unnoticed.
 type ChannelConfig struct {
-	Type string `yaml:"type"` // email, webhook, slack, dingtalk, wecom or feishu
+	Type kind.AlarmChannel `yaml:"type"` // email, webhook, slack, dingtalk, wecom or feishu
 
 	// webhook, slack, dingtalk, wecom, feishu
 	URL string `yaml:"url"`
@@ -97,20 +86,20 @@ func (c ChannelConfig) setFields() []string {
 }
 
 // usedFields are the fields each type reads (timeout: all of them).
-var usedFields = map[string][]string{
-	TypeEmail:    {"host", "port", "username", "password", "from", "to", "starttls", "implicit_tls", "ca_file", "hello_name", "html"},
-	TypeWebhook:  {"url", "secret", "headers"},
-	TypeSlack:    {"url"},
-	TypeDingTalk: {"url", "secret"},
-	TypeWeCom:    {"url"},
-	TypeFeishu:   {"url", "secret"},
+var usedFields = map[kind.AlarmChannel][]string{
+	kind.AlarmEmail:    {"host", "port", "username", "password", "from", "to", "starttls", "implicit_tls", "ca_file", "hello_name", "html"},
+	kind.AlarmWebhook:  {"url", "secret", "headers"},
+	kind.AlarmSlack:    {"url"},
+	kind.AlarmDingTalk: {"url", "secret"},
+	kind.AlarmWeCom:    {"url"},
+	kind.AlarmFeishu:   {"url", "secret"},
 }
 
 // typed converts the channel into its type's config, named name.
 func (c ChannelConfig) typed(name string) (interface{ Validate() error }, error) {
 	used, ok := usedFields[c.Type]
 	if !ok {
-		return nil, fmt.Errorf("%w: type must be one of %s, got %q", ErrInvalidConfig, strings.Join(Types, ", "), c.Type)
+		return nil, fmt.Errorf("%w: type must be one of %s, got %q", ErrInvalidConfig, kind.Join(kind.AlarmChannels), c.Type)
 	}
 	for _, f := range c.setFields() {
 		if !slices.Contains(used, f) {
@@ -118,19 +107,19 @@ func (c ChannelConfig) typed(name string) (interface{ Validate() error }, error)
 		}
 	}
 	switch c.Type {
-	case TypeEmail:
+	case kind.AlarmEmail:
 		return EmailConfig{Name: name, Host: c.Host, Port: c.Port, Username: c.Username, Password: c.Password,
 			From: c.From, To: c.To, StartTLS: c.StartTLS, ImplicitTLS: c.ImplicitTLS, CAFile: c.CAFile,
 			HelloName: c.HelloName, HTML: c.HTML, Timeout: c.Timeout}, nil
-	case TypeWebhook:
+	case kind.AlarmWebhook:
 		return WebhookConfig{Name: name, URL: c.URL, Headers: c.Headers, Secret: c.Secret, Timeout: c.Timeout}, nil
-	case TypeSlack:
+	case kind.AlarmSlack:
 		return SlackConfig{Name: name, URL: c.URL, Timeout: c.Timeout}, nil
-	case TypeDingTalk:
+	case kind.AlarmDingTalk:
 		return DingTalkConfig{Name: name, URL: c.URL, Secret: c.Secret, Timeout: c.Timeout}, nil
-	case TypeWeCom:
+	case kind.AlarmWeCom:
 		return WeComConfig{Name: name, URL: c.URL, Timeout: c.Timeout}, nil
-	default: // TypeFeishu
+	default: // kind.AlarmFeishu
 		return FeishuConfig{Name: name, URL: c.URL, Secret: c.Secret, Timeout: c.Timeout}, nil
 	}
 }
@@ -155,7 +144,7 @@ func (c ChannelConfig) Redacted() ChannelConfig {
 func (c ChannelConfig) String() string {
 	r := c.Redacted()
 	var b strings.Builder
-	b.WriteString("ChannelConfig{type:" + r.Type)
+	b.WriteString("ChannelConfig{type:" + string(r.Type))
 	for _, f := range r.setFields() {
 		var v any
 		switch f {

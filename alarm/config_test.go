@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 )
@@ -51,7 +52,7 @@ func TestBuildFromDocumentedYAML(t *testing.T) {
 	var names, kinds []string
 	for _, s := range senders {
 		names = append(names, s.Name())
-		kinds = append(kinds, s.(interface{ Kind() string }).Kind())
+		kinds = append(kinds, string(s.(interface{ Kind() kind.AlarmChannel }).Kind()))
 	}
 	require.Equal(t, []string{"oncall-mail", "oncall-slack", "ops-dingtalk", "ops-feishu", "ops-wecom", "pager"}, names)
 	require.Equal(t, []string{"email", "slack", "dingtalk", "feishu", "wecom", "webhook"}, kinds)
@@ -73,7 +74,7 @@ func TestBuildFromDocumentedYAML(t *testing.T) {
 
 func TestConfigValidate(t *testing.T) {
 	t.Parallel()
-	slack := ChannelConfig{Type: TypeSlack, URL: "https://hooks.slack.com/services/T000/B000/" + slackToken}
+	slack := ChannelConfig{Type: kind.AlarmSlack, URL: "https://hooks.slack.com/services/T000/B000/" + slackToken}
 	tests := []struct {
 		name string
 		cfg  Config
@@ -81,17 +82,17 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"unknown type", Config{Channels: map[string]ChannelConfig{"x": {Type: "teams", URL: "https://x"}}},
 			`alarms.channels.x: invalid alarm config: type must be one of email, webhook, slack, dingtalk, wecom, feishu, got "teams"`},
-		{"a field the type does not use", Config{Channels: map[string]ChannelConfig{"oncall": {Type: TypeSlack, URL: slack.URL, Secret: dingSecret}}},
+		{"a field the type does not use", Config{Channels: map[string]ChannelConfig{"oncall": {Type: kind.AlarmSlack, URL: slack.URL, Secret: dingSecret}}},
 			"alarms.channels.oncall: invalid alarm config: secret is not a field of type slack (it uses url, timeout)"},
-		{"missing url", Config{Channels: map[string]ChannelConfig{"ding": {Type: TypeDingTalk}}},
+		{"missing url", Config{Channels: map[string]ChannelConfig{"ding": {Type: kind.AlarmDingTalk}}},
 			"alarms.channels.ding: invalid alarm config: dingtalk.url is required"},
-		{"email without recipients", Config{Channels: map[string]ChannelConfig{"mail": {Type: TypeEmail, Host: "smtp.example.com", From: "a@example.com"}}},
+		{"email without recipients", Config{Channels: map[string]ChannelConfig{"mail": {Type: kind.AlarmEmail, Host: "smtp.example.com", From: "a@example.com"}}},
 			"alarms.channels.mail: invalid alarm config: email.to needs at least one recipient"},
 		{"bad channel name", Config{Channels: map[string]ChannelConfig{"on call": slack}},
 			`alarms.channels: name "on call" must be 1-64 letters`},
 		{"negative tuning", Config{MaxAttempts: -1},
 			"alarms.max_attempts must not be negative, got -1"},
-		{"a bad URL is shown redacted", Config{Channels: map[string]ChannelConfig{"s": {Type: TypeSlack, URL: "hooks.slack.com/services/" + slackToken}}},
+		{"a bad URL is shown redacted", Config{Channels: map[string]ChannelConfig{"s": {Type: kind.AlarmSlack, URL: "hooks.slack.com/services/" + slackToken}}},
 			`alarms.channels.s: invalid alarm config: slack.url must be an http:// or https:// URL, got "…abcd"`},
 	}
 	for _, tt := range tests {
@@ -106,7 +107,7 @@ func TestConfigValidate(t *testing.T) {
 	}
 
 	t.Run("every problem is reported", func(t *testing.T) {
-		err := Config{Channels: map[string]ChannelConfig{"a": {Type: TypeSlack}, "b": {Type: TypeWeCom}}}.Validate()
+		err := Config{Channels: map[string]ChannelConfig{"a": {Type: kind.AlarmSlack}, "b": {Type: kind.AlarmWeCom}}}.Validate()
 		require.Len(t, regexp.MustCompile(`alarms\.channels\.[ab]:`).FindAllString(err.Error(), -1), 2)
 	})
 	t.Run("no channels is valid", func(t *testing.T) {

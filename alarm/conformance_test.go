@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/stretchr/testify/require"
 )
 
@@ -73,7 +74,7 @@ func TestSenderConformance(t *testing.T) {
 			t.Run("names itself after its kind by default", func(t *testing.T) {
 				s := h.make(t, true)
 				require.Equal(t, h.kind, s.Name())
-				require.Equal(t, h.kind, s.(interface{ Kind() string }).Kind())
+				require.Equal(t, h.kind, string(s.(interface{ Kind() kind.AlarmChannel }).Kind()))
 			})
 			t.Run("a healthy endpoint takes failure and recovery alarms", func(t *testing.T) {
 				s := h.make(t, true)

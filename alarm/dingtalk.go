@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // DingTalkConfig configures a DingTalk custom group robot (自定义机器人),
@@ -88,7 +89,7 @@ func NewDingTalk(cfg DingTalkConfig, deps Deps) (*DingTalk, error) {
 func (d *DingTalk) Name() string { return d.cfg.Name }
 
 // Kind is "dingtalk".
-func (d *DingTalk) Kind() string { return "dingtalk" }
+func (d *DingTalk) Kind() kind.AlarmChannel { return kind.AlarmDingTalk }
 
 // String describes the sender without its secrets.
 func (d *DingTalk) String() string { return "alarm.DingTalk(" + d.cfg.String() + ")" }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/sirupsen/logrus"
 	logtest "github.com/sirupsen/logrus/hooks/test"
 	"github.com/stretchr/testify/require"
@@ -209,7 +210,7 @@ func TestDispatcherRetries(t *testing.T) {
 		got := b.next(t)
 		require.Equal(t, int64(9001), got.runID)
 		require.Equal(t, StatusSent, got.result.Status)
-		require.Equal(t, KindFailure, got.result.Kind)
+		require.Equal(t, kind.AlarmFailure, got.result.Kind)
 		require.Equal(t, []string{"HTTP 503 (call 1)", "HTTP 503 (call 2)", "HTTP 503 (call 3)", ""}, errs(got.result))
 		wantAt := []time.Time{testStart, testStart.Add(time.Second), testStart.Add(3 * time.Second), testStart.Add(7 * time.Second)}
 		require.Equal(t, wantAt, flaky.callTimes(), "attempts at the injected clock's times")
@@ -324,9 +325,9 @@ func TestDispatcherOutcomes(t *testing.T) {
 		require.True(t, b.d.Enqueue(recoveryEvent(), []string{"oncall"}))
 		got := b.next(t)
 		require.Equal(t, int64(9101), got.runID)
-		require.Equal(t, Result{Kind: KindRecovery, Status: StatusSent, Attempts: []AttemptRecord{{Sender: "oncall", At: testStart}}}, got.result)
+		require.Equal(t, Result{Kind: kind.AlarmRecovery, Status: StatusSent, Attempts: []AttemptRecord{{Sender: "oncall", At: testStart}}}, got.result)
 		ok.mu.Lock()
-		require.Equal(t, KindRecovery, ok.events[0].Kind)
+		require.Equal(t, kind.AlarmRecovery, ok.events[0].Kind)
 		ok.mu.Unlock()
 	})
 
@@ -336,7 +337,7 @@ func TestDispatcherOutcomes(t *testing.T) {
 		b.start(t)
 		require.True(t, b.d.Enqueue(failureEvent(), nil))
 		got := b.next(t)
-		require.Equal(t, Result{Kind: KindFailure, Status: StatusNotNeeded}, got.result)
+		require.Equal(t, Result{Kind: kind.AlarmFailure, Status: StatusNotNeeded}, got.result)
 		require.Equal(t, uint64(1), b.d.Stats().NotNeeded)
 		require.Equal(t, "not needed: the job names no alarm channel", got.result.Summary())
 	})

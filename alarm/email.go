@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // StartTLS modes of EmailConfig.
@@ -202,7 +203,7 @@ func NewEmail(cfg EmailConfig, deps Deps) (*Email, error) {
 func (e *Email) Name() string { return e.cfg.Name }
 
 // Kind is "email".
-func (e *Email) Kind() string { return "email" }
+func (e *Email) Kind() kind.AlarmChannel { return kind.AlarmEmail }
 
 // Recipients are the deduplicated recipient addresses.
 func (e *Email) Recipients() []string { return append([]string(nil), e.to...) }
@@ -359,7 +360,7 @@ func (e *Email) message(ev Event) ([]byte, error) {
 	hdr("Message-ID", fmt.Sprintf("<ringjob-alarm.%d.%d.%s.%d@%s>", ev.JobID, ev.RunID, ev.Kind, now.UnixNano(), domain))
 	hdr("MIME-Version", "1.0")
 	hdr("Auto-Submitted", "auto-generated") // RFC 3834: no auto-replies
-	hdr("X-Ringjob-Event", ev.Kind)
+	hdr("X-Ringjob-Event", string(ev.Kind))
 	hdr("X-Ringjob-Job-Id", strconv.FormatInt(ev.JobID, 10))
 	hdr("X-Ringjob-Run-Id", strconv.FormatInt(ev.RunID, 10))
 	text := PlainText(ev, MaxMessageRunes)

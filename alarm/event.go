@@ -4,23 +4,19 @@ import (
 	"context"
 	"fmt"
 	"time"
-)
 
-// Kinds of Event.
-const (
-	KindFailure  = "failure"  // a run failed after its last retry
-	KindRecovery = "recovery" // the first success after a failure alarm
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // Event is what an alarm says: which run of which job ended how.
 type Event struct {
-	Kind      string // KindFailure or KindRecovery
+	Kind      kind.AlarmEvent // kind.AlarmFailure or kind.AlarmRecovery
 	JobID     int64
 	JobName   string
 	GroupName string
 	RunID     int64
-	State     string // the run's final state: failed, timed_out, lost, succeeded, ...
-	Code      int    // the run's result code (XXL-JOB handle code: 200 ok, 500 failed, 502 timeout)
+	State     kind.RunState // the run's final state: failed, timed_out, lost, succeeded, ...
+	Code      int           // the run's result code (XXL-JOB handle code: 200 ok, 500 failed, 502 timeout)
 	// Message is the run's outcome message. Senders shorten it (see
 	// MaxMessageRunes and MaxChatMessageRunes), so callers may pass it whole.
 	Message     string
@@ -33,9 +29,9 @@ type Event struct {
 // Validate reports what is wrong with an event a sender cannot render.
 func (ev Event) Validate() error {
 	switch ev.Kind {
-	case KindFailure, KindRecovery:
+	case kind.AlarmFailure, kind.AlarmRecovery:
 	default:
-		return fmt.Errorf("%w: kind must be %q or %q, got %q", ErrInvalidEvent, KindFailure, KindRecovery, ev.Kind)
+		return fmt.Errorf("%w: kind must be %q or %q, got %q", ErrInvalidEvent, kind.AlarmFailure, kind.AlarmRecovery, ev.Kind)
 	}
 	if ev.JobID == 0 && ev.JobName == "" {
 		return fmt.Errorf("%w: job_id or job_name is required", ErrInvalidEvent)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // FeishuConfig configures a Feishu / Lark custom bot (自定义机器人),
@@ -88,7 +89,7 @@ func NewFeishu(cfg FeishuConfig, deps Deps) (*Feishu, error) {
 func (f *Feishu) Name() string { return f.cfg.Name }
 
 // Kind is "feishu".
-func (f *Feishu) Kind() string { return "feishu" }
+func (f *Feishu) Kind() kind.AlarmChannel { return kind.AlarmFeishu }
 
 // String describes the sender without its secrets.
 func (f *Feishu) String() string { return "alarm.Feishu(" + f.cfg.String() + ")" }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
@@ -54,7 +55,7 @@ var testStart = time.Date(2026, 3, 29, 0, 0, 3, 0, time.UTC)
 // failureEvent is the alarm of story 2: billing-close failed after its last retry.
 func failureEvent() Event {
 	return Event{
-		Kind:        KindFailure,
+		Kind:        kind.AlarmFailure,
 		JobID:       42,
 		JobName:     "billing-close",
 		GroupName:   "billing",
@@ -72,7 +73,7 @@ func failureEvent() Event {
 // recoveryEvent is the next success after it.
 func recoveryEvent() Event {
 	ev := failureEvent()
-	ev.Kind = KindRecovery
+	ev.Kind = kind.AlarmRecovery
 	ev.RunID = 9101
 	ev.State = "succeeded"
 	ev.Code = 200

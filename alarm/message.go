@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // How much of a run's message an alarm carries. A run message can be long
@@ -67,7 +69,7 @@ func jobLabel(ev Event) string {
 
 // verb is "failed" or "recovered".
 func verb(ev Event) string {
-	if ev.Kind == KindRecovery {
+	if ev.Kind == kind.AlarmRecovery {
 		return "recovered"
 	}
 	return "failed"
@@ -106,7 +108,7 @@ func fields(ev Event) []field {
 	if ev.RunID != 0 {
 		add("Run", "#"+strconv.FormatInt(ev.RunID, 10))
 	}
-	add("State", ev.State)
+	add("State", string(ev.State))
 	if ev.Code != 0 {
 		add("Code", strconv.Itoa(ev.Code))
 	}
@@ -120,10 +122,10 @@ func fields(ev Event) []field {
 
 // headline is the first sentence of every alarm.
 func headline(ev Event) string {
-	if ev.Kind == KindRecovery {
+	if ev.Kind == kind.AlarmRecovery {
 		return fmt.Sprintf("Ringjob job %s recovered: run #%d succeeded after a failure.", jobLabel(ev), ev.RunID)
 	}
-	return fmt.Sprintf("Ringjob job %s failed: run #%d ended in state %s.", jobLabel(ev), ev.RunID, orDash(oneLine(ev.State)))
+	return fmt.Sprintf("Ringjob job %s failed: run #%d ended in state %s.", jobLabel(ev), ev.RunID, orDash(oneLine(string(ev.State))))
 }
 
 func orDash(s string) string {

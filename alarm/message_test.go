@@ -5,6 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/stretchr/testify/require"
 )
 
@@ -50,7 +51,7 @@ shard 17: upstream ledger returned 503
 		require.Contains(t, got, "State:         succeeded\n")
 	})
 	t.Run("unknown fields are left out", func(t *testing.T) {
-		got := PlainText(Event{Kind: KindFailure, JobID: 7, RunID: 8}, MaxMessageRunes)
+		got := PlainText(Event{Kind: kind.AlarmFailure, JobID: 7, RunID: 8}, MaxMessageRunes)
 		require.Equal(t, []string{"Ringjob job #7 failed: run #8 ended in state -.", "", "Job:  #7", "Run:  #8"}, lines(got))
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/sirupsen/logrus"
 	logtest "github.com/sirupsen/logrus/hooks/test"
 	"github.com/stretchr/testify/require"
@@ -102,10 +103,10 @@ func TestConfigsDoNotPrintSecrets(t *testing.T) {
 
 	t.Run("the YAML channel config and the whole section", func(t *testing.T) {
 		cfg := Config{Channels: map[string]ChannelConfig{
-			"mail":  {Type: TypeEmail, Host: "smtp.example.com", Username: "u", Password: smtpPassword, From: "a@example.com", To: []string{"b@example.com"}},
-			"hook":  {Type: TypeWebhook, URL: "https://example.com/h?token=" + webhookToken, Secret: webhookSecret, Headers: map[string]string{"Authorization": bearerToken}},
-			"ding":  {Type: TypeDingTalk, URL: "https://oapi.dingtalk.com/robot/send?access_token=" + dingToken, Secret: dingSecret},
-			"slack": {Type: TypeSlack, URL: "https://hooks.slack.com/services/T000/B000/" + slackToken},
+			"mail":  {Type: kind.AlarmEmail, Host: "smtp.example.com", Username: "u", Password: smtpPassword, From: "a@example.com", To: []string{"b@example.com"}},
+			"hook":  {Type: kind.AlarmWebhook, URL: "https://example.com/h?token=" + webhookToken, Secret: webhookSecret, Headers: map[string]string{"Authorization": bearerToken}},
+			"ding":  {Type: kind.AlarmDingTalk, URL: "https://oapi.dingtalk.com/robot/send?access_token=" + dingToken, Secret: dingSecret},
+			"slack": {Type: kind.AlarmSlack, URL: "https://hooks.slack.com/services/T000/B000/" + slackToken},
 		}}
 		out := printAll(cfg) + printAll(cfg.Channels) + printAll(cfg.Channels["hook"])
 		requireNoSecret(t, out)
@@ -116,12 +117,12 @@ func TestConfigsDoNotPrintSecrets(t *testing.T) {
 func TestSendersDoNotPrintSecrets(t *testing.T) {
 	t.Parallel()
 	senders, err := Build(Config{Channels: map[string]ChannelConfig{
-		"mail":   {Type: TypeEmail, Host: "smtp.example.com", Username: "u", Password: smtpPassword, From: "a@example.com", To: []string{"b@example.com"}},
-		"hook":   {Type: TypeWebhook, URL: "https://example.com/h?token=" + webhookToken, Secret: webhookSecret, Headers: map[string]string{"Authorization": bearerToken}},
-		"slack":  {Type: TypeSlack, URL: "https://hooks.slack.com/services/T000/B000/" + slackToken},
-		"ding":   {Type: TypeDingTalk, URL: "https://oapi.dingtalk.com/robot/send?access_token=" + dingToken, Secret: dingSecret},
-		"wecom":  {Type: TypeWeCom, URL: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=" + wecomKey},
-		"feishu": {Type: TypeFeishu, URL: "https://open.feishu.cn/open-apis/bot/v2/hook/" + feishuHook, Secret: feishuSecret},
+		"mail":   {Type: kind.AlarmEmail, Host: "smtp.example.com", Username: "u", Password: smtpPassword, From: "a@example.com", To: []string{"b@example.com"}},
+		"hook":   {Type: kind.AlarmWebhook, URL: "https://example.com/h?token=" + webhookToken, Secret: webhookSecret, Headers: map[string]string{"Authorization": bearerToken}},
+		"slack":  {Type: kind.AlarmSlack, URL: "https://hooks.slack.com/services/T000/B000/" + slackToken},
+		"ding":   {Type: kind.AlarmDingTalk, URL: "https://oapi.dingtalk.com/robot/send?access_token=" + dingToken, Secret: dingSecret},
+		"wecom":  {Type: kind.AlarmWeCom, URL: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=" + wecomKey},
+		"feishu": {Type: kind.AlarmFeishu, URL: "https://open.feishu.cn/open-apis/bot/v2/hook/" + feishuHook, Secret: feishuSecret},
 	}})
 	require.NoError(t, err)
 	require.Len(t, senders, 6)
@@ -145,11 +146,11 @@ func TestSecretsStayOutOfLogs(t *testing.T) {
 	clock := clockwork.NewFakeClockAt(testStart)
 	deps := sink.deps(clock)
 	senders, err := BuildWith(Config{Channels: map[string]ChannelConfig{
-		"slack":  {Type: TypeSlack, URL: sink.url("/services/T000/B000/" + slackToken)},
-		"ding":   {Type: TypeDingTalk, URL: sink.url("/robot/send?access_token=" + dingToken), Secret: dingSecret},
-		"wecom":  {Type: TypeWeCom, URL: sink.url("/cgi-bin/webhook/send?key=" + wecomKey)},
-		"feishu": {Type: TypeFeishu, URL: sink.url("/open-apis/bot/v2/hook/" + feishuHook), Secret: feishuSecret},
-		"hook":   {Type: TypeWebhook, URL: sink.url("/h?token=" + webhookToken), Secret: webhookSecret, Headers: map[string]string{"Authorization": bearerToken}},
+		"slack":  {Type: kind.AlarmSlack, URL: sink.url("/services/T000/B000/" + slackToken)},
+		"ding":   {Type: kind.AlarmDingTalk, URL: sink.url("/robot/send?access_token=" + dingToken), Secret: dingSecret},
+		"wecom":  {Type: kind.AlarmWeCom, URL: sink.url("/cgi-bin/webhook/send?key=" + wecomKey)},
+		"feishu": {Type: kind.AlarmFeishu, URL: sink.url("/open-apis/bot/v2/hook/" + feishuHook), Secret: feishuSecret},
+		"hook":   {Type: kind.AlarmWebhook, URL: sink.url("/h?token=" + webhookToken), Secret: webhookSecret, Headers: map[string]string{"Authorization": bearerToken}},
 	}}, deps)
 	require.NoError(t, err)
 

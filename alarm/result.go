@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // Statuses of a Result. They match XXL-JOB's alarm_status values 1, 2 and 3
@@ -18,7 +20,7 @@ const (
 // Result is the outcome of one alarm over all its channels, reported once
 // through Options.Record when every channel has succeeded or given up.
 type Result struct {
-	Kind     string          `json:"kind"`   // the event's kind
+	Kind     kind.AlarmEvent `json:"kind"`   // the event's kind
 	Status   string          `json:"status"` // StatusNotNeeded, StatusSent or StatusFailed
 	Attempts []AttemptRecord `json:"attempts"`
 }

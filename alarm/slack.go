@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // SlackConfig configures a Slack incoming webhook
@@ -73,7 +75,7 @@ func NewSlack(cfg SlackConfig, deps Deps) (*Slack, error) {
 func (s *Slack) Name() string { return s.cfg.Name }
 
 // Kind is "slack".
-func (s *Slack) Kind() string { return "slack" }
+func (s *Slack) Kind() kind.AlarmChannel { return kind.AlarmSlack }
 
 // String describes the sender without its secrets.
 func (s *Slack) String() string { return "alarm.Slack(" + s.cfg.String() + ")" }
@@ -102,7 +104,7 @@ var slackEscape = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 func slackText(ev Event) string {
 	var b strings.Builder
 	icon := ":rotating_light:"
-	if ev.Kind == KindRecovery {
+	if ev.Kind == kind.AlarmRecovery {
 		icon = ":white_check_mark:"
 	}
 	fmt.Fprintf(&b, "%s *%s*\n", icon, slackEscape.Replace(Subject(ev)))

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // SignatureHeader carries the generic webhook's body signature when a secret
@@ -102,20 +104,20 @@ func (c WebhookConfig) Format(f fmt.State, verb rune) { formatRedacted(f, verb, 
 // that read a "text" field (Mattermost, Rocket.Chat, Google Chat) can take
 // the payload as it is.
 type WebhookPayload struct {
-	Kind        string `json:"kind"` // failure or recovery
-	JobID       int64  `json:"job_id"`
-	JobName     string `json:"job_name"`
-	GroupName   string `json:"group_name"`
-	RunID       int64  `json:"run_id"`
-	State       string `json:"state"`
-	Code        int    `json:"code"`
-	Message     string `json:"message"` // at most MaxMessageRunes runes
-	Attempt     int    `json:"attempt"`
-	ScheduledAt string `json:"scheduled_at,omitempty"`
-	FinishedAt  string `json:"finished_at,omitempty"`
-	ConsoleURL  string `json:"console_url,omitempty"`
-	Subject     string `json:"subject"`
-	Text        string `json:"text"`
+	Kind        kind.AlarmEvent `json:"kind"` // failure or recovery
+	JobID       int64           `json:"job_id"`
+	JobName     string          `json:"job_name"`
+	GroupName   string          `json:"group_name"`
+	RunID       int64           `json:"run_id"`
+	State       kind.RunState   `json:"state"`
+	Code        int             `json:"code"`
+	Message     string          `json:"message"` // at most MaxMessageRunes runes
+	Attempt     int             `json:"attempt"`
+	ScheduledAt string          `json:"scheduled_at,omitempty"`
+	FinishedAt  string          `json:"finished_at,omitempty"`
+	ConsoleURL  string          `json:"console_url,omitempty"`
+	Subject     string          `json:"subject"`
+	Text        string          `json:"text"`
 }
 
 // NewWebhookPayload is the body the generic webhook sends for ev.
@@ -174,7 +176,7 @@ func NewWebhook(cfg WebhookConfig, deps Deps) (*Webhook, error) {
 func (w *Webhook) Name() string { return w.cfg.Name }
 
 // Kind is "webhook".
-func (w *Webhook) Kind() string { return "webhook" }
+func (w *Webhook) Kind() kind.AlarmChannel { return kind.AlarmWebhook }
 
 // String describes the sender without its secrets.
 func (w *Webhook) String() string { return "alarm.Webhook(" + w.cfg.String() + ")" }
@@ -197,8 +199,8 @@ func (w *Webhook) Send(ctx context.Context, ev Event) error {
 	for k, v := range w.cfg.Headers {
 		h.Set(k, v)
 	}
-	h.Set("X-Ringjob-Event", ev.Kind)
-	h.Set("Idempotency-Key", "ringjob-alarm-"+strconv.FormatInt(ev.JobID, 10)+"-"+strconv.FormatInt(ev.RunID, 10)+"-"+ev.Kind)
+	h.Set("X-Ringjob-Event", string(ev.Kind))
+	h.Set("Idempotency-Key", "ringjob-alarm-"+strconv.FormatInt(ev.JobID, 10)+"-"+strconv.FormatInt(ev.RunID, 10)+"-"+string(ev.Kind))
 	if w.cfg.Secret != "" {
 		h.Set(SignatureHeader, WebhookSign(w.cfg.Secret, body))
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/stretchr/testify/require"
 )
 
@@ -78,7 +79,7 @@ func TestWebhook(t *testing.T) {
 		t.Parallel()
 		sink := newHTTPSink(t)
 		w := newWebhook(t, sink, "")
-		require.NoError(t, w.Send(ctxT(t), Event{Kind: KindFailure, JobID: 1, RunID: 2}))
+		require.NoError(t, w.Send(ctxT(t), Event{Kind: kind.AlarmFailure, JobID: 1, RunID: 2}))
 		body := decodeJSON(t, sink.last(t).Body)
 		require.NotContains(t, body, "scheduled_at")
 		require.NotContains(t, body, "finished_at")

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // maxWeComBytes is WeCom's limit on a markdown message's content.
@@ -77,7 +79,7 @@ func NewWeCom(cfg WeComConfig, deps Deps) (*WeCom, error) {
 func (w *WeCom) Name() string { return w.cfg.Name }
 
 // Kind is "wecom".
-func (w *WeCom) Kind() string { return "wecom" }
+func (w *WeCom) Kind() kind.AlarmChannel { return kind.AlarmWeCom }
 
 // String describes the sender without its secrets.
 func (w *WeCom) String() string { return "alarm.WeCom(" + w.cfg.String() + ")" }
@@ -92,7 +94,7 @@ func (w *WeCom) Send(ctx context.Context, ev Event) error {
 	}
 	// WeCom colours three names: info (green), comment (grey), warning (orange-red).
 	status := `<font color="warning">failed</font>`
-	if ev.Kind == KindRecovery {
+	if ev.Kind == kind.AlarmRecovery {
 		status = `<font color="info">recovered</font>`
 	}
 	msg := map[string]any{

@@ -12,10 +12,10 @@ import (
 // right code and field, and changes nothing.
 func TestBadInput(t *testing.T) {
 	t.Parallel()
-	for _, kind := range kinds {
-		t.Run(kind, func(t *testing.T) {
+	for _, dialect := range kinds {
+		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t, kind, setupOpts{bodyLimit: 256 * 1024})
+			b := setup(t, dialect, setupOpts{bodyLimit: 256 * 1024})
 			gid := b.group("bad-input", "local://echo")
 			cronJob := b.job(map[string]any{"group_id": gid, "name": "cron job", "schedule_type": "cron", "schedule_conf": "0 0 * * * ?"})
 			noneJob := b.job(map[string]any{"group_id": gid, "name": "manual only"})

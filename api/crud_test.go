@@ -12,10 +12,10 @@ import (
 
 func TestGroupsCRUD(t *testing.T) {
 	t.Parallel()
-	for _, kind := range kinds {
-		t.Run(kind, func(t *testing.T) {
+	for _, dialect := range kinds {
+		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t, kind, setupOpts{noSched: true})
+			b := setup(t, dialect, setupOpts{noSched: true})
 
 			g := b.must(201, "POST", "/api/v1/groups", map[string]any{"app_name": "billing-jobs", "title": "Billing", "members": []string{"local://echo"}})
 			gid := id(g)
@@ -73,10 +73,10 @@ func TestGroupsCRUD(t *testing.T) {
 
 func TestJobsCRUD(t *testing.T) {
 	t.Parallel()
-	for _, kind := range kinds {
-		t.Run(kind, func(t *testing.T) {
+	for _, dialect := range kinds {
+		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t, kind, setupOpts{noSched: true})
+			b := setup(t, dialect, setupOpts{noSched: true})
 			gid := b.group("jobs-group", "local://echo")
 			other := b.group("other-group", "local://echo")
 
@@ -163,10 +163,10 @@ func TestJobsCRUD(t *testing.T) {
 
 func TestValuesAreStoredVerbatim(t *testing.T) {
 	t.Parallel()
-	for _, kind := range kinds {
-		t.Run(kind, func(t *testing.T) {
+	for _, dialect := range kinds {
+		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t, kind, setupOpts{})
+			b := setup(t, dialect, setupOpts{})
 			gid := b.group("verbatim", "local://echo")
 			sqlName := `Robert'); DROP TABLE jobs; -- "x" \ 100% _under_ ` + "`tick`"
 			shell := "$(touch /tmp/ringjob-pwned); `id` | cat > /dev/null && echo $HOME; rm -rf / # 'q' \"dq\" \\ * ?"

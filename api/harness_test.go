@@ -73,12 +73,12 @@ type setupOpts struct {
 	bodyLimit int
 }
 
-func openStore(t *testing.T, kind string) *store.Store {
+func openStore(t *testing.T, dialect string) *store.Store {
 	t.Helper()
 	ctx := context.Background()
 	var st *store.Store
 	var err error
-	if kind == "mysql" {
+	if dialect == "mysql" {
 		st, err = store.OpenMySQL(ctx, dbtest.MySQL(t))
 	} else {
 		st, err = store.OpenSQLite(ctx, dbtest.SQLitePath(t))
@@ -90,10 +90,10 @@ func openStore(t *testing.T, kind string) *store.Store {
 	return st
 }
 
-func setup(t *testing.T, kind string, o setupOpts) *bundle {
+func setup(t *testing.T, dialect string, o setupOpts) *bundle {
 	t.Helper()
 	ctx := context.Background()
-	st := openStore(t, kind)
+	st := openStore(t, dialect)
 	logs := &syncBuffer{}
 	l := logrus.New()
 	l.SetOutput(logs)
@@ -115,7 +115,7 @@ func setup(t *testing.T, kind string, o setupOpts) *bundle {
 	}
 	drv, err := localexec.New(localexec.Config{
 		Commands: []localexec.Command{
-			{Name: "echo", Argv: []string{"/bin/echo"}, ParamsAsArg: true},
+			{Name: "echo", Argv: []string{"/bin/sh", "-c", `printf '%s\n' "$RINGJOB_PARAMS"`}}, // params verbatim, never parsed
 			{Name: "sleep", Argv: []string{"/bin/sleep", "30"}},
 		},
 		KillGrace: time.Second,

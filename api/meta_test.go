@@ -74,10 +74,10 @@ func TestHealthReadyMetrics(t *testing.T) {
 		require.NoError(t, err)
 		return res.StatusCode, string(body)
 	}
-	for _, kind := range kinds {
-		t.Run(kind, func(t *testing.T) {
+	for _, dialect := range kinds {
+		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t, kind, setupOpts{noSched: true})
+			b := setup(t, dialect, setupOpts{noSched: true})
 			status, body := get(t, b.url+"/healthz")
 			require.Equal(t, 200, status, body)
 			status, body = get(t, b.url+"/readyz")

@@ -3,6 +3,7 @@ package api
 import (
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/service"
 )
 
@@ -24,8 +25,10 @@ func (s *server) listRuns(c *fiber.Ctx) error {
 	if p.To, err = queryTime(c, "to"); err != nil {
 		return err
 	}
-	p.States = queryList(c, "state")
-	p.TriggerType = c.Query("trigger_type")
+	for _, st := range queryList(c, "state") {
+		p.States = append(p.States, kind.RunState(st))
+	}
+	p.TriggerType = kind.Trigger(c.Query("trigger_type"))
 	p.Cursor = c.Query("cursor")
 	page, err := s.svc.ListRuns(c.UserContext(), p)
 	if err != nil {
@@ -74,7 +77,7 @@ func (s *server) killRun(c *fiber.Ctx) error {
 		return err
 	}
 	status := fiber.StatusAccepted // the target reports the outcome later
-	if service.IsFinal(r.State) {
+	if r.State.Final() {
 		status = fiber.StatusOK
 	}
 	return c.Status(status).JSON(viewRun(r))

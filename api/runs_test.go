@@ -12,10 +12,10 @@ import (
 
 func TestTriggerIdempotentAndLog(t *testing.T) {
 	t.Parallel()
-	for _, kind := range kinds {
-		t.Run(kind, func(t *testing.T) {
+	for _, dialect := range kinds {
+		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t, kind, setupOpts{})
+			b := setup(t, dialect, setupOpts{})
 			gid := b.group("echo-group", "local://echo")
 			j := b.job(map[string]any{"group_id": gid, "name": "say hello", "params": "job params"})
 			path := fmt.Sprintf("/api/v1/jobs/%d/trigger", id(j))
@@ -76,10 +76,10 @@ func TestTriggerIdempotentAndLog(t *testing.T) {
 
 func TestKillRunningLocalCommand(t *testing.T) {
 	t.Parallel()
-	for _, kind := range kinds {
-		t.Run(kind, func(t *testing.T) {
+	for _, dialect := range kinds {
+		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t, kind, setupOpts{})
+			b := setup(t, dialect, setupOpts{})
 			gid := b.group("sleep-group", "local://sleep")
 			j := b.job(map[string]any{"group_id": gid, "name": "sleeps 30 s"})
 			run := b.must(201, "POST", fmt.Sprintf("/api/v1/jobs/%d/trigger", id(j)), nil)

@@ -9,28 +9,29 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/reports"
 	"github.com/ringjob/ringjob/store"
 )
 
 func TestStats(t *testing.T) {
 	t.Parallel()
-	for _, kind := range kinds {
-		t.Run(kind, func(t *testing.T) {
+	for _, dialect := range kinds {
+		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			now := time.Date(2026, 5, 4, 10, 30, 20, 0, time.UTC)
 			clock := clockwork.NewFakeClockAt(now)
-			b := setup(t, kind, setupOpts{clock: clock, noSched: true})
+			b := setup(t, dialect, setupOpts{clock: clock, noSched: true})
 			ga := b.group("stats-a", "local://echo")
 			gb := b.group("stats-b", "local://echo")
 			ja := id(b.job(map[string]any{"group_id": ga, "name": "a"}))
 			jb := id(b.job(map[string]any{"group_id": gb, "name": "b"}))
 
 			// Runs straight into the ledger at known times and outcomes.
-			mk := func(job, group int64, at time.Time, state string, took time.Duration) {
+			mk := func(job, group int64, at time.Time, state kind.RunState, took time.Duration) {
 				r, _, err := b.st.RunCreate(ctx, store.RunCreateParams{JobID: job, GroupID: group, ScheduledMs: at.UnixMilli(), ShardTotal: 1,
-					TriggerType: store.TriggerManual, Owner: "n1", CreatedMs: at.UnixMilli()})
+					TriggerType: kind.TriggerManual, Owner: "n1", CreatedMs: at.UnixMilli()})
 				require.NoError(t, err)
 				_, err = b.st.RunClaimBatch(ctx, store.RunClaimParams{IDs: []int64{r.ID}, Owner: "n1", NowMs: at.UnixMilli(), LateAfterMs: 1000})
 				require.NoError(t, err)
@@ -39,10 +40,10 @@ func TestStats(t *testing.T) {
 				require.True(t, ok)
 			}
 			min10 := now.Truncate(time.Minute).Add(-10 * time.Minute)
-			mk(ja, ga, min10.Add(5*time.Second), store.RunSucceeded, 2*time.Second)
-			mk(ja, ga, min10.Add(6*time.Second), store.RunFailed, 4*time.Second)
-			mk(jb, gb, min10.Add(7*time.Second), store.RunTimedOut, 9*time.Second)
-			mk(jb, gb, now.Add(-5*time.Hour), store.RunLost, 0)
+			mk(ja, ga, min10.Add(5*time.Second), kind.RunSucceeded, 2*time.Second)
+			mk(ja, ga, min10.Add(6*time.Second), kind.RunFailed, 4*time.Second)
+			mk(jb, gb, min10.Add(7*time.Second), kind.RunTimedOut, 9*time.Second)
+			mk(jb, gb, now.Add(-5*time.Hour), kind.RunLost, 0)
 
 			// Before any roll-up: empty buckets, no counted_at.
 			empty := b.must(200, "GET", "/api/v1/stats", nil)

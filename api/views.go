@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"
 )
@@ -44,34 +45,34 @@ func viewGroup(g store.Group) groupView {
 }
 
 type jobView struct {
-	ID               int64    `json:"id"`
-	GroupID          int64    `json:"group_id"`
-	Name             string   `json:"name"`
-	Description      string   `json:"description"`
-	ScheduleType     string   `json:"schedule_type"`
-	ScheduleConf     string   `json:"schedule_conf"`
-	TimeZone         string   `json:"time_zone"`
-	MisfirePolicy    string   `json:"misfire_policy"`
-	Handler          string   `json:"handler"`
-	Params           string   `json:"params"`
-	RouteStrategy    string   `json:"route_strategy"`
-	BlockStrategy    string   `json:"block_strategy"`
-	TimeoutSec       int      `json:"timeout_sec"`
-	RetryCount       int      `json:"retry_count"`
-	ShardCount       int      `json:"shard_count"`
-	PinnedTargets    []string `json:"pinned_targets"`
-	RetryBackoff     string   `json:"retry_backoff"`
-	RetryDelaySec    int      `json:"retry_delay_sec"`
-	RetryMaxDelaySec int      `json:"retry_max_delay_sec"`
-	ChildJobIDs      []int64  `json:"child_job_ids"`
-	MaxInFlight      int      `json:"max_in_flight"`
-	AlarmChannels    []string `json:"alarm_channels"`
-	AlarmState       string   `json:"alarm_state"`
-	Enabled          bool     `json:"enabled"`
-	NextFireAt       *string  `json:"next_fire_at"`
-	LastFireAt       *string  `json:"last_fire_at"`
-	CreatedAt        *string  `json:"created_at"`
-	UpdatedAt        *string  `json:"updated_at"`
+	ID               int64              `json:"id"`
+	GroupID          int64              `json:"group_id"`
+	Name             string             `json:"name"`
+	Description      string             `json:"description"`
+	ScheduleType     string             `json:"schedule_type"`
+	ScheduleConf     string             `json:"schedule_conf"`
+	TimeZone         string             `json:"time_zone"`
+	MisfirePolicy    kind.Misfire       `json:"misfire_policy"`
+	Handler          string             `json:"handler"`
+	Params           string             `json:"params"`
+	RouteStrategy    kind.Route         `json:"route_strategy"`
+	BlockStrategy    kind.Block         `json:"block_strategy"`
+	TimeoutSec       int                `json:"timeout_sec"`
+	RetryCount       int                `json:"retry_count"`
+	ShardCount       int                `json:"shard_count"`
+	PinnedTargets    []string           `json:"pinned_targets"`
+	RetryBackoff     kind.Backoff       `json:"retry_backoff"`
+	RetryDelaySec    int                `json:"retry_delay_sec"`
+	RetryMaxDelaySec int                `json:"retry_max_delay_sec"`
+	ChildJobIDs      []int64            `json:"child_job_ids"`
+	MaxInFlight      int                `json:"max_in_flight"`
+	AlarmChannels    []string           `json:"alarm_channels"`
+	AlarmState       kind.JobAlarmState `json:"alarm_state"`
+	Enabled          bool               `json:"enabled"`
+	NextFireAt       *string            `json:"next_fire_at"`
+	LastFireAt       *string            `json:"last_fire_at"`
+	CreatedAt        *string            `json:"created_at"`
+	UpdatedAt        *string            `json:"updated_at"`
 }
 
 func viewJob(j store.Job) jobView {
@@ -87,28 +88,28 @@ func viewJob(j store.Job) jobView {
 }
 
 type runView struct {
-	ID             int64   `json:"id"`
-	JobID          int64   `json:"job_id"`
-	GroupID        int64   `json:"group_id"`
-	State          string  `json:"state"`
-	TriggerType    string  `json:"trigger_type"`
-	ScheduledAt    *string `json:"scheduled_at"`
-	DispatchedAt   *string `json:"dispatched_at"`
-	FinishedAt     *string `json:"finished_at"`
-	CreatedAt      *string `json:"created_at"`
-	ShardIndex     int     `json:"shard_index"`
-	ShardTotal     int     `json:"shard_total"`
-	Attempt        int     `json:"attempt"`
-	Target         string  `json:"target"`
-	Handler        string  `json:"handler"`
-	Params         string  `json:"params"`
-	Node           string  `json:"node"`
-	Late           bool    `json:"late"`
-	ResultCode     int     `json:"result_code"`
-	Message        string  `json:"message"`
-	IdempotencyKey string  `json:"idempotency_key,omitempty"`
-	RetryOf        int64   `json:"retry_of,omitempty"`
-	AlarmStatus    string  `json:"alarm_status"`
+	ID             int64         `json:"id"`
+	JobID          int64         `json:"job_id"`
+	GroupID        int64         `json:"group_id"`
+	State          kind.RunState `json:"state"`
+	TriggerType    kind.Trigger  `json:"trigger_type"`
+	ScheduledAt    *string       `json:"scheduled_at"`
+	DispatchedAt   *string       `json:"dispatched_at"`
+	FinishedAt     *string       `json:"finished_at"`
+	CreatedAt      *string       `json:"created_at"`
+	ShardIndex     int           `json:"shard_index"`
+	ShardTotal     int           `json:"shard_total"`
+	Attempt        int           `json:"attempt"`
+	Target         string        `json:"target"`
+	Handler        string        `json:"handler"`
+	Params         string        `json:"params"`
+	Node           string        `json:"node"`
+	Late           bool          `json:"late"`
+	ResultCode     int           `json:"result_code"`
+	Message        string        `json:"message"`
+	IdempotencyKey string        `json:"idempotency_key,omitempty"`
+	RetryOf        int64         `json:"retry_of,omitempty"`
+	AlarmStatus    string        `json:"alarm_status"`
 	// Attempts lists the routing probes and dispatches when one failed
 	// (failover), as [{target, op, error, at_ms}]; empty otherwise.
 	Attempts json.RawMessage `json:"attempts"`

@@ -46,6 +46,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/schedule"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/store"
@@ -409,7 +410,7 @@ func createJobs(ctx context.Context, st *store.Store, groupID int64, n, conc int
 			for i := range next {
 				j, err := st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{
 					GroupID: groupID, Name: fmt.Sprintf("bench-%05d", i), ScheduleType: string(schedule.KindCron), ScheduleConf: "* * * * * ?",
-					TimeZone: "UTC", MisfirePolicy: store.MisfireDoNothing, Params: "", RouteStrategy: "first", BlockStrategy: "SERIAL_EXECUTION", ShardCount: 1,
+					TimeZone: "UTC", MisfirePolicy: kind.MisfireDoNothing, Params: "", RouteStrategy: "first", BlockStrategy: "SERIAL_EXECUTION", ShardCount: 1,
 				}, Enabled: true, NextFireMs: 0, NowMs: now})
 				if err != nil {
 					mu.Lock()

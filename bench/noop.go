@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/targets"
 )
 
@@ -75,7 +76,7 @@ func (d *noopDriver) Run(_ context.Context, req targets.Request) (targets.Dispat
 		d.other[otherKey{req.JobID, req.ScheduledAt.UnixMilli()}]++
 		d.mu.Unlock()
 	}
-	return targets.Dispatch{Done: &targets.Outcome{State: targets.OutcomeSucceeded, Code: 200, Message: "noop"}}, nil
+	return targets.Dispatch{Done: &targets.Outcome{State: kind.RunSucceeded, Code: 200, Message: "noop"}}, nil
 }
 
 func (d *noopDriver) Beat(context.Context, string) error            { return nil }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ringjob/ringjob/alarm"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"
@@ -139,9 +140,9 @@ func TestAlarmsOnFailureAndRecovery(t *testing.T) {
 	_, err = s.svc.CreateJob(ctx, service.JobCreateParams{JobSpec: service.JobSpec{GroupID: g.ID, Name: "bad", AlarmChannels: []string{"nope"}}})
 	require.Error(t, err, "a job may name only declared channels")
 
-	failed := s.waitState(s.trigger(job, "3").ID, store.RunFailed)
-	require.Eventually(t, func() bool { r, _ := s.st.RunGet(ctx, failed.ID); return r.AlarmStatus == store.AlarmSent }, 20*time.Second, 20*time.Millisecond)
-	ok := s.waitState(s.trigger(job, "0").ID, store.RunSucceeded)
+	failed := s.waitState(s.trigger(job, "3").ID, kind.RunFailed)
+	require.Eventually(t, func() bool { r, _ := s.st.RunGet(ctx, failed.ID); return r.AlarmStatus == kind.AlarmSent }, 20*time.Second, 20*time.Millisecond)
+	ok := s.waitState(s.trigger(job, "0").ID, kind.RunSucceeded)
 	require.Eventually(t, func() bool { return len(mail.messages()) == 2 }, 20*time.Second, 20*time.Millisecond, "failure and recovery mails")
 	msgs := mail.messages()
 	require.Contains(t, msgs[0], "Subject: [Ringjob] job nightly failed")

@@ -19,6 +19,7 @@ import (
 	"github.com/ringjob/ringjob/api/xxlapi"
 	"github.com/ringjob/ringjob/executor"
 	"github.com/ringjob/ringjob/internal/dbtest"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"
@@ -153,7 +154,7 @@ func (s *server) group(app string) store.Group {
 	return g
 }
 
-func (s *server) job(g store.Group, handler, block string, timeoutSec int) store.Job {
+func (s *server) job(g store.Group, handler string, block kind.Block, timeoutSec int) store.Job {
 	j, err := s.st.JobCreate(context.Background(), store.JobCreateParams{JobFields: store.JobFields{GroupID: g.ID, Name: handler, ScheduleType: "none",
 		TimeZone: "UTC", Handler: handler, BlockStrategy: block, TimeoutSec: timeoutSec, ShardCount: 1, RouteStrategy: "first"}, NowMs: time.Now().UnixMilli()})
 	require.NoError(s.t, err)
@@ -167,7 +168,7 @@ func (s *server) trigger(j store.Job, params string) store.Run {
 }
 
 // waitState waits until the run reaches one of the states.
-func (s *server) waitState(id int64, states ...string) store.Run {
+func (s *server) waitState(id int64, states ...kind.RunState) store.Run {
 	s.t.Helper()
 	var r store.Run
 	require.Eventually(s.t, func() bool {
@@ -177,7 +178,7 @@ func (s *server) waitState(id int64, states ...string) store.Run {
 		for _, st := range states {
 			// A fast run can report its outcome a moment before the
 			// dispatcher's batched write records where it ran.
-			if r.State == st && (r.Target != "" || r.State == store.RunFailed) {
+			if r.State == st && (r.Target != "" || r.State == kind.RunFailed) {
 				return true
 			}
 		}
@@ -242,7 +243,7 @@ func TestSDKExecutorEndToEnd(t *testing.T) {
 
 	t.Run("dispatch, callback, rolling log through the server", func(t *testing.T) {
 		r := s.trigger(s.job(g, "hello", "SERIAL_EXECUTION", 0), "a; $(b)")
-		r = s.waitState(r.ID, store.RunSucceeded)
+		r = s.waitState(r.ID, kind.RunSucceeded)
 		require.Equal(t, strings.TrimRight(e.Address(), "/"), r.Target)
 		log, err := s.svc.RunLog(ctx, r.ID, 1)
 		require.NoError(t, err)
@@ -255,43 +256,43 @@ func TestSDKExecutorEndToEnd(t *testing.T) {
 		require.Equal(t, log.ToLine, last.ToLine)
 	})
 	t.Run("failure carries the handler's error", func(t *testing.T) {
-		r := s.waitState(s.trigger(s.job(g, "fail", "SERIAL_EXECUTION", 0), "x").ID, store.RunFailed)
+		r := s.waitState(s.trigger(s.job(g, "fail", "SERIAL_EXECUTION", 0), "x").ID, kind.RunFailed)
 		require.Contains(t, r.Message, "boom: x")
 		require.Equal(t, 500, r.ResultCode)
 	})
 	t.Run("serial execution queues", func(t *testing.T) {
 		j := s.job(g, "sleep", "SERIAL_EXECUTION", 0)
 		a, b := s.trigger(j, "300ms"), s.trigger(j, "10ms")
-		ra, rb := s.waitState(a.ID, store.RunSucceeded), s.waitState(b.ID, store.RunSucceeded)
+		ra, rb := s.waitState(a.ID, kind.RunSucceeded), s.waitState(b.ID, kind.RunSucceeded)
 		require.LessOrEqual(t, ra.FinishedMs, rb.FinishedMs, "the second waits for the first")
 	})
 	t.Run("discard later rejects while running", func(t *testing.T) {
 		j := s.job(g, "sleep", "DISCARD_LATER", 0)
 		a := s.trigger(j, "2s")
-		s.waitState(a.ID, store.RunRunning)
-		b := s.waitState(s.trigger(j, "10ms").ID, store.RunFailed)
+		s.waitState(a.ID, kind.RunRunning)
+		b := s.waitState(s.trigger(j, "10ms").ID, kind.RunFailed)
 		require.Contains(t, b.Message, "Discard Later")
-		s.waitState(a.ID, store.RunSucceeded)
+		s.waitState(a.ID, kind.RunSucceeded)
 	})
 	t.Run("cover early kills the running one", func(t *testing.T) {
 		j := s.job(g, "sleep", "COVER_EARLY", 0)
 		a := s.trigger(j, "10s")
-		s.waitState(a.ID, store.RunRunning)
+		s.waitState(a.ID, kind.RunRunning)
 		b := s.trigger(j, "10ms")
-		ra := s.waitState(a.ID, store.RunKilled)
+		ra := s.waitState(a.ID, kind.RunKilled)
 		require.Contains(t, ra.Message, "killed")
-		s.waitState(b.ID, store.RunSucceeded)
+		s.waitState(b.ID, kind.RunSucceeded)
 	})
 	t.Run("timeout reports 502 while the handler ignores its context", func(t *testing.T) {
-		r := s.waitState(s.trigger(s.job(g, "stubborn", "SERIAL_EXECUTION", 1), "").ID, store.RunTimedOut)
+		r := s.waitState(s.trigger(s.job(g, "stubborn", "SERIAL_EXECUTION", 1), "").ID, kind.RunTimedOut)
 		require.Equal(t, 502, r.ResultCode)
 	})
 	t.Run("kill from the server stops the handler", func(t *testing.T) {
 		r := s.trigger(s.job(g, "sleep", "SERIAL_EXECUTION", 0), "30s")
-		s.waitState(r.ID, store.RunRunning)
+		s.waitState(r.ID, kind.RunRunning)
 		_, err := s.svc.KillRun(ctx, r.ID)
 		require.NoError(t, err)
-		got := s.waitState(r.ID, store.RunKilled)
+		got := s.waitState(r.ID, kind.RunKilled)
 		require.Less(t, got.FinishedMs-got.DispatchedMs, int64(10_000), "stopped long before its 30 s")
 		log, err := s.svc.RunLog(ctx, r.ID, 1)
 		require.NoError(t, err)
@@ -329,19 +330,19 @@ func TestCallbacksRetriedAfterServerComesBack(t *testing.T) {
 	startExecutor(t, s, "retry", executor.WithClock(fake), executor.WithAdminTimeout(time.Second))
 	j := s.job(g, "sleep", "SERIAL_EXECUTION", 0)
 	r := s.trigger(j, "500ms")
-	s.waitState(r.ID, store.RunRunning)
+	s.waitState(r.ID, kind.RunRunning)
 	s.stopAPI() // the server's API goes away while the run finishes
 	// The executor's callback fails against every admin and lands in its retry file.
 	time.Sleep(1500 * time.Millisecond)
 	got, err := s.st.RunGet(context.Background(), r.ID)
 	require.NoError(t, err)
-	require.Equal(t, store.RunRunning, got.State, "no callback got through")
+	require.Equal(t, kind.RunRunning, got.State, "no callback got through")
 	s.restartAPI()
 	// The retry loop runs every 30 s of the executor's clock.
 	require.Eventually(t, func() bool {
 		fake.Advance(executor.DefaultCallbackRetryInterval)
 		got, err := s.st.RunGet(context.Background(), r.ID)
-		return err == nil && got.State == store.RunSucceeded
+		return err == nil && got.State == kind.RunSucceeded
 	}, 20*time.Second, 100*time.Millisecond, "callback resent after the server came back")
 }
 
@@ -402,7 +403,7 @@ func TestRawExecutorRunsAJob(t *testing.T) {
 	defer func() { _ = e.srv.Close(); e.wg.Wait() }()
 	out := e.post("/xxl-job-admin/api/registry", map[string]string{"registryGroup": "EXECUTOR", "registryKey": "xxl-job-executor-sample", "registryValue": e.addr})
 	require.EqualValues(t, 200, out["code"], "%v", out)
-	r := s.waitState(s.trigger(s.job(g, "demoJobHandler", "SERIAL_EXECUTION", 0), "p=1").ID, store.RunSucceeded)
+	r := s.waitState(s.trigger(s.job(g, "demoJobHandler", "SERIAL_EXECUTION", 0), "p=1").ID, kind.RunSucceeded)
 	require.Equal(t, "raw executor ran demoJobHandler with p=1", r.Message)
 	require.Equal(t, strings.TrimRight(e.addr, "/"), r.Target)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"
 	"github.com/stretchr/testify/require"
@@ -51,7 +52,7 @@ func TestFailedShardIsRetriedAlone(t *testing.T) {
 		runs, _ = s.st.RunList(context.Background(), store.RunListParams{JobID: first.JobID, Limit: 20})
 		ok := 0
 		for _, r := range runs {
-			if r.State == store.RunSucceeded {
+			if r.State == kind.RunSucceeded {
 				ok++
 			}
 		}
@@ -79,7 +80,7 @@ func TestMaxInFlightAndBlockStrategiesOnLocalTargets(t *testing.T) {
 		first := s.trigger(j, "")
 		var runs []store.Run
 		require.Eventually(t, func() bool {
-			runs, _ = s.st.RunList(ctx, store.RunListParams{JobID: first.JobID, States: []string{store.RunSucceeded}, Limit: 10})
+			runs, _ = s.st.RunList(ctx, store.RunListParams{JobID: first.JobID, States: []kind.RunState{kind.RunSucceeded}, Limit: 10})
 			return len(runs) == 4
 		}, 20*time.Second, 20*time.Millisecond)
 		type ev struct {
@@ -105,22 +106,22 @@ func TestMaxInFlightAndBlockStrategiesOnLocalTargets(t *testing.T) {
 		g := s.groupWith("overlap", "local://nap")
 		serial := s.job2(service.JobSpec{GroupID: g.ID, Name: "serial", BlockStrategy: "SERIAL_EXECUTION"})
 		a, b := s.trigger(serial, ""), s.trigger(serial, "")
-		ra, rb := s.waitState(a.ID, store.RunSucceeded), s.waitState(b.ID, store.RunSucceeded)
+		ra, rb := s.waitState(a.ID, kind.RunSucceeded), s.waitState(b.ID, kind.RunSucceeded)
 		require.GreaterOrEqual(t, rb.DispatchedMs, ra.FinishedMs-5, "the second (higher id) starts after the first ended: %d..%d then %d..%d",
 			ra.DispatchedMs, ra.FinishedMs, rb.DispatchedMs, rb.FinishedMs)
 
 		discard := s.job2(service.JobSpec{GroupID: g.ID, Name: "discard", BlockStrategy: "DISCARD_LATER"})
 		a = s.trigger(discard, "")
-		s.waitState(a.ID, store.RunRunning)
-		rb = s.waitState(s.trigger(discard, "").ID, store.RunFailed)
+		s.waitState(a.ID, kind.RunRunning)
+		rb = s.waitState(s.trigger(discard, "").ID, kind.RunFailed)
 		require.Contains(t, rb.Message, "Discard Later")
-		s.waitState(a.ID, store.RunSucceeded)
+		s.waitState(a.ID, kind.RunSucceeded)
 
 		cover := s.job2(service.JobSpec{GroupID: g.ID, Name: "cover", BlockStrategy: "COVER_EARLY"})
 		a = s.trigger(cover, "")
-		s.waitState(a.ID, store.RunRunning)
+		s.waitState(a.ID, kind.RunRunning)
 		b = s.trigger(cover, "")
-		s.waitState(a.ID, store.RunKilled)
-		s.waitState(b.ID, store.RunSucceeded)
+		s.waitState(a.ID, kind.RunKilled)
+		s.waitState(b.ID, kind.RunSucceeded)
 	})
 }

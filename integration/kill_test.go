@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/service"
-	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
 	"github.com/ringjob/ringjob/targets/localexec"
 	"github.com/stretchr/testify/require"
@@ -34,11 +34,11 @@ func TestKillReachesTheReplicaThatRunsTheProcess(t *testing.T) {
 
 	g := a.groupWith("kill-anywhere", "local://sleep30")
 	r := a.trigger(a.routedJob(g, "", "first", 1), "") // dispatched by replica A
-	running := a.waitState(r.ID, store.RunRunning)
+	running := a.waitState(r.ID, kind.RunRunning)
 	require.NotEqual(t, "replica-b", running.Owner)
 
 	_, err = svcB.KillRun(ctx, r.ID)
 	require.NoError(t, err)
-	killed := a.waitState(r.ID, store.RunKilled)
+	killed := a.waitState(r.ID, kind.RunKilled)
 	require.Less(t, killed.FinishedMs-killed.DispatchedMs, int64(10_000), "stopped long before its 30 s")
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/internal/lambdaemu"
 	"github.com/ringjob/ringjob/internal/lambdaemu/emutest"
 	"github.com/ringjob/ringjob/store"
@@ -67,7 +68,7 @@ func TestLambdaThroughTheServer(t *testing.T) {
 
 	t.Run("sync: result and log tail", func(t *testing.T) {
 		g := s.groupWith("fn-sync", "lambda://us-east-1/hello")
-		r := s.waitState(s.trigger(s.routedJob(g, "", "first", 1), "world").ID, store.RunSucceeded)
+		r := s.waitState(s.trigger(s.routedJob(g, "", "first", 1), "world").ID, kind.RunSucceeded)
 		require.Contains(t, r.Message, "Hello, world!")
 		log, err := s.svc.RunLog(ctx, r.ID, 1)
 		require.NoError(t, err)
@@ -78,7 +79,7 @@ func TestLambdaThroughTheServer(t *testing.T) {
 	t.Run("event mode completes through the server's callback", func(t *testing.T) {
 		g := s.groupWith("fn-event", "lambda://us-east-1/hello?mode=event")
 		r := s.trigger(s.routedJob(g, "", "first", 1), "async")
-		got := s.waitState(r.ID, store.RunSucceeded)
+		got := s.waitState(r.ID, kind.RunSucceeded)
 		require.Equal(t, "lambda://us-east-1/hello?mode=event", got.Target)
 	})
 
@@ -87,7 +88,7 @@ func TestLambdaThroughTheServer(t *testing.T) {
 		first := s.trigger(s.routedJob(g, "", "sharding", 20), `{"from":0,"to":1000}`)
 		var runs []store.Run
 		require.Eventually(t, func() bool {
-			runs, _ = s.st.RunList(ctx, store.RunListParams{JobID: first.JobID, States: []string{store.RunSucceeded}, Limit: 50})
+			runs, _ = s.st.RunList(ctx, store.RunListParams{JobID: first.JobID, States: []kind.RunState{kind.RunSucceeded}, Limit: 50})
 			return len(runs) == 20
 		}, 30*time.Second, 20*time.Millisecond)
 		seen := map[int]bool{}
@@ -106,7 +107,7 @@ func TestLambdaThroughTheServer(t *testing.T) {
 		e := startExecutor(t, s, "fn-failover-exec")
 		httpTarget := strings.TrimRight(e.Address(), "/")
 		g := s.groupWith("fn-failover", "lambda://us-east-1/no-such-function", httpTarget)
-		r := s.waitState(s.trigger(s.routedJob(g, "hello", "failover", 1), "p").ID, store.RunSucceeded)
+		r := s.waitState(s.trigger(s.routedJob(g, "hello", "failover", 1), "p").ID, kind.RunSucceeded)
 		require.Equal(t, httpTarget, r.Target)
 		as := s.attempts(r.ID)
 		require.NotEmpty(t, as)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/store"
 	"github.com/stretchr/testify/require"
@@ -23,8 +24,8 @@ func (s *server) groupWith(app string, members ...string) store.Group {
 	return g
 }
 
-func (s *server) routedJob(g store.Group, handler, route string, shards int) store.Job {
-	j, err := s.st.JobCreate(context.Background(), store.JobCreateParams{JobFields: store.JobFields{GroupID: g.ID, Name: handler + "-" + route, ScheduleType: "none",
+func (s *server) routedJob(g store.Group, handler string, route kind.Route, shards int) store.Job {
+	j, err := s.st.JobCreate(context.Background(), store.JobCreateParams{JobFields: store.JobFields{GroupID: g.ID, Name: handler + "-" + string(route), ScheduleType: "none",
 		TimeZone: "UTC", Handler: handler, RouteStrategy: route, BlockStrategy: "SERIAL_EXECUTION", ShardCount: shards}, NowMs: time.Now().UnixMilli()})
 	require.NoError(s.t, err)
 	return j
@@ -55,7 +56,7 @@ func TestFailoverAcrossTargetKinds(t *testing.T) {
 	t.Run("a stopped HTTP executor fails its beat; the local target runs", func(t *testing.T) {
 		dead := deadAddress(t)
 		g := s.groupWith("mixed-dead", dead, "local://env")
-		r := s.waitState(s.trigger(s.routedJob(g, "h", "failover", 1), "p").ID, store.RunSucceeded)
+		r := s.waitState(s.trigger(s.routedJob(g, "h", "failover", 1), "p").ID, kind.RunSucceeded)
 		require.Equal(t, "local://env", r.Target)
 		as := s.attempts(r.ID)
 		require.Len(t, as, 3, "%+v", as)
@@ -78,7 +79,7 @@ func TestFailoverAcrossTargetKinds(t *testing.T) {
 		}))
 		defer refusing.Close()
 		g := s.groupWith("mixed-refusing", refusing.URL, "local://env")
-		r := s.waitState(s.trigger(s.routedJob(g, "h", "failover", 1), "p").ID, store.RunSucceeded)
+		r := s.waitState(s.trigger(s.routedJob(g, "h", "failover", 1), "p").ID, kind.RunSucceeded)
 		require.Equal(t, "local://env", r.Target)
 		as := s.attempts(r.ID)
 		var ops []string
@@ -91,7 +92,7 @@ func TestFailoverAcrossTargetKinds(t *testing.T) {
 
 	t.Run("all candidates fail: the run fails with every reason", func(t *testing.T) {
 		g := s.groupWith("all-dead", deadAddress(t), deadAddress(t))
-		r := s.waitState(s.trigger(s.routedJob(g, "h", "failover", 1), "p").ID, store.RunFailed)
+		r := s.waitState(s.trigger(s.routedJob(g, "h", "failover", 1), "p").ID, kind.RunFailed)
 		require.Contains(t, r.Message, "beat")
 		require.Len(t, s.attempts(r.ID), 2)
 	})
@@ -113,7 +114,7 @@ func TestShardingFanOut(t *testing.T) {
 		first := s.trigger(s.routedJob(g, "hello", "sharding", 1), "warm")
 		var runs []store.Run
 		require.Eventually(t, func() bool {
-			runs, _ = s.st.RunList(context.Background(), store.RunListParams{JobID: first.JobID, States: []string{store.RunSucceeded}, Limit: 10})
+			runs, _ = s.st.RunList(context.Background(), store.RunListParams{JobID: first.JobID, States: []kind.RunState{kind.RunSucceeded}, Limit: 10})
 			return len(runs) == 3 && allTargeted(runs)
 		}, 20*time.Second, 20*time.Millisecond)
 		seen := map[int]string{}
@@ -134,7 +135,7 @@ func TestShardingFanOut(t *testing.T) {
 		first := s.trigger(s.routedJob(g, "", "sharding", 8), "x")
 		var runs []store.Run
 		require.Eventually(t, func() bool {
-			runs, _ = s.st.RunList(context.Background(), store.RunListParams{JobID: first.JobID, States: []string{store.RunSucceeded}, Limit: 20})
+			runs, _ = s.st.RunList(context.Background(), store.RunListParams{JobID: first.JobID, States: []kind.RunState{kind.RunSucceeded}, Limit: 20})
 			return len(runs) == 8 && allTargeted(runs)
 		}, 20*time.Second, 20*time.Millisecond)
 		got := map[int]bool{}
@@ -174,7 +175,7 @@ func TestPinnedTargetsAndChosenTarget(t *testing.T) {
 		Handler: "hello", RouteStrategy: "first", ShardCount: 1, PinnedTargets: []string{addrB + "/"}}, NowMs: time.Now().UnixMilli()})
 	require.NoError(t, err)
 	for i := 0; i < 3; i++ {
-		r := s.waitState(s.trigger(j, "p").ID, store.RunSucceeded)
+		r := s.waitState(s.trigger(j, "p").ID, kind.RunSucceeded)
 		require.Equal(t, addrB, r.Target)
 	}
 
@@ -183,7 +184,7 @@ func TestPinnedTargetsAndChosenTarget(t *testing.T) {
 	p := "chosen"
 	r, _, err := s.sched.Trigger(ctx, scheduler.TriggerParams{JobID: free.ID, Params: &p, Target: addrB})
 	require.NoError(t, err)
-	require.Equal(t, addrB, s.waitState(r.ID, store.RunSucceeded).Target)
+	require.Equal(t, addrB, s.waitState(r.ID, kind.RunSucceeded).Target)
 	_, _, err = s.sched.Trigger(ctx, scheduler.TriggerParams{JobID: free.ID, Params: &p, Target: "http://169.254.169.254/latest/meta-data"})
 	require.ErrorIs(t, err, scheduler.ErrTargetNotCandidate)
 	require.Contains(t, err.Error(), addrA, "the error lists the candidates")

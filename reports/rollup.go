@@ -253,7 +253,7 @@ func (r *Rollup) Step(ctx context.Context) (counted int, more bool, err error) {
 	var newest int64
 	held := false
 	for _, o := range runs {
-		if !store.IsFinal(o.State) {
+		if !o.State.Final() {
 			if o.CreatedMs > settled {
 				held = true // young and still going: wait for it here
 				break
@@ -278,7 +278,7 @@ func (r *Rollup) Step(ctx context.Context) (counted int, more bool, err error) {
 		seen := map[int64]bool{}
 		for _, o := range outs {
 			seen[o.ID] = true
-			if store.IsFinal(o.State) {
+			if o.State.Final() {
 				t.add(o)
 				counted++
 				donePending = append(donePending, o.ID)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringjob/ringjob/internal/dbtest"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/reports"
 	"github.com/ringjob/ringjob/store"
 )
@@ -64,7 +65,7 @@ func newEnv(t *testing.T, st *store.Store) *env {
 			gid = g.ID
 		}
 		j, err := st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: gid, Name: "job" + string(rune('0'+i)), ScheduleType: "none",
-			TimeZone: "UTC", MisfirePolicy: store.MisfireDoNothing, ShardCount: 1}, NowMs: t0.UnixMilli()})
+			TimeZone: "UTC", MisfirePolicy: kind.MisfireDoNothing, ShardCount: 1}, NowMs: t0.UnixMilli()})
 		require.NoError(t, err)
 		e.jobs = append(e.jobs, j)
 	}
@@ -73,27 +74,27 @@ func newEnv(t *testing.T, st *store.Store) *env {
 
 // run makes a run of job j scheduled at at; a final state is reached after
 // dispatch at at and end at at+took.
-func (e *env) run(j int, at time.Time, state string, took time.Duration) int64 {
+func (e *env) run(j int, at time.Time, state kind.RunState, took time.Duration) int64 {
 	e.t.Helper()
 	ctx := context.Background()
 	job := e.jobs[j]
 	r, _, err := e.st.RunCreate(ctx, store.RunCreateParams{JobID: job.ID, GroupID: job.GroupID, ScheduledMs: at.UnixMilli(), ShardTotal: 1,
-		TriggerType: store.TriggerManual, Owner: "n1", CreatedMs: at.UnixMilli()})
+		TriggerType: kind.TriggerManual, Owner: "n1", CreatedMs: at.UnixMilli()})
 	require.NoError(e.t, err)
-	if state == store.RunScheduled {
+	if state == kind.RunScheduled {
 		return r.ID
 	}
 	claimed, err := e.st.RunClaimBatch(ctx, store.RunClaimParams{IDs: []int64{r.ID}, Owner: "n1", NowMs: at.UnixMilli(), LateAfterMs: 1000})
 	require.NoError(e.t, err)
 	require.Len(e.t, claimed, 1)
-	if state == store.RunDispatching {
+	if state == kind.RunDispatching {
 		return r.ID
 	}
 	e.finish(r.ID, state, at.Add(took))
 	return r.ID
 }
 
-func (e *env) finish(id int64, state string, at time.Time) {
+func (e *env) finish(id int64, state kind.RunState, at time.Time) {
 	e.t.Helper()
 	ok, err := e.st.RunComplete(context.Background(), store.RunCompleteParams{ID: id, State: state, FinishedMs: at.UnixMilli()})
 	require.NoError(e.t, err)
@@ -132,18 +133,18 @@ func TestRollupCountsEachRunOnce(t *testing.T) {
 		m0 := t0.Truncate(time.Hour)
 		// Minute 0: job0 two successes (1s, 3s), a failure; job1 a timeout;
 		// minute 1: job2 (group b) a success and a misfire.
-		e.run(0, m0.Add(1*time.Second), store.RunSucceeded, time.Second)
-		e.run(0, m0.Add(2*time.Second), store.RunSucceeded, 3*time.Second)
-		e.run(0, m0.Add(3*time.Second), store.RunFailed, 500*time.Millisecond)
-		e.run(1, m0.Add(4*time.Second), store.RunTimedOut, 10*time.Second)
-		e.run(2, m0.Add(61*time.Second), store.RunSucceeded, 2*time.Second)
+		e.run(0, m0.Add(1*time.Second), kind.RunSucceeded, time.Second)
+		e.run(0, m0.Add(2*time.Second), kind.RunSucceeded, 3*time.Second)
+		e.run(0, m0.Add(3*time.Second), kind.RunFailed, 500*time.Millisecond)
+		e.run(1, m0.Add(4*time.Second), kind.RunTimedOut, 10*time.Second)
+		e.run(2, m0.Add(61*time.Second), kind.RunSucceeded, 2*time.Second)
 		mis, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: e.jobs[2].ID, GroupID: e.jobs[2].GroupID, ScheduledMs: m0.Add(62 * time.Second).UnixMilli(),
-			ShardTotal: 1, TriggerType: store.TriggerSchedule, Owner: "n1", CreatedMs: m0.Add(62 * time.Second).UnixMilli()})
+			ShardTotal: 1, TriggerType: kind.TriggerSchedule, Owner: "n1", CreatedMs: m0.Add(62 * time.Second).UnixMilli()})
 		require.NoError(t, err)
-		_, err = st.RunSetState(ctx, mis.ID, store.RunScheduled, store.RunMisfired, "", m0.Add(68*time.Second).UnixMilli())
+		_, err = st.RunSetState(ctx, mis.ID, kind.RunScheduled, kind.RunMisfired, "", m0.Add(68*time.Second).UnixMilli())
 		require.NoError(t, err)
 		// Long-running: dispatched in minute 1, still running 2 minutes later.
-		long := e.run(1, m0.Add(70*time.Second), store.RunDispatching, 0)
+		long := e.run(1, m0.Add(70*time.Second), kind.RunDispatching, 0)
 
 		clock := clockwork.NewFakeClockAt(m0.Add(3 * time.Minute))
 		r := newRollup(t, st, clock, "n1")
@@ -170,13 +171,13 @@ func TestRollupCountsEachRunOnce(t *testing.T) {
 
 		// A young run still going holds the watermark back; the long run,
 		// older than Settle, waits in pending and is counted when it ends.
-		young := e.run(0, m0.Add(179*time.Second), store.RunDispatching, 0)
-		after := e.run(0, m0.Add(179*time.Second), store.RunSucceeded, time.Second)
+		young := e.run(0, m0.Add(179*time.Second), kind.RunDispatching, 0)
+		after := e.run(0, m0.Add(179*time.Second), kind.RunSucceeded, time.Second)
 		n, err = r.Tick(ctx)
 		require.NoError(t, err)
 		require.Zero(t, n, "the young run %d holds back %d", young, after)
-		e.finish(young, store.RunSucceeded, m0.Add(181*time.Second))
-		e.finish(long, store.RunLost, m0.Add(181*time.Second))
+		e.finish(young, kind.RunSucceeded, m0.Add(181*time.Second))
+		e.finish(long, kind.RunLost, m0.Add(181*time.Second))
 		n, err = r.Tick(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 3, n, "young, after and the long run")
@@ -206,7 +207,7 @@ func TestRollupRacingReplicas(t *testing.T) {
 		m0 := t0.Truncate(time.Hour)
 		const runs = 40
 		for i := 0; i < runs; i++ {
-			e.run(i%3, m0.Add(time.Duration(i)*time.Second), store.RunSucceeded, time.Second)
+			e.run(i%3, m0.Add(time.Duration(i)*time.Second), kind.RunSucceeded, time.Second)
 		}
 		clock := clockwork.NewFakeClockAt(m0.Add(time.Hour))
 		var wg sync.WaitGroup

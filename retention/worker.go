@@ -191,7 +191,7 @@ func (k *keepers) refresh(ctx context.Context) error {
 }
 
 func (k *keepers) keep(a store.RunAge) bool {
-	return !store.IsFinal(a.State) || a.FollowupPending || k.needed[a.ID] || a.ID > k.counted
+	return !a.State.Final() || a.FollowupPending || k.needed[a.ID] || a.ID > k.counted
 }
 
 // finishedAt is when a run ended (its creation when it has no end time).
@@ -308,7 +308,7 @@ func (w *Worker) purgeLogs(ctx context.Context, pol policy) (int64, error) {
 				del = append(del, id)
 				continue
 			}
-			if !store.IsFinal(a.State) || k.needed[a.ID] {
+			if !a.State.Final() || k.needed[a.ID] {
 				continue
 			}
 			cutoff := now.Add(-pol.logsFor(a.GroupID)).UnixMilli()

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringjob/ringjob/internal/dbtest"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/retention"
 	"github.com/ringjob/ringjob/store"
 )
@@ -55,7 +56,7 @@ func newFixture(t *testing.T, st *store.Store, groups ...string) *fixture {
 		g, err := st.GroupCreate(ctx, store.GroupCreateParams{AppName: app, Members: []string{"noop://x"}, NowMs: t0.UnixMilli()})
 		require.NoError(t, err)
 		j, err := st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: g.ID, Name: "job-" + app, ScheduleType: "none",
-			TimeZone: "UTC", MisfirePolicy: store.MisfireDoNothing, ShardCount: 1}, NowMs: t0.UnixMilli()})
+			TimeZone: "UTC", MisfirePolicy: kind.MisfireDoNothing, ShardCount: 1}, NowMs: t0.UnixMilli()})
 		require.NoError(t, err)
 		f.job[app] = j
 	}
@@ -65,7 +66,7 @@ func newFixture(t *testing.T, st *store.Store, groups ...string) *fixture {
 type runSpec struct {
 	group    string
 	at       time.Time // created, scheduled and (when final) finished
-	state    string
+	state    kind.RunState
 	followup bool   // for a failure: its follow-up is done
 	retryOf  int64  // the run this one retries
 	key      string // idempotency key
@@ -78,10 +79,10 @@ func (f *fixture) run(s runSpec) int64 {
 	j := f.job[s.group]
 	ms := s.at.UnixMilli()
 	r, _, err := f.st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: ms, ShardTotal: 1,
-		TriggerType: store.TriggerManual, Owner: "n1", RetryOf: s.retryOf, IdempotencyKey: s.key, CreatedMs: ms})
+		TriggerType: kind.TriggerManual, Owner: "n1", RetryOf: s.retryOf, IdempotencyKey: s.key, CreatedMs: ms})
 	require.NoError(f.t, err)
-	if s.state != store.RunScheduled {
-		ok, err := f.st.RunSetState(ctx, r.ID, store.RunScheduled, s.state, "", ms+1000)
+	if s.state != kind.RunScheduled {
+		ok, err := f.st.RunSetState(ctx, r.ID, kind.RunScheduled, s.state, "", ms+1000)
 		require.NoError(f.t, err)
 		require.True(f.t, ok)
 	}
@@ -131,19 +132,19 @@ func TestRetentionKeepsNeededRuns(t *testing.T) {
 		old := t0
 		now := t0.Add(40 * day)
 
-		oldDone := f.run(runSpec{group: "app", at: old, state: store.RunSucceeded, log: "done\n"})
-		running := f.run(runSpec{group: "app", at: old, state: store.RunRunning, log: "still going\n"})
-		scheduled := f.run(runSpec{group: "app", at: old, state: store.RunScheduled})
-		failedPending := f.run(runSpec{group: "app", at: old, state: store.RunFailed})
-		failedDone := f.run(runSpec{group: "app", at: old, state: store.RunFailed, followup: true})
-		retried := f.run(runSpec{group: "app", at: old, state: store.RunFailed, followup: true})
-		parent := f.run(runSpec{group: "app", at: old, state: store.RunSucceeded})
-		auditOld := f.run(runSpec{group: "audit", at: old, state: store.RunSucceeded, log: "audit\n"})
-		killedOld := f.run(runSpec{group: "app", at: old.Add(time.Hour), state: store.RunKilled})
-		recent := f.run(runSpec{group: "app", at: now.Add(-10 * day), state: store.RunSucceeded, log: "recent\n"})
+		oldDone := f.run(runSpec{group: "app", at: old, state: kind.RunSucceeded, log: "done\n"})
+		running := f.run(runSpec{group: "app", at: old, state: kind.RunRunning, log: "still going\n"})
+		scheduled := f.run(runSpec{group: "app", at: old, state: kind.RunScheduled})
+		failedPending := f.run(runSpec{group: "app", at: old, state: kind.RunFailed})
+		failedDone := f.run(runSpec{group: "app", at: old, state: kind.RunFailed, followup: true})
+		retried := f.run(runSpec{group: "app", at: old, state: kind.RunFailed, followup: true})
+		parent := f.run(runSpec{group: "app", at: old, state: kind.RunSucceeded})
+		auditOld := f.run(runSpec{group: "audit", at: old, state: kind.RunSucceeded, log: "audit\n"})
+		killedOld := f.run(runSpec{group: "app", at: old.Add(time.Hour), state: kind.RunKilled})
+		recent := f.run(runSpec{group: "app", at: now.Add(-10 * day), state: kind.RunSucceeded, log: "recent\n"})
 		// Still going now: a retry of an old failure and a child of an old success.
-		retry := f.run(runSpec{group: "app", at: now.Add(-time.Minute), state: store.RunScheduled, retryOf: retried})
-		child := f.run(runSpec{group: "app", at: now.Add(-time.Minute), state: store.RunRunning, key: store.ParentRunKey(parent)})
+		retry := f.run(runSpec{group: "app", at: now.Add(-time.Minute), state: kind.RunScheduled, retryOf: retried})
+		child := f.run(runSpec{group: "app", at: now.Add(-time.Minute), state: kind.RunRunning, key: store.ParentRunKey(parent)})
 
 		clock := clockwork.NewFakeClockAt(now)
 		w := newWorker(t, st, clock, "n1", retention.Config{Runs: retention.Age(30 * day), Logs: retention.Age(7 * day),
@@ -178,9 +179,9 @@ func TestRetentionKeepsNeededRuns(t *testing.T) {
 
 		// The child and the retry finish; their parents may go once the
 		// walk comes round again (it restarts from the oldest run hourly).
-		_, err = st.RunSetState(ctx, child, store.RunRunning, store.RunSucceeded, "", now.UnixMilli())
+		_, err = st.RunSetState(ctx, child, kind.RunRunning, kind.RunSucceeded, "", now.UnixMilli())
 		require.NoError(t, err)
-		_, err = st.RunSetState(ctx, retry, store.RunScheduled, store.RunSucceeded, "", now.UnixMilli())
+		_, err = st.RunSetState(ctx, retry, kind.RunScheduled, kind.RunSucceeded, "", now.UnixMilli())
 		require.NoError(t, err)
 		clock.Advance(2 * time.Hour)
 		res, err = w.Cycle(ctx)
@@ -200,10 +201,10 @@ func TestRetentionWaitsForTheReports(t *testing.T) {
 		ctx := context.Background()
 		f := newFixture(t, st, "app")
 		now := t0.Add(40 * day)
-		counted := f.run(runSpec{group: "app", at: t0, state: store.RunSucceeded})
-		pending := f.run(runSpec{group: "app", at: t0, state: store.RunSucceeded})
+		counted := f.run(runSpec{group: "app", at: t0, state: kind.RunSucceeded})
+		pending := f.run(runSpec{group: "app", at: t0, state: kind.RunSucceeded})
 		require.NoError(t, st.ReportApply(ctx, store.ReportApplyParams{To: store.ReportMark{RunID: pending, Seq: 1, AtMs: now.UnixMilli()}, AddPending: []int64{pending}}))
-		uncounted := f.run(runSpec{group: "app", at: t0, state: store.RunSucceeded})
+		uncounted := f.run(runSpec{group: "app", at: t0, state: kind.RunSucceeded})
 
 		w := newWorker(t, st, clockwork.NewFakeClockAt(now), "n1", retention.Config{}, true)
 		res, err := w.Cycle(ctx)

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/stretchr/testify/require"
 )
 
@@ -34,7 +35,7 @@ func TestConcurrentPick(t *testing.T) {
 			defer wg.Done()
 			ctx := context.Background()
 			for i := range perG {
-				s := Names()[(g+i)%len(Names())]
+				s := kind.Routes()[(g+i)%len(kind.Routes())]
 				job := int64(i % 5)
 				p, err := r.Pick(ctx, s, job, cands)
 				if err != nil {
@@ -47,12 +48,12 @@ func TestConcurrentPick(t *testing.T) {
 				}
 				// Jobs 100 and 200 are picked only by these two strategies,
 				// so their balance can be checked at the end.
-				rp, err := r.Pick(ctx, Round, 100, cands)
+				rp, err := r.Pick(ctx, kind.RouteRound, 100, cands)
 				if err != nil {
 					errs <- err
 					return
 				}
-				lp, err := r.Pick(ctx, LRU, 200, cands)
+				lp, err := r.Pick(ctx, kind.RouteLRU, 200, cands)
 				if err != nil {
 					errs <- err
 					return

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/stretchr/testify/require"
 )
 
@@ -97,7 +98,7 @@ func TestConsistentHash(t *testing.T) {
 		b := setup(t)
 		for _, tt := range tests {
 			name := fmt.Sprintf("job %d %v", tt.jobID, tt.candidates)
-			require.Equal(t, tt.want, b.pick(t, ConsistentHash, tt.jobID, tt.candidates...), name)
+			require.Equal(t, tt.want, b.pick(t, kind.RouteConsistentHash, tt.jobID, tt.candidates...), name)
 			require.Equal(t, tt.want, b.pick(t, "CONSISTENT_HASH", tt.jobID, tt.candidates...), name)
 			require.Equal(t, tt.want, refHashJob(tt.jobID, tt.candidates), name)
 			require.Equal(t, tt.want, ConsistentHashPick(tt.jobID, tt.candidates), name)
@@ -117,11 +118,11 @@ func TestConsistentHash(t *testing.T) {
 		}
 		for _, cands := range lists {
 			for job := int64(0); job < 300; job++ {
-				require.Equal(t, refHashJob(job, cands), b.pick(t, ConsistentHash, job, cands...), "job %d %v", job, cands)
+				require.Equal(t, refHashJob(job, cands), b.pick(t, kind.RouteConsistentHash, job, cands...), "job %d %v", job, cands)
 			}
 		}
 		for _, job := range []int64{-1, 1 << 40, 9223372036854775807} {
-			require.Equal(t, refHashJob(job, ten), b.pick(t, ConsistentHash, job, ten...))
+			require.Equal(t, refHashJob(job, ten), b.pick(t, kind.RouteConsistentHash, job, ten...))
 		}
 	})
 
@@ -148,7 +149,7 @@ func TestConsistentHash(t *testing.T) {
 		b := setup(t)
 		rev := []string{ten[2], ten[1], ten[0]}
 		for job := int64(0); job < 200; job++ {
-			require.Equal(t, b.pick(t, ConsistentHash, job, ten...), b.pick(t, ConsistentHash, job, rev...))
+			require.Equal(t, b.pick(t, kind.RouteConsistentHash, job, ten...), b.pick(t, kind.RouteConsistentHash, job, rev...))
 		}
 	})
 
@@ -160,8 +161,8 @@ func TestConsistentHash(t *testing.T) {
 		const jobs = 2000
 		kept := 0
 		for job := int64(1); job <= jobs; job++ {
-			before := b.pick(t, ConsistentHash, job, five...)
-			after := b.pick(t, ConsistentHash, job, six...)
+			before := b.pick(t, kind.RouteConsistentHash, job, five...)
+			after := b.pick(t, kind.RouteConsistentHash, job, six...)
 			if before == after {
 				kept++
 			} else {
@@ -174,8 +175,8 @@ func TestConsistentHash(t *testing.T) {
 
 		four := five[1:] // e1 leaves
 		for job := int64(1); job <= jobs; job++ {
-			before := b.pick(t, ConsistentHash, job, five...)
-			after := b.pick(t, ConsistentHash, job, four...)
+			before := b.pick(t, kind.RouteConsistentHash, job, five...)
+			after := b.pick(t, kind.RouteConsistentHash, job, four...)
 			if before != "http://e1:9999/" {
 				require.Equal(t, before, after, "job %d moved though its executor stayed", job)
 			}
@@ -187,7 +188,7 @@ func TestConsistentHash(t *testing.T) {
 		b := setup(t)
 		for i := range maxCachedRings + 10 {
 			cands := []string{"a", "b", fmt.Sprintf("c%d", i)}
-			p, err := b.router.Pick(context.Background(), ConsistentHash, int64(i), cands)
+			p, err := b.router.Pick(context.Background(), kind.RouteConsistentHash, int64(i), cands)
 			require.NoError(t, err)
 			require.Equal(t, refHashJob(int64(i), cands), p.Target())
 		}
@@ -204,7 +205,7 @@ func BenchmarkConsistentHash(b *testing.B) {
 	b.Run("cached", func(b *testing.B) {
 		r := New(Options{})
 		for i := 0; b.Loop(); i++ {
-			_, _ = r.Pick(ctx, ConsistentHash, int64(i), cands)
+			_, _ = r.Pick(ctx, kind.RouteConsistentHash, int64(i), cands)
 		}
 	})
 	b.Run("uncached", func(b *testing.B) {

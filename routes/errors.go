@@ -4,11 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-)
 
-// ErrUnknownStrategy is wrapped by Normalize and Pick when a strategy name is
-// neither a Ringjob name nor an XXL-JOB alias.
-var ErrUnknownStrategy = errors.New("unknown route strategy")
+	"github.com/ringjob/ringjob/internal/kind"
+)
 
 // ErrNoCandidates is wrapped by Pick when a job has no candidate targets
 // (XXL-JOB: jobconf_trigger_address_empty, "executor address is empty").
@@ -26,15 +24,15 @@ var ErrNoTargetAvailable = errors.New("no target available")
 // failed. Its message concatenates the probe results in order, as XXL-JOB
 // concatenates its beat results into the trigger message.
 type ProbeError struct {
-	Strategy string    // failover or busyover
-	JobID    int64     // the job that was being routed
-	Attempts []Attempt // one per candidate, in order
+	Strategy kind.Route // failover or busyover
+	JobID    int64      // the job that was being routed
+	Attempts []Attempt  // one per candidate, in order
 }
 
 func (e *ProbeError) Error() string {
 	var b strings.Builder
 	what := "live"
-	if e.Strategy == Busyover {
+	if e.Strategy == kind.RouteBusyover {
 		what = "idle"
 	}
 	fmt.Fprintf(&b, "%s: no %s target for job %d among %d candidate(s): ", e.Strategy, what, e.JobID, len(e.Attempts))

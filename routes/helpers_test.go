@@ -12,6 +12,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/targets"
 )
 
@@ -40,7 +41,7 @@ func setup(t *testing.T, script ...int) *bundle {
 	return b
 }
 
-func (b *bundle) pick(t *testing.T, strategy string, jobID int64, candidates ...string) string {
+func (b *bundle) pick(t *testing.T, strategy kind.Route, jobID int64, candidates ...string) string {
 	t.Helper()
 	p, err := b.router.Pick(context.Background(), strategy, jobID, candidates)
 	require.NoError(t, err)
@@ -49,7 +50,7 @@ func (b *bundle) pick(t *testing.T, strategy string, jobID int64, candidates ...
 }
 
 // picks returns n picks of one job.
-func (b *bundle) picks(t *testing.T, strategy string, jobID int64, n int, candidates ...string) []string {
+func (b *bundle) picks(t *testing.T, strategy kind.Route, jobID int64, n int, candidates ...string) []string {
 	t.Helper()
 	out := make([]string, n)
 	for i := range out {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/targets"
 )
 
@@ -11,21 +12,21 @@ import (
 // in order and stops at the first that answers without error. Order is the
 // winner followed by the candidates after it (not probed); the candidates
 // before it failed their probe and are left out.
-func (r *Router) probe(ctx context.Context, strategy string, jobID int64, candidates []string) (Pick, error) {
+func (r *Router) probe(ctx context.Context, strategy kind.Route, jobID int64, candidates []string) (Pick, error) {
 	if r.prober == nil {
 		return Pick{}, fmt.Errorf("route job %d (%s): %w: build the router with Options.Prober", jobID, strategy, ErrNoProber)
 	}
-	kind := KindBeat
-	if strategy == Busyover {
-		kind = KindIdleBeat
+	probe := KindBeat
+	if strategy == kind.RouteBusyover {
+		probe = KindIdleBeat
 	}
 	var p Pick
 	for i, target := range candidates {
 		if err := ctx.Err(); err != nil {
 			return p, fmt.Errorf("route job %d (%s): stopped after %d of %d probes: %w", jobID, strategy, i, len(candidates), err)
 		}
-		err := r.probeOne(ctx, kind, target, jobID)
-		p.Probes = append(p.Probes, Attempt{Target: target, Kind: kind, Err: err})
+		err := r.probeOne(ctx, probe, target, jobID)
+		p.Probes = append(p.Probes, Attempt{Target: target, Kind: probe, Err: err})
 		if err == nil {
 			p.Order = append([]string{target}, candidates[i+1:]...)
 			return p, nil
@@ -34,13 +35,13 @@ func (r *Router) probe(ctx context.Context, strategy string, jobID int64, candid
 	return p, &ProbeError{Strategy: strategy, JobID: jobID, Attempts: p.Probes}
 }
 
-func (r *Router) probeOne(ctx context.Context, kind, target string, jobID int64) error {
+func (r *Router) probeOne(ctx context.Context, probe, target string, jobID int64) error {
 	if r.probeTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, r.probeTimeout)
 		defer cancel()
 	}
-	if kind == KindIdleBeat {
+	if probe == KindIdleBeat {
 		return r.prober.IdleBeat(ctx, target, jobID)
 	}
 	return r.prober.Beat(ctx, target)

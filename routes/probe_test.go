@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/targets"
 )
 
@@ -59,7 +60,7 @@ func TestFailover(t *testing.T) {
 		for _, d := range abcd {
 			b.prober.dead[d] = true
 		}
-		p, err := b.router.Pick(ctx, Failover, 7, abcd)
+		p, err := b.router.Pick(ctx, kind.RouteFailover, 7, abcd)
 		require.ErrorIs(t, err, ErrNoTargetAvailable)
 		var pe *ProbeError
 		require.True(t, errors.As(err, &pe))
@@ -74,7 +75,7 @@ func TestFailover(t *testing.T) {
 		prober := newFakeProber()
 		prober.block["a"] = true
 		r := New(Options{Prober: prober, ProbeTimeout: 20 * time.Millisecond})
-		p, err := r.Pick(ctx, Failover, 7, []string{"a", "b"})
+		p, err := r.Pick(ctx, kind.RouteFailover, 7, []string{"a", "b"})
 		require.NoError(t, err)
 		require.Equal(t, []string{"b"}, p.Order)
 		require.ErrorIs(t, p.Probes[0].Err, context.DeadlineExceeded)
@@ -86,7 +87,7 @@ func TestFailover(t *testing.T) {
 		b.prober.dead["a"] = true
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
-		p, err := b.router.Pick(cctx, Failover, 7, abcd)
+		p, err := b.router.Pick(cctx, kind.RouteFailover, 7, abcd)
 		require.ErrorIs(t, err, context.Canceled)
 		require.Empty(t, p.Order)
 		require.Empty(t, b.prober.calls())
@@ -116,7 +117,7 @@ func TestBusyover(t *testing.T) {
 		b := setup(t)
 		b.prober.busy["a"] = true
 		b.prober.dead["b"] = true
-		p, err := b.router.Pick(ctx, Busyover, 42, []string{"a", "b", "c"})
+		p, err := b.router.Pick(ctx, kind.RouteBusyover, 42, []string{"a", "b", "c"})
 		require.NoError(t, err)
 		require.Equal(t, []string{"c"}, p.Order)
 	})
@@ -126,7 +127,7 @@ func TestBusyover(t *testing.T) {
 		b := setup(t)
 		b.prober.busy["a"] = true
 		b.prober.busy["b"] = true
-		p, err := b.router.Pick(ctx, Busyover, 42, []string{"a", "b"})
+		p, err := b.router.Pick(ctx, kind.RouteBusyover, 42, []string{"a", "b"})
 		require.ErrorIs(t, err, ErrNoTargetAvailable)
 		require.Contains(t, err.Error(), "busyover: no idle target for job 42")
 		require.Contains(t, err.Error(), "idle_beat b: job 42 is running on b: target is busy")
@@ -170,13 +171,13 @@ func TestRegistryProber(t *testing.T) {
 	r := New(Options{Prober: RegistryProber{Registry: reg}})
 	ctx := context.Background()
 
-	p, err := r.Pick(ctx, Failover, 1, []string{"fake://down", "nope://x", "fake://up", "fake://other"})
+	p, err := r.Pick(ctx, kind.RouteFailover, 1, []string{"fake://down", "nope://x", "fake://up", "fake://other"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"fake://up", "fake://other"}, p.Order)
 	require.ErrorIs(t, p.Probes[0].Err, errDead)
 	require.ErrorIs(t, p.Probes[1].Err, targets.ErrUnknownScheme)
 
-	p, err = r.Pick(ctx, Busyover, 1, []string{"fake://busy", "fake://up"})
+	p, err = r.Pick(ctx, kind.RouteBusyover, 1, []string{"fake://busy", "fake://up"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"fake://up"}, p.Order)
 	require.ErrorIs(t, p.Probes[0].Err, targets.ErrBusy)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // cacheValidity is how long the state of round, lfu and lru lives before it is
@@ -119,13 +120,13 @@ func (p Pick) Target() string {
 // lists as entered, and first, last, round, lfu ties, lru, failover, busyover
 // and sharding all depend on that order.
 //
-// Errors: an unknown strategy (ErrUnknownStrategy), no candidates
+// Errors: an unknown strategy (kind.ErrUnknownRoute), no candidates
 // (ErrNoCandidates), failover/busyover without a Prober (ErrNoProber), every
 // probe failed (*ProbeError, matching ErrNoTargetAvailable), or the context
 // ended while probing. On a probe failure the returned Pick still carries the
 // Probes made, so the caller can record them.
-func (r *Router) Pick(ctx context.Context, strategy string, jobID int64, candidates []string) (Pick, error) {
-	name, err := Normalize(strategy)
+func (r *Router) Pick(ctx context.Context, strategy kind.Route, jobID int64, candidates []string) (Pick, error) {
+	name, err := kind.ParseRoute(string(strategy))
 	if err != nil {
 		return Pick{}, fmt.Errorf("route job %d: %w", jobID, err)
 	}
@@ -134,31 +135,31 @@ func (r *Router) Pick(ctx context.Context, strategy string, jobID int64, candida
 			jobID, name, ErrNoCandidates)
 	}
 	switch name {
-	case First:
+	case kind.RouteFirst:
 		return one(candidates[0]), nil
-	case Last:
+	case kind.RouteLast:
 		return one(candidates[len(candidates)-1]), nil
-	case Round:
+	case kind.RouteRound:
 		return one(r.pickRound(jobID, candidates)), nil
-	case Random:
+	case kind.RouteRandom:
 		r.mu.Lock()
 		i := r.intn(len(candidates))
 		r.mu.Unlock()
 		return one(candidates[i]), nil
-	case ConsistentHash:
+	case kind.RouteConsistentHash:
 		return one(r.rings.get(candidates).lookup(jobID)), nil
-	case LFU:
+	case kind.RouteLFU:
 		return one(r.pickLFU(jobID, candidates)), nil
-	case LRU:
+	case kind.RouteLRU:
 		return one(r.pickLRU(jobID, candidates)), nil
-	case Failover:
-		return r.probe(ctx, Failover, jobID, candidates)
-	case Busyover:
-		return r.probe(ctx, Busyover, jobID, candidates)
-	case Sharding:
+	case kind.RouteFailover:
+		return r.probe(ctx, kind.RouteFailover, jobID, candidates)
+	case kind.RouteBusyover:
+		return r.probe(ctx, kind.RouteBusyover, jobID, candidates)
+	case kind.RouteSharding:
 		return Pick{Order: append([]string(nil), candidates...)}, nil
 	}
-	panic("routes: strategy " + name + " has no implementation") // unreachable: Normalize returns only the names above
+	panic("routes: strategy " + string(name) + " has no implementation") // unreachable: ParseRoute returns only the names above
 }
 
 // Forget drops the round, lfu and lru state of a job (for example when the

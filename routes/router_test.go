@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/stretchr/testify/require"
 )
 
@@ -16,7 +17,7 @@ func TestPickErrors(t *testing.T) {
 	t.Run("empty candidates is an error for every strategy", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		for _, s := range append(Names(), "ROUND", "SHARDING_BROADCAST") {
+		for _, s := range append(kind.Routes(), "ROUND", "SHARDING_BROADCAST") {
 			for _, cands := range [][]string{nil, {}} {
 				p, err := b.router.Pick(context.Background(), s, 7, cands)
 				require.ErrorIs(t, err, ErrNoCandidates, s)
@@ -33,14 +34,14 @@ func TestPickErrors(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		_, err := b.router.Pick(context.Background(), "round_robin", 7, []string{"a"})
-		require.ErrorIs(t, err, ErrUnknownStrategy)
+		require.ErrorIs(t, err, kind.ErrUnknownRoute)
 		require.Contains(t, err.Error(), `"round_robin"`)
 	})
 
 	t.Run("failover and busyover without a prober", func(t *testing.T) {
 		t.Parallel()
 		r := New(Options{})
-		for _, s := range []string{Failover, Busyover} {
+		for _, s := range []kind.Route{kind.RouteFailover, kind.RouteBusyover} {
 			_, err := r.Pick(context.Background(), s, 7, []string{"a"})
 			require.ErrorIs(t, err, ErrNoProber, s)
 		}
@@ -50,15 +51,15 @@ func TestPickErrors(t *testing.T) {
 func TestFirstLast(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		strategy   string
+		strategy   kind.Route
 		candidates []string
 		want       string
 	}{
-		{First, []string{"a"}, "a"},
-		{First, []string{"a", "b", "c"}, "a"},
+		{kind.RouteFirst, []string{"a"}, "a"},
+		{kind.RouteFirst, []string{"a", "b", "c"}, "a"},
 		{"FIRST", []string{"c", "b", "a"}, "c"},
-		{Last, []string{"a"}, "a"},
-		{Last, []string{"a", "b", "c"}, "c"},
+		{kind.RouteLast, []string{"a"}, "a"},
+		{kind.RouteLast, []string{"a", "b", "c"}, "c"},
 		{"LAST", []string{"c", "b", "a"}, "a"},
 	}
 	for _, tt := range tests {
@@ -84,49 +85,49 @@ func TestRound(t *testing.T) {
 		t.Parallel()
 		b := setup(t, 98)
 		// count = 98, 99, 100, 101, 102 → index 2, 0, 1, 2, 0
-		require.Equal(t, []string{"c", "a", "b", "c", "a"}, b.picks(t, Round, 1, 5, abc...))
+		require.Equal(t, []string{"c", "a", "b", "c", "a"}, b.picks(t, kind.RouteRound, 1, 5, abc...))
 		require.Equal(t, []int{100}, b.rand.calls, "one draw in [0,100) for the first trigger only")
 	})
 
 	t.Run("XXL alias and a changing candidate list share the counter", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, 4)
-		require.Equal(t, "b", b.pick(t, "ROUND", 1, abc...))           // 4 % 3
-		require.Equal(t, "b", b.pick(t, Round, 1, "a", "b", "c", "d")) // 5 % 4 = 1
-		require.Equal(t, "a", b.pick(t, Round, 1, "a", "b"))           // 6 % 2
+		require.Equal(t, "b", b.pick(t, "ROUND", 1, abc...))                     // 4 % 3
+		require.Equal(t, "b", b.pick(t, kind.RouteRound, 1, "a", "b", "c", "d")) // 5 % 4 = 1
+		require.Equal(t, "a", b.pick(t, kind.RouteRound, 1, "a", "b"))           // 6 % 2
 	})
 
 	t.Run("counter per job", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, 0, 50)
-		require.Equal(t, "a", b.pick(t, Round, 1, abc...)) // job 1: 0
-		require.Equal(t, "c", b.pick(t, Round, 2, abc...)) // job 2: 50 % 3 = 2
-		require.Equal(t, "b", b.pick(t, Round, 1, abc...)) // job 1: 1
-		require.Equal(t, "a", b.pick(t, Round, 2, abc...)) // job 2: 51 % 3 = 0
-		require.Equal(t, "c", b.pick(t, Round, 1, abc...)) // job 1: 2
+		require.Equal(t, "a", b.pick(t, kind.RouteRound, 1, abc...)) // job 1: 0
+		require.Equal(t, "c", b.pick(t, kind.RouteRound, 2, abc...)) // job 2: 50 % 3 = 2
+		require.Equal(t, "b", b.pick(t, kind.RouteRound, 1, abc...)) // job 1: 1
+		require.Equal(t, "a", b.pick(t, kind.RouteRound, 2, abc...)) // job 2: 51 % 3 = 0
+		require.Equal(t, "c", b.pick(t, kind.RouteRound, 1, abc...)) // job 1: 2
 	})
 
 	t.Run("clears every 24 h of the clock", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, 10, 20, 30)
-		require.Equal(t, "b", b.pick(t, Round, 1, abc...)) // 10, clock window set to t0+24h
-		require.Equal(t, "c", b.pick(t, Round, 1, abc...)) // 11
-		b.clock.Advance(24 * time.Hour)                    // now == t0+24h: not yet past
-		require.Equal(t, "a", b.pick(t, Round, 1, abc...)) // 12
-		b.clock.Advance(time.Nanosecond)                   // past: cleared
-		require.Equal(t, "c", b.pick(t, Round, 1, abc...)) // 20 % 3
-		require.Equal(t, "a", b.pick(t, Round, 1, abc...)) // 21
+		require.Equal(t, "b", b.pick(t, kind.RouteRound, 1, abc...)) // 10, clock window set to t0+24h
+		require.Equal(t, "c", b.pick(t, kind.RouteRound, 1, abc...)) // 11
+		b.clock.Advance(24 * time.Hour)                              // now == t0+24h: not yet past
+		require.Equal(t, "a", b.pick(t, kind.RouteRound, 1, abc...)) // 12
+		b.clock.Advance(time.Nanosecond)                             // past: cleared
+		require.Equal(t, "c", b.pick(t, kind.RouteRound, 1, abc...)) // 20 % 3
+		require.Equal(t, "a", b.pick(t, kind.RouteRound, 1, abc...)) // 21
 		require.Equal(t, []int{100, 100}, b.rand.calls)
 		b.clock.Advance(24*time.Hour + time.Second)
-		require.Equal(t, "a", b.pick(t, Round, 1, abc...)) // 30 % 3
+		require.Equal(t, "a", b.pick(t, kind.RouteRound, 1, abc...)) // 30 % 3
 	})
 
 	t.Run("Forget drops a job's counter", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, 1, 2)
-		require.Equal(t, "b", b.pick(t, Round, 1, abc...))
+		require.Equal(t, "b", b.pick(t, kind.RouteRound, 1, abc...))
 		b.router.Forget(1)
-		require.Equal(t, "c", b.pick(t, Round, 1, abc...))
+		require.Equal(t, "c", b.pick(t, kind.RouteRound, 1, abc...))
 	})
 }
 
@@ -134,12 +135,12 @@ func TestRoundLimit(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 0, 5)
 	abc := []string{"a", "b", "c"}
-	b.pick(t, Round, 1, abc...)
+	b.pick(t, kind.RouteRound, 1, abc...)
 	b.router.round.count[1] = 1_000_000 // not above the limit: the next is +1
-	require.Equal(t, abc[1_000_001%3], b.pick(t, Round, 1, abc...))
+	require.Equal(t, abc[1_000_001%3], b.pick(t, kind.RouteRound, 1, abc...))
 	require.Equal(t, 1_000_001, b.router.round.count[1])
 	// above the limit: restart at random (5)
-	require.Equal(t, "c", b.pick(t, Round, 1, abc...))
+	require.Equal(t, "c", b.pick(t, kind.RouteRound, 1, abc...))
 	require.Equal(t, 5, b.router.round.count[1])
 }
 
@@ -149,7 +150,7 @@ func TestRandom(t *testing.T) {
 	t.Run("uses IntN over the candidate count", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, 2, 0, 1, 4)
-		require.Equal(t, []string{"c", "a", "b", "b"}, b.picks(t, Random, 1, 4, "a", "b", "c"))
+		require.Equal(t, []string{"c", "a", "b", "b"}, b.picks(t, kind.RouteRandom, 1, 4, "a", "b", "c"))
 		require.Equal(t, []int{3, 3, 3, 3}, b.rand.calls)
 	})
 
@@ -159,7 +160,7 @@ func TestRandom(t *testing.T) {
 		ref := seeded(42)
 		r := New(Options{IntN: seeded(42).IntN})
 		for range 50 {
-			p, err := r.Pick(context.Background(), Random, 1, cands)
+			p, err := r.Pick(context.Background(), kind.RouteRandom, 1, cands)
 			require.NoError(t, err)
 			require.Equal(t, cands[ref.IntN(len(cands))], p.Target())
 		}
@@ -217,7 +218,7 @@ func TestPickTarget(t *testing.T) {
 
 func TestErrorsWrap(t *testing.T) {
 	t.Parallel()
-	pe := &ProbeError{Strategy: Busyover, JobID: 3, Attempts: []Attempt{{Target: "a", Kind: KindIdleBeat, Err: errDead}}}
+	pe := &ProbeError{Strategy: kind.RouteBusyover, JobID: 3, Attempts: []Attempt{{Target: "a", Kind: KindIdleBeat, Err: errDead}}}
 	require.True(t, errors.Is(pe, ErrNoTargetAvailable))
 	require.Equal(t, "busyover: no idle target for job 3 among 1 candidate(s): idle_beat a: connection refused", pe.Error())
 }

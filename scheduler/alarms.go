@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ringjob/ringjob/alarm"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/store"
 )
 
@@ -40,14 +41,14 @@ func (a DispatcherAlarmer) Alarm(_ context.Context, al Alarm) bool {
 // in the run's log with every attempt.
 func RecordAlarmResult(st *store.Store) func(ctx context.Context, runID int64, r alarm.Result) error {
 	return func(ctx context.Context, runID int64, r alarm.Result) error {
-		status := store.AlarmFailed
+		status := kind.AlarmFailed
 		switch r.Status {
 		case alarm.StatusSent:
-			status = store.AlarmSent
+			status = kind.AlarmSent
 		case alarm.StatusNotNeeded:
-			status = store.AlarmNotNeeded
+			status = kind.AlarmNotNeeded
 		}
-		if r.Kind == alarm.KindFailure {
+		if r.Kind == kind.AlarmFailure {
 			if err := st.RunSetAlarmStatus(ctx, runID, status); err != nil {
 				return err
 			}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/ringjob/ringjob/routes"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
 	"github.com/sirupsen/logrus"
@@ -133,7 +133,7 @@ func (c *candidates) executors(ctx context.Context, app string) ([]string, error
 // commands), the job's shard count. The shards of a fire share its
 // scheduled time and carry their index and the total.
 func (c *candidates) shards(ctx context.Context, job *store.Job, log *logrus.Entry) int {
-	if name, _ := routes.Normalize(job.RouteStrategy); name != routes.Sharding {
+	if name, _ := kind.ParseRoute(string(job.RouteStrategy)); name != kind.RouteSharding {
 		return 1
 	}
 	n := max(1, job.ShardCount)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/routes"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
@@ -111,11 +112,11 @@ func (d *dispatcher) decideMisfires(due []fire) {
 	nowMs := now.UnixMilli()
 	threshold := d.cfg.MisfireThreshold.Milliseconds()
 	late := func(f *fire) bool {
-		return f.trigger == store.TriggerSchedule && f.misfire == "" && nowMs-f.scheduledMs > threshold
+		return f.trigger == kind.TriggerSchedule && f.misfire == "" && nowMs-f.scheduledMs > threshold
 	}
 	latest := map[int64]int64{} // job -> latest late fire time, for fire_once_now
 	for i := range due {
-		if f := &due[i]; late(f) && f.job.MisfirePolicy == store.MisfireFireOnceNow && f.scheduledMs > latest[f.job.ID] {
+		if f := &due[i]; late(f) && f.job.MisfirePolicy == kind.MisfireFireOnceNow && f.scheduledMs > latest[f.job.ID] {
 			latest[f.job.ID] = f.scheduledMs
 		}
 	}
@@ -130,7 +131,7 @@ func (d *dispatcher) decideMisfires(due []fire) {
 		}
 		by := (time.Duration(nowMs-f.scheduledMs) * time.Millisecond).Round(time.Millisecond)
 		switch {
-		case f.job.MisfirePolicy != store.MisfireFireOnceNow:
+		case f.job.MisfirePolicy != kind.MisfireFireOnceNow:
 			f.misfire = fmt.Sprintf("misfired: due %s ago (%s); do_nothing skips it", by, where)
 		case f.scheduledMs != latest[f.job.ID]:
 			f.misfire = fmt.Sprintf("misfired: due %s ago (%s); fire_once_now fires only the latest missed fire", by, where)
@@ -163,7 +164,7 @@ func (d *dispatcher) firesOf(ctx context.Context, runs []store.Run, claimed bool
 	for _, r := range runs {
 		j, ok := jobs[r.JobID]
 		if !ok {
-			if _, err := d.st.RunSetState(ctx, r.ID, r.State, store.RunMisfired, "job was deleted before its run was sent", nowMs); err != nil {
+			if _, err := d.st.RunSetState(ctx, r.ID, r.State, kind.RunMisfired, "job was deleted before its run was sent", nowMs); err != nil {
 				return nil, err
 			}
 			continue
@@ -291,7 +292,7 @@ func (d *dispatcher) claimAndSubmit(ctx context.Context, p *pool, take []fire) (
 			d.metrics.DispatchLag.Observe(now.Sub(time.UnixMilli(f.scheduledMs)).Seconds())
 			if f.misfire != "" {
 				d.metrics.Misfired.Inc()
-				d.ledger.write(ledgerOp{final: true, u: store.RunUpdate{ID: f.runID, State: store.RunMisfired, Message: f.misfire, FinishedMs: now.UnixMilli()}})
+				d.ledger.write(ledgerOp{final: true, u: store.RunUpdate{ID: f.runID, State: kind.RunMisfired, Message: f.misfire, FinishedMs: now.UnixMilli()}})
 				continue
 			}
 			submitted++
@@ -351,11 +352,11 @@ func (d *dispatcher) dispatch(ctx context.Context, f fire) {
 	switch {
 	case err != nil:
 		d.warns.note("dispatch_failed", logrus.Fields{"run_id": f.runID, "job_id": f.job.ID, "target": target, "error": err.Error()}, "dispatch failed")
-		d.finish(f, target, targets.Outcome{State: targets.OutcomeFailed, Code: 500, Message: err.Error()})
+		d.finish(f, target, targets.Outcome{State: kind.RunFailed, Code: 500, Message: err.Error()})
 	case res.Done != nil:
 		d.finish(f, target, *res.Done)
 	default:
-		d.ledger.write(ledgerOp{u: store.RunUpdate{ID: f.runID, State: store.RunRunning, Target: target, Message: res.Message}})
+		d.ledger.write(ledgerOp{u: store.RunUpdate{ID: f.runID, State: kind.RunRunning, Target: target, Message: res.Message}})
 	}
 }
 
@@ -371,7 +372,7 @@ func (d *dispatcher) requeueRun(ctx context.Context, f fire) {
 }
 
 func (d *dispatcher) finish(f fire, target string, out targets.Outcome) {
-	d.metrics.Outcomes.WithLabelValues(out.State).Inc()
+	d.metrics.Outcomes.WithLabelValues(string(out.State)).Inc()
 	d.ledger.write(ledgerOp{final: true, u: store.RunUpdate{
 		ID: f.runID, State: out.State, Target: target, Code: out.Code, Message: out.Message, FinishedMs: d.clock.Now().UnixMilli(),
 	}})

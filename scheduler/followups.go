@@ -3,10 +3,12 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"github.com/ringjob/ringjob/internal/lifecycle"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/lifecycle"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/ringjob/ringjob/store"
@@ -17,14 +19,14 @@ import (
 // Alarm is one alarm to raise: a job's run failed for good, or the job
 // recovered with a success after a failure alarm.
 type Alarm struct {
-	Kind     string // "failure" or "recovery"
+	Kind     kind.AlarmEvent
 	Job      store.Job
 	Run      store.Run
 	Channels []string
 }
 
 // Alarmer raises alarms without blocking the scheduler; it reports the
-// outcome of each (store.AlarmSent / store.AlarmFailed) on the run itself.
+// outcome of each (kind.AlarmSent / kind.AlarmFailed) on the run itself.
 type Alarmer interface {
 	// Alarm queues an alarm and reports false when it could not (queue full).
 	Alarm(ctx context.Context, a Alarm) bool
@@ -135,7 +137,7 @@ func (f *followups) refresh(ctx context.Context) {
 // retryDelay is the wait before retry number attempt (1, 2, ...).
 func retryDelay(j store.Job, attempt int) time.Duration {
 	d := time.Duration(j.RetryDelaySec) * time.Second
-	if j.RetryBackoff == "exponential" && d > 0 {
+	if j.RetryBackoff == kind.BackoffExponential && d > 0 {
 		for i := 1; i < attempt; i++ {
 			d *= 2
 			if j.RetryMaxDelaySec > 0 && d >= time.Duration(j.RetryMaxDelaySec)*time.Second {
@@ -166,28 +168,28 @@ func (f *followups) failures(ctx context.Context) error {
 		job, err := f.st.JobGet(ctx, r.JobID)
 		if err != nil {
 			f.log.WithError(err).WithField("run_id", r.ID).Warn("failed run of a job that is gone; no retry, no alarm")
-			_ = f.st.RunSetAlarmStatus(ctx, r.ID, store.AlarmNotNeeded)
+			_ = f.st.RunSetAlarmStatus(ctx, r.ID, kind.AlarmNotNeeded)
 			continue
 		}
 		if r.Attempt < job.RetryCount {
 			if err := f.retry(ctx, job, r); err != nil {
 				return err
 			}
-			if err := f.st.RunSetAlarmStatus(ctx, r.ID, store.AlarmNotNeeded); err != nil {
+			if err := f.st.RunSetAlarmStatus(ctx, r.ID, kind.AlarmNotNeeded); err != nil {
 				return err
 			}
 			continue
 		}
 		if len(job.AlarmChannels) == 0 {
-			if err := f.st.RunSetAlarmStatus(ctx, r.ID, store.AlarmNotNeeded); err != nil {
+			if err := f.st.RunSetAlarmStatus(ctx, r.ID, kind.AlarmNotNeeded); err != nil {
 				return err
 			}
 			continue
 		}
-		if _, err := f.st.JobSetAlarmState(ctx, job.ID, "ok", "failing"); err != nil {
+		if _, err := f.st.JobSetAlarmState(ctx, job.ID, kind.JobAlarmOK, kind.JobAlarmFailing); err != nil {
 			return err
 		}
-		f.raise(ctx, Alarm{Kind: "failure", Job: job, Run: r, Channels: job.AlarmChannels})
+		f.raise(ctx, Alarm{Kind: kind.AlarmFailure, Job: job, Run: r, Channels: job.AlarmChannels})
 	}
 	return nil
 }
@@ -195,7 +197,7 @@ func (f *followups) failures(ctx context.Context) error {
 func (f *followups) raise(ctx context.Context, a Alarm) {
 	if f.alarmer == nil || !f.alarmer.Alarm(ctx, a) {
 		f.log.WithFields(logrus.Fields{"run_id": a.Run.ID, "job_id": a.Job.ID, "kind": a.Kind}).Error("alarm could not be queued")
-		_ = f.st.RunSetAlarmStatus(ctx, a.Run.ID, store.AlarmFailed)
+		_ = f.st.RunSetAlarmStatus(ctx, a.Run.ID, kind.AlarmFailed)
 	}
 }
 
@@ -215,7 +217,7 @@ func (f *followups) retry(ctx context.Context, job store.Job, r store.Run) error
 	}
 	nr, created, err := f.st.RunCreate(ctx, store.RunCreateParams{
 		JobID: r.JobID, GroupID: r.GroupID, ScheduledMs: at.UnixMilli(), ShardIndex: r.ShardIndex, ShardTotal: r.ShardTotal,
-		Attempt: attempt, TriggerType: store.TriggerRetry, Owner: f.node, Handler: r.Handler, Params: r.Params,
+		Attempt: attempt, TriggerType: kind.TriggerRetry, Owner: f.node, Handler: r.Handler, Params: r.Params,
 		IdempotencyKey: fmt.Sprintf("retry-of-%d", r.ID), RetryOf: r.ID, CreatedMs: f.clock.Now().UnixMilli(),
 	})
 	if err != nil {
@@ -244,17 +246,17 @@ func (f *followups) recoveries(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if !ok || r.State != store.RunSucceeded {
+		if !ok || r.State != kind.RunSucceeded {
 			continue
 		}
 		job, err := f.st.JobGet(ctx, id)
 		if err != nil {
 			continue
 		}
-		if moved, err := f.st.JobSetAlarmState(ctx, id, "failing", "ok"); err != nil {
+		if moved, err := f.st.JobSetAlarmState(ctx, id, kind.JobAlarmFailing, kind.JobAlarmOK); err != nil {
 			return err
 		} else if moved && len(job.AlarmChannels) > 0 {
-			f.raise(ctx, Alarm{Kind: "recovery", Job: job, Run: r, Channels: job.AlarmChannels})
+			f.raise(ctx, Alarm{Kind: kind.AlarmRecovery, Job: job, Run: r, Channels: job.AlarmChannels})
 		}
 	}
 	return nil
@@ -292,7 +294,7 @@ func (f *followups) successes(ctx context.Context, ids []int64) {
 		return
 	}
 	for _, r := range runs {
-		if !interesting[r.JobID] || r.State != store.RunSucceeded {
+		if !interesting[r.JobID] || r.State != kind.RunSucceeded {
 			continue
 		}
 		job, err := f.st.JobGet(ctx, r.JobID)
@@ -303,7 +305,7 @@ func (f *followups) successes(ctx context.Context, ids []int64) {
 			if child == job.ID {
 				continue
 			}
-			_, _, err := f.trigger(ctx, TriggerParams{JobID: child, TriggerType: store.TriggerParent, IdempotencyKey: store.ParentRunKey(r.ID)})
+			_, _, err := f.trigger(ctx, TriggerParams{JobID: child, TriggerType: kind.TriggerParent, IdempotencyKey: store.ParentRunKey(r.ID)})
 			if err != nil {
 				f.log.WithError(err).WithFields(logrus.Fields{"run_id": r.ID, "child_job_id": child}).Warn("trigger child job")
 			}
@@ -358,7 +360,7 @@ func (f *followups) lost(ctx context.Context) error {
 		default:
 			continue
 		}
-		ok, err := f.st.RunSetState(ctx, r.ID, store.RunRunning, store.RunLost, why, now.UnixMilli())
+		ok, err := f.st.RunSetState(ctx, r.ID, kind.RunRunning, kind.RunLost, why, now.UnixMilli())
 		if err != nil {
 			return err
 		}

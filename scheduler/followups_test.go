@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/store"
 	"github.com/stretchr/testify/require"
@@ -57,10 +58,10 @@ func TestRetriesWithBackoff(t *testing.T) {
 		byAttempt[r.Attempt] = r
 	}
 	require.Len(t, byAttempt, 4)
-	require.Equal(t, store.RunSucceeded, byAttempt[3].State, "the last retry succeeds")
+	require.Equal(t, kind.RunSucceeded, byAttempt[3].State, "the last retry succeeds")
 	for a := 1; a <= 3; a++ {
 		require.Equal(t, byAttempt[a-1].ID, byAttempt[a].RetryOf, "retry %d links to the run it retries", a)
-		require.Equal(t, store.TriggerRetry, byAttempt[a].TriggerType)
+		require.Equal(t, kind.TriggerRetry, byAttempt[a].TriggerType)
 	}
 	require.Equal(t, first.ID, byAttempt[1].RetryOf)
 }
@@ -97,7 +98,7 @@ func TestChildChainAndNoDoubleFollowups(t *testing.T) {
 	}
 	require.Equal(t, map[int64]int{a.ID: 1, bj.ID: 1, c.ID: 1}, count, "A -> B -> C, each once")
 	for _, r := range b.runs(c.ID) {
-		require.Equal(t, store.TriggerParent, r.TriggerType)
+		require.Equal(t, kind.TriggerParent, r.TriggerType)
 	}
 }
 
@@ -115,21 +116,21 @@ func TestLostRunIsRetried(t *testing.T) {
 	r, _, err := n.s.Trigger(context.Background(), scheduler.TriggerParams{JobID: j.ID})
 	require.NoError(t, err)
 	b.waitDispatched(1)
-	require.Eventually(t, func() bool { got, _ := b.st.RunGet(context.Background(), r.ID); return got.State == store.RunRunning }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { got, _ := b.st.RunGet(context.Background(), r.ID); return got.State == kind.RunRunning }, 5*time.Second, 5*time.Millisecond)
 	n.rec.mu.Lock()
 	n.rec.hold = nil // the retry will report
 	n.rec.mu.Unlock()
 	b.step(1, 20*time.Second) // 5 s timeout + 10 s grace
 	got, err := b.st.RunGet(context.Background(), r.ID)
 	require.NoError(t, err)
-	require.Equal(t, store.RunLost, got.State, got.Message)
+	require.Equal(t, kind.RunLost, got.State, got.Message)
 	require.Contains(t, got.Message, "past its 5s timeout")
 	ds := b.waitDispatched(2)
 	require.Len(t, ds, 2, "the lost run was retried once")
 	var retry store.Run
 	require.Eventually(t, func() bool {
 		for _, x := range b.runs(j.ID) {
-			if x.RetryOf == r.ID && x.State == store.RunSucceeded {
+			if x.RetryOf == r.ID && x.State == kind.RunSucceeded {
 				retry = x
 				return true
 			}

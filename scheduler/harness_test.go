@@ -9,6 +9,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/ringjob/ringjob/internal/dbtest"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/schedule"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/store"
@@ -60,9 +61,9 @@ func (d *recordingDriver) Run(ctx context.Context, req targets.Request) (targets
 		return targets.Dispatch{Message: "accepted, never reports"}, nil
 	}
 	if fail {
-		return targets.Dispatch{Done: &targets.Outcome{State: targets.OutcomeFailed, Code: 500, Message: "boom"}}, nil
+		return targets.Dispatch{Done: &targets.Outcome{State: kind.RunFailed, Code: 500, Message: "boom"}}, nil
 	}
-	return targets.Dispatch{Done: &targets.Outcome{State: targets.OutcomeSucceeded, Code: 200, Message: "recorded"}}, nil
+	return targets.Dispatch{Done: &targets.Outcome{State: kind.RunSucceeded, Code: 200, Message: "recorded"}}, nil
 }
 func (d *recordingDriver) Beat(context.Context, string) error            { return nil }
 func (d *recordingDriver) IdleBeat(context.Context, string, int64) error { return nil }
@@ -103,12 +104,12 @@ type node struct {
 // between ticks: ring, pre-read loop, heartbeat, takeover, registry monitor, follow-ups.
 const waitersPerNode = 6
 
-func openStore(t *testing.T, kind string) *store.Store {
+func openStore(t *testing.T, dialect string) *store.Store {
 	t.Helper()
 	ctx := context.Background()
 	var st *store.Store
 	var err error
-	if kind == "mysql" {
+	if dialect == "mysql" {
 		st, err = store.OpenMySQL(ctx, dbtest.MySQL(t))
 	} else {
 		st, err = store.OpenSQLite(ctx, dbtest.SQLitePath(t))
@@ -120,9 +121,9 @@ func openStore(t *testing.T, kind string) *store.Store {
 	return st
 }
 
-func setup(t *testing.T, kind string, start time.Time) *bundle {
+func setup(t *testing.T, dialect string, start time.Time) *bundle {
 	t.Helper()
-	st := openStore(t, kind)
+	st := openStore(t, dialect)
 	g, err := st.GroupCreate(context.Background(), store.GroupCreateParams{AppName: "test", Members: []string{"rec://target"}, NowMs: start.UnixMilli()})
 	require.NoError(t, err)
 	return &bundle{t: t, st: st, clock: clockwork.NewFakeClockAt(start), group: g}
@@ -179,20 +180,20 @@ func (b *bundle) step(running int, d time.Duration) {
 
 // job creates an enabled job with the given schedule, its next fire computed
 // from the clock (or taken from nextMs when non-zero).
-func (b *bundle) job(name, kind, conf, tz, misfire string, nextMs int64) store.Job {
+func (b *bundle) job(name, schedType, conf, tz string, misfire kind.Misfire, nextMs int64) store.Job {
 	b.t.Helper()
-	if nextMs == 0 && kind != "none" {
-		s, err := schedule.Parse(schedule.Kind(kind), conf, tz)
+	if nextMs == 0 && schedType != "none" {
+		s, err := schedule.Parse(schedule.Kind(schedType), conf, tz)
 		require.NoError(b.t, err)
 		n, ok := s.Next(b.clock.Now())
 		require.True(b.t, ok)
 		nextMs = n.UnixMilli()
 	}
 	if misfire == "" {
-		misfire = store.MisfireDoNothing
+		misfire = kind.MisfireDoNothing
 	}
 	j, err := b.st.JobCreate(context.Background(), store.JobCreateParams{JobFields: store.JobFields{
-		GroupID: b.group.ID, Name: name, ScheduleType: kind, ScheduleConf: conf, TimeZone: tz, MisfirePolicy: misfire,
+		GroupID: b.group.ID, Name: name, ScheduleType: schedType, ScheduleConf: conf, TimeZone: tz, MisfirePolicy: misfire,
 		Params: "p", RouteStrategy: "first", BlockStrategy: "SERIAL_EXECUTION", ShardCount: 1,
 	}, Enabled: true, NextFireMs: nextMs, NowMs: b.clock.Now().UnixMilli()})
 	require.NoError(b.t, err)
@@ -229,10 +230,10 @@ func (b *bundle) waitSettledRuns(jobID int64) []store.Run {
 	require.Eventually(b.t, func() bool {
 		rs = b.runs(jobID)
 		for _, r := range rs {
-			if r.State == store.RunDispatching {
+			if r.State == kind.RunDispatching {
 				return false
 			}
-			if r.State == store.RunScheduled && r.ScheduledMs < b.clock.Now().UnixMilli()-1000 {
+			if r.State == kind.RunScheduled && r.ScheduledMs < b.clock.Now().UnixMilli()-1000 {
 				return false // due a while ago: its claim is on the way
 			}
 		}

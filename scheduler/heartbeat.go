@@ -5,8 +5,9 @@ import (
 	"errors"
 	"time"
 
-	"github.com/jonboulle/clockwork"
 	"github.com/ringjob/ringjob/internal/lifecycle"
+
+	"github.com/jonboulle/clockwork"
 	"github.com/ringjob/ringjob/store"
 	"github.com/sirupsen/logrus"
 )

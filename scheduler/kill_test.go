@@ -15,6 +15,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/ringjob/ringjob/internal/dbtest"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/schedule"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/store"
@@ -40,7 +41,7 @@ func (d *fileDriver) Run(ctx context.Context, req targets.Request) (targets.Disp
 	if err != nil {
 		return targets.Dispatch{}, err
 	}
-	return targets.Dispatch{Done: &targets.Outcome{State: targets.OutcomeSucceeded, Code: 200}}, nil
+	return targets.Dispatch{Done: &targets.Outcome{State: kind.RunSucceeded, Code: 200}}, nil
 }
 func (d *fileDriver) Beat(context.Context, string) error               { return nil }
 func (d *fileDriver) IdleBeat(context.Context, string, int64) error    { return nil }
@@ -129,9 +130,9 @@ func TestLeaderKilledWithSIGKILL(t *testing.T) {
 	require.NoError(t, err)
 	var jobs []store.Job
 	for i := 0; i < 10; i++ {
-		policy := store.MisfireDoNothing
+		policy := kind.MisfireDoNothing
 		if i%2 == 1 {
-			policy = store.MisfireFireOnceNow
+			policy = kind.MisfireFireOnceNow
 		}
 		next, _ := sched.Next(now.Add(time.Second))
 		j, err := st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: g.ID, Name: fmt.Sprint("j", i), ScheduleType: "cron",
@@ -159,7 +160,7 @@ func TestLeaderKilledWithSIGKILL(t *testing.T) {
 	defer survivor.Stop(ctx)
 	time.Sleep(1500 * time.Millisecond)
 
-	ownedBeforeKill, err := st.RunList(ctx, store.RunListParams{States: []string{store.RunScheduled, store.RunDispatching}, Limit: 1000})
+	ownedBeforeKill, err := st.RunList(ctx, store.RunListParams{States: []kind.RunState{kind.RunScheduled, kind.RunDispatching}, Limit: 1000})
 	require.NoError(t, err)
 	kill := time.Now()
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
@@ -196,7 +197,7 @@ func TestLeaderKilledWithSIGKILL(t *testing.T) {
 	byFire := map[[2]int64]store.Run{}
 	for _, r := range runs {
 		byFire[[2]int64{r.JobID, r.ScheduledMs}] = r
-		require.False(t, r.Owner == "victim" && (r.State == store.RunScheduled || r.State == store.RunDispatching),
+		require.False(t, r.Owner == "victim" && (r.State == kind.RunScheduled || r.State == kind.RunDispatching),
 			"run %d left %s by the dead node", r.ID, r.State)
 	}
 	var misfired, lost int
@@ -208,8 +209,8 @@ func TestLeaderKilledWithSIGKILL(t *testing.T) {
 			}
 			r, ok := byFire[k]
 			require.True(t, ok, "job %d fire %s has no run", j.ID, secs(ms))
-			require.Contains(t, []string{store.RunMisfired, store.RunLost}, r.State, "job %d fire %s: %s %s", j.ID, secs(ms), r.State, r.Message)
-			if r.State == store.RunMisfired {
+			require.Contains(t, []kind.RunState{kind.RunMisfired, kind.RunLost}, r.State, "job %d fire %s: %s %s", j.ID, secs(ms), r.State, r.Message)
+			if r.State == kind.RunMisfired {
 				misfired++
 			} else {
 				lost++

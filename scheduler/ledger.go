@@ -2,8 +2,10 @@ package scheduler
 
 import (
 	"context"
-	"github.com/ringjob/ringjob/internal/lifecycle"
 	"time"
+
+	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/lifecycle"
 
 	"github.com/ringjob/ringjob/store"
 	"github.com/sirupsen/logrus"
@@ -137,12 +139,12 @@ func (w *ledgerWriter) apply(ctx context.Context, batch []ledgerOp) {
 		}
 	}
 	if len(final) > 0 {
-		if _, err := w.st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []string{store.RunDispatching, store.RunRunning}, Updates: final}); err != nil {
+		if _, err := w.st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []kind.RunState{kind.RunDispatching, kind.RunRunning}, Updates: final}); err != nil {
 			w.log.WithError(err).WithField("runs", len(final)).Error("record run outcomes")
 		} else if w.onSucceeded != nil {
 			var ok []int64
 			for _, u := range final {
-				if u.State == store.RunSucceeded {
+				if u.State == kind.RunSucceeded {
 					ok = append(ok, u.ID)
 				}
 			}

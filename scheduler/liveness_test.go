@@ -10,6 +10,7 @@ import (
 	_ "github.com/go-sql-driver/mysql"
 	"github.com/jonboulle/clockwork"
 	"github.com/ringjob/ringjob/internal/dbtest"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/store"
 	"github.com/stretchr/testify/require"
@@ -80,7 +81,7 @@ func TestDroppedSessionsAreNotDeath(t *testing.T) {
 	for _, j := range jobs {
 		for _, r := range b.waitSettledRuns(j.ID) {
 			require.NotContains(t, r.Message, "taken over", "run %d", r.ID)
-			require.NotEqual(t, store.RunLost, r.State, "run %d: %s", r.ID, r.Message)
+			require.NotEqual(t, kind.RunLost, r.State, "run %d: %s", r.ID, r.Message)
 		}
 	}
 }
@@ -132,7 +133,7 @@ func TestPausedReplicaHandsOverWithinTheLease(t *testing.T) {
 			if r.ScheduledMs > at(12, 0, 16) {
 				continue // still in the ring
 			}
-			require.Equal(t, store.RunSucceeded, r.State, "run %d (%s): %s", r.ID, secs(r.ScheduledMs), r.Message)
+			require.Equal(t, kind.RunSucceeded, r.State, "run %d (%s): %s", r.ID, secs(r.ScheduledMs), r.Message)
 		}
 	}
 }

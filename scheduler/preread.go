@@ -3,9 +3,11 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"github.com/ringjob/ringjob/internal/lifecycle"
 	"sync"
 	"time"
+
+	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/lifecycle"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/ringjob/ringjob/schedule"
@@ -103,10 +105,10 @@ func (p *preReader) cycle(ctx context.Context) (full bool, err error) {
 	fires := make([]fire, 0, len(ids))
 	for i, in := range plan.inserts {
 		switch in.State {
-		case store.RunScheduled:
+		case kind.RunScheduled:
 			fires = append(fires, fire{runID: ids[i], scheduledMs: in.ScheduledMs, shardIndex: in.ShardIndex, shardTotal: in.ShardTotal,
 				attempt: in.Attempt, params: in.Params, job: plan.jobOf[i], trigger: in.TriggerType})
-		case store.RunMisfired:
+		case kind.RunMisfired:
 			p.metrics.Misfired.Inc()
 		}
 	}
@@ -138,7 +140,7 @@ func (p *preReader) plan(jobs []store.Job, now time.Time, shards map[int64]int) 
 	windowEnd := nowMs + p.cfg.PreReadWindow.Milliseconds()
 	for i := range jobs {
 		job := &jobs[i]
-		add := func(schedMs int64, state, trigger, msg string) {
+		add := func(schedMs int64, state kind.RunState, trigger kind.Trigger, msg string) {
 			n := max(1, shards[job.ID])
 			for i := 0; i < n; i++ {
 				pl.inserts = append(pl.inserts, store.RunInsert{
@@ -160,17 +162,17 @@ func (p *preReader) plan(jobs []store.Job, now time.Time, shards map[int64]int) 
 		if nowMs-job.NextFireMs > p.cfg.MisfireThreshold.Milliseconds() {
 			late := now.Sub(next).Round(time.Millisecond)
 			switch job.MisfirePolicy {
-			case store.MisfireFireOnceNow:
-				add(job.NextFireMs, store.RunScheduled, store.TriggerMisfire, fmt.Sprintf("misfired by %s; fire_once_now fires it once", late))
+			case kind.MisfireFireOnceNow:
+				add(job.NextFireMs, kind.RunScheduled, kind.TriggerMisfire, fmt.Sprintf("misfired by %s; fire_once_now fires it once", late))
 			default:
-				add(job.NextFireMs, store.RunMisfired, store.TriggerSchedule, fmt.Sprintf("misfired by %s; do_nothing skips it", late))
+				add(job.NextFireMs, kind.RunMisfired, kind.TriggerSchedule, fmt.Sprintf("misfired by %s; do_nothing skips it", late))
 			}
 			last = job.NextFireMs
 			// Continue from now; a fire exactly at now is still on time.
 			next, ok = sched.Next(now.Add(-time.Millisecond))
 		}
 		for n := 0; ok && next.UnixMilli() <= windowEnd && n < maxFiresPerJob; n++ {
-			add(next.UnixMilli(), store.RunScheduled, store.TriggerSchedule, "")
+			add(next.UnixMilli(), kind.RunScheduled, kind.TriggerSchedule, "")
 			last = next.UnixMilli()
 			next, ok = sched.Next(next)
 		}

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+
 	"github.com/ringjob/ringjob/internal/lifecycle"
 
 	"github.com/jonboulle/clockwork"

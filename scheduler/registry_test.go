@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/store"
 	"github.com/stretchr/testify/require"
 )
@@ -35,7 +36,7 @@ func TestSilentExecutorIsDroppedAfter90s(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		for _, r := range b.runs(j.ID) {
-			if r.State == store.RunFailed {
+			if r.State == kind.RunFailed {
 				require.Contains(t, r.Message, "no executor registered")
 				return true
 			}

@@ -2,10 +2,12 @@ package scheduler
 
 import (
 	"context"
-	"github.com/ringjob/ringjob/internal/lifecycle"
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/lifecycle"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/ringjob/ringjob/store"
@@ -20,8 +22,8 @@ type fire struct {
 	attempt     int
 	params      string
 	job         *store.Job
-	target      string // a manual trigger's chosen target; "" = route
-	trigger     string // the run's trigger type: only schedule fires can misfire
+	target      string       // a manual trigger's chosen target; "" = route
+	trigger     kind.Trigger // the run's trigger type: only schedule fires can misfire
 	// claimed: the run is already dispatching and owned by this node (taken
 	// over after its claimer died); it is sent without a claim.
 	claimed bool

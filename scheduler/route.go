@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/routes"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
@@ -50,12 +51,12 @@ func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Reque
 	}
 	strategy := f.job.RouteStrategy
 	if strategy == "" {
-		strategy = routes.First
+		strategy = kind.RouteFirst
 	}
 	var order []string
 	if f.target != "" {
 		order = []string{f.target}
-	} else if name, _ := routes.Normalize(strategy); name == routes.Sharding {
+	} else if name, _ := kind.ParseRoute(string(strategy)); name == kind.RouteSharding {
 		order = []string{routes.ShardTarget(cands, f.shardIndex)}
 	} else {
 		pick, perr := d.router.Pick(ctx, strategy, f.job.ID, cands)
@@ -158,7 +159,7 @@ func (d *dispatcher) overlap(ctx context.Context, f fire, target string) error {
 	// goes first, so two never wait for each other (and order is kept).
 	var others []store.Run
 	for _, o := range all {
-		if o.State == store.RunRunning || o.ID < f.runID {
+		if o.State == kind.RunRunning || o.ID < f.runID {
 			others = append(others, o)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/routes"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
@@ -263,7 +264,7 @@ type TriggerParams struct {
 	JobID          int64
 	Params         *string // nil = the job's params
 	IdempotencyKey string
-	TriggerType    string // default store.TriggerManual
+	TriggerType    kind.Trigger // default kind.TriggerManual
 	// Target sends the run to this target instead of routing; it must be one
 	// of the job's candidates (ErrTargetNotCandidate otherwise).
 	Target string
@@ -290,7 +291,7 @@ func (s *Scheduler) Trigger(ctx context.Context, p TriggerParams) (run store.Run
 	}
 	tt := p.TriggerType
 	if tt == "" {
-		tt = store.TriggerManual
+		tt = kind.TriggerManual
 	}
 	now := s.clock.Now()
 	// A sharding job fans out: shard 0 carries the idempotency key, so a
@@ -332,8 +333,8 @@ func (l ledgerSink) Complete(ctx context.Context, runID int64, out targets.Outco
 		return err
 	}
 	if ok {
-		l.s.metrics.Outcomes.WithLabelValues(out.State).Inc()
-		if out.State == store.RunSucceeded {
+		l.s.metrics.Outcomes.WithLabelValues(string(out.State)).Inc()
+		if out.State == kind.RunSucceeded {
 			l.s.followups.onSucceeded([]int64{runID})
 		}
 	} else {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ringjob/ringjob/internal/dbtest"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/store"
 	"github.com/stretchr/testify/require"
@@ -26,11 +27,11 @@ func at(h, m, s int) int64 {
 	return time.Date(2026, 6, 1, h, m, s, 0, time.UTC).UnixMilli()
 }
 
-func eachDialect(t *testing.T, fn func(t *testing.T, kind string)) {
-	for _, kind := range []string{"mysql", "sqlite"} {
-		t.Run(kind, func(t *testing.T) {
+func eachDialect(t *testing.T, fn func(t *testing.T, dialect string)) {
+	for _, dialect := range []string{"mysql", "sqlite"} {
+		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			fn(t, kind)
+			fn(t, dialect)
 		})
 	}
 }
@@ -60,8 +61,8 @@ func requireOnTime(t *testing.T, b *bundle, ds []dispatchSeen) {
 
 func TestRingFiresInTheRightSecond(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, kind string) {
-		b := setup(t, kind, noon)
+	eachDialect(t, func(t *testing.T, dialect string) {
+		b := setup(t, dialect, noon)
 		j := b.job("every-5s", "cron", "*/5 * * * * ?", "UTC", "", 0)
 		n := b.startNode("a", nil)
 		b.step(1, 21*time.Second)
@@ -71,11 +72,11 @@ func TestRingFiresInTheRightSecond(t *testing.T) {
 		rs := b.waitSettledRuns(j.ID)
 		var ok int
 		for _, r := range rs {
-			if r.State == store.RunSucceeded {
+			if r.State == kind.RunSucceeded {
 				ok++
 				require.Equal(t, "rec://target", r.Target)
 				require.False(t, r.Late)
-				require.Equal(t, store.TriggerSchedule, r.TriggerType)
+				require.Equal(t, kind.TriggerSchedule, r.TriggerType)
 			}
 		}
 		require.Equal(t, 4, ok)
@@ -85,8 +86,8 @@ func TestRingFiresInTheRightSecond(t *testing.T) {
 
 func TestScheduleKinds(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, kind string) {
-		b := setup(t, kind, noon)
+	eachDialect(t, func(t *testing.T, dialect string) {
+		b := setup(t, dialect, noon)
 		fixed := b.job("fixed", "fixed_rate", "3", "UTC", "", 0)
 		once := b.job("once", "at", "2026-06-01T12:00:04Z", "UTC", "", 0)
 		secs := b.job("secs", "cron", "3,7 * * * * ?", "UTC", "", 0)
@@ -109,7 +110,7 @@ func TestPreReadCases(t *testing.T) {
 	t.Run("more than 5s late, do_nothing: recorded as misfired, not fired", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, "mysql", noon)
-		j := b.job("late", "cron", "*/10 * * * * ?", "UTC", store.MisfireDoNothing, at(11, 59, 50))
+		j := b.job("late", "cron", "*/10 * * * * ?", "UTC", kind.MisfireDoNothing, at(11, 59, 50))
 		b.startNode("a", nil)
 		b.step(1, 3*time.Second)
 		ds := b.waitDispatched(1)
@@ -117,7 +118,7 @@ func TestPreReadCases(t *testing.T) {
 		rs := b.waitSettledRuns(j.ID)
 		var misfired []store.Run
 		for _, r := range rs {
-			if r.State == store.RunMisfired {
+			if r.State == kind.RunMisfired {
 				misfired = append(misfired, r)
 			}
 		}
@@ -128,7 +129,7 @@ func TestPreReadCases(t *testing.T) {
 	t.Run("more than 5s late, fire_once_now: fired once now", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, "mysql", noon)
-		j := b.job("late", "cron", "*/10 * * * * ?", "UTC", store.MisfireFireOnceNow, at(11, 59, 30))
+		j := b.job("late", "cron", "*/10 * * * * ?", "UTC", kind.MisfireFireOnceNow, at(11, 59, 30))
 		b.startNode("a", nil)
 		b.step(1, 3*time.Second)
 		ds := b.waitDispatched(2)
@@ -136,9 +137,9 @@ func TestPreReadCases(t *testing.T) {
 		rs := b.waitSettledRuns(j.ID)
 		require.Len(t, rs, 2, "one compensation fire, not one per missed time")
 		for _, r := range rs {
-			require.Equal(t, store.RunSucceeded, r.State)
+			require.Equal(t, kind.RunSucceeded, r.State)
 			if r.ScheduledMs == at(11, 59, 30) {
-				require.Equal(t, store.TriggerMisfire, r.TriggerType)
+				require.Equal(t, kind.TriggerMisfire, r.TriggerType)
 				require.True(t, r.Late)
 			}
 		}
@@ -146,7 +147,7 @@ func TestPreReadCases(t *testing.T) {
 	t.Run("late by less than 5s: every missed fire fires now", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, "sqlite", noon)
-		j := b.job("late", "cron", "* * * * * ?", "UTC", store.MisfireDoNothing, at(11, 59, 57))
+		j := b.job("late", "cron", "* * * * * ?", "UTC", kind.MisfireDoNothing, at(11, 59, 57))
 		b.startNode("a", nil)
 		b.step(1, 1*time.Second)
 		ds := b.waitDispatched(5)
@@ -272,8 +273,8 @@ func TestPartitionsSpreadOverInstances(t *testing.T) {
 
 func TestGracefulStopHandsBackTheRing(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, kind string) {
-		b := setup(t, kind, noon)
+	eachDialect(t, func(t *testing.T, dialect string) {
+		b := setup(t, dialect, noon)
 		var jobs []store.Job
 		for i := 0; i < 5; i++ {
 			jobs = append(jobs, b.job("every-second", "cron", "* * * * * ?", "UTC", "", 0))
@@ -282,7 +283,7 @@ func TestGracefulStopHandsBackTheRing(t *testing.T) {
 		b.step(1, 2*time.Second)
 		b.waitDispatched(10)
 		a.s.Stop(context.Background())
-		handed, err := b.st.RunList(context.Background(), store.RunListParams{States: []string{store.RunScheduled}, Limit: 1000})
+		handed, err := b.st.RunList(context.Background(), store.RunListParams{States: []kind.RunState{kind.RunScheduled}, Limit: 1000})
 		require.NoError(t, err)
 		require.NotEmpty(t, handed, "the stopped node leaves its ring's runs scheduled")
 		for _, r := range handed {
@@ -302,11 +303,11 @@ func TestGracefulStopHandsBackTheRing(t *testing.T) {
 
 func TestTakeOverAppliesMisfirePolicy(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, kind string) {
-		b := setup(t, kind, noon)
+	eachDialect(t, func(t *testing.T, dialect string) {
+		b := setup(t, dialect, noon)
 		ctx := context.Background()
-		skip := b.job("skip", "none", "", "UTC", store.MisfireDoNothing, 0)
-		once := b.job("once", "none", "", "UTC", store.MisfireFireOnceNow, 0)
+		skip := b.job("skip", "none", "", "UTC", kind.MisfireDoNothing, 0)
+		once := b.job("once", "none", "", "UTC", kind.MisfireFireOnceNow, 0)
 		// A ghost node that died 30 s ago left runs scheduled: three long
 		// missed per job, and one due in 12 s. A node that just started has
 		// no evidence of the ghost's death but its silence: it declares it
@@ -314,7 +315,7 @@ func TestTakeOverAppliesMisfirePolicy(t *testing.T) {
 		require.NoError(t, b.st.NodeHeartbeat(ctx, store.NodeHeartbeatParams{ID: "ghost", NowMs: noon.Add(-30 * time.Second).UnixMilli()}))
 		mk := func(j store.Job, ms int64) int64 {
 			r, _, err := b.st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: ms, SchedFire: true,
-				TriggerType: store.TriggerSchedule, Owner: "ghost", CreatedMs: ms})
+				TriggerType: kind.TriggerSchedule, Owner: "ghost", CreatedMs: ms})
 			require.NoError(t, err)
 			return r.ID
 		}
@@ -331,14 +332,14 @@ func TestTakeOverAppliesMisfirePolicy(t *testing.T) {
 		require.Equal(t, []int64{noon.Add(-10 * time.Second).UnixMilli(), noon.Add(12 * time.Second).UnixMilli()}, scheduledTimes(ds, once.ID),
 			"fire_once_now fires only the latest missed run")
 		for _, j := range []store.Job{skip, once} {
-			states := map[string]int{}
+			states := map[kind.RunState]int{}
 			for _, r := range b.waitSettledRuns(j.ID) {
 				states[r.State]++
 			}
 			if j.ID == skip.ID {
-				require.Equal(t, map[string]int{store.RunMisfired: 3, store.RunSucceeded: 1}, states)
+				require.Equal(t, map[kind.RunState]int{kind.RunMisfired: 3, kind.RunSucceeded: 1}, states)
 			} else {
-				require.Equal(t, map[string]int{store.RunMisfired: 2, store.RunSucceeded: 2}, states)
+				require.Equal(t, map[kind.RunState]int{kind.RunMisfired: 2, kind.RunSucceeded: 2}, states)
 			}
 		}
 	})
@@ -369,7 +370,7 @@ func TestFullPoolIsBackPressureNotDrop(t *testing.T) {
 	b.step(1, time.Second)
 	counts, err := b.st.RunCountByState(context.Background(), 0)
 	require.NoError(t, err)
-	require.Equal(t, map[string]int{store.RunDispatching: 2, store.RunScheduled: 4}, counts)
+	require.Equal(t, map[kind.RunState]int{kind.RunDispatching: 2, kind.RunScheduled: 4}, counts)
 	unblock()
 	// One queue place: at most one claim per tick. The worker runs on real
 	// time, the ticks on the fake clock: each tick waits until the worker
@@ -379,7 +380,7 @@ func TestFullPoolIsBackPressureNotDrop(t *testing.T) {
 		b.step(1, time.Second)
 		require.Eventually(t, func() bool {
 			counts, err := b.st.RunCountByState(context.Background(), 0)
-			return err == nil && counts[store.RunDispatching] == 0
+			return err == nil && counts[kind.RunDispatching] == 0
 		}, 10*time.Second, 2*time.Millisecond)
 	}
 	b.step(1, time.Second)
@@ -391,7 +392,7 @@ func TestFullPoolIsBackPressureNotDrop(t *testing.T) {
 	var late int
 	for _, j := range jobs {
 		for _, r := range b.runs(j.ID) {
-			require.Equal(t, store.RunSucceeded, r.State)
+			require.Equal(t, kind.RunSucceeded, r.State)
 			if r.Late {
 				late++
 			}
@@ -418,7 +419,7 @@ func TestManualTriggerWithIdempotencyKey(t *testing.T) {
 	require.Len(t, ds, 1)
 	rs := b.waitSettledRuns(j.ID)
 	require.Len(t, rs, 1)
-	require.Equal(t, store.RunSucceeded, rs[0].State)
+	require.Equal(t, kind.RunSucceeded, rs[0].State)
 	require.Equal(t, "override", rs[0].Params)
-	require.Equal(t, store.TriggerManual, rs[0].TriggerType)
+	require.Equal(t, kind.TriggerManual, rs[0].TriggerType)
 }

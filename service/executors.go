@@ -15,6 +15,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/sirupsen/logrus"
 
 	"github.com/ringjob/ringjob/internal/xxlwire"
@@ -305,13 +306,13 @@ func (e *Executors) List(ctx context.Context, appName string, deadAfterMs int64)
 func callbackOutcome(c xxlwire.CallbackItem) targets.Outcome {
 	switch {
 	case c.HandleCode == xxlwire.CodeSuccess:
-		return targets.Outcome{State: targets.OutcomeSucceeded, Code: 200, Message: c.HandleMsg}
+		return targets.Outcome{State: kind.RunSucceeded, Code: 200, Message: c.HandleMsg}
 	case c.HandleCode == xxlwire.CodeTimeout:
-		return targets.Outcome{State: targets.OutcomeTimedOut, Code: 502, Message: c.HandleMsg}
+		return targets.Outcome{State: kind.RunTimedOut, Code: 502, Message: c.HandleMsg}
 	case strings.Contains(c.HandleMsg, "killed"):
-		return targets.Outcome{State: targets.OutcomeKilled, Code: c.HandleCode, Message: c.HandleMsg}
+		return targets.Outcome{State: kind.RunKilled, Code: c.HandleCode, Message: c.HandleMsg}
 	default:
-		return targets.Outcome{State: targets.OutcomeFailed, Code: c.HandleCode, Message: c.HandleMsg}
+		return targets.Outcome{State: kind.RunFailed, Code: c.HandleCode, Message: c.HandleMsg}
 	}
 }
 
@@ -373,7 +374,7 @@ func (e *Executors) Callback(ctx context.Context, cred CallbackCredential, items
 			continue
 		}
 		switch r.State {
-		case store.RunDispatching, store.RunRunning:
+		case kind.RunDispatching, kind.RunRunning:
 		default:
 			log.WithField("state", r.State).Info("ignored a repeated callback: the run already has an outcome")
 			continue
@@ -393,7 +394,7 @@ func (e *Executors) authorizeCallback(ctx context.Context, cred CallbackCredenti
 		}
 		return "", nil
 	}
-	if r.Target == "" && r.State == store.RunDispatching {
+	if r.Target == "" && r.State == kind.RunDispatching {
 		// The dispatcher records where a run went a few milliseconds after
 		// the target accepted it (batched), and a fast executor may call
 		// back first: wait for the record rather than trust the caller.
@@ -401,7 +402,7 @@ func (e *Executors) authorizeCallback(ctx context.Context, cred CallbackCredenti
 		if *r, err = e.waitTarget(ctx, r.ID); err != nil {
 			return "", err
 		}
-		if r.Target == "" && r.State == store.RunDispatching {
+		if r.Target == "" && r.State == kind.RunDispatching {
 			return RefusedNotRecorded, nil
 		}
 	}
@@ -442,7 +443,7 @@ func (e *Executors) waitTarget(ctx context.Context, id int64) (store.Run, error)
 		case <-tick.C:
 		}
 		r, err := e.st.RunGet(ctx, id)
-		if err != nil || r.Target != "" || r.State != store.RunDispatching {
+		if err != nil || r.Target != "" || r.State != kind.RunDispatching {
 			return r, err
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ringjob/ringjob/routes"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/schedule"
 	"github.com/ringjob/ringjob/store"
 )
@@ -24,25 +24,14 @@ const (
 	MaxRetryCount      = 10
 	MaxShardCount      = 1000
 	DefaultTimeZone    = "UTC"
-	DefaultRoute       = RouteFirst
-	DefaultBlock       = BlockSerial
-	DefaultMisfire     = store.MisfireDoNothing
+	DefaultRoute       = kind.RouteFirst
+	DefaultBlock       = kind.BlockSerial
+	DefaultMisfire     = kind.MisfireDoNothing
 	DefaultShardCount  = 1
 	MaxIdempotencyKey  = 128
 	DefaultPreviewN    = 5
 	MaxPreviewN        = 100
 	maxNameFilterChars = 255
-)
-
-// RouteFirst is the default routing strategy; routes.Names lists them all.
-const RouteFirst = routes.First
-
-// Block strategies (what an executor does when a run arrives while the job
-// still runs there).
-const (
-	BlockSerial       = "SERIAL_EXECUTION"
-	BlockDiscardLater = "DISCARD_LATER"
-	BlockCoverEarly   = "COVER_EARLY"
 )
 
 // noneDisablesStart is XXL-JOB's rule, in its words.
@@ -98,11 +87,9 @@ func (s *Service) checkJob(ctx context.Context, j JobSpec) (store.JobFields, sch
 		ScheduleType:  strings.ToLower(strings.TrimSpace(j.ScheduleType)),
 		ScheduleConf:  strings.TrimSpace(j.ScheduleConf),
 		TimeZone:      strings.TrimSpace(j.TimeZone),
-		MisfirePolicy: strings.ToLower(strings.TrimSpace(j.MisfirePolicy)),
+		MisfirePolicy: kind.Misfire(strings.ToLower(strings.TrimSpace(j.MisfirePolicy))),
 		Handler:       j.Handler,
 		Params:        j.Params,
-		RouteStrategy: strings.ToLower(strings.TrimSpace(j.RouteStrategy)),
-		BlockStrategy: strings.ToUpper(strings.TrimSpace(j.BlockStrategy)),
 		TimeoutSec:    j.TimeoutSec,
 		RetryCount:    j.RetryCount,
 		ShardCount:    j.ShardCount,
@@ -115,12 +102,6 @@ func (s *Service) checkJob(ctx context.Context, j JobSpec) (store.JobFields, sch
 	}
 	if f.MisfirePolicy == "" {
 		f.MisfirePolicy = DefaultMisfire
-	}
-	if f.RouteStrategy == "" {
-		f.RouteStrategy = DefaultRoute
-	}
-	if f.BlockStrategy == "" {
-		f.BlockStrategy = DefaultBlock
 	}
 	if f.ShardCount == 0 {
 		f.ShardCount = DefaultShardCount
@@ -139,19 +120,16 @@ func (s *Service) checkJob(ctx context.Context, j JobSpec) (store.JobFields, sch
 	if err != nil {
 		return f, nil, err
 	}
-	switch f.MisfirePolicy {
-	case store.MisfireDoNothing, store.MisfireFireOnceNow:
-	default:
+	if !f.MisfirePolicy.Valid() {
 		return f, nil, invalid("misfire_policy", "%q is unknown; use do_nothing (skip missed fires) or fire_once_now (run once at once)", j.MisfirePolicy)
 	}
-	route, err := routes.Normalize(f.RouteStrategy)
-	if err != nil {
-		return f, nil, invalid("route_strategy", "%q is unknown; use one of %s (XXL-JOB's names such as FAILOVER are accepted too)", j.RouteStrategy, strings.Join(routes.Names(), ", "))
+	f.RouteStrategy = DefaultRoute
+	if strings.TrimSpace(j.RouteStrategy) != "" {
+		if f.RouteStrategy, err = kind.ParseRoute(j.RouteStrategy); err != nil {
+			return f, nil, invalid("route_strategy", "%q is unknown; use one of %s (XXL-JOB's names such as FAILOVER are accepted too)", j.RouteStrategy, kind.Join(kind.Routes()))
+		}
 	}
-	f.RouteStrategy = route
-	switch f.BlockStrategy {
-	case BlockSerial, BlockDiscardLater, BlockCoverEarly:
-	default:
+	if f.BlockStrategy, err = kind.ParseBlock(j.BlockStrategy); err != nil {
 		return f, nil, invalid("block_strategy", "%q is unknown; use SERIAL_EXECUTION, DISCARD_LATER or COVER_EARLY", j.BlockStrategy)
 	}
 	if f.TimeoutSec < 0 || f.TimeoutSec > MaxTimeoutSec {
@@ -169,9 +147,9 @@ func (s *Service) checkJob(ctx context.Context, j JobSpec) (store.JobFields, sch
 		}
 	}
 	f.PinnedTargets = j.PinnedTargets
-	switch j.RetryBackoff {
-	case "", "fixed", "exponential":
-		f.RetryBackoff = j.RetryBackoff
+	switch b := kind.Backoff(j.RetryBackoff); {
+	case b == "" || b.Valid():
+		f.RetryBackoff = b
 	default:
 		return f, nil, invalid("retry_backoff", "%q is unknown; use fixed or exponential", j.RetryBackoff)
 	}
@@ -223,14 +201,14 @@ func (s *Service) checkJob(ctx context.Context, j JobSpec) (store.JobFields, sch
 }
 
 // parseSchedule compiles a schedule; errors name the field at fault.
-func parseSchedule(kind, conf, tz string) (schedule.Schedule, error) {
+func parseSchedule(schedType, conf, tz string) (schedule.Schedule, error) {
 	if err := checkText("schedule_conf", conf, 0, MaxScheduleConf, false); err != nil {
 		return nil, err
 	}
 	if err := checkText("time_zone", tz, 0, MaxTimeZone, false); err != nil {
 		return nil, err
 	}
-	sched, err := schedule.Parse(schedule.Kind(kind), conf, tz)
+	sched, err := schedule.Parse(schedule.Kind(schedType), conf, tz)
 	if err != nil {
 		var pe *schedule.ParseError
 		if errors.As(err, &pe) {
@@ -243,8 +221,8 @@ func parseSchedule(kind, conf, tz string) (schedule.Schedule, error) {
 
 // firstFire is the next fire time of a job being started, or a
 // *ValidationError when the job cannot start.
-func firstFire(kind string, sched schedule.Schedule, now time.Time) (int64, error) {
-	if kind == string(schedule.KindNone) {
+func firstFire(schedType string, sched schedule.Schedule, now time.Time) (int64, error) {
+	if schedType == string(schedule.KindNone) {
 		return 0, invalid("schedule_type", noneDisablesStart)
 	}
 	next, ok := sched.Next(now)

@@ -3,30 +3,21 @@ package service
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
 )
-
-// AllRunStates lists every run state, in lifecycle order.
-var AllRunStates = []string{
-	store.RunScheduled, store.RunDispatching, store.RunRunning,
-	store.RunSucceeded, store.RunFailed, store.RunTimedOut, store.RunKilled, store.RunLost, store.RunMisfired,
-}
-
-// AllTriggerTypes lists why a run may exist.
-var AllTriggerTypes = []string{store.TriggerSchedule, store.TriggerMisfire, store.TriggerManual, store.TriggerRetry, store.TriggerParent}
 
 // RunListParams filter and page a run listing, newest first.
 type RunListParams struct {
 	JobID       int64
 	GroupID     int64
-	States      []string  // any of AllRunStates; empty = all
-	TriggerType string    // one of AllTriggerTypes; "" = all
-	From        time.Time // scheduled at or after; zero = no bound
-	To          time.Time // scheduled before; zero = no bound
+	States      []kind.RunState // any of kind.RunStates; empty = all
+	TriggerType kind.Trigger    // one of kind.Triggers; "" = all
+	From        time.Time       // scheduled at or after; zero = no bound
+	To          time.Time       // scheduled before; zero = no bound
 	Cursor      string
 	Limit       int // 0 = DefaultPageLimit; at most MaxPageLimit
 }
@@ -48,12 +39,12 @@ func (s *Service) ListRuns(ctx context.Context, p RunListParams) (Page[store.Run
 		return Page[store.Run]{}, invalid("group_id", "must be a positive id, got %d", p.GroupID)
 	}
 	for _, st := range p.States {
-		if !contains(AllRunStates, st) {
-			return Page[store.Run]{}, invalid("state", "%q is not a run state; use one or more of %s", st, strings.Join(AllRunStates, ", "))
+		if !st.Valid() {
+			return Page[store.Run]{}, invalid("state", "%q is not a run state; use one or more of %s", st, kind.Join(kind.RunStates))
 		}
 	}
-	if p.TriggerType != "" && !contains(AllTriggerTypes, p.TriggerType) {
-		return Page[store.Run]{}, invalid("trigger_type", "%q is not a trigger type; use one of %s", p.TriggerType, strings.Join(AllTriggerTypes, ", "))
+	if p.TriggerType != "" && !p.TriggerType.Valid() {
+		return Page[store.Run]{}, invalid("trigger_type", "%q is not a trigger type; use one of %s", p.TriggerType, kind.Join(kind.Triggers))
 	}
 	if !p.From.IsZero() && !p.To.IsZero() && !p.To.After(p.From) {
 		return Page[store.Run]{}, invalid("to", "must be after from (%s), got %s", p.From.UTC().Format(time.RFC3339), p.To.UTC().Format(time.RFC3339))
@@ -121,8 +112,8 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 			return store.Run{}, err
 		}
 		switch r.State {
-		case store.RunScheduled:
-			ok, err := s.st.RunSetState(ctx, id, store.RunScheduled, store.RunKilled, "killed by request before it was dispatched", s.nowMs())
+		case kind.RunScheduled:
+			ok, err := s.st.RunSetState(ctx, id, kind.RunScheduled, kind.RunKilled, "killed by request before it was dispatched", s.nowMs())
 			if err != nil {
 				return store.Run{}, fmt.Errorf("kill run %d: %w", id, err)
 			}
@@ -130,7 +121,7 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 				return s.GetRun(ctx, id)
 			}
 			// It moved on meanwhile (claimed for dispatch): look again.
-		case store.RunDispatching, store.RunRunning:
+		case kind.RunDispatching, kind.RunRunning:
 			if r.Target == "" {
 				return store.Run{}, &ConflictError{Message: fmt.Sprintf(
 					"run %d is being dispatched and its target is not recorded yet; try again in a moment", id)}
@@ -152,16 +143,4 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 			return store.Run{}, &ConflictError{Message: fmt.Sprintf("run %d has already ended (state %s); there is nothing to kill", id, r.State)}
 		}
 	}
-}
-
-// IsFinal reports whether a run state is one a run never leaves.
-func IsFinal(state string) bool { return contains(store.FinalRunStates, state) }
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

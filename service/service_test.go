@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringjob/ringjob/internal/dbtest"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
@@ -57,12 +58,12 @@ type bundle struct {
 	drv   *fakeDriver
 }
 
-func setup(t *testing.T, kind string) *bundle {
+func setup(t *testing.T, dialect string) *bundle {
 	t.Helper()
 	ctx := context.Background()
 	var st *store.Store
 	var err error
-	if kind == "mysql" {
+	if dialect == "mysql" {
 		st, err = store.OpenMySQL(ctx, dbtest.MySQL(t))
 	} else {
 		st, err = store.OpenSQLite(ctx, dbtest.SQLitePath(t))
@@ -80,11 +81,11 @@ func setup(t *testing.T, kind string) *bundle {
 
 func TestEnsureAdminToken(t *testing.T) {
 	t.Parallel()
-	for _, kind := range kinds {
-		t.Run(kind, func(t *testing.T) {
+	for _, dialect := range kinds {
+		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			b := setup(t, kind)
+			b := setup(t, dialect)
 
 			tok, err := b.svc.EnsureAdminToken(ctx, "")
 			require.NoError(t, err)
@@ -171,18 +172,18 @@ func tableText(t *testing.T, st *store.Store) string {
 
 func TestKillRun(t *testing.T) {
 	t.Parallel()
-	for _, kind := range kinds {
-		t.Run(kind, func(t *testing.T) {
+	for _, dialect := range kinds {
+		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			b := setup(t, kind)
+			b := setup(t, dialect)
 			g, err := b.svc.CreateGroup(ctx, service.GroupCreateParams{AppName: "kills", Members: []string{"fake://a"}})
 			require.NoError(t, err)
 			j, err := b.svc.CreateJob(ctx, service.JobCreateParams{JobSpec: service.JobSpec{GroupID: g.ID, Name: "k"}})
 			require.NoError(t, err)
 			newRun := func() store.Run {
 				r, created, err := b.st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: g.ID, ScheduledMs: b.clock.Now().UnixMilli(),
-					TriggerType: store.TriggerManual, Owner: "node-a", CreatedMs: b.clock.Now().UnixMilli()})
+					TriggerType: kind.TriggerManual, Owner: "node-a", CreatedMs: b.clock.Now().UnixMilli()})
 				require.NoError(t, err)
 				require.True(t, created)
 				return r
@@ -193,8 +194,8 @@ func TestKillRun(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, []int64{r.ID}, got)
 				if target != "" {
-					_, err = b.st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []string{store.RunDispatching},
-						Updates: []store.RunUpdate{{ID: r.ID, State: store.RunRunning, Target: target}}})
+					_, err = b.st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []kind.RunState{kind.RunDispatching},
+						Updates: []store.RunUpdate{{ID: r.ID, State: kind.RunRunning, Target: target}}})
 					require.NoError(t, err)
 				}
 				return r
@@ -204,16 +205,16 @@ func TestKillRun(t *testing.T) {
 				r := newRun()
 				k, err := b.svc.KillRun(ctx, r.ID)
 				require.NoError(t, err)
-				require.Equal(t, store.RunKilled, k.State)
+				require.Equal(t, kind.RunKilled, k.State)
 				require.NotZero(t, k.FinishedMs)
-				require.True(t, service.IsFinal(k.State))
+				require.True(t, k.State.Final())
 				require.Empty(t, b.drv.killed, "no driver is asked about a run that was never sent")
 			})
 			t.Run("a running run is killed through its driver", func(t *testing.T) {
 				r := running("fake://a")
 				k, err := b.svc.KillRun(ctx, r.ID)
 				require.NoError(t, err)
-				require.Equal(t, store.RunRunning, k.State, "the driver reports the outcome later")
+				require.Equal(t, kind.RunRunning, k.State, "the driver reports the outcome later")
 				require.Equal(t, []int64{r.ID}, b.drv.killed)
 			})
 			t.Run("a driver that cannot kill is an error", func(t *testing.T) {
@@ -269,11 +270,11 @@ func TestKillRun(t *testing.T) {
 
 func TestUpdateJobScheduling(t *testing.T) {
 	t.Parallel()
-	for _, kind := range kinds {
-		t.Run(kind, func(t *testing.T) {
+	for _, dialect := range kinds {
+		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			b := setup(t, kind)
+			b := setup(t, dialect)
 			g, err := b.svc.CreateGroup(ctx, service.GroupCreateParams{AppName: "sched", Members: []string{"fake://a"}})
 			require.NoError(t, err)
 			spec := service.JobSpec{GroupID: g.ID, Name: "hourly", ScheduleType: "cron", ScheduleConf: "0 0 * * * ?"}

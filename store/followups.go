@@ -3,17 +3,19 @@ package store
 import (
 	"context"
 	"fmt"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // FailedStates are the outcomes that get a follow-up (retry, alarm).
 // Killed runs do not: a kill is a decision, not a failure to retry.
-var FailedStates = []string{RunFailed, RunTimedOut, RunLost}
+var FailedStates = []kind.RunState{kind.RunFailed, kind.RunTimedOut, kind.RunLost}
 
 // RunListFailedPending lists failed runs whose follow-up has not been done,
 // oldest first (served by index runs_followup).
 func (s *Store) RunListFailedPending(ctx context.Context, limit int) ([]Run, error) {
 	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE followup = 0 AND state IN (?, ?, ?) ORDER BY id LIMIT ?",
-		RunFailed, RunTimedOut, RunLost, limit)
+		kind.RunFailed, kind.RunTimedOut, kind.RunLost, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list failed runs: %w", err)
 	}
@@ -35,7 +37,7 @@ func (s *Store) RunClaimFollowup(ctx context.Context, id int64) (bool, error) {
 // beforeMs (candidates for the lost-run check).
 func (s *Store) RunListRunningSince(ctx context.Context, beforeMs int64, limit int) ([]Run, error) {
 	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE owner IN (SELECT id FROM nodes) AND state = ? AND dispatched_ms < ? ORDER BY dispatched_ms LIMIT ?",
-		RunRunning, beforeMs, limit)
+		kind.RunRunning, beforeMs, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list running runs: %w", err)
 	}
@@ -47,7 +49,7 @@ func (s *Store) RunListRunningSince(ctx context.Context, beforeMs int64, limit i
 func (s *Store) RunCountInFlight(ctx context.Context, jobID, exclude int64) (int, error) {
 	var n int
 	err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM runs WHERE owner IN (SELECT id FROM nodes) AND state IN (?, ?) AND job_id = ? AND id <> ?",
-		RunDispatching, RunRunning, jobID, exclude).Scan(&n)
+		kind.RunDispatching, kind.RunRunning, jobID, exclude).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count running runs of job %d: %w", jobID, err)
 	}
@@ -57,7 +59,7 @@ func (s *Store) RunCountInFlight(ctx context.Context, jobID, exclude int64) (int
 // RunListInFlight lists a job's runs being dispatched or running, other than exclude.
 func (s *Store) RunListInFlight(ctx context.Context, jobID, exclude int64) ([]Run, error) {
 	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE owner IN (SELECT id FROM nodes) AND state IN (?, ?) AND job_id = ? AND id <> ?",
-		RunDispatching, RunRunning, jobID, exclude)
+		kind.RunDispatching, kind.RunRunning, jobID, exclude)
 	if err != nil {
 		return nil, fmt.Errorf("list running runs of job %d: %w", jobID, err)
 	}
@@ -65,7 +67,7 @@ func (s *Store) RunListInFlight(ctx context.Context, jobID, exclude int64) ([]Ru
 }
 
 // RunSetAlarmStatus records how a run's alarm went.
-func (s *Store) RunSetAlarmStatus(ctx context.Context, id int64, status int) error {
+func (s *Store) RunSetAlarmStatus(ctx context.Context, id int64, status kind.AlarmStatus) error {
 	if _, err := s.execRetry(ctx, "UPDATE runs SET alarm_status = ? WHERE id = ?", status, id); err != nil {
 		return fmt.Errorf("record alarm status of run %d: %w", id, err)
 	}
@@ -74,7 +76,7 @@ func (s *Store) RunSetAlarmStatus(ctx context.Context, id int64, status int) err
 
 // JobSetAlarmState moves a job's alarm state (ok <-> failing) with a
 // compare-and-set, so a recovery is announced once.
-func (s *Store) JobSetAlarmState(ctx context.Context, id int64, from, to string) (bool, error) {
+func (s *Store) JobSetAlarmState(ctx context.Context, id int64, from, to kind.JobAlarmState) (bool, error) {
 	res, err := s.execRetry(ctx, "UPDATE jobs SET alarm_state = ? WHERE id = ? AND alarm_state = ?", to, id, from)
 	if err != nil {
 		return false, fmt.Errorf("set alarm state of job %d: %w", id, err)
@@ -145,7 +147,7 @@ func collectRuns(rows interface {
 // (dispatching -> scheduled, compare-and-set on state and owner). It was not
 // sent, so its hand-off is undone too.
 func (s *Store) RunRequeue(ctx context.Context, id int64, owner string) (bool, error) {
-	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, dispatched_ms = 0, handed_ms = 0 WHERE id = ? AND state = ? AND owner = ?", RunScheduled, id, RunDispatching, owner)
+	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, dispatched_ms = 0, handed_ms = 0 WHERE id = ? AND state = ? AND owner = ?", kind.RunScheduled, id, kind.RunDispatching, owner)
 	if err != nil {
 		return false, fmt.Errorf("requeue run %d: %w", id, err)
 	}
@@ -156,7 +158,7 @@ func (s *Store) RunRequeue(ctx context.Context, id int64, owner string) (bool, e
 // JobIDsFailing lists the jobs whose failure was alarmed and that have not
 // recovered yet.
 func (s *Store) JobIDsFailing(ctx context.Context) ([]int64, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT id FROM jobs WHERE alarm_state = 'failing'")
+	rows, err := s.db.QueryContext(ctx, "SELECT id FROM jobs WHERE alarm_state = ?", kind.JobAlarmFailing)
 	if err != nil {
 		return nil, fmt.Errorf("list failing jobs: %w", err)
 	}
@@ -176,7 +178,7 @@ func (s *Store) JobIDsFailing(ctx context.Context) ([]int64, error) {
 // (succeeded, failed, timed out, lost).
 func (s *Store) RunLatestFinished(ctx context.Context, jobID int64) (Run, bool, error) {
 	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE job_id = ? AND state IN (?, ?, ?, ?) ORDER BY finished_ms DESC, id DESC LIMIT 1",
-		jobID, RunSucceeded, RunFailed, RunTimedOut, RunLost)
+		jobID, kind.RunSucceeded, kind.RunFailed, kind.RunTimedOut, kind.RunLost)
 	if err != nil {
 		return Run{}, false, fmt.Errorf("latest run of job %d: %w", jobID, err)
 	}
@@ -190,7 +192,7 @@ func (s *Store) RunLatestFinished(ctx context.Context, jobID int64) (Run, bool, 
 // RunRequestKill records that a run should be stopped, for the replica that
 // owns it. It reports false when the run is not dispatching or running.
 func (s *Store) RunRequestKill(ctx context.Context, id int64) (bool, error) {
-	res, err := s.execRetry(ctx, "UPDATE runs SET kill_requested = 1 WHERE id = ? AND state IN (?, ?)", id, RunDispatching, RunRunning)
+	res, err := s.execRetry(ctx, "UPDATE runs SET kill_requested = 1 WHERE id = ? AND state IN (?, ?)", id, kind.RunDispatching, kind.RunRunning)
 	if err != nil {
 		return false, fmt.Errorf("request kill of run %d: %w", id, err)
 	}
@@ -202,7 +204,7 @@ func (s *Store) RunRequestKill(ctx context.Context, id int64) (bool, error) {
 // that are still going (served by index runs_owner_state).
 func (s *Store) RunListKillRequested(ctx context.Context, owner string) ([]Run, error) {
 	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE owner = ? AND state IN (?, ?) AND kill_requested = 1",
-		owner, RunDispatching, RunRunning)
+		owner, kind.RunDispatching, kind.RunRunning)
 	if err != nil {
 		return nil, fmt.Errorf("list kill requests of node %s: %w", owner, err)
 	}

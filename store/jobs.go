@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // JobFields are the user-editable fields of a job.
@@ -18,18 +20,18 @@ type JobFields struct {
 	ScheduleType  string
 	ScheduleConf  string
 	TimeZone      string
-	MisfirePolicy string
+	MisfirePolicy kind.Misfire
 	Handler       string
 	Params        string
-	RouteStrategy string
-	BlockStrategy string
+	RouteStrategy kind.Route
+	BlockStrategy kind.Block
 	TimeoutSec    int
 	RetryCount    int
 	ShardCount    int
 	// PinnedTargets restricts the job's candidates to these target URIs
 	// (empty = all candidates of its group).
 	PinnedTargets    []string
-	RetryBackoff     string
+	RetryBackoff     kind.Backoff
 	RetryDelaySec    int
 	RetryMaxDelaySec int
 	ChildJobIDs      []int64
@@ -323,9 +325,9 @@ func pinsJSON(pins []string) any {
 	return string(b)
 }
 
-func backoffOr(b string) string {
+func backoffOr(b kind.Backoff) kind.Backoff {
 	if b == "" {
-		return "fixed"
+		return kind.BackoffFixed
 	}
 	return b
 }

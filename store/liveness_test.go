@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/store"
 	"github.com/stretchr/testify/require"
 )
@@ -20,7 +21,7 @@ func TestClaimReadsBackExactlyByToken(t *testing.T) {
 		var ids []int64
 		for i := 0; i < 200; i++ {
 			r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0 + int64(i), SchedFire: true,
-				TriggerType: store.TriggerSchedule, Owner: "n", CreatedMs: t0})
+				TriggerType: kind.TriggerSchedule, Owner: "n", CreatedMs: t0})
 			require.NoError(t, err)
 			ids = append(ids, r.ID)
 		}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // LockPartitionsEnsure makes the lock table hold exactly partitions 0..p-1
@@ -159,8 +161,8 @@ type RunInsert struct {
 	ShardIndex  int
 	ShardTotal  int
 	Attempt     int
-	TriggerType string
-	State       string // RunScheduled, or RunMisfired for a recorded misfire
+	TriggerType kind.Trigger
+	State       kind.RunState // kind.RunScheduled, or kind.RunMisfired for a recorded misfire
 	Owner       string
 	Handler     string
 	Params      string

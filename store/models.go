@@ -1,36 +1,6 @@
 package store
 
-// Run states. A run moves scheduled -> dispatching -> running -> a final
-// state; every change is a compare-and-set on the row.
-const (
-	RunScheduled   = "scheduled"   // in a node's time ring, waiting for its fire time
-	RunDispatching = "dispatching" // claimed by a node, being sent to its target
-	RunRunning     = "running"     // accepted by the target, outcome pending
-	RunSucceeded   = "succeeded"
-	RunFailed      = "failed"
-	RunTimedOut    = "timed_out"
-	RunKilled      = "killed"
-	RunLost        = "lost"     // its dispatcher died mid-dispatch, or its executor vanished
-	RunMisfired    = "misfired" // its fire time passed unfired; recorded under the misfire policy
-)
-
-// FinalRunStates are the states a run never leaves.
-var FinalRunStates = []string{RunSucceeded, RunFailed, RunTimedOut, RunKilled, RunLost, RunMisfired}
-
-// Trigger types: why a run exists.
-const (
-	TriggerSchedule = "schedule" // a fire time of the job's schedule
-	TriggerMisfire  = "misfire"  // fire_once_now compensation for a missed fire
-	TriggerManual   = "manual"   // triggered by a user or the API
-	TriggerRetry    = "retry"
-	TriggerParent   = "parent" // a child job triggered by its parent's success
-)
-
-// Misfire policies.
-const (
-	MisfireDoNothing   = "do_nothing"
-	MisfireFireOnceNow = "fire_once_now"
-)
+import "github.com/ringjob/ringjob/internal/kind"
 
 // Group is a pool of targets a job runs on.
 type Group struct {
@@ -53,11 +23,11 @@ type Job struct {
 	ScheduleType  string
 	ScheduleConf  string
 	TimeZone      string
-	MisfirePolicy string
+	MisfirePolicy kind.Misfire
 	Handler       string
 	Params        string
-	RouteStrategy string
-	BlockStrategy string
+	RouteStrategy kind.Route
+	BlockStrategy kind.Block
 	TimeoutSec    int
 	RetryCount    int
 	ShardCount    int
@@ -65,13 +35,13 @@ type Job struct {
 	// Retries: RetryCount more attempts after a failure, RetryDelaySec apart
 	// (RetryBackoff "fixed"), or doubling from it up to RetryMaxDelaySec
 	// ("exponential").
-	RetryBackoff     string
+	RetryBackoff     kind.Backoff
 	RetryDelaySec    int
 	RetryMaxDelaySec int
 	ChildJobIDs      []int64  // triggered when a run succeeds
 	MaxInFlight      int      // 0 = no limit on running runs of the job
 	AlarmChannels    []string // alarm channel names (server config)
-	AlarmState       string   // "ok" or "failing"
+	AlarmState       kind.JobAlarmState
 	Enabled          bool
 	LockPartition    int
 	NextFireMs       int64 // 0 when the job has no next fire
@@ -89,8 +59,8 @@ type Run struct {
 	ShardIndex     int
 	ShardTotal     int
 	Attempt        int
-	TriggerType    string
-	State          string
+	TriggerType    kind.Trigger
+	State          kind.RunState
 	Owner          string
 	Target         string
 	Handler        string
@@ -106,19 +76,11 @@ type Run struct {
 	// when one failed ("" otherwise).
 	Attempts    string
 	RetryOf     int64 // the run this one retries, 0 = none
-	AlarmStatus int   // AlarmNone, AlarmNotNeeded, AlarmSent, AlarmFailed
+	AlarmStatus kind.AlarmStatus
 	// HandedMs is when the run was handed to its target (0: not yet, so a
 	// takeover may send it; otherwise it may have arrived).
 	HandedMs int64
 }
-
-// Alarm states of a run (XXL-JOB's alarm_status).
-const (
-	AlarmNone      = 0
-	AlarmNotNeeded = 1
-	AlarmSent      = 2
-	AlarmFailed    = 3
-)
 
 // Node is a scheduler replica as seen through its heartbeat row.
 type Node struct {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // NodeLiveness is a node's hold on its own life-long named lock (MySQL
@@ -215,7 +217,7 @@ func (s *Store) NodeList(ctx context.Context) ([]Node, error) {
 // own no unfinished runs (housekeeping).
 func (s *Store) NodeDelete(ctx context.Context, beforeMs int64) (int64, error) {
 	res, err := s.db.ExecContext(ctx, "DELETE FROM nodes WHERE heartbeat_ms < ? AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.owner = nodes.id AND runs.state IN (?, ?))",
-		beforeMs, RunScheduled, RunDispatching)
+		beforeMs, kind.RunScheduled, kind.RunDispatching)
 	if err != nil {
 		return 0, fmt.Errorf("delete old nodes: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/store"
 	"github.com/stretchr/testify/require"
 )
@@ -58,23 +59,23 @@ func TestAcceptKeepsTargetOfAFastRun(t *testing.T) {
 		j := mkJob(t, st, "j", t0)
 		var ids []int64
 		for i := 0; i < 2; i++ {
-			r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0, TriggerType: store.TriggerManual, Owner: "n", CreatedMs: t0})
+			r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0, TriggerType: kind.TriggerManual, Owner: "n", CreatedMs: t0})
 			require.NoError(t, err)
 			ids = append(ids, r.ID)
 		}
 		_, err := st.RunClaimBatch(ctx, store.RunClaimParams{IDs: ids, Owner: "n", NowMs: t0})
 		require.NoError(t, err)
 		// The first run finishes before its "accepted" is written.
-		ok, err := st.RunComplete(ctx, store.RunCompleteParams{ID: ids[0], State: store.RunSucceeded, Code: 200, Message: "done", FinishedMs: t0 + 5})
+		ok, err := st.RunComplete(ctx, store.RunCompleteParams{ID: ids[0], State: kind.RunSucceeded, Code: 200, Message: "done", FinishedMs: t0 + 5})
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.NoError(t, st.RunAcceptBatch(ctx, []store.RunAccept{{ID: ids[0], Target: "local://a", Message: "accepted"}, {ID: ids[1], Target: "local://b", Message: "accepted"}}))
 		a, _ := st.RunGet(ctx, ids[0])
-		require.Equal(t, store.RunSucceeded, a.State, "the outcome stays")
+		require.Equal(t, kind.RunSucceeded, a.State, "the outcome stays")
 		require.Equal(t, "done", a.Message)
 		require.Equal(t, "local://a", a.Target, "but the target is recorded")
 		b, _ := st.RunGet(ctx, ids[1])
-		require.Equal(t, store.RunRunning, b.State)
+		require.Equal(t, kind.RunRunning, b.State)
 		require.Equal(t, "accepted", b.Message)
 		require.Equal(t, "local://b", b.Target)
 	})
@@ -87,7 +88,7 @@ func TestConcurrentLogAppends(t *testing.T) {
 		j := mkJob(t, st, "j", t0)
 		var ids []int64
 		for i := 0; i < 8; i++ {
-			r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0, TriggerType: store.TriggerManual, Owner: "n", CreatedMs: t0})
+			r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0, TriggerType: kind.TriggerManual, Owner: "n", CreatedMs: t0})
 			require.NoError(t, err)
 			ids = append(ids, r.ID)
 		}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // Report resolutions: the bucket sizes of run_reports.
@@ -34,19 +36,19 @@ type ReportRow struct {
 }
 
 // Add counts one final run into the row.
-func (r *ReportRow) Add(state string, durationMs int64) {
+func (r *ReportRow) Add(state kind.RunState, durationMs int64) {
 	switch state {
-	case RunSucceeded:
+	case kind.RunSucceeded:
 		r.Succeeded++
-	case RunFailed:
+	case kind.RunFailed:
 		r.Failed++
-	case RunTimedOut:
+	case kind.RunTimedOut:
 		r.TimedOut++
-	case RunKilled:
+	case kind.RunKilled:
 		r.Killed++
-	case RunLost:
+	case kind.RunLost:
 		r.Lost++
-	case RunMisfired:
+	case kind.RunMisfired:
 		r.Misfired++
 	}
 	if durationMs > 0 {
@@ -60,7 +62,7 @@ type RunOutcome struct {
 	ID           int64
 	JobID        int64
 	GroupID      int64
-	State        string
+	State        kind.RunState
 	ScheduledMs  int64
 	CreatedMs    int64
 	DispatchedMs int64

@@ -6,30 +6,22 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // RunAge is what retention needs to know of a run to decide whether it may go.
 type RunAge struct {
 	ID              int64
 	GroupID         int64
-	State           string
+	State           kind.RunState
 	CreatedMs       int64
 	FinishedMs      int64
 	FollowupPending bool // a failure (or success with children) whose follow-up is not done
 }
 
-// IsFinal reports whether a run state is one a run never leaves.
-func IsFinal(state string) bool {
-	for _, s := range FinalRunStates {
-		if s == state {
-			return true
-		}
-	}
-	return false
-}
-
 // unfinishedRunStates are the states a run leaves again.
-var unfinishedRunStates = []string{RunScheduled, RunDispatching, RunRunning}
+var unfinishedRunStates = []kind.RunState{kind.RunScheduled, kind.RunDispatching, kind.RunRunning}
 
 const runAgeCols = "id, group_id, state, created_ms, finished_ms, COALESCE(followup, 1)"
 
@@ -213,10 +205,10 @@ func (s *Store) RunPurge(ctx context.Context, ids []int64) (RunPurgeResult, erro
 	}
 	defer tx.Rollback()
 	args := int64Args(ids)
-	for _, st := range FinalRunStates {
+	for _, st := range kind.FinalRunStates {
 		args = append(args, st)
 	}
-	res, err := tx.ExecContext(ctx, "DELETE FROM runs WHERE id IN ("+placeholders(len(ids))+") AND state IN ("+placeholders(len(FinalRunStates))+
+	res, err := tx.ExecContext(ctx, "DELETE FROM runs WHERE id IN ("+placeholders(len(ids))+") AND state IN ("+placeholders(len(kind.FinalRunStates))+
 		") AND (followup IS NULL OR followup <> 0)", args...)
 	if err != nil {
 		return out, fmt.Errorf("purge %d runs: %w", len(ids), err)

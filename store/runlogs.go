@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // RunLogChunk is a slice of a run's central log by 1-based line numbers.
@@ -51,15 +53,11 @@ func (s *Store) RunLogRead(ctx context.Context, runID int64, fromLine int) (RunL
 		fromLine = 1
 	}
 	out := RunLogChunk{FromLine: fromLine}
-	var state string
+	var state kind.RunState
 	if err := s.db.QueryRowContext(ctx, "SELECT state FROM runs WHERE id = ?", runID).Scan(&state); err != nil {
 		return out, fmt.Errorf("read log of run %d: %w", runID, notFound(err, "run", runID))
 	}
-	for _, f := range FinalRunStates {
-		if state == f {
-			out.Finished = true
-		}
-	}
+	out.Finished = state.Final()
 	rows, err := s.db.QueryContext(ctx, "SELECT first_line, content FROM run_logs WHERE run_id = ? AND first_line + line_count > ? ORDER BY seq", runID, fromLine)
 	if err != nil {
 		return out, fmt.Errorf("read log of run %d: %w", runID, err)

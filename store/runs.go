@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 const runCols = "id, job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, trigger_type, state, owner, target, handler, params, created_ms, dispatched_ms, finished_ms, late, result_code, message, COALESCE(idempotency_key, ''), COALESCE(attempts, ''), retry_of, alarm_status, handed_ms"
@@ -28,7 +30,7 @@ type RunCreateParams struct {
 	ShardTotal     int
 	Attempt        int
 	SchedFire      bool // true for runs derived from a schedule fire (retries of them): unique per fire
-	TriggerType    string
+	TriggerType    kind.Trigger
 	Owner          string
 	Handler        string
 	Params         string
@@ -52,7 +54,7 @@ func (s *Store) RunCreate(ctx context.Context, p RunCreateParams) (run Run, crea
 	}
 	res, err := s.db.ExecContext(ctx, `INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, sched_fire, trigger_type, state, owner,
  handler, params, message, created_ms, idempotency_key, retry_of) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,'',?,?,?)`,
-		p.JobID, p.GroupID, p.ScheduledMs, p.ShardIndex, p.ShardTotal, p.Attempt, sched, p.TriggerType, RunScheduled, p.Owner,
+		p.JobID, p.GroupID, p.ScheduledMs, p.ShardIndex, p.ShardTotal, p.Attempt, sched, p.TriggerType, kind.RunScheduled, p.Owner,
 		p.Handler, p.Params, p.CreatedMs, key, p.RetryOf)
 	if err != nil {
 		if s.d.isDuplicate(err) {
@@ -99,10 +101,10 @@ func (s *Store) RunGet(ctx context.Context, id int64) (Run, error) {
 type RunListParams struct {
 	JobID       int64
 	GroupID     int64
-	States      []string
+	States      []kind.RunState
 	FromMs      int64 // scheduled_ms >= FromMs when > 0
 	ToMs        int64 // scheduled_ms < ToMs when > 0
-	TriggerType string
+	TriggerType kind.Trigger
 	BeforeID    int64 // 0 = from the newest
 	Limit       int
 }
@@ -187,11 +189,11 @@ func (s *Store) RunClaimBatch(ctx context.Context, p RunClaimParams) ([]int64, e
 	}
 	var claimed []int64
 	for _, chunk := range chunkInt64(uniqueInt64(p.IDs), 1000) {
-		args := []any{RunDispatching, p.NowMs, token, p.NowMs, p.LateAfterMs}
+		args := []any{kind.RunDispatching, p.NowMs, token, p.NowMs, p.LateAfterMs}
 		for _, id := range chunk {
 			args = append(args, id)
 		}
-		args = append(args, RunScheduled, p.Owner)
+		args = append(args, kind.RunScheduled, p.Owner)
 		// Repeatable: after a dropped connection the rows are read back by token.
 		res, err := s.execRepeatable(ctx, "UPDATE runs SET state = ?, dispatched_ms = ?, claim_token = ?, late = CASE WHEN ? - scheduled_ms > ? THEN 1 ELSE 0 END WHERE id IN ("+
 			placeholders(len(chunk))+") AND state = ? AND owner = ?", args...)
@@ -257,7 +259,7 @@ func (s *Store) RunHandOff(ctx context.Context, owner string, ids []int64, nowMs
 		for _, id := range chunk {
 			args = append(args, id)
 		}
-		args = append(args, RunDispatching, owner)
+		args = append(args, kind.RunDispatching, owner)
 		res, err := s.execRepeatable(ctx, "UPDATE runs SET handed_ms = ?, claim_token = ? WHERE id IN ("+placeholders(len(chunk))+
 			") AND state = ? AND owner = ? AND handed_ms = 0", args...)
 		if err != nil {
@@ -283,7 +285,7 @@ func (s *Store) RunHandOff(ctx context.Context, owner string, ids []int64, nowMs
 // RunUpdate is the new state of one run.
 type RunUpdate struct {
 	ID         int64
-	State      string
+	State      kind.RunState
 	Target     string // "" keeps the current target
 	Code       int
 	Message    string
@@ -293,7 +295,7 @@ type RunUpdate struct {
 // RunUpdateBatchParams move many runs at once, each only if it is still in
 // one of FromStates (so a late write never overrides a newer state).
 type RunUpdateBatchParams struct {
-	FromStates []string
+	FromStates []kind.RunState
 	Updates    []RunUpdate
 }
 
@@ -411,7 +413,7 @@ func setByValue(q *strings.Builder, args []any, col string, ids []int64, vals []
 // RunCompleteParams record the final outcome of a run.
 type RunCompleteParams struct {
 	ID         int64
-	State      string
+	State      kind.RunState
 	Code       int
 	Message    string
 	FinishedMs int64
@@ -421,7 +423,7 @@ type RunCompleteParams struct {
 // wins). It reports whether this call recorded it.
 func (s *Store) RunComplete(ctx context.Context, p RunCompleteParams) (bool, error) {
 	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, result_code = ?, message = ?, finished_ms = ?, followup = ? WHERE id = ? AND state IN (?, ?)",
-		p.State, p.Code, p.Message, p.FinishedMs, followupFor(p.State), p.ID, RunDispatching, RunRunning)
+		p.State, p.Code, p.Message, p.FinishedMs, followupFor(p.State), p.ID, kind.RunDispatching, kind.RunRunning)
 	if err != nil {
 		return false, fmt.Errorf("complete run %d: %w", p.ID, err)
 	}
@@ -433,7 +435,7 @@ func (s *Store) RunComplete(ctx context.Context, p RunCompleteParams) (bool, err
 }
 
 // RunSetState moves one run from one state to another (compare-and-set).
-func (s *Store) RunSetState(ctx context.Context, id int64, from, to, message string, nowMs int64) (bool, error) {
+func (s *Store) RunSetState(ctx context.Context, id int64, from, to kind.RunState, message string, nowMs int64) (bool, error) {
 	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, message = ?, finished_ms = ?, followup = ? WHERE id = ? AND state = ?", to, message, nowMs, followupFor(to), id, from)
 	if err != nil {
 		return false, fmt.Errorf("move run %d from %s to %s: %w", id, from, to, err)
@@ -461,9 +463,9 @@ type RunTakeOverParams struct {
 // never take the same run and the old owner can no longer claim or hand
 // them) and returns the runs taken, read back by token.
 func (s *Store) RunTakeOver(ctx context.Context, p RunTakeOverParams) ([]Run, error) {
-	state, cond := RunScheduled, ""
+	state, cond := kind.RunScheduled, ""
 	if p.Claimed {
-		state, cond = RunDispatching, " AND handed_ms = 0"
+		state, cond = kind.RunDispatching, " AND handed_ms = 0"
 	}
 	if p.DueBeforeMs > 0 {
 		cond += fmt.Sprintf(" AND scheduled_ms < %d", p.DueBeforeMs)
@@ -524,7 +526,7 @@ func (s *Store) RunMarkLost(ctx context.Context, p RunMarkLostParams) ([]int64, 
 	if before <= 0 {
 		before = 1<<62 - 1
 	}
-	rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE owner = ? AND state = ? AND handed_ms > 0 AND handed_ms < ?", p.Owner, RunDispatching, before)
+	rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE owner = ? AND state = ? AND handed_ms > 0 AND handed_ms < ?", p.Owner, kind.RunDispatching, before)
 	if err != nil {
 		return nil, fmt.Errorf("list dispatching runs of node %s: %w", p.Owner, err)
 	}
@@ -534,7 +536,7 @@ func (s *Store) RunMarkLost(ctx context.Context, p RunMarkLostParams) ([]int64, 
 	}
 	var lost []int64
 	for _, id := range ids {
-		ok, err := s.RunSetState(ctx, id, RunDispatching, RunLost, p.Message, p.NowMs)
+		ok, err := s.RunSetState(ctx, id, kind.RunDispatching, kind.RunLost, p.Message, p.NowMs)
 		if err != nil {
 			return lost, err
 		}
@@ -551,7 +553,7 @@ func (s *Store) RunMarkLost(ctx context.Context, p RunMarkLostParams) ([]int64, 
 // to send again through RunHandOff.
 func (s *Store) RunListClaimedSince(ctx context.Context, owner string, beforeMs int64, limit int) ([]Run, error) {
 	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE owner = ? AND state = ? AND handed_ms = 0 AND dispatched_ms < ? ORDER BY scheduled_ms LIMIT ?",
-		owner, RunDispatching, beforeMs, limit)
+		owner, kind.RunDispatching, beforeMs, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list stuck claimed runs of node %s: %w", owner, err)
 	}
@@ -584,7 +586,7 @@ func uniqueInt64(ids []int64) []int64 {
 }
 
 // RunCountByState counts a job's runs per state (0 = all jobs).
-func (s *Store) RunCountByState(ctx context.Context, jobID int64) (map[string]int, error) {
+func (s *Store) RunCountByState(ctx context.Context, jobID int64) (map[kind.RunState]int, error) {
 	q := "SELECT state, COUNT(*) FROM runs"
 	var args []any
 	if jobID != 0 {
@@ -596,9 +598,9 @@ func (s *Store) RunCountByState(ctx context.Context, jobID int64) (map[string]in
 		return nil, fmt.Errorf("count runs by state: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]int{}
+	out := map[kind.RunState]int{}
 	for rows.Next() {
-		var st string
+		var st kind.RunState
 		var n int
 		if err := rows.Scan(&st, &n); err != nil {
 			return nil, err
@@ -609,7 +611,7 @@ func (s *Store) RunCountByState(ctx context.Context, jobID int64) (map[string]in
 }
 
 // isFailed reports whether a state gets a follow-up (retry, alarm).
-func isFailed(state string) bool {
+func isFailed(state kind.RunState) bool {
 	for _, f := range FailedStates {
 		if state == f {
 			return true
@@ -620,7 +622,7 @@ func isFailed(state string) bool {
 
 // followupFor is the followup column a write to state sets: 0 (pending) for
 // failures, NULL otherwise.
-func followupFor(state string) any {
+func followupFor(state kind.RunState) any {
 	if isFailed(state) {
 		return 0
 	}

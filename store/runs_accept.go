@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // RunAccept records that a target accepted a run.
@@ -35,9 +37,9 @@ func (s *Store) RunAcceptBatch(ctx context.Context, accepts []RunAccept) error {
 			", message = CASE WHEN state = ? THEN CASE id" + ms.String() + " ELSE message END ELSE message END" +
 			", state = CASE WHEN state = ? THEN ? ELSE state END" +
 			" WHERE id IN (" + placeholders(len(idA)) + ")"
-		args := append(tgA, RunDispatching)
+		args := append(tgA, kind.RunDispatching)
 		args = append(args, msA...)
-		args = append(args, RunDispatching, RunRunning)
+		args = append(args, kind.RunDispatching, kind.RunRunning)
 		args = append(args, idA...)
 		if _, err := s.execRepeatable(ctx, q, args...); err != nil {
 			return fmt.Errorf("record %d accepted dispatches: %w", len(chunk), err)

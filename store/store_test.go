@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ringjob/ringjob/internal/dbtest"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/store"
 	"github.com/stretchr/testify/require"
 )
@@ -18,20 +19,20 @@ func TestMain(m *testing.M) { dbtest.Main(m) }
 // eachDialect runs the conformance suite against MySQL and SQLite.
 func eachDialect(t *testing.T, fn func(t *testing.T, st *store.Store)) {
 	t.Helper()
-	for _, kind := range []string{"mysql", "sqlite"} {
-		t.Run(kind, func(t *testing.T) {
+	for _, dialect := range []string{"mysql", "sqlite"} {
+		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			fn(t, openStore(t, kind))
+			fn(t, openStore(t, dialect))
 		})
 	}
 }
 
-func openStore(t *testing.T, kind string) *store.Store {
+func openStore(t *testing.T, dialect string) *store.Store {
 	t.Helper()
 	ctx := context.Background()
 	var st *store.Store
 	var err error
-	if kind == "mysql" {
+	if dialect == "mysql" {
 		st, err = store.OpenMySQL(ctx, dbtest.MySQL(t))
 	} else {
 		st, err = store.OpenSQLite(ctx, dbtest.SQLitePath(t))
@@ -58,7 +59,7 @@ func mkJob(t *testing.T, st *store.Store, name string, next int64) store.Job {
 		gid = gs[0].ID
 	}
 	j, err := st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: gid, Name: name, ScheduleType: "cron",
-		ScheduleConf: "* * * * * ?", TimeZone: "UTC", MisfirePolicy: store.MisfireDoNothing, ShardCount: 1},
+		ScheduleConf: "* * * * * ?", TimeZone: "UTC", MisfirePolicy: kind.MisfireDoNothing, ShardCount: 1},
 		Enabled: true, NextFireMs: next, NowMs: t0})
 	require.NoError(t, err)
 	return j
@@ -133,7 +134,7 @@ func TestScheduleTxInsertsAdvancesAndCommits(t *testing.T) {
 		var ins []store.RunInsert
 		for i := int64(0); i < 3; i++ {
 			ins = append(ins, store.RunInsert{JobID: due.ID, GroupID: due.GroupID, ScheduledMs: t0 + 2000 + i*1000, ShardTotal: 1,
-				TriggerType: store.TriggerSchedule, State: store.RunScheduled, Owner: "n1", CreatedMs: t0})
+				TriggerType: kind.TriggerSchedule, State: kind.RunScheduled, Owner: "n1", CreatedMs: t0})
 		}
 		ids, err := tx.RunInsertBatch(ctx, ins)
 		require.NoError(t, err)
@@ -145,7 +146,7 @@ func TestScheduleTxInsertsAdvancesAndCommits(t *testing.T) {
 			r, err := st.RunGet(ctx, id)
 			require.NoError(t, err)
 			require.Equal(t, t0+2000+int64(i)*1000, r.ScheduledMs)
-			require.Equal(t, store.RunScheduled, r.State)
+			require.Equal(t, kind.RunScheduled, r.State)
 		}
 		got, _ := st.JobGet(ctx, due.ID)
 		require.Equal(t, t0+5000, got.NextFireMs)
@@ -218,7 +219,7 @@ func TestClaimIsCompareAndSet(t *testing.T) {
 		var ids []int64
 		for i := 0; i < 5; i++ {
 			r, created, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0 + int64(i)*1000,
-				SchedFire: true, TriggerType: store.TriggerSchedule, Owner: "n1", CreatedMs: t0})
+				SchedFire: true, TriggerType: kind.TriggerSchedule, Owner: "n1", CreatedMs: t0})
 			require.NoError(t, err)
 			require.True(t, created)
 			ids = append(ids, r.ID)
@@ -253,25 +254,25 @@ func TestClaimIsCompareAndSet(t *testing.T) {
 		require.True(t, r0.Late, "claimed 5 s after its time: late")
 		r4, _ := st.RunGet(ctx, ids[4])
 		require.False(t, r4.Late)
-		require.Equal(t, store.RunDispatching, r4.State)
+		require.Equal(t, kind.RunDispatching, r4.State)
 
 		// Guarded batch updates: accepted only from dispatching; first outcome wins.
-		n, err := st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []string{store.RunDispatching},
-			Updates: []store.RunUpdate{{ID: ids[0], State: store.RunRunning, Target: "rec://a"}, {ID: ids[1], State: store.RunRunning}}})
+		n, err := st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []kind.RunState{kind.RunDispatching},
+			Updates: []store.RunUpdate{{ID: ids[0], State: kind.RunRunning, Target: "rec://a"}, {ID: ids[1], State: kind.RunRunning}}})
 		require.NoError(t, err)
 		require.EqualValues(t, 2, n)
-		ok, err := st.RunComplete(ctx, store.RunCompleteParams{ID: ids[0], State: store.RunSucceeded, Code: 200, Message: "ok", FinishedMs: t0 + 6000})
+		ok, err := st.RunComplete(ctx, store.RunCompleteParams{ID: ids[0], State: kind.RunSucceeded, Code: 200, Message: "ok", FinishedMs: t0 + 6000})
 		require.NoError(t, err)
 		require.True(t, ok)
-		ok, err = st.RunComplete(ctx, store.RunCompleteParams{ID: ids[0], State: store.RunFailed, Code: 500, FinishedMs: t0 + 7000})
+		ok, err = st.RunComplete(ctx, store.RunCompleteParams{ID: ids[0], State: kind.RunFailed, Code: 500, FinishedMs: t0 + 7000})
 		require.NoError(t, err)
 		require.False(t, ok, "second outcome ignored")
-		n, err = st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []string{store.RunDispatching},
-			Updates: []store.RunUpdate{{ID: ids[0], State: store.RunRunning}}})
+		n, err = st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []kind.RunState{kind.RunDispatching},
+			Updates: []store.RunUpdate{{ID: ids[0], State: kind.RunRunning}}})
 		require.NoError(t, err)
 		require.Zero(t, n, "a late 'accepted' write does not undo an outcome")
 		r, _ := st.RunGet(ctx, ids[0])
-		require.Equal(t, store.RunSucceeded, r.State)
+		require.Equal(t, kind.RunSucceeded, r.State)
 		require.Equal(t, "rec://a", r.Target)
 		require.Equal(t, "ok", r.Message)
 	})
@@ -285,7 +286,7 @@ func TestTakeOverAndLost(t *testing.T) {
 		var ids []int64
 		for i := 0; i < 4; i++ {
 			r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0 + int64(i)*1000,
-				SchedFire: true, TriggerType: store.TriggerSchedule, Owner: "dead", CreatedMs: t0})
+				SchedFire: true, TriggerType: kind.TriggerSchedule, Owner: "dead", CreatedMs: t0})
 			require.NoError(t, err)
 			ids = append(ids, r.ID)
 		}
@@ -307,7 +308,7 @@ func TestTakeOverAndLost(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, sent, 1)
 		require.Equal(t, ids[1], sent[0].ID)
-		require.Equal(t, store.RunDispatching, sent[0].State)
+		require.Equal(t, kind.RunDispatching, sent[0].State)
 		again, err := st.RunHandOff(ctx, "dead", ids[1:2], t0+2)
 		require.NoError(t, err)
 		require.Empty(t, again, "the dead owner can no longer hand off a run taken over from it")
@@ -346,7 +347,7 @@ func TestIdempotencyKey(t *testing.T) {
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		j := mkJob(t, st, "j", t0)
-		p := store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0, TriggerType: store.TriggerManual, Owner: "n", IdempotencyKey: "k1", CreatedMs: t0}
+		p := store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0, TriggerType: kind.TriggerManual, Owner: "n", IdempotencyKey: "k1", CreatedMs: t0}
 		a, created, err := st.RunCreate(ctx, p)
 		require.NoError(t, err)
 		require.True(t, created)
@@ -370,7 +371,7 @@ func TestRunLogs(t *testing.T) {
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		j := mkJob(t, st, "j", t0)
-		r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0, TriggerType: store.TriggerManual, Owner: "n", CreatedMs: t0})
+		r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0, TriggerType: kind.TriggerManual, Owner: "n", CreatedMs: t0})
 		require.NoError(t, err)
 		require.NoError(t, st.RunLogAppend(ctx, r.ID, "one\ntwo\n"))
 		require.NoError(t, st.RunLogAppend(ctx, r.ID, "three"))

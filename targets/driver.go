@@ -3,6 +3,8 @@ package targets
 import (
 	"context"
 	"time"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // Request is one dispatch of one run to one target.
@@ -17,21 +19,13 @@ type Request struct {
 	Timeout       time.Duration // 0 = no timeout
 	ScheduledAt   time.Time     // the fire time this run belongs to
 	Attempt       int           // 0 for the first attempt, 1.. for retries
-	BlockStrategy string        // SERIAL_EXECUTION, DISCARD_LATER, COVER_EARLY
+	BlockStrategy kind.Block
 }
-
-// Outcome states a driver may report. They match the run states in store.
-const (
-	OutcomeSucceeded = "succeeded"
-	OutcomeFailed    = "failed"
-	OutcomeTimedOut  = "timed_out"
-	OutcomeKilled    = "killed"
-)
 
 // Outcome is the final result of a run on its target.
 type Outcome struct {
-	State   string // one of the Outcome* constants
-	Code    int    // handle code: 200 success, 500 failure, 502 timeout, or an exit code
+	State   kind.RunState // succeeded, failed, timed_out or killed
+	Code    int           // handle code: 200 success, 500 failure, 502 timeout, or an exit code
 	Message string
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ringjob/ringjob/api/xxlapi"
 	"github.com/ringjob/ringjob/internal/dbtest"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"
@@ -31,12 +32,12 @@ type bundle struct {
 	job store.Job
 }
 
-func setup(t *testing.T, kind string) *bundle {
+func setup(t *testing.T, dialect string) *bundle {
 	t.Helper()
 	ctx := context.Background()
 	var st *store.Store
 	var err error
-	if kind == "mysql" {
+	if dialect == "mysql" {
 		st, err = store.OpenMySQL(ctx, dbtest.MySQL(t))
 	} else {
 		st, err = store.OpenSQLite(ctx, dbtest.SQLitePath(t))
@@ -84,12 +85,12 @@ func (b *bundle) post(t *testing.T, path, body string, headers map[string]string
 func (b *bundle) runningRun(t *testing.T) store.Run {
 	t.Helper()
 	ctx := context.Background()
-	r, _, err := b.st.RunCreate(ctx, store.RunCreateParams{JobID: b.job.ID, GroupID: b.job.GroupID, ScheduledMs: 1000, TriggerType: store.TriggerManual, Owner: "n", CreatedMs: 1})
+	r, _, err := b.st.RunCreate(ctx, store.RunCreateParams{JobID: b.job.ID, GroupID: b.job.GroupID, ScheduledMs: 1000, TriggerType: kind.TriggerManual, Owner: "n", CreatedMs: 1})
 	require.NoError(t, err)
 	claimed, err := b.st.RunClaimBatch(ctx, store.RunClaimParams{IDs: []int64{r.ID}, Owner: "n", NowMs: 1000})
 	require.NoError(t, err)
 	require.Len(t, claimed, 1)
-	_, err = b.st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []string{store.RunDispatching}, Updates: []store.RunUpdate{{ID: r.ID, State: store.RunRunning, Target: "http://10.0.0.5:9999"}}})
+	_, err = b.st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []kind.RunState{kind.RunDispatching}, Updates: []store.RunUpdate{{ID: r.ID, State: kind.RunRunning, Target: "http://10.0.0.5:9999"}}})
 	require.NoError(t, err)
 	return r
 }
@@ -98,10 +99,10 @@ var token = map[string]string{"XXL-JOB-ACCESS-TOKEN": "global-token-0123456789"}
 
 func TestRegistryWireFormat(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []string{"sqlite", "mysql"} {
-		t.Run(kind, func(t *testing.T) {
+	for _, dialect := range []string{"sqlite", "mysql"} {
+		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t, kind)
+			b := setup(t, dialect)
 			ctx := context.Background()
 			// Java 2.x–3.4: registryValue with a trailing slash, under /xxl-job-admin.
 			env := b.post(t, "/xxl-job-admin/api/registry", `{"registryGroup":"EXECUTOR","registryKey":"xxl-job-executor-sample","registryValue":"http://10.0.0.5:9999/"}`, token)
@@ -171,22 +172,22 @@ func TestTokenChecks(t *testing.T) {
 
 func TestCallbackWireFormats(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []string{"sqlite", "mysql"} {
-		t.Run(kind, func(t *testing.T) {
+	for _, dialect := range []string{"sqlite", "mysql"} {
+		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t, kind)
+			b := setup(t, dialect)
 			ctx := context.Background()
 			cases := []struct {
 				name, body string
-				state      string
+				state      kind.RunState
 			}{
 				// Java 2.x–3.4: a plain array, logDateTim spelled without the e.
-				{"java-2.x", `[{"logId":%d,"logDateTim":1780315205000,"handleCode":200,"handleMsg":null}]`, store.RunSucceeded},
+				{"java-2.x", `[{"logId":%d,"logDateTim":1780315205000,"handleCode":200,"handleMsg":null}]`, kind.RunSucceeded},
 				// xxl-job-executor-go: the extra executeResult object.
-				{"go-client", `[{"logId":%d,"logDateTim":1780315205000,"executeResult":{"code":500,"msg":"boom"},"handleCode":500,"handleMsg":"task panic:boom"}]`, store.RunFailed},
+				{"go-client", `[{"logId":%d,"logDateTim":1780315205000,"executeResult":{"code":500,"msg":"boom"},"handleCode":500,"handleMsg":"task panic:boom"}]`, kind.RunFailed},
 				// 3.5: {"callbackList": [...]} with logDateTime.
-				{"java-3.5", `{"callbackList":[{"logId":%d,"logDateTime":1780315205000,"handleCode":502,"handleMsg":"job execute timeout "}]}`, store.RunTimedOut},
-				{"killed", `[{"logId":%d,"logDateTim":0,"handleCode":500,"handleMsg":"scheduling center kill job. [job running, killed]"}]`, store.RunKilled},
+				{"java-3.5", `{"callbackList":[{"logId":%d,"logDateTime":1780315205000,"handleCode":502,"handleMsg":"job execute timeout "}]}`, kind.RunTimedOut},
+				{"killed", `[{"logId":%d,"logDateTim":0,"handleCode":500,"handleMsg":"scheduling center kill job. [job running, killed]"}]`, kind.RunKilled},
 			}
 			for _, tc := range cases {
 				r := b.runningRun(t)
@@ -203,7 +204,7 @@ func TestCallbackWireFormats(t *testing.T) {
 			env := b.post(t, "/api/callback", fmt.Sprintf(`[{"logId":%d,"handleCode":500,"handleMsg":"second"}]`, r.ID), token)
 			require.EqualValues(t, 200, env["code"])
 			got, _ := b.st.RunGet(ctx, r.ID)
-			require.Equal(t, store.RunSucceeded, got.State)
+			require.Equal(t, kind.RunSucceeded, got.State)
 			require.Equal(t, "first", got.Message)
 
 			// Unknown runs are ignored; a wrong token records nothing.
@@ -213,7 +214,7 @@ func TestCallbackWireFormats(t *testing.T) {
 			env = b.post(t, "/api/callback", fmt.Sprintf(`[{"logId":%d,"handleCode":200}]`, r.ID), map[string]string{"XXL-JOB-ACCESS-TOKEN": "nope"})
 			require.EqualValues(t, 500, env["code"])
 			got, _ = b.st.RunGet(ctx, r.ID)
-			require.Equal(t, store.RunRunning, got.State)
+			require.Equal(t, kind.RunRunning, got.State)
 		})
 	}
 }
@@ -232,7 +233,7 @@ func TestRunTokenCallback(t *testing.T) {
 	require.EqualValues(t, 200, env["code"], "%v", env)
 	got, err := b.st.RunGet(ctx, r.ID)
 	require.NoError(t, err)
-	require.Equal(t, store.RunSucceeded, got.State)
+	require.Equal(t, kind.RunSucceeded, got.State)
 	require.Equal(t, "from lambda", got.Message)
 }
 
@@ -241,10 +242,10 @@ func TestRunTokenCallback(t *testing.T) {
 // joined.
 func TestRegistryTrust(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []string{"sqlite", "mysql"} {
-		t.Run(kind, func(t *testing.T) {
+	for _, dialect := range []string{"sqlite", "mysql"} {
+		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t, kind)
+			b := setup(t, dialect)
 			ctx := context.Background()
 			_, err := b.st.GroupCreate(ctx, store.GroupCreateParams{AppName: "payroll", Members: []string{"local://pay"}, NowMs: 1})
 			require.NoError(t, err)
@@ -290,14 +291,14 @@ func TestRegistryTrust(t *testing.T) {
 // it may not report.
 func TestCallbackTrust(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []string{"sqlite", "mysql"} {
-		t.Run(kind, func(t *testing.T) {
+	for _, dialect := range []string{"sqlite", "mysql"} {
+		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t, kind)
+			b := setup(t, dialect)
 			ctx := context.Background()
 			withTarget := func(target string) store.Run {
 				r := b.runningRun(t)
-				_, err := b.st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []string{store.RunRunning}, Updates: []store.RunUpdate{{ID: r.ID, State: store.RunRunning, Target: target}}})
+				_, err := b.st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []kind.RunState{kind.RunRunning}, Updates: []store.RunUpdate{{ID: r.ID, State: kind.RunRunning, Target: target}}})
 				require.NoError(t, err)
 				return r
 			}
@@ -310,7 +311,7 @@ func TestCallbackTrust(t *testing.T) {
 			oj, err := b.st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: g.ID, Name: "o", ScheduleType: "none", TimeZone: "UTC", ShardCount: 1}, NowMs: 1})
 			require.NoError(t, err)
 			orders := b.runningRun(t)
-			_, err = b.st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []string{store.RunRunning}, Updates: []store.RunUpdate{{ID: orders.ID, State: store.RunRunning, Target: "http://10.0.0.7:9999"}}})
+			_, err = b.st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []kind.RunState{kind.RunRunning}, Updates: []store.RunUpdate{{ID: orders.ID, State: kind.RunRunning, Target: "http://10.0.0.7:9999"}}})
 			require.NoError(t, err)
 			b.job = oj
 			mine := b.runningRun(t) // a run of orders, reported with orders' token below
@@ -331,7 +332,7 @@ func TestCallbackTrust(t *testing.T) {
 				require.Contains(t, env["msg"], fmt.Sprintf("%d (%s)", tc.run.ID, tc.reason), tc.name)
 				got, err := b.st.RunGet(ctx, tc.run.ID)
 				require.NoError(t, err)
-				require.Equal(t, store.RunRunning, got.State, tc.name)
+				require.Equal(t, kind.RunRunning, got.State, tc.name)
 				require.Empty(t, got.Message, tc.name)
 			}
 
@@ -341,9 +342,9 @@ func TestCallbackTrust(t *testing.T) {
 				map[string]string{"XXL-JOB-ACCESS-TOKEN": "orders-token-0123456789"})
 			require.EqualValues(t, 500, env["code"])
 			got, _ := b.st.RunGet(ctx, mine.ID)
-			require.Equal(t, store.RunSucceeded, got.State)
+			require.Equal(t, kind.RunSucceeded, got.State)
 			got, _ = b.st.RunGet(ctx, local.ID)
-			require.Equal(t, store.RunRunning, got.State)
+			require.Equal(t, kind.RunRunning, got.State)
 			env = b.post(t, "/api/callback", fmt.Sprintf(`[{"logId":%d,"handleCode":200}]`, orders.ID), token)
 			require.EqualValues(t, 200, env["code"], "%v", env)
 		})
@@ -357,7 +358,7 @@ func TestCallbackBeforeTheTargetIsRecorded(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "sqlite")
 	ctx := context.Background()
-	r, _, err := b.st.RunCreate(ctx, store.RunCreateParams{JobID: b.job.ID, GroupID: b.job.GroupID, ScheduledMs: 1000, TriggerType: store.TriggerManual, Owner: "n", CreatedMs: 1})
+	r, _, err := b.st.RunCreate(ctx, store.RunCreateParams{JobID: b.job.ID, GroupID: b.job.GroupID, ScheduledMs: 1000, TriggerType: kind.TriggerManual, Owner: "n", CreatedMs: 1})
 	require.NoError(t, err)
 	_, err = b.st.RunClaimBatch(ctx, store.RunClaimParams{IDs: []int64{r.ID}, Owner: "n", NowMs: 1000})
 	require.NoError(t, err)
@@ -369,5 +370,5 @@ func TestCallbackBeforeTheTargetIsRecorded(t *testing.T) {
 	require.EqualValues(t, 200, env["code"], "%v", env)
 	got, err := b.st.RunGet(ctx, r.ID)
 	require.NoError(t, err)
-	require.Equal(t, store.RunSucceeded, got.State)
+	require.Equal(t, kind.RunSucceeded, got.State)
 }

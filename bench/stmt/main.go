@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/store"
 )
 
@@ -152,8 +153,8 @@ func run(ctx context.Context, dsn string, batch, rounds, history int, keep bool,
 		ins := make([]store.RunInsert, len(jobs))
 		adv := make([]store.JobAdvance, len(jobs))
 		for i, j := range jobs {
-			ins[i] = store.RunInsert{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: j.NextFireMs, ShardTotal: 1, TriggerType: store.TriggerSchedule,
-				State: store.RunScheduled, Owner: "n", CreatedMs: base}
+			ins[i] = store.RunInsert{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: j.NextFireMs, ShardTotal: 1, TriggerType: kind.TriggerSchedule,
+				State: kind.RunScheduled, Owner: "n", CreatedMs: base}
 			adv[i] = store.JobAdvance{ID: j.ID, NextFireMs: j.NextFireMs + 1000, LastFireMs: j.NextFireMs}
 		}
 		s = time.Now()
@@ -183,11 +184,11 @@ func run(ctx context.Context, dsn string, batch, rounds, history int, keep bool,
 		rec("6 claim", s)
 		ups := make([]store.RunUpdate, len(runIDs))
 		for i, id := range runIDs {
-			ups[i] = store.RunUpdate{ID: id, State: store.RunSucceeded, Target: "noop://x", Code: 200, Message: "noop", FinishedMs: base + sec*1000 + int64(i%7)}
+			ups[i] = store.RunUpdate{ID: id, State: kind.RunSucceeded, Target: "noop://x", Code: 200, Message: "noop", FinishedMs: base + sec*1000 + int64(i%7)}
 		}
 		s = time.Now()
 		for start := 0; start < len(ups); start += 500 {
-			if _, err := st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []string{store.RunDispatching, store.RunRunning}, Updates: ups[start:min(start+500, len(ups))]}); err != nil {
+			if _, err := st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []kind.RunState{kind.RunDispatching, kind.RunRunning}, Updates: ups[start:min(start+500, len(ups))]}); err != nil {
 				return err
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ringjob/ringjob/alarm"
+	"github.com/ringjob/ringjob/internal/egress"
 	"github.com/ringjob/ringjob/reports"
 	"github.com/ringjob/ringjob/retention"
 	"github.com/ringjob/ringjob/scheduler"
@@ -40,6 +41,9 @@ type Config struct {
 	// Alarms declares the alarm channels jobs may name (email, webhook,
 	// slack, dingtalk, wecom, feishu); see alarm/doc.go.
 	Alarms alarm.Config `yaml:"alarms"`
+	// Outbound is the policy for the addresses the server calls (HTTP
+	// executors, alarm webhooks); see internal/egress and docs/security.md.
+	Outbound egress.Config `yaml:"outbound"`
 	// Scheduler tunes the scheduler core; see scheduler.Config.
 	Scheduler scheduler.Config `yaml:"scheduler"`
 	// Local declares the commands local:// targets may run.
@@ -88,6 +92,12 @@ type LambdaConfig struct {
 	// empty uses AWS. Credentials come from the default AWS chain. Env
 	// RINGJOB_LAMBDA_ENDPOINT.
 	Endpoint string `yaml:"endpoint"`
+	// AllowedFunctions limits the functions lambda:// targets and ARNs may
+	// name: account ids (123456789012), function ARN patterns
+	// (arn:aws:lambda:*:123456789012:function:billing-*) and function name
+	// patterns (billing-*). Empty: function names only (the scheduler's own
+	// account), no ARN. Checked when a group or job is saved and at dispatch.
+	AllowedFunctions []string `yaml:"allowed_functions"`
 	// Mode is the default invocation mode: sync (RequestResponse, default)
 	// or event; a target may choose with ?mode=.
 	Mode string `yaml:"mode"`
@@ -127,7 +137,9 @@ type LocalCommand struct {
 	Env            map[string]string `yaml:"env"`
 	Dir            string            `yaml:"dir"`
 	MaxConcurrency int               `yaml:"max_concurrency"`
-	ParamsAsArg    bool              `yaml:"params_as_arg"`
+	ParamsAsArg    bool              `yaml:"params_as_arg"` // params after "--" as the last argument
+	ParamsArg      string            `yaml:"params_arg"`    // params in one last argument from a template such as "--message={params}"
+	ParamsStdin    bool              `yaml:"params_stdin"`  // params on standard input
 }
 
 // Bootstrap lists groups and jobs to create when absent.
@@ -225,6 +237,9 @@ func (c *Config) Validate() error {
 			errs = append(errs, err)
 		}
 	}
+	if err := c.Outbound.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := c.Scheduler.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -248,7 +263,7 @@ func (c *Config) localexec() localexec.Config {
 	out := localexec.Config{KillGrace: c.Local.KillGrace, LogCapBytes: c.Local.LogCapBytes, InheritEnv: c.Local.InheritEnv}
 	for _, lc := range c.Local.Commands {
 		out.Commands = append(out.Commands, localexec.Command{Name: lc.Name, Argv: lc.Argv, Env: lc.Env, Dir: lc.Dir,
-			MaxConcurrency: lc.MaxConcurrency, ParamsAsArg: lc.ParamsAsArg})
+			MaxConcurrency: lc.MaxConcurrency, ParamsAsArg: lc.ParamsAsArg, ParamsArg: lc.ParamsArg, ParamsStdin: lc.ParamsStdin})
 	}
 	return out
 }

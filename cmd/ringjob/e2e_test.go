@@ -94,8 +94,8 @@ local:
   kill_grace: 1s
   commands:
     - name: hello
-      argv: ["/bin/echo", "hello from e2e, params:"]
-      params_as_arg: true
+      argv: ["/bin/echo", "hello from e2e,"]
+      params_arg: "params: {params}"
 `, dbURL, port)
 	cfgPath := filepath.Join(dir, "ringjob.yaml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o600))

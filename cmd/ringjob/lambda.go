@@ -25,12 +25,13 @@ import (
 // stop ends both.
 func startLambda(ctx context.Context, cfg *Config, sink targets.Sink, ex *service.Executors, log *logrus.Entry) (*lambda.Driver, func(), error) {
 	lc := lambda.Config{
-		Sink:        sink,
-		Log:         log.WithField("component", "lambda"),
-		Endpoint:    cfg.Lambda.Endpoint,
-		Mode:        cfg.Lambda.Mode,
-		CallbackURL: strings.TrimRight(cfg.PublicURL, "/") + xxlwire.PathCallback,
-		RunToken:    ex.RunToken,
+		Sink:             sink,
+		Log:              log.WithField("component", "lambda"),
+		Endpoint:         cfg.Lambda.Endpoint,
+		Mode:             cfg.Lambda.Mode,
+		AllowedFunctions: cfg.Lambda.AllowedFunctions,
+		CallbackURL:      strings.TrimRight(cfg.PublicURL, "/") + xxlwire.PathCallback,
+		RunToken:         ex.RunToken,
 	}
 	var emu *lambdaemu.Emulator
 	if len(cfg.Lambda.Emulator.Functions) > 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/ringjob/ringjob/alarm"
 	"github.com/ringjob/ringjob/api"
 	"github.com/ringjob/ringjob/api/xxlapi"
+	"github.com/ringjob/ringjob/internal/egress"
 	"github.com/ringjob/ringjob/reports"
 	"github.com/ringjob/ringjob/retention"
 	"github.com/ringjob/ringjob/scheduler"
@@ -80,7 +82,11 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	clock := clockwork.NewRealClock()
 	drivers := targets.NewRegistry()
-	alarms, channels, err := startAlarms(ctx, cfg, st, log)
+	outbound, err := egress.New(cfg.Outbound, cfg.Listen)
+	if err != nil {
+		return err
+	}
+	alarms, channels, err := startAlarms(ctx, cfg, st, outbound, log)
 	if err != nil {
 		return err
 	}
@@ -106,7 +112,8 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 
 	// HTTP executors: the executor API authenticates them; the driver calls them
 	// with their group's token (or the global one).
-	executors := service.NewExecutors(service.ExecutorsOptions{Store: st, Sink: sched.Sink(), Clock: clock, Log: log.WithField("component", "executors"), Metrics: reg})
+	executors := service.NewExecutors(service.ExecutorsOptions{Store: st, Sink: sched.Sink(), Clock: clock, Log: log.WithField("component", "executors"), Metrics: reg,
+		CheckAddress: outbound.CheckURL})
 	execToken, execTokenNew, err := executors.EnsureToken(ctx, cfg.Executors.AccessToken)
 	if err != nil {
 		return fmt.Errorf("prepare the executor token: %w", err)
@@ -118,6 +125,7 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 		AccessToken:    execToken,
 		ConnectTimeout: cfg.Executors.ConnectTimeout,
 		RequestTimeout: cfg.Executors.RequestTimeout,
+		Policy:         outbound,
 		AuthFor: func(ctx context.Context, target string) (httptarget.Auth, error) {
 			app, tok, v35, err := executors.Auth(ctx, target)
 			return httptarget.Auth{AppName: app, AccessToken: tok, Protocol35: v35}, err
@@ -210,11 +218,11 @@ func redact(dbURL string) string {
 
 // startAlarms builds the alarm channels of the config and starts their
 // dispatcher (it also runs with no channel: jobs cannot name any then).
-func startAlarms(ctx context.Context, cfg *Config, st *store.Store, log *logrus.Entry) (*alarm.Dispatcher, []string, error) {
+func startAlarms(ctx context.Context, cfg *Config, st *store.Store, outbound *egress.Policy, log *logrus.Entry) (*alarm.Dispatcher, []string, error) {
 	var senders []alarm.Sender
 	if len(cfg.Alarms.Channels) > 0 {
 		var err error
-		if senders, err = alarm.Build(cfg.Alarms); err != nil {
+		if senders, err = alarm.BuildWith(cfg.Alarms, alarm.Deps{HTTPClient: &http.Client{Transport: outbound.Transport(nil, nil)}}); err != nil {
 			return nil, nil, err
 		}
 	}

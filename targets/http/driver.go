@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ringjob/ringjob/internal/egress"
 	"github.com/ringjob/ringjob/internal/xxlwire"
 	"github.com/ringjob/ringjob/targets"
 )
@@ -38,7 +39,11 @@ type Config struct {
 	// whole request (default 10s, XXL-JOB uses 3s).
 	ConnectTimeout time.Duration
 	RequestTimeout time.Duration
-	// Client overrides the HTTP client (tests).
+	// Policy is the outbound policy: checked when a target is saved and on
+	// every connection (nil = no policy, tests only).
+	Policy *egress.Policy
+	// Client overrides the HTTP client (tests). Redirects are never followed
+	// whatever its CheckRedirect says.
 	Client *http.Client
 }
 
@@ -59,21 +64,41 @@ func New(cfg Config) *Driver {
 	if cfg.RequestTimeout == 0 {
 		cfg.RequestTimeout = 10 * time.Second
 	}
-	c := cfg.Client
-	if c == nil {
+	var c http.Client
+	if cfg.Client != nil {
+		c = *cfg.Client
+	} else {
+		dialer := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
 		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.DialContext = (&net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext
+		if cfg.Policy != nil {
+			tr = cfg.Policy.Transport(tr, dialer)
+		} else {
+			tr.DialContext = dialer.DialContext
+		}
 		tr.MaxIdleConnsPerHost = 64
 		tr.ResponseHeaderTimeout = cfg.RequestTimeout
-		c = &http.Client{Transport: tr, Timeout: cfg.RequestTimeout}
+		c = http.Client{Transport: tr, Timeout: cfg.RequestTimeout}
 	}
-	return &Driver{cfg: cfg, client: c}
+	// A redirect would turn a dispatch into a request to wherever the answer
+	// points, with the executor token on it: never follow one.
+	c.CheckRedirect = egress.NoRedirects
+	return &Driver{cfg: cfg, client: &c}
 }
 
-// ValidateTarget checks that the target is an absolute http(s) URL with a host.
+// ValidateTarget checks that the target is an absolute http(s) URL with a
+// host that the outbound policy allows.
 func (d *Driver) ValidateTarget(target string) error {
-	_, err := baseURL(target)
-	return err
+	if _, err := baseURL(target); err != nil {
+		return err
+	}
+	if d.cfg.Policy != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), d.cfg.ConnectTimeout+2*time.Second)
+		defer cancel()
+		if err := d.cfg.Policy.CheckURL(ctx, target); err != nil {
+			return fmt.Errorf("%w: %q: %v", targets.ErrUnknownTarget, target, err)
+		}
+	}
+	return nil
 }
 
 func baseURL(target string) (string, error) {
@@ -133,6 +158,10 @@ func (d *Driver) post(ctx context.Context, target, path string, body any) (xxlwi
 	if err != nil {
 		return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: read response: %w", base, path, err)
 	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: HTTP %d redirect to %q: %w; point the executor address at the executor itself",
+			base, path, resp.StatusCode, targets.CleanMessage(resp.Header.Get("Location"), 200), egress.ErrRedirect)
+	}
 	if resp.StatusCode != http.StatusOK {
 		return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: HTTP %d: %s", base, path, resp.StatusCode, truncate(string(data), 300))
 	}
@@ -141,7 +170,7 @@ func (d *Driver) post(ctx context.Context, target, path string, body any) (xxlwi
 		return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: response is not XXL-JOB JSON: %s", base, path, truncate(string(data), 300))
 	}
 	if env.Code != xxlwire.CodeSuccess {
-		return env, fmt.Errorf("%w: %s%s answered %d: %s", ErrExecutor, base, path, env.Code, env.Msg)
+		return env, fmt.Errorf("%w: %s%s answered %d: %s", ErrExecutor, base, path, env.Code, truncate(env.Msg, 2000))
 	}
 	return env, nil
 }
@@ -154,7 +183,7 @@ func (d *Driver) Run(ctx context.Context, req targets.Request) (targets.Dispatch
 		shardTotal = 1
 	}
 	tp := xxlwire.TriggerRequest{
-		JobID: req.JobID, ExecutorHandler: req.Handler, ExecutorParams: req.Params, ExecutorBlockStrategy: req.BlockStrategy,
+		JobID: req.JobID, ExecutorHandler: req.Handler, ExecutorParams: req.Params, ExecutorBlockStrategy: string(req.BlockStrategy),
 		ExecutorTimeout: int64(req.Timeout / time.Second), LogID: req.RunID, LogDateTime: req.ScheduledAt.UnixMilli(),
 		GlueType: xxlwire.GlueBean, BroadcastIndex: req.ShardIndex, BroadcastTotal: shardTotal,
 	}
@@ -214,9 +243,8 @@ func (d *Driver) Log(ctx context.Context, target string, runID int64, fromLine i
 	return targets.LogChunk{FromLine: fromLine, ToLine: lr.ToLineNum, Content: content, End: lr.IsEnd}, nil
 }
 
+// truncate makes text from an executor's answer safe for a run's message:
+// at most n bytes, without control characters.
 func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
+	return targets.CleanMessage(s, n)
 }

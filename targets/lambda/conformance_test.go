@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ringjob/ringjob/functions/jobfn"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/targets"
 	"github.com/ringjob/ringjob/targets/lambda"
 	"github.com/ringjob/ringjob/targets/targettest"
@@ -92,9 +93,9 @@ func newCallbackEndpoint(t *testing.T, sink targets.Sink) *httptest.Server {
 					return
 				}
 			}
-			out := targets.Outcome{State: targets.OutcomeSucceeded, Code: it.HandleCode, Message: it.HandleMsg}
+			out := targets.Outcome{State: kind.RunSucceeded, Code: it.HandleCode, Message: it.HandleMsg}
 			if it.HandleCode != 200 {
-				out.State = targets.OutcomeFailed
+				out.State = kind.RunFailed
 			}
 			if err := sink.Complete(r.Context(), it.LogID, out); err != nil {
 				reply(500, err.Error())

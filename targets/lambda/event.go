@@ -9,6 +9,7 @@ import (
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/targets"
 )
 
@@ -155,5 +156,5 @@ func (d *Driver) expire(ev *eventRun) {
 	}
 	msg := fmt.Sprintf("no callback from Lambda function %s within %s; the invocation may still be running there", ev.t, ev.why)
 	d.appendLog(ev.req.RunID, "[ringjob] timed out: "+msg+"\n")
-	d.complete(ev.req.RunID, targets.Outcome{State: targets.OutcomeTimedOut, Code: 502, Message: msg})
+	d.complete(ev.req.RunID, targets.Outcome{State: kind.RunTimedOut, Code: 502, Message: msg})
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/ringjob/ringjob/functions/jobfn"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/targets"
 	"github.com/ringjob/ringjob/targets/lambda"
 	"github.com/ringjob/ringjob/targets/targettest"
@@ -156,7 +157,7 @@ func TestRetries(t *testing.T) {
 		}, nil)
 		req := request("lambda://us-east-1/fn")
 		out := b.run(t, req)
-		if out.State != targets.OutcomeSucceeded || out.Message != `"done"` {
+		if out.State != kind.RunSucceeded || out.Message != `"done"` {
 			t.Fatalf("outcome %+v", out)
 		}
 		if n, _ := b.f.counts(); n != 3 {
@@ -170,7 +171,7 @@ func TestRetries(t *testing.T) {
 	t.Run("throttling that lasts fails the run after MaxAttempts", func(t *testing.T) {
 		b := setupFake(t, func(_ int, w http.ResponseWriter, _ *http.Request) { apiError(w, 429, "TooManyRequestsException") }, nil)
 		out := b.run(t, request("lambda://us-east-1/fn"))
-		if out.State != targets.OutcomeFailed || !strings.Contains(out.Message, "(3 attempt(s))") || !strings.Contains(out.Message, "TooManyRequestsException") {
+		if out.State != kind.RunFailed || !strings.Contains(out.Message, "(3 attempt(s))") || !strings.Contains(out.Message, "TooManyRequestsException") {
 			t.Fatalf("outcome %+v", out)
 		}
 	})
@@ -183,7 +184,7 @@ func TestRetries(t *testing.T) {
 			}
 			answer(w, `"ok"`, "")
 		}, nil)
-		if out := b.run(t, request("lambda://us-east-1/fn")); out.State != targets.OutcomeSucceeded {
+		if out := b.run(t, request("lambda://us-east-1/fn")); out.State != kind.RunSucceeded {
 			t.Fatalf("outcome %+v", out)
 		}
 	})
@@ -193,7 +194,7 @@ func TestRetries(t *testing.T) {
 			apiError(w, 400, "InvalidRequestContentException")
 		}, nil)
 		out := b.run(t, request("lambda://us-east-1/fn"))
-		if n, _ := b.f.counts(); out.State != targets.OutcomeFailed || n != 1 {
+		if n, _ := b.f.counts(); out.State != kind.RunFailed || n != 1 {
 			t.Fatalf("outcome %+v after %d invokes", out, n)
 		}
 	})
@@ -254,7 +255,7 @@ func TestSyncInvokes(t *testing.T) {
 	t.Run("GetFunction refused does not stop the invoke", func(t *testing.T) {
 		b := setupFake(t, func(_ int, w http.ResponseWriter, _ *http.Request) { answer(w, `"ok"`, "") }, nil)
 		b.f.setGet(func(w http.ResponseWriter, _ *http.Request) { apiError(w, 403, "AccessDeniedException") })
-		if out := b.run(t, request("lambda://us-east-1/fn")); out.State != targets.OutcomeSucceeded {
+		if out := b.run(t, request("lambda://us-east-1/fn")); out.State != kind.RunSucceeded {
 			t.Fatalf("outcome %+v", out)
 		}
 	})
@@ -302,7 +303,7 @@ func TestSyncInvokes(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := b.sink.WaitOutcome(t, req.RunID, runWait)
-		if out.State != targets.OutcomeKilled || out.Message != lambda.KilledMessage {
+		if out.State != kind.RunKilled || out.Message != lambda.KilledMessage {
 			t.Fatalf("outcome %+v", out)
 		}
 	})
@@ -324,7 +325,7 @@ func TestSyncInvokes(t *testing.T) {
 			t.Fatalf("Run over MaxInFlight: %v, want ErrBusy", err)
 		}
 		close(release)
-		if out := b.sink.WaitOutcome(t, first.RunID, runWait); out.State != targets.OutcomeSucceeded {
+		if out := b.sink.WaitOutcome(t, first.RunID, runWait); out.State != kind.RunSucceeded {
 			t.Fatalf("outcome %+v", out)
 		}
 	})
@@ -343,7 +344,7 @@ func TestSyncInvokes(t *testing.T) {
 			t.Fatalf("Close: %v", err)
 		}
 		out, ok := b.sink.Outcome(req.RunID)
-		if !ok || out.State != targets.OutcomeFailed || !strings.Contains(out.Message, "shut down") {
+		if !ok || out.State != kind.RunFailed || !strings.Contains(out.Message, "shut down") {
 			t.Fatalf("outcome %+v (%v) after Close", out, ok)
 		}
 		if _, err := b.d.Run(b.ctx, request("lambda://us-east-1/fn")); !errors.Is(err, lambda.ErrClosed) {
@@ -386,13 +387,13 @@ func TestEventRuns(t *testing.T) {
 			}
 		}
 		// One reports through its callback (the server completes it).
-		_ = b.sink.Complete(b.ctx, done.RunID, targets.Outcome{State: targets.OutcomeSucceeded, Code: 200})
+		_ = b.sink.Complete(b.ctx, done.RunID, targets.Outcome{State: kind.RunSucceeded, Code: 200})
 		if err := clock.BlockUntilContext(b.ctx, 1); err != nil {
 			t.Fatal(err)
 		}
 		clock.Advance(lambda.DefaultEventMaxAge)
 		out := b.sink.WaitOutcome(t, silent.RunID, runWait)
-		if out.State != targets.OutcomeTimedOut || !strings.Contains(out.Message, "no callback") {
+		if out.State != kind.RunTimedOut || !strings.Contains(out.Message, "no callback") {
 			t.Fatalf("outcome %+v", out)
 		}
 		if n := b.sink.Completions(done.RunID); n != 1 {
@@ -405,7 +406,7 @@ func TestEventRuns(t *testing.T) {
 		if err := b.d.Kill(b.ctx, "lambda://us-east-1/fn", 99, 7); err != nil {
 			t.Fatal(err)
 		}
-		if out, ok := b.sink.Outcome(99); !ok || out.State != targets.OutcomeKilled {
+		if out, ok := b.sink.Outcome(99); !ok || out.State != kind.RunKilled {
 			t.Fatalf("outcome %+v %v", out, ok)
 		}
 		if err := b.d.Kill(b.ctx, "lambda://us-east-1/fn", 99, 7); err != nil || b.sink.Completions(99) != 1 {

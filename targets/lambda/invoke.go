@@ -16,6 +16,7 @@ import (
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/targets"
 )
 
@@ -152,14 +153,14 @@ func outcome(out *awslambda.InvokeOutput) targets.Outcome {
 			e.ErrorMessage = truncate(string(out.Payload))
 		}
 		if strings.Contains(e.ErrorMessage, "Task timed out after") || e.ErrorType == "Sandbox.Timedout" {
-			return targets.Outcome{State: targets.OutcomeTimedOut, Code: 502,
+			return targets.Outcome{State: kind.RunTimedOut, Code: 502,
 				Message: truncate("the function timed out (its own Lambda timeout): " + e.ErrorMessage)}
 		}
 		msg := e.ErrorMessage
 		if e.ErrorType != "" {
 			msg = e.ErrorType + ": " + msg
 		}
-		return targets.Outcome{State: targets.OutcomeFailed, Code: 500, Message: truncate("function error (" + fe + "): " + msg)}
+		return targets.Outcome{State: kind.RunFailed, Code: 500, Message: truncate("function error (" + fe + "): " + msg)}
 	}
 	// A jobfn function answers {"ok":true,"result":...,"log":[...]}; keep
 	// the result. Any other answer is summarized as it is.
@@ -171,14 +172,14 @@ func outcome(out *awslambda.InvokeOutput) targets.Outcome {
 	summary := strings.TrimSpace(string(out.Payload))
 	if json.Unmarshal(out.Payload, &resp) == nil && resp.OK != nil {
 		if !*resp.OK {
-			return targets.Outcome{State: targets.OutcomeFailed, Code: 500, Message: truncate("the function answered ok=false: " + resp.Error)}
+			return targets.Outcome{State: kind.RunFailed, Code: 500, Message: truncate("the function answered ok=false: " + resp.Error)}
 		}
 		summary = strings.TrimSpace(string(resp.Result))
 	}
 	if summary == "" || summary == "null" {
 		summary = "ok"
 	}
-	return targets.Outcome{State: targets.OutcomeSucceeded, Code: 200, Message: truncate(summary)}
+	return targets.Outcome{State: kind.RunSucceeded, Code: 200, Message: truncate(summary)}
 }
 
 func truncate(s string) string {

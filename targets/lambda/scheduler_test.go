@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ringjob/ringjob/internal/dbtest"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
@@ -65,7 +66,7 @@ func (s *schedBundle) job(t *testing.T, target, handler, params string, timeoutS
 		t.Fatal(err)
 	}
 	j, err := s.st.JobCreate(s.ctx, store.JobCreateParams{JobFields: store.JobFields{
-		GroupID: g.ID, Name: "lambda job", ScheduleType: "none", TimeZone: "UTC", MisfirePolicy: store.MisfireDoNothing,
+		GroupID: g.ID, Name: "lambda job", ScheduleType: "none", TimeZone: "UTC", MisfirePolicy: kind.MisfireDoNothing,
 		Handler: handler, Params: params, RouteStrategy: "first", BlockStrategy: "SERIAL_EXECUTION", TimeoutSec: timeoutSec, ShardCount: 1,
 	}})
 	if err != nil {
@@ -93,7 +94,7 @@ func (s *schedBundle) waitFinal(t *testing.T, runID int64) store.Run {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range store.FinalRunStates {
+		for _, f := range kind.FinalRunStates {
 			if r.State == f {
 				return r
 			}
@@ -114,7 +115,7 @@ func (s *schedBundle) log(t *testing.T, runID int64) string {
 	return c.Content
 }
 
-func wantRun(t *testing.T, s *schedBundle, r store.Run, state string, msgPart string, logParts ...string) {
+func wantRun(t *testing.T, s *schedBundle, r store.Run, state kind.RunState, msgPart string, logParts ...string) {
 	t.Helper()
 	log := s.log(t, r.ID)
 	if r.State != state || !strings.Contains(r.Message, msgPart) {
@@ -134,7 +135,7 @@ func TestThroughTheScheduler(t *testing.T) {
 			t.Parallel()
 			s := setupScheduler(t, b, nil)
 			r := s.trigger(t, s.job(t, b.target("hello", ""), "", `{"name":"billing"}`, 60))
-			wantRun(t, s, r, store.RunSucceeded, `"greeting":"Hello, billing!"`,
+			wantRun(t, s, r, kind.RunSucceeded, `"greeting":"Hello, billing!"`,
 				"[ringjob] invoking Lambda function "+b.prefix+"hello in us-east-1 (RequestResponse",
 				"START RequestId: ", fmt.Sprintf("hello: job %d run %d shard 0/1 attempt 0\n", r.JobID, r.ID),
 				`params: {"name":"billing"}`, "END RequestId: ", "REPORT RequestId: ", "[ringjob] Lambda answered in ")
@@ -151,14 +152,14 @@ func TestThroughTheScheduler(t *testing.T) {
 			s := setupScheduler(t, b, nil)
 			arn := "arn:aws:lambda:us-east-1:000000000000:function:" + b.prefix + "hello:live"
 			r := s.trigger(t, s.job(t, arn, "", "alias", 60))
-			wantRun(t, s, r, store.RunSucceeded, "Hello, alias!")
+			wantRun(t, s, r, kind.RunSucceeded, "Hello, alias!")
 		})
 
 		t.Run("a function error fails the run", func(t *testing.T) {
 			t.Parallel()
 			s := setupScheduler(t, b, nil)
 			r := s.trigger(t, s.job(t, b.target("fail", ""), "", "ledger locked", 60))
-			wantRun(t, s, r, store.RunFailed, "function error (Unhandled): errorString: boom: ledger locked", "about to fail")
+			wantRun(t, s, r, kind.RunFailed, "function error (Unhandled): errorString: boom: ledger locked", "about to fail")
 			if r.ResultCode != 500 {
 				t.Fatalf("code %d", r.ResultCode)
 			}
@@ -168,14 +169,14 @@ func TestThroughTheScheduler(t *testing.T) {
 			t.Parallel()
 			s := setupScheduler(t, b, nil)
 			r := s.trigger(t, s.job(t, b.target("crash", ""), "", "", 60))
-			wantRun(t, s, r, store.RunFailed, "Runtime.ExitError", "crashing")
+			wantRun(t, s, r, kind.RunFailed, "Runtime.ExitError", "crashing")
 		})
 
 		t.Run("the job timeout ends the wait", func(t *testing.T) {
 			t.Parallel()
 			s := setupScheduler(t, b, nil)
 			r := s.trigger(t, s.job(t, b.target("long", ""), "", "", 1))
-			wantRun(t, s, r, store.RunTimedOut, "no answer from Lambda within 1s", "[ringjob] timed out")
+			wantRun(t, s, r, kind.RunTimedOut, "no answer from Lambda within 1s", "[ringjob] timed out")
 			if r.ResultCode != 502 {
 				t.Fatalf("code %d", r.ResultCode)
 			}
@@ -185,14 +186,14 @@ func TestThroughTheScheduler(t *testing.T) {
 			t.Parallel()
 			s := setupScheduler(t, b, nil)
 			r := s.trigger(t, s.job(t, b.target("short", ""), "", "", 60))
-			wantRun(t, s, r, store.RunTimedOut, "Task timed out after", "sleeping")
+			wantRun(t, s, r, kind.RunTimedOut, "Task timed out after", "sleeping")
 		})
 
 		t.Run("an unknown function fails the dispatch", func(t *testing.T) {
 			t.Parallel()
 			s := setupScheduler(t, b, nil)
 			r := s.trigger(t, s.job(t, b.target("nope", ""), "", "", 60))
-			wantRun(t, s, r, store.RunFailed, "does not exist")
+			wantRun(t, s, r, kind.RunFailed, "does not exist")
 		})
 
 		t.Run("Event mode completes through the callback", func(t *testing.T) {
@@ -212,7 +213,7 @@ func TestThroughTheScheduler(t *testing.T) {
 			sink = s.sched.Sink()
 			once.Do(func() { close(ready) })
 			r := s.trigger(t, s.job(t, b.target("hello", "?mode=event"), "", "async", 60))
-			wantRun(t, s, r, store.RunSucceeded, `"greeting":"Hello, async!"`,
+			wantRun(t, s, r, kind.RunSucceeded, `"greeting":"Hello, async!"`,
 				"[ringjob] Lambda queued an Event invocation of "+b.prefix+"hello in us-east-1 (status 202",
 				fmt.Sprintf("hello: job %d run %d shard 0/1", r.JobID, r.ID), "params: async")
 		})
@@ -246,7 +247,7 @@ func TestShardedFanOut(t *testing.T) {
 		ids := make([]int64, shards)
 		for i := range shards {
 			r, created, err := s.st.RunCreate(s.ctx, store.RunCreateParams{JobID: job.ID, GroupID: job.GroupID, ScheduledMs: fireMs,
-				ShardIndex: i, ShardTotal: shards, SchedFire: true, TriggerType: store.TriggerSchedule, Owner: s.sched.NodeID(),
+				ShardIndex: i, ShardTotal: shards, SchedFire: true, TriggerType: kind.TriggerSchedule, Owner: s.sched.NodeID(),
 				Params: job.Params, CreatedMs: fireMs})
 			if err != nil || !created {
 				t.Fatalf("create shard %d: %v", i, err)
@@ -282,7 +283,7 @@ func TestShardedFanOut(t *testing.T) {
 		var total int64
 		for _, id := range ids {
 			r := s.waitFinal(t, id)
-			wantRun(t, s, r, store.RunSucceeded, `"shard_total":20`, fmt.Sprintf("shard %d/20: processing", r.ShardIndex))
+			wantRun(t, s, r, kind.RunSucceeded, `"shard_total":20`, fmt.Sprintf("shard %d/20: processing", r.ShardIndex))
 			var sh share
 			if err := json.Unmarshal([]byte(r.Message), &sh); err != nil {
 				t.Fatalf("run %d message %q: %v", id, r.Message, err)

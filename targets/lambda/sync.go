@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/targets"
 )
 
@@ -90,17 +91,17 @@ func (d *Driver) waitSync(ctx context.Context, s *syncRun, payload []byte) {
 		res = outcome(out)
 		fmt.Fprintf(&lines, "[ringjob] Lambda answered in %s (request id %s, version %s): %s\n", took, reqID, aws.ToString(out.ExecutedVersion), res.State)
 	case errors.Is(cause, errKilled):
-		res = targets.Outcome{State: targets.OutcomeKilled, Code: 500, Message: KilledMessage}
+		res = targets.Outcome{State: kind.RunKilled, Code: 500, Message: KilledMessage}
 		fmt.Fprintf(&lines, "[ringjob] killed after %s: %s\n", took, KilledMessage)
 	case errors.Is(cause, errTimedOut):
-		res = targets.Outcome{State: targets.OutcomeTimedOut, Code: 502, Message: fmt.Sprintf(
+		res = targets.Outcome{State: kind.RunTimedOut, Code: 502, Message: fmt.Sprintf(
 			"no answer from Lambda within %s; Ringjob stopped waiting (the invocation runs on until the function's own timeout)", wait)}
 		fmt.Fprintf(&lines, "[ringjob] timed out: %s\n", res.Message)
 	case errors.Is(cause, errClosing):
-		res = targets.Outcome{State: targets.OutcomeFailed, Code: 500, Message: "the scheduler shut down while waiting for Lambda; the invocation may still be running there (use Event mode for long functions)"}
+		res = targets.Outcome{State: kind.RunFailed, Code: 500, Message: "the scheduler shut down while waiting for Lambda; the invocation may still be running there (use Event mode for long functions)"}
 		fmt.Fprintf(&lines, "[ringjob] %s\n", res.Message)
 	default:
-		res = targets.Outcome{State: targets.OutcomeFailed, Code: 500, Message: truncate(err.Error())}
+		res = targets.Outcome{State: kind.RunFailed, Code: 500, Message: truncate(err.Error())}
 		fmt.Fprintf(&lines, "[ringjob] invoke failed after %s: %v\n", took, err)
 	}
 	d.appendLog(req.RunID, lines.String())

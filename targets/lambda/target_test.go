@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/targets"
 )
 
@@ -64,23 +65,23 @@ func TestOutcome(t *testing.T) {
 	tests := []struct {
 		name  string
 		out   awslambda.InvokeOutput
-		state string
+		state kind.RunState
 		code  int
 		msg   string
 	}{
-		{"jobfn result", awslambda.InvokeOutput{Payload: []byte(`{"ok":true,"result":{"n":1},"log":["a"]}`)}, targets.OutcomeSucceeded, 200, `{"n":1}`},
-		{"jobfn without result", awslambda.InvokeOutput{Payload: []byte(`{"ok":true,"result":null,"log":[]}`)}, targets.OutcomeSucceeded, 200, "ok"},
-		{"jobfn ok=false", awslambda.InvokeOutput{Payload: []byte(`{"ok":false,"error":"nope"}`)}, targets.OutcomeFailed, 500, "ok=false: nope"},
-		{"any other payload", awslambda.InvokeOutput{Payload: []byte(`"done"`)}, targets.OutcomeSucceeded, 200, `"done"`},
-		{"empty payload", awslambda.InvokeOutput{}, targets.OutcomeSucceeded, 200, "ok"},
-		{"long payload", awslambda.InvokeOutput{Payload: []byte(`"` + strings.Repeat("x", 2000) + `"`)}, targets.OutcomeSucceeded, 200, "xxx..."},
+		{"jobfn result", awslambda.InvokeOutput{Payload: []byte(`{"ok":true,"result":{"n":1},"log":["a"]}`)}, kind.RunSucceeded, 200, `{"n":1}`},
+		{"jobfn without result", awslambda.InvokeOutput{Payload: []byte(`{"ok":true,"result":null,"log":[]}`)}, kind.RunSucceeded, 200, "ok"},
+		{"jobfn ok=false", awslambda.InvokeOutput{Payload: []byte(`{"ok":false,"error":"nope"}`)}, kind.RunFailed, 500, "ok=false: nope"},
+		{"any other payload", awslambda.InvokeOutput{Payload: []byte(`"done"`)}, kind.RunSucceeded, 200, `"done"`},
+		{"empty payload", awslambda.InvokeOutput{}, kind.RunSucceeded, 200, "ok"},
+		{"long payload", awslambda.InvokeOutput{Payload: []byte(`"` + strings.Repeat("x", 2000) + `"`)}, kind.RunSucceeded, 200, "xxx..."},
 		{"function error", awslambda.InvokeOutput{FunctionError: fe, Payload: []byte(`{"errorMessage":"boom","errorType":"errorString"}`)},
-			targets.OutcomeFailed, 500, "function error (Unhandled): errorString: boom"},
-		{"function error without JSON", awslambda.InvokeOutput{FunctionError: fe, Payload: []byte(`oops`)}, targets.OutcomeFailed, 500, "(Unhandled): oops"},
+			kind.RunFailed, 500, "function error (Unhandled): errorString: boom"},
+		{"function error without JSON", awslambda.InvokeOutput{FunctionError: fe, Payload: []byte(`oops`)}, kind.RunFailed, 500, "(Unhandled): oops"},
 		{"Lambda timeout", awslambda.InvokeOutput{FunctionError: fe, Payload: []byte(`{"errorMessage":"2026-01-01T00:00:00.000Z id Task timed out after 3.00 seconds"}`)},
-			targets.OutcomeTimedOut, 502, "Task timed out after 3.00 seconds"},
+			kind.RunTimedOut, 502, "Task timed out after 3.00 seconds"},
 		{"sandbox timeout", awslambda.InvokeOutput{FunctionError: fe, Payload: []byte(`{"errorType":"Sandbox.Timedout","errorMessage":"RequestId: x Error: Task timed out"}`)},
-			targets.OutcomeTimedOut, 502, "Task timed out"},
+			kind.RunTimedOut, 502, "Task timed out"},
 	}
 	for _, tc := range tests {
 		got := outcome(&tc.out)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/targets"
 )
 
@@ -215,7 +216,7 @@ func (d *Driver) Kill(_ context.Context, _ string, runID, _ int64) error {
 	r := d.runs[runID]
 	d.mu.Unlock()
 	if r != nil {
-		r.requestStop(targets.OutcomeKilled, "killed by request")
+		r.requestStop(kind.RunKilled, "killed by request")
 	}
 	return nil
 }
@@ -247,7 +248,7 @@ func (d *Driver) Close(ctx context.Context) error {
 	}
 	d.mu.Unlock()
 	for _, r := range runs {
-		r.requestStop(targets.OutcomeKilled, "killed: the local target driver shut down")
+		r.requestStop(kind.RunKilled, "killed: the local target driver shut down")
 	}
 	select {
 	case <-d.allDone:

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/targets"
 	"github.com/ringjob/ringjob/targets/targettest"
 )
@@ -110,7 +111,7 @@ func (b *bundle) start(t *testing.T, req targets.Request) {
 	}
 }
 
-func (b *bundle) wait(t *testing.T, req targets.Request, state string) targets.Outcome {
+func (b *bundle) wait(t *testing.T, req targets.Request, state kind.RunState) targets.Outcome {
 	t.Helper()
 	out := b.sink.WaitOutcome(t, req.RunID, waitOutcome)
 	if out.State != state {
@@ -198,7 +199,7 @@ func TestRunOutcomes(t *testing.T) {
 		}})
 		req := request("local://ok")
 		b.start(t, req)
-		out := b.wait(t, req, targets.OutcomeSucceeded)
+		out := b.wait(t, req, kind.RunSucceeded)
 		if out.Code != 200 {
 			t.Fatalf("code %d, want 200", out.Code)
 		}
@@ -226,13 +227,13 @@ func TestRunOutcomes(t *testing.T) {
 		}})
 		req := request("local://fail")
 		b.start(t, req)
-		out := b.wait(t, req, targets.OutcomeFailed)
+		out := b.wait(t, req, kind.RunFailed)
 		if out.Code != 3 || out.Message != "exit status 3: disk full" {
 			t.Fatalf("outcome %+v, want code 3 and message %q", out, "exit status 3: disk full")
 		}
 		req = request("local://quiet")
 		b.start(t, req)
-		out = b.wait(t, req, targets.OutcomeFailed)
+		out = b.wait(t, req, kind.RunFailed)
 		if out.Code != 7 || out.Message != "exit status 7" {
 			t.Fatalf("outcome %+v, want code 7 and message %q", out, "exit status 7")
 		}
@@ -248,7 +249,7 @@ func TestRunOutcomes(t *testing.T) {
 		}})
 		req := request("local://spam")
 		b.start(t, req)
-		b.wait(t, req, targets.OutcomeSucceeded)
+		b.wait(t, req, kind.RunSucceeded)
 		lines := b.sink.Lines(req.RunID)
 		marker := "[ringjob: output truncated after 1000 bytes]"
 		if len(lines) == 0 || lines[len(lines)-1] != marker {
@@ -280,7 +281,7 @@ func TestProcessGroups(t *testing.T) {
 		// test then checks; the run itself would sleep for an hour.
 		req.Timeout = 2 * time.Second
 		b.start(t, req)
-		out := b.wait(t, req, targets.OutcomeTimedOut)
+		out := b.wait(t, req, kind.RunTimedOut)
 		if out.Code != 502 || !strings.Contains(out.Message, "timed out after 2s") {
 			t.Fatalf("outcome %+v, want code 502 and a timeout message", out)
 		}
@@ -299,7 +300,7 @@ func TestProcessGroups(t *testing.T) {
 		if err := b.d.Kill(b.ctx, req.Target, req.RunID, req.JobID); err != nil {
 			t.Fatalf("Kill: %v", err)
 		}
-		out := b.wait(t, req, targets.OutcomeKilled)
+		out := b.wait(t, req, kind.RunKilled)
 		if !strings.Contains(out.Message, "SIGKILL after 200ms grace") {
 			t.Fatalf("outcome %+v, want the message to say SIGKILL was needed", out)
 		}
@@ -320,7 +321,7 @@ func TestProcessGroups(t *testing.T) {
 		if err := b.d.Kill(b.ctx, req.Target, req.RunID, req.JobID); err != nil {
 			t.Fatalf("Kill: %v", err)
 		}
-		out := b.wait(t, req, targets.OutcomeKilled)
+		out := b.wait(t, req, kind.RunKilled)
 		if out.Message != "killed by request; process group ended by SIGTERM" {
 			t.Fatalf("outcome %+v", out)
 		}
@@ -335,7 +336,7 @@ func TestProcessGroups(t *testing.T) {
 		}})
 		req := request("local://leaky")
 		b.start(t, req)
-		out := b.wait(t, req, targets.OutcomeSucceeded)
+		out := b.wait(t, req, kind.RunSucceeded)
 		if out.Code != 200 {
 			t.Fatalf("outcome %+v", out)
 		}
@@ -349,7 +350,7 @@ func TestProcessGroups(t *testing.T) {
 		}})
 		req := request("local://escape")
 		b.start(t, req)
-		b.wait(t, req, targets.OutcomeSucceeded)
+		b.wait(t, req, kind.RunSucceeded)
 		esc := pids(t, b.sink.Lines(req.RunID), "escaped")
 		if len(esc) != 1 {
 			t.Fatalf("no escaped pid in log %q", b.sink.Lines(req.RunID))
@@ -372,7 +373,7 @@ func TestEnvironmentAndParams(t *testing.T) {
 	dump := func(t *testing.T, inherit bool) (args []string, env map[string]string) {
 		t.Helper()
 		path := filepath.Join(t.TempDir(), "dump.json")
-		c := helperCommand(t, "dump", "dump:"+path, "--")
+		c := helperCommand(t, "dump", "dump:"+path) // the driver adds "--" before params
 		c.ParamsAsArg = true
 		c.Env["EXTRA"] = "declared value"
 		b := setup(t, Config{InheritEnv: inherit, Commands: []Command{c}})
@@ -381,7 +382,7 @@ func TestEnvironmentAndParams(t *testing.T) {
 		req.ShardIndex, req.ShardTotal, req.Attempt = 2, 5, 1
 		req.ScheduledAt = scheduledAt
 		b.start(t, req)
-		b.wait(t, req, targets.OutcomeSucceeded)
+		b.wait(t, req, kind.RunSucceeded)
 		raw, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -479,7 +480,7 @@ func TestDispatchRules(t *testing.T) {
 		if err := b.d.Kill(b.ctx, first.Target, first.RunID, first.JobID); err != nil {
 			t.Fatal(err)
 		}
-		b.wait(t, first, targets.OutcomeKilled)
+		b.wait(t, first, kind.RunKilled)
 		third := request("local://one")
 		b.start(t, third)
 		if _, ok := b.sink.Outcome(second.RunID); ok {
@@ -523,7 +524,7 @@ func TestDispatchRules(t *testing.T) {
 		if err := b.d.Kill(b.ctx, req.Target, req.RunID, req.JobID); err != nil {
 			t.Fatal(err)
 		}
-		b.wait(t, req, targets.OutcomeKilled)
+		b.wait(t, req, kind.RunKilled)
 		if err := b.d.IdleBeat(b.ctx, "local://long", req.JobID); err != nil {
 			t.Fatalf("IdleBeat after the run: %v", err)
 		}
@@ -570,7 +571,7 @@ func TestDispatchRules(t *testing.T) {
 		if err := b.d.Kill(b.ctx, req.Target, req.RunID, req.JobID); err != nil {
 			t.Fatal(err)
 		}
-		b.wait(t, req, targets.OutcomeKilled)
+		b.wait(t, req, kind.RunKilled)
 		if n := b.sink.Completions(req.RunID); n != 1 {
 			t.Fatalf("run completed %d times, want once", n)
 		}
@@ -587,7 +588,7 @@ func TestDispatchRules(t *testing.T) {
 		}
 		// Close has waited: the outcome is in without waiting for it.
 		out, ok := b.sink.Outcome(req.RunID)
-		if !ok || out.State != targets.OutcomeKilled || !strings.Contains(out.Message, "shut down") {
+		if !ok || out.State != kind.RunKilled || !strings.Contains(out.Message, "shut down") {
 			t.Fatalf("outcome after Close: %+v, %v; want killed by shutdown", out, ok)
 		}
 		assertGroupGone(t, b.sink.Lines(req.RunID), 1)

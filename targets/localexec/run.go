@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/targets"
 )
 
@@ -43,7 +45,7 @@ type run struct {
 
 // stopReason is why the driver ends a run: the outcome state and its message.
 type stopReason struct {
-	state string
+	state kind.RunState
 	msg   string
 }
 
@@ -59,7 +61,7 @@ func newRun(d *Driver, c *command, req targets.Request) *run {
 
 // requestStop asks the supervisor to end the process group. Only the first
 // request counts, and none once the leader has exited.
-func (r *run) requestStop(state, msg string) {
+func (r *run) requestStop(state kind.RunState, msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.stop != nil || r.exited {
@@ -81,11 +83,11 @@ func (r *run) leaderExited() *stopReason {
 // start starts the process in its own process group with its output on two
 // pipes. It returns the pid.
 func (r *run) start() (int, error) {
-	args := append([]string(nil), r.cmd.Argv[1:]...)
-	if r.cmd.ParamsAsArg {
-		args = append(args, r.req.Params)
-	}
+	args := append(append([]string(nil), r.cmd.Argv[1:]...), r.cmd.paramArgs(r.req.Params)...)
 	proc := exec.Command(r.cmd.path, args...)
+	if r.cmd.ParamsStdin {
+		proc.Stdin = strings.NewReader(r.req.Params)
+	}
 	proc.Args[0] = r.cmd.Argv[0]
 	proc.Env = r.d.environ(r.cmd, r.req)
 	proc.Dir = r.cmd.Dir
@@ -148,7 +150,7 @@ wait:
 			break wait
 		case <-timeout:
 			timeout = nil
-			r.requestStop(targets.OutcomeTimedOut, fmt.Sprintf("timed out after %s", r.req.Timeout))
+			r.requestStop(kind.RunTimedOut, fmt.Sprintf("timed out after %s", r.req.Timeout))
 		case <-stopCh:
 			stopCh = nil
 			k.terminate()
@@ -210,7 +212,7 @@ func (r *run) drainOutput() {
 func (r *run) outcome(waitErr error, reason *stopReason, how string) targets.Outcome {
 	if reason != nil {
 		code := 500
-		if reason.state == targets.OutcomeTimedOut {
+		if reason.state == kind.RunTimedOut {
 			code = 502
 		}
 		msg := reason.msg
@@ -220,7 +222,7 @@ func (r *run) outcome(waitErr error, reason *stopReason, how string) targets.Out
 		return targets.Outcome{State: reason.state, Code: code, Message: msg}
 	}
 	if waitErr == nil {
-		return targets.Outcome{State: targets.OutcomeSucceeded, Code: 200, Message: "exit status 0"}
+		return targets.Outcome{State: kind.RunSucceeded, Code: 200, Message: "exit status 0"}
 	}
 	var msg string
 	code := 500
@@ -239,5 +241,5 @@ func (r *run) outcome(waitErr error, reason *stopReason, how string) targets.Out
 	if last := r.out.lastStderr(); last != "" {
 		msg += ": " + last
 	}
-	return targets.Outcome{State: targets.OutcomeFailed, Code: code, Message: msg}
+	return targets.Outcome{State: kind.RunFailed, Code: code, Message: msg}
 }

@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/targets"
 )
 
@@ -22,10 +23,10 @@ func TestMemorySink(t *testing.T) {
 		if _, ok := s.Outcome(1); ok {
 			t.Fatal("outcome before Complete")
 		}
-		_ = s.Complete(ctx, 1, targets.Outcome{State: targets.OutcomeSucceeded, Code: 200})
-		_ = s.Complete(ctx, 1, targets.Outcome{State: targets.OutcomeFailed, Code: 500})
+		_ = s.Complete(ctx, 1, targets.Outcome{State: kind.RunSucceeded, Code: 200})
+		_ = s.Complete(ctx, 1, targets.Outcome{State: kind.RunFailed, Code: 500})
 		out, ok := s.Outcome(1)
-		if !ok || out.State != targets.OutcomeSucceeded {
+		if !ok || out.State != kind.RunSucceeded {
 			t.Fatalf("Outcome = %+v, %v; want the first (succeeded)", out, ok)
 		}
 		if n := s.Completions(1); n != 2 {
@@ -60,7 +61,7 @@ func TestMemorySink(t *testing.T) {
 				t.Fatalf("ReadLog(from %d) = %+v, want content %q lines %d..%d, End false", tc.from, c, tc.content, tc.fromL, tc.to)
 			}
 		}
-		_ = s.Complete(ctx, 7, targets.Outcome{State: targets.OutcomeSucceeded})
+		_ = s.Complete(ctx, 7, targets.Outcome{State: kind.RunSucceeded})
 		if c, _ := s.ReadLog(ctx, 7, 5); !c.End {
 			t.Fatalf("ReadLog after Complete: End = false")
 		}
@@ -76,13 +77,13 @@ func TestMemorySink(t *testing.T) {
 		go func() {
 			defer close(done)
 			_ = s.AppendLog(ctx, 3, "ready")
-			_ = s.Complete(ctx, 3, targets.Outcome{State: targets.OutcomeKilled})
+			_ = s.Complete(ctx, 3, targets.Outcome{State: kind.RunKilled})
 		}()
 		lines := s.WaitLog(t, 3, 10*time.Second, func(l []string) bool { return len(l) > 0 })
 		if lines[0] != "ready" {
 			t.Fatalf("WaitLog = %q", lines)
 		}
-		if out := s.WaitOutcome(t, 3, 10*time.Second); out.State != targets.OutcomeKilled {
+		if out := s.WaitOutcome(t, 3, 10*time.Second); out.State != kind.RunKilled {
 			t.Fatalf("WaitOutcome = %+v", out)
 		}
 		<-done

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/targets"
 )
 
@@ -193,7 +194,7 @@ func (b *bundle) outcome(req targets.Request, disp targets.Dispatch) targets.Out
 	return b.sink.WaitOutcome(b.t, req.RunID, b.h.Wait)
 }
 
-func (b *bundle) wantState(req targets.Request, out targets.Outcome, state string) {
+func (b *bundle) wantState(req targets.Request, out targets.Outcome, state kind.RunState) {
 	b.t.Helper()
 	if out.State != state {
 		b.t.Fatalf("run %d on %s: state %q (code %d, message %q), want %q; log:\n%s",
@@ -206,7 +207,7 @@ func (s *suite) testSuccess(t *testing.T) {
 	req := b.request(s.h.Succeed)
 	disp := b.run(req)
 	out := b.outcome(req, disp)
-	b.wantState(req, out, targets.OutcomeSucceeded)
+	b.wantState(req, out, kind.RunSucceeded)
 	if disp.Done != nil && b.sink.Completions(req.RunID) != 0 {
 		t.Fatalf("run %d returned Done and was also completed through the sink", req.RunID)
 	}
@@ -216,7 +217,7 @@ func (s *suite) testFailure(t *testing.T) {
 	b := s.setup(t)
 	req := b.request(s.h.Fail)
 	out := b.outcome(req, b.run(req))
-	b.wantState(req, out, targets.OutcomeFailed)
+	b.wantState(req, out, kind.RunFailed)
 	if strings.TrimSpace(out.Message) == "" {
 		t.Fatalf("run %d failed without a message (code %d)", req.RunID, out.Code)
 	}
@@ -244,7 +245,7 @@ func (s *suite) testKill(t *testing.T) {
 		t.Fatalf("Kill repeated for run %d: %v, want nil", req.RunID, err)
 	}
 	out := b.sink.WaitOutcome(t, req.RunID, s.h.Wait)
-	b.wantState(req, out, targets.OutcomeKilled)
+	b.wantState(req, out, kind.RunKilled)
 	if err := b.driver.Kill(b.ctx, req.Target, req.RunID, req.JobID); err != nil {
 		t.Fatalf("Kill of ended run %d: %v, want nil", req.RunID, err)
 	}
@@ -268,7 +269,7 @@ func (s *suite) testTimeout(t *testing.T) {
 	req := b.request(s.h.Long)
 	req.Timeout = s.h.Timeout
 	out := b.outcome(req, b.run(req))
-	b.wantState(req, out, targets.OutcomeTimedOut)
+	b.wantState(req, out, kind.RunTimedOut)
 }
 
 func (s *suite) testBeat(t *testing.T) {
@@ -291,7 +292,7 @@ func (s *suite) testLog(t *testing.T) {
 	b := s.setup(t)
 	req := b.request(s.h.Succeed)
 	disp := b.run(req)
-	b.wantState(req, b.outcome(req, disp), targets.OutcomeSucceeded)
+	b.wantState(req, b.outcome(req, disp), kind.RunSucceeded)
 
 	first, err := b.driver.Log(b.ctx, req.Target, req.RunID, 1)
 	if err != nil {
@@ -374,13 +375,16 @@ func (s *suite) testConcurrent(t *testing.T) {
 	type started struct {
 		req   targets.Request
 		disp  targets.Dispatch
-		state string
+		state kind.RunState
 	}
 	var runs []started
 	for i := 0; i < 3; i++ {
-		for _, tc := range []struct{ target, state string }{
-			{s.h.Succeed, targets.OutcomeSucceeded},
-			{s.h.Fail, targets.OutcomeFailed},
+		for _, tc := range []struct {
+			target string
+			state  kind.RunState
+		}{
+			{s.h.Succeed, kind.RunSucceeded},
+			{s.h.Fail, kind.RunFailed},
 		} {
 			req := b.request(tc.target)
 			runs = append(runs, started{req: req, disp: b.run(req), state: tc.state})

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/targets"
 )
 
@@ -24,7 +25,7 @@ type fakeDriver struct {
 
 type fakeRun struct {
 	jobID int64
-	stop  chan string // outcome state requested by Kill; buffered 1
+	stop  chan kind.RunState // outcome state requested by Kill; buffered 1
 }
 
 func newFakeDriver(sink targets.Sink) *fakeDriver {
@@ -48,17 +49,17 @@ func (d *fakeDriver) Run(ctx context.Context, req targets.Request) (targets.Disp
 		if err := d.sink.AppendLog(ctx, req.RunID, "hello\nworld\n"); err != nil {
 			return targets.Dispatch{}, err
 		}
-		return targets.Dispatch{Done: &targets.Outcome{State: targets.OutcomeSucceeded, Code: 200}}, nil
+		return targets.Dispatch{Done: &targets.Outcome{State: kind.RunSucceeded, Code: 200}}, nil
 	case "fake://fail":
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
 			_ = d.sink.AppendLog(context.Background(), req.RunID, "boom\n")
-			_ = d.sink.Complete(context.Background(), req.RunID, targets.Outcome{State: targets.OutcomeFailed, Code: 500, Message: "boom"})
+			_ = d.sink.Complete(context.Background(), req.RunID, targets.Outcome{State: kind.RunFailed, Code: 500, Message: "boom"})
 		}()
 		return targets.Dispatch{}, nil
 	}
-	r := &fakeRun{jobID: req.JobID, stop: make(chan string, 1)}
+	r := &fakeRun{jobID: req.JobID, stop: make(chan kind.RunState, 1)}
 	d.mu.Lock()
 	d.runs[req.RunID] = r
 	d.mu.Unlock()
@@ -71,11 +72,11 @@ func (d *fakeDriver) Run(ctx context.Context, req targets.Request) (targets.Disp
 			defer timer.Stop()
 			timeout = timer.C
 		}
-		out := targets.Outcome{State: targets.OutcomeKilled, Code: 500, Message: "killed"}
+		out := targets.Outcome{State: kind.RunKilled, Code: 500, Message: "killed"}
 		select {
 		case <-r.stop:
 		case <-timeout:
-			out = targets.Outcome{State: targets.OutcomeTimedOut, Code: 502, Message: "timed out"}
+			out = targets.Outcome{State: kind.RunTimedOut, Code: 502, Message: "timed out"}
 		}
 		d.mu.Lock()
 		delete(d.runs, req.RunID)
@@ -106,7 +107,7 @@ func (d *fakeDriver) Kill(_ context.Context, _ string, runID, _ int64) error {
 	defer d.mu.Unlock()
 	if r, ok := d.runs[runID]; ok {
 		select {
-		case r.stop <- targets.OutcomeKilled:
+		case r.stop <- kind.RunKilled:
 		default:
 		}
 	}
@@ -121,7 +122,7 @@ func (d *fakeDriver) close() {
 	d.mu.Lock()
 	for _, r := range d.runs {
 		select {
-		case r.stop <- targets.OutcomeKilled:
+		case r.stop <- kind.RunKilled:
 		default:
 		}
 	}
