@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/targets"
 )
 
@@ -49,7 +50,7 @@ func TestParamsArgTemplateAndStdin(t *testing.T) {
 		req := request(target)
 		req.Params = "-n x"
 		b.start(t, req)
-		b.wait(t, req, targets.OutcomeSucceeded)
+		b.wait(t, req, kind.RunSucceeded)
 		if got := b.log(t, req); got != want && got != want+"\n" {
 			t.Errorf("%s: log %q, want %q", target, got, want)
 		}
