@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -25,7 +27,14 @@ type NodeLiveness struct {
 	session uint64
 }
 
-func nodeLockName(node string) string { return "ringjob_node_" + node }
+// nodeLockName is the name of a node's liveness lock. Named locks are
+// server-wide, so it is scoped by the database: two Ringjob installations
+// (or test databases) on one server never see each other's nodes. A hash
+// keeps it within MySQL's 64 characters.
+func (s *Store) nodeLockName(node string) string {
+	sum := sha256.Sum256([]byte(s.database + "\x00" + node))
+	return "ringjob_node_" + hex.EncodeToString(sum[:16])
+}
 
 // NodeLivenessAcquire takes the node's named lock. Call it before the node
 // registers or owns any run.
@@ -51,7 +60,7 @@ func (l *NodeLiveness) Ensure(ctx context.Context) (session uint64, err error) {
 	}
 	if l.conn != nil {
 		var held sql.NullInt64
-		err := l.conn.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?) = CONNECTION_ID()", nodeLockName(l.node)).Scan(&held)
+		err := l.conn.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?) = CONNECTION_ID()", l.s.nodeLockName(l.node)).Scan(&held)
 		if err == nil && held.Valid && held.Int64 == 1 {
 			return l.session, nil
 		}
@@ -63,7 +72,7 @@ func (l *NodeLiveness) Ensure(ctx context.Context) (session uint64, err error) {
 		return 0, fmt.Errorf("node %s liveness lock: get connection: %w", l.node, err)
 	}
 	var got sql.NullInt64
-	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 5)", nodeLockName(l.node)).Scan(&got); err != nil || !got.Valid || got.Int64 != 1 {
+	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 5)", l.s.nodeLockName(l.node)).Scan(&got); err != nil || !got.Valid || got.Int64 != 1 {
 		conn.Close()
 		return 0, fmt.Errorf("node %s liveness lock: GET_LOCK returned %v: %v", l.node, got, err)
 	}
@@ -77,7 +86,7 @@ func (l *NodeLiveness) Release(ctx context.Context) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.conn != nil {
-		l.conn.ExecContext(ctx, "SELECT RELEASE_LOCK(?)", nodeLockName(l.node))
+		l.conn.ExecContext(ctx, "SELECT RELEASE_LOCK(?)", l.s.nodeLockName(l.node))
 		l.conn.Close()
 		l.conn = nil
 	}
@@ -90,7 +99,7 @@ func (s *Store) NodeLockFree(ctx context.Context, node string) (bool, error) {
 		return false, nil
 	}
 	var free int
-	if err := s.db.QueryRowContext(ctx, "SELECT IS_FREE_LOCK(?)", nodeLockName(node)).Scan(&free); err != nil {
+	if err := s.db.QueryRowContext(ctx, "SELECT IS_FREE_LOCK(?)", s.nodeLockName(node)).Scan(&free); err != nil {
 		return false, fmt.Errorf("check liveness lock of node %s: %w", node, err)
 	}
 	return free == 1, nil
@@ -106,7 +115,7 @@ func (s *Store) NodeFence(ctx context.Context, node string) (bool, error) {
 		return false, nil
 	}
 	var holder sql.NullInt64
-	if err := s.db.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", nodeLockName(node)).Scan(&holder); err != nil {
+	if err := s.db.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", s.nodeLockName(node)).Scan(&holder); err != nil {
 		return false, fmt.Errorf("find the liveness session of node %s: %w", node, err)
 	}
 	if !holder.Valid {

@@ -18,6 +18,8 @@ import (
 type Store struct {
 	db *sql.DB
 	d  dialect
+	// database is the MySQL schema name (it scopes server-wide named locks).
+	database string
 }
 
 // Kind reports the database kind: "mysql" or "sqlite".
@@ -117,7 +119,12 @@ func OpenMySQL(ctx context.Context, dsn string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("connect to mysql at %s: %w", cfg.Addr, err)
 	}
-	return &Store{db: db, d: mysqlDialect{}}, nil
+	var database sql.NullString
+	if err := db.QueryRowContext(pctx, "SELECT DATABASE()").Scan(&database); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("read the database name at %s: %w", cfg.Addr, err)
+	}
+	return &Store{db: db, d: mysqlDialect{}, database: database.String}, nil
 }
 
 // OpenSQLite opens (creating if needed) an SQLite database file.

@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -424,11 +423,11 @@ func TestLivenessLockFreedWhenConnectionDies(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, free)
 	defer a.Close()
-	// The process "dies": the server drops its connection.
-	var connID int64
-	require.NoError(t, b.DB().QueryRowContext(ctx, "SELECT IS_USED_LOCK('ringjob_node_node-a')").Scan(&connID))
-	_, err = b.DB().ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", connID))
+	// The process "dies": the server drops its connection (NodeFence ends
+	// the session that holds the lock, as for a paused node).
+	killed, err := b.NodeFence(ctx, "node-a")
 	require.NoError(t, err)
+	require.True(t, killed)
 	require.Eventually(t, func() bool {
 		free, err := b.NodeLockFree(ctx, "node-a")
 		return err == nil && free
