@@ -53,6 +53,15 @@ bench: ## Scheduler throughput and lag against MariaDB (bench/), then Go benchma
 	$(GO) run ./bench -jobs 10000 -duration 30s
 	$(GO) test -run '^$$' -bench . -benchmem ./schedule ./scheduler
 
+# The end-to-end benchmark of record: the real server on its own MariaDB,
+# real targets in separate processes, measured from the targets' side
+# (bench/e2e). Takes about 15 minutes; writes its table into docs/benchmarks.md.
+E2E_ROWS ?= xxl-batch=1000,5000,10000 xxl-sdk=1000,5000 lambda=1000 local=50,200
+.PHONY: bench-e2e
+bench-e2e: ## End-to-end throughput through real targets (bench/e2e), table into docs/benchmarks.md
+	$(GO) build -o $(BIN)/bench-e2e ./bench/e2e
+	$(BIN)/bench-e2e -rows "$(E2E_ROWS)" -duration 60s -doc docs/benchmarks.md -out $(BIN)/bench-e2e.jsonl
+
 FUNCTIONS := $(notdir $(wildcard functions/examples/*))
 FUNCTION_ARCHS := arm64 amd64
 

@@ -73,6 +73,11 @@ type APIConfig struct {
 	AdminToken string `yaml:"admin_token"`
 	// BodyLimitBytes caps request bodies (default 1 MiB).
 	BodyLimitBytes int `yaml:"body_limit_bytes"`
+	// Pprof serves Go's runtime profiles at /debug/pprof/ to admin API
+	// tokens, for profiling a slow server (`go tool pprof -http=:0
+	// 'http://HOST/debug/pprof/profile?seconds=20'` with the Authorization
+	// header). Off by default. Env RINGJOB_PPROF=true.
+	Pprof bool `yaml:"pprof"`
 }
 
 // ExecutorsConfig configures HTTP executors (XXL-JOB protocol).
@@ -84,6 +89,10 @@ type ExecutorsConfig struct {
 	// ConnectTimeout and RequestTimeout bound calls to executors (defaults 3s, 10s).
 	ConnectTimeout time.Duration `yaml:"connect_timeout"`
 	RequestTimeout time.Duration `yaml:"request_timeout"`
+	// MaxConnectionsPerExecutor bounds the keep-alive connections the server
+	// keeps to one executor address (default 64); dispatches beyond it wait
+	// for a free connection.
+	MaxConnectionsPerExecutor int `yaml:"max_connections_per_executor"`
 }
 
 // LambdaConfig configures lambda:// targets (and function ARNs).
@@ -120,6 +129,11 @@ type EmulatorFunction struct {
 	Name    string        `yaml:"name"`
 	Path    string        `yaml:"path"`
 	Timeout time.Duration `yaml:"timeout"` // default 30s
+	// MaxConcurrency is how many invocations run at once, one process each
+	// (default 10); QueueSize how many synchronous invocations may wait for a
+	// free process (default 0: throttled at once, as AWS).
+	MaxConcurrency int `yaml:"max_concurrency"`
+	QueueSize      int `yaml:"queue_size"`
 }
 
 // LocalConfig declares local commands (mapped onto localexec.Config).
@@ -222,6 +236,9 @@ func (c *Config) Validate() error {
 	if c.Executors.ConnectTimeout < 0 || c.Executors.RequestTimeout < 0 {
 		errs = append(errs, fmt.Errorf("executors.connect_timeout and executors.request_timeout must not be negative"))
 	}
+	if n := c.Executors.MaxConnectionsPerExecutor; n < 0 || n > 10000 {
+		errs = append(errs, fmt.Errorf("executors.max_connections_per_executor must be between 1 and 10000 (0 = default 64), got %d", n))
+	}
 	switch c.Lambda.Mode {
 	case "", "sync", "event":
 	default:
@@ -299,6 +316,13 @@ func loadConfig(path string, getenv func(string) string, fl *flagValues) (*Confi
 	str(&c.Executors.AccessToken, "RINGJOB_EXECUTOR_TOKEN")
 	str(&c.Lambda.Endpoint, "RINGJOB_LAMBDA_ENDPOINT")
 	str(&c.Scheduler.NodeID, "RINGJOB_NODE_ID")
+	if v := getenv("RINGJOB_PPROF"); v != "" {
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("RINGJOB_PPROF: %q is not true or false", v)
+		}
+		c.API.Pprof = on
+	}
 	if v := getenv("RINGJOB_STOP_GRACE"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {

@@ -113,7 +113,7 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	// HTTP executors: the executor API authenticates them; the driver calls them
 	// with their group's token (or the global one).
 	executors := service.NewExecutors(service.ExecutorsOptions{Store: st, Sink: sched.Sink(), Clock: clock, Log: log.WithField("component", "executors"), Metrics: reg,
-		CheckAddress: outbound.CheckURL})
+		CheckAddress: outbound.CheckURL, OnRegistryChange: sched.ForgetTargets})
 	execToken, execTokenNew, err := executors.EnsureToken(ctx, cfg.Executors.AccessToken)
 	if err != nil {
 		return fmt.Errorf("prepare the executor token: %w", err)
@@ -122,10 +122,11 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 		return err
 	}
 	httpDriver := httptarget.New(httptarget.Config{
-		AccessToken:    execToken,
-		ConnectTimeout: cfg.Executors.ConnectTimeout,
-		RequestTimeout: cfg.Executors.RequestTimeout,
-		Policy:         outbound,
+		AccessToken:         execToken,
+		ConnectTimeout:      cfg.Executors.ConnectTimeout,
+		RequestTimeout:      cfg.Executors.RequestTimeout,
+		MaxConnsPerExecutor: cfg.Executors.MaxConnectionsPerExecutor,
+		Policy:              outbound,
 		AuthFor: func(ctx context.Context, target string) (httptarget.Auth, error) {
 			app, tok, v35, err := executors.Auth(ctx, target)
 			return httptarget.Auth{AppName: app, AccessToken: tok, Protocol35: v35}, err
@@ -145,7 +146,11 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	defer stopLambda()
 	drivers.Register("lambda", lambdaDriver)
 
-	svc := service.New(service.Options{Store: st, Scheduler: sched, Drivers: drivers, Clock: clock, AlarmChannels: channels})
+	svc := service.New(service.Options{Store: st, Scheduler: sched, Drivers: drivers, Clock: clock, AlarmChannels: channels,
+		OnGroupChange: func() {
+			executors.GroupsChanged()
+			sched.ForgetTargets()
+		}})
 	token, err := svc.EnsureAdminToken(ctx, cfg.API.AdminToken)
 	if err != nil {
 		return fmt.Errorf("prepare the admin token: %w", err)
@@ -159,6 +164,7 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 		Registry:  reg,
 		Log:       log.WithField("component", "api"),
 		BodyLimit: cfg.API.BodyLimitBytes,
+		Pprof:     cfg.API.Pprof,
 	})
 	xxlapi.Mount(app, executors, log.WithField("component", "executor-api"))
 	ln, err := net.Listen("tcp", cfg.Listen)
