@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/ringjob/ringjob/internal/secretbox"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -22,6 +23,9 @@ type Store struct {
 	d  dialect
 	// database is the MySQL schema name (it scopes server-wide named locks).
 	database string
+	// box seals secrets at rest (nil = plaintext); see UseSecrets.
+	box            *secretbox.Box
+	sealedSettings map[string]bool
 }
 
 // Kind reports the database kind: "mysql" or "sqlite".

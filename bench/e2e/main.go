@@ -61,6 +61,8 @@ type options struct {
 	label     string
 	lambdaCon int
 	profile   string
+	noCalls   bool
+	maxConns  int
 }
 
 type rowSpec struct {
@@ -117,6 +119,8 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the databases and the work directory")
 	flag.StringVar(&o.label, "label", "", "free-form label for the table and the JSON")
 	flag.StringVar(&o.profile, "server-cpuprofile", "", "write a CPU profile of the server (20 s from the start of the interval, through /debug/pprof) to DIR/TARGET-N.pprof")
+	flag.BoolVar(&o.noCalls, "no-callbacks", false, "diagnostic: the xxl-batch executor never calls back, to see the dispatch path alone (runs stay running)")
+	flag.IntVar(&o.maxConns, "max-conns", 0, "the server's executors.max_connections_per_executor (0 = its default)")
 	flag.IntVar(&o.lambdaCon, "lambda-concurrency", 64, "function processes the emulator may run at once")
 	flag.StringVar(&role, "role", "", "internal: run as a target process (xxl-batch, xxl-sdk, local-cmd)")
 	flag.StringVar(&ro.admin, "admin", "", "internal (role): server URL")
@@ -124,6 +128,7 @@ func main() {
 	flag.StringVar(&ro.app, "app", "", "internal (role): app name")
 	flag.StringVar(&ro.listen, "listen", "127.0.0.1:0", "internal (role): listen address")
 	flag.StringVar(&ro.rec, "rec", "", "internal (role): record file")
+	flag.BoolVar(&ro.noCalls, "role-no-callbacks", false, "internal (role): never call back")
 	flag.Parse()
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

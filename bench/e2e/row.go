@@ -133,6 +133,7 @@ api:
   pprof: true
 executors:
   access_token: %q
+  max_connections_per_executor: %d
 lambda:
   endpoint: %q
   mode: sync
@@ -140,7 +141,7 @@ local:
   commands:
     - name: bench
       argv: [%q, "-role", "local-cmd", "-rec", %q]
-`, mysqlHostPart(env.serverDSN), dbName, port, adminToken, execToken, lambdaEndpoint, env.self, filepath.Join(recDir, "local"))
+`, mysqlHostPart(env.serverDSN), dbName, port, adminToken, execToken, o.maxConns, lambdaEndpoint, env.self, filepath.Join(recDir, "local"))
 	cfgPath := filepath.Join(dir, "ringjob.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return nil, err
@@ -153,18 +154,8 @@ local:
 	}
 	children = append(children, server)
 
-	var executor *child
+	// The group first: executors may register only into a group that exists.
 	app := "bench"
-	if strings.HasPrefix(spec.target, "xxl-") {
-		executor, err = startChild(ctx, dir, "executor", nil, "ready", 60*time.Second,
-			env.self, "-role", spec.target, "-admin", base, "-token", execToken, "-app", app,
-			"-listen", "127.0.0.1:0", "-rec", filepath.Join(recDir, "executor"))
-		if err != nil {
-			return nil, err
-		}
-		children = append(children, executor)
-	}
-
 	api := &restClient{base: base + "/api/v1", token: adminToken, http: &http.Client{Timeout: 30 * time.Second}}
 	group := map[string]any{"app_name": app, "title": "bench e2e"}
 	switch spec.target {
@@ -179,6 +170,17 @@ local:
 	if err := api.do(ctx, "POST", "/groups", group, &g); err != nil {
 		return nil, fmt.Errorf("create group: %w", err)
 	}
+	var executor *child
+	if strings.HasPrefix(spec.target, "xxl-") {
+		executor, err = startChild(ctx, dir, "executor", nil, "ready", 60*time.Second,
+			env.self, "-role", spec.target, "-admin", base, "-token", execToken, "-app", app,
+			"-listen", "127.0.0.1:0", "-rec", filepath.Join(recDir, "executor"), "-role-no-callbacks="+strconv.FormatBool(o.noCalls))
+		if err != nil {
+			return nil, err
+		}
+		children = append(children, executor)
+	}
+
 	jobIDs, err := createJobs(ctx, api, g.ID, spec.jobs)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ringjob/ringjob/alarm"
 	"github.com/ringjob/ringjob/internal/egress"
+	"github.com/ringjob/ringjob/internal/secretbox"
 	"github.com/ringjob/ringjob/reports"
 	"github.com/ringjob/ringjob/retention"
 	"github.com/ringjob/ringjob/scheduler"
@@ -41,6 +42,8 @@ type Config struct {
 	// Alarms declares the alarm channels jobs may name (email, webhook,
 	// slack, dingtalk, wecom, feishu); see alarm/doc.go.
 	Alarms alarm.Config `yaml:"alarms"`
+	// Secrets is the key that encrypts the secrets kept in the database.
+	Secrets SecretsConfig `yaml:"secrets"`
 	// Outbound is the policy for the addresses the server calls (HTTP
 	// executors, alarm webhooks); see internal/egress and docs/security.md.
 	Outbound egress.Config `yaml:"outbound"`
@@ -57,6 +60,43 @@ type Config struct {
 	// Bootstrap creates groups and jobs at start when they do not exist yet
 	// (matched by app name and job name); existing ones are left alone.
 	Bootstrap Bootstrap `yaml:"bootstrap"`
+}
+
+// SecretsConfig holds the keys that seal group executor tokens, the
+// generated executor token and the run-token secret in the database
+// (AES-256-GCM; see docs/security.md for rotation).
+type SecretsConfig struct {
+	// Key is 32 bytes in base64 (`openssl rand -base64 32`). Empty: those
+	// secrets are stored in plaintext (a warning says so at start). Env
+	// RINGJOB_SECRETS_KEY.
+	Key string `yaml:"key"`
+	// PreviousKeys still open values sealed before a rotation; values are
+	// sealed again with Key at start. Env RINGJOB_SECRETS_PREVIOUS_KEYS
+	// (comma-separated).
+	PreviousKeys []string `yaml:"previous_keys"`
+}
+
+// box builds the sealing box of the keys (nil when no key is set).
+func (s SecretsConfig) box() (*secretbox.Box, error) {
+	if s.Key == "" {
+		if len(s.PreviousKeys) > 0 {
+			return nil, fmt.Errorf("secrets.previous_keys needs secrets.key (the key that seals from now on)")
+		}
+		return nil, nil
+	}
+	cur, err := secretbox.ParseKey(s.Key)
+	if err != nil {
+		return nil, fmt.Errorf("secrets.key: %w", err)
+	}
+	var prev [][]byte
+	for i, k := range s.PreviousKeys {
+		b, err := secretbox.ParseKey(k)
+		if err != nil {
+			return nil, fmt.Errorf("secrets.previous_keys[%d]: %w", i, err)
+		}
+		prev = append(prev, b)
+	}
+	return secretbox.New(cur, prev...)
 }
 
 // LogConfig selects the log level and format.
@@ -254,6 +294,9 @@ func (c *Config) Validate() error {
 			errs = append(errs, err)
 		}
 	}
+	if _, err := c.Secrets.box(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := c.Outbound.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -315,6 +358,10 @@ func loadConfig(path string, getenv func(string) string, fl *flagValues) (*Confi
 	str(&c.API.AdminToken, "RINGJOB_ADMIN_TOKEN")
 	str(&c.Executors.AccessToken, "RINGJOB_EXECUTOR_TOKEN")
 	str(&c.Lambda.Endpoint, "RINGJOB_LAMBDA_ENDPOINT")
+	str(&c.Secrets.Key, "RINGJOB_SECRETS_KEY")
+	if v := getenv("RINGJOB_SECRETS_PREVIOUS_KEYS"); v != "" {
+		c.Secrets.PreviousKeys = strings.Split(v, ",")
+	}
 	str(&c.Scheduler.NodeID, "RINGJOB_NODE_ID")
 	if v := getenv("RINGJOB_PPROF"); v != "" {
 		on, err := strconv.ParseBool(v)

@@ -77,6 +77,9 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
+	if err := sealSecrets(ctx, cfg, st, log); err != nil {
+		return err
+	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -275,4 +278,28 @@ func startMaintenance(ctx context.Context, cfg *Config, st *store.Store, node st
 		stops = append(stops, w.Stop)
 	}
 	return stop, nil
+}
+
+// sealSecrets makes the store seal the secrets it keeps (group executor
+// tokens, the generated executor token, the run-token secret) with the
+// configured key, and seals again what an earlier start stored in
+// plaintext or under a previous key.
+func sealSecrets(ctx context.Context, cfg *Config, st *store.Store, log *logrus.Entry) error {
+	box, err := cfg.Secrets.box()
+	if err != nil {
+		return err
+	}
+	st.UseSecrets(box, service.ExecutorTokenSetting, service.RunTokenSetting)
+	if box == nil {
+		log.Warn("secrets.key is not set: group executor tokens and the run-token secret are stored in plaintext in the database (set RINGJOB_SECRETS_KEY; see docs/security.md)")
+		return nil
+	}
+	n, err := st.SecretsReseal(ctx)
+	if err != nil {
+		return fmt.Errorf("seal stored secrets with secrets.key: %w", err)
+	}
+	if n > 0 {
+		log.WithFields(logrus.Fields{"values": n, "key_id": box.CurrentKeyID()}).Info("sealed stored secrets with the current secrets.key")
+	}
+	return nil
 }
