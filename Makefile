@@ -62,6 +62,16 @@ bench-e2e: ## End-to-end throughput through real targets (bench/e2e), table into
 	$(GO) build -o $(BIN)/bench-e2e ./bench/e2e
 	$(BIN)/bench-e2e -rows "$(E2E_ROWS)" -duration 60s -doc docs/benchmarks.md -out $(BIN)/bench-e2e.jsonl
 
+.PHONY: bench-lifecycle
+bench-lifecycle: ## Data lifecycle and scale (bench/lifecycle, private mariadbd, ~40 min): 1M daily jobs, a big runs table with retention, the stats endpoint
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ringjob ./cmd/ringjob
+	$(GO) run ./bench/lifecycle -mode jobs -throwaway-pool 2G -daily 0 -groups 1 -every 1000 -duration 60s -label baseline-1k-every-second -out $(BIN)/bench-lifecycle.jsonl
+	$(GO) run ./bench/lifecycle -mode jobs -throwaway-pool 2G -daily 1000000 -groups 10000 -every 1000 -duration 60s -server-bin $(BIN)/ringjob -label 1M-daily+1k-every-second -out $(BIN)/bench-lifecycle.jsonl
+	$(GO) run ./bench/lifecycle -mode bigtable -throwaway-pool 2G -rows $(BIG_ROWS) -every 1000 -duration 60s -partitioned -label partitioned -out $(BIN)/bench-lifecycle.jsonl
+	$(GO) run ./bench/lifecycle -mode bigtable -throwaway-pool 2G -rows $(BIG_ROWS) -every 1000 -duration 60s -label rows -out $(BIN)/bench-lifecycle.jsonl
+
+BIG_ROWS ?= 5000000
+
 FUNCTIONS := $(notdir $(wildcard functions/examples/*))
 FUNCTION_ARCHS := arm64 amd64
 
