@@ -36,6 +36,10 @@ test: ## go vet, terraform fmt check, then all tests with the race detector
 	infra/terraform/check fmt
 	$(GO) test -race -timeout 9m ./...
 
+.PHONY: test-faults
+test-faults: ## Long fault-injection suite: 3 replicas, 200 jobs, SIGKILL/SIGSTOP/mariadbd restarts/executor down (~10 min; docs/reliability.md)
+	RINGJOB_FAULTS=long RINGJOB_FAULTS_REPORT=$(CURDIR)/bin/faults-report.md $(GO) test -count=1 -run TestFaultsLong -v -timeout 30m ./faults/
+
 .PHONY: test-short
 test-short: ## Tests without the slow multi-process ones
 	$(GO) test -race -short ./...

@@ -339,7 +339,7 @@ func (f *followups) lost(ctx context.Context) error {
 	}
 	deadNode := map[string]bool{}
 	for _, n := range nodes {
-		if d, err := isDead(ctx, f.st, f.cfg, n, now); err == nil && d {
+		if n.Declared() || n.StoppedMs > 0 {
 			deadNode[n.ID] = true
 		}
 	}

@@ -202,6 +202,10 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 
 	if err := sched.Start(ctx); err != nil {
 		_ = app.Shutdown()
+		if ctx.Err() != nil {
+			log.Info("stopped while starting: signal received")
+			return nil // asked to stop before the scheduler was up: a clean exit
+		}
 		return err
 	}
 	stopMaintenance, err := startMaintenance(ctx, cfg, st, sched.NodeID(), clock, reg, log)
