@@ -53,6 +53,15 @@ bench: ## Scheduler throughput and lag against MariaDB (bench/), then Go benchma
 	$(GO) run ./bench -jobs 10000 -duration 30s
 	$(GO) test -run '^$$' -bench . -benchmem ./schedule ./scheduler
 
+# The end-to-end benchmark of record: the real server on its own MariaDB,
+# real targets in separate processes, measured from the targets' side
+# (bench/e2e). Takes about 15 minutes; writes its table into docs/benchmarks.md.
+E2E_ROWS ?= xxl-batch=1000,5000,10000 xxl-sdk=1000,5000 lambda=1000 local=50,200
+.PHONY: bench-e2e
+bench-e2e: ## End-to-end throughput through real targets (bench/e2e), table into docs/benchmarks.md
+	$(GO) build -o $(BIN)/bench-e2e ./bench/e2e
+	$(BIN)/bench-e2e -rows "$(E2E_ROWS)" -duration 60s -doc docs/benchmarks.md -out $(BIN)/bench-e2e.jsonl
+
 FUNCTIONS := $(notdir $(wildcard functions/examples/*))
 FUNCTION_ARCHS := arm64 amd64
 
@@ -66,6 +75,21 @@ functions: ## Build functions/examples/* as provided.al2023 bootstraps (arm64, a
 		GOOS=linux GOARCH=$$arch CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags "-s -w" -o $$out/bootstrap ./functions/examples/$$fn; \
 		$(BIN)/zipfn -o $$out.zip $$out/bootstrap; \
 	done; done
+
+IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
+
+.PHONY: image
+image: ## Build the multi-arch container image without Docker: bin/image/oci (OCI layout), ringjob-oci.tar, ringjob-linux-ARCH.tar
+	$(GO) run ./cmd/ringjob-image -platforms $(IMAGE_PLATFORMS) -version $(VERSION) -revision "$$(git rev-parse HEAD 2>/dev/null)" -out $(BIN)/image
+
+.PHONY: image-push
+image-push: ## Build the image and push it: make image-push IMAGE_REF=ACCOUNT.dkr.ecr.REGION.amazonaws.com/ringjob:TAG
+	@test -n "$(IMAGE_REF)" || { echo "set IMAGE_REF=REGISTRY/REPO:TAG"; exit 2; }
+	$(GO) run ./cmd/ringjob-image -platforms $(IMAGE_PLATFORMS) -version $(VERSION) -revision "$$(git rev-parse HEAD 2>/dev/null)" -out $(BIN)/image -push $(IMAGE_REF)
+
+.PHONY: image-test
+image-test: ## The image test for every platform of IMAGE_PLATFORMS (make test checks the host's only)
+	RINGJOB_IMAGE_TEST_PLATFORMS=$(IMAGE_PLATFORMS) $(GO) test -count=1 -run 'TestImage|TestDockerfile' -v ./internal/imagebuild
 
 .PHONY: tf-check
 tf-check: ## Terraform: fmt, policy tests, README tables, terraform validate + test (mocked AWS provider from a local mirror)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/pprof"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -43,6 +44,10 @@ type Options struct {
 	BodyLimit int
 	// RequestTimeout bounds the work of one request; 0 = DefaultRequestTimeout.
 	RequestTimeout time.Duration
+	// Pprof serves Go's profiles under /debug/pprof/ to admin tokens (the
+	// same Bearer token as the REST API). Off by default: a profile shows
+	// the server's internals and costs CPU while it is taken.
+	Pprof bool
 }
 
 // server holds what the handlers share.
@@ -105,6 +110,11 @@ func New(o Options) *fiber.App {
 			h(c.Context())
 			return nil
 		})
+	}
+
+	if o.Pprof {
+		// A CPU profile must end within RequestTimeout: ?seconds=20 with the default.
+		app.Use("/debug/pprof", s.authenticate, s.requireAdmin, pprof.New())
 	}
 
 	v1 := app.Group("/api/v1", s.authenticate)

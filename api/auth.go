@@ -6,6 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ringjob/ringjob/service"
+	"github.com/ringjob/ringjob/store"
 )
 
 const localPrincipal = "principal"
@@ -32,5 +33,13 @@ func (s *server) authenticate(c *fiber.Ctx) error {
 		return err
 	}
 	c.Locals(localPrincipal, p)
+	return c.Next()
+}
+
+// requireAdmin lets only admin principals through (after authenticate).
+func (s *server) requireAdmin(c *fiber.Ctx) error {
+	if p, ok := c.Locals(localPrincipal).(service.Principal); !ok || (p.Role != store.RoleAdmin && p.Role != "") {
+		return &apiError{Status: fiber.StatusForbidden, Code: codeForbidden, Message: "only admin tokens may read profiles"}
+	}
 	return c.Next()
 }

@@ -17,6 +17,7 @@ const (
 	codeNotFound         = "not_found"
 	codeConflict         = "conflict"
 	codeUnauthenticated  = "unauthenticated"
+	codeForbidden        = "forbidden"
 	codePayloadTooLarge  = "payload_too_large"
 	codeMethodNotAllowed = "method_not_allowed"
 	codeTargetError      = "target_error"

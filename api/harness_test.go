@@ -71,6 +71,7 @@ type setupOpts struct {
 	noSched   bool            // no scheduler (and no local driver processes)
 	ready     func(context.Context) error
 	bodyLimit int
+	pprof     bool
 }
 
 func openStore(t *testing.T, dialect string) *store.Store {
@@ -115,7 +116,7 @@ func setup(t *testing.T, dialect string, o setupOpts) *bundle {
 	}
 	drv, err := localexec.New(localexec.Config{
 		Commands: []localexec.Command{
-			{Name: "echo", Argv: []string{"/bin/echo"}, ParamsAsArg: true},
+			{Name: "echo", Argv: []string{"/bin/sh", "-c", `printf '%s\n' "$RINGJOB_PARAMS"`}}, // params verbatim, never parsed
 			{Name: "sleep", Argv: []string{"/bin/sleep", "30"}},
 		},
 		KillGrace: time.Second,
@@ -142,7 +143,7 @@ func setup(t *testing.T, dialect string, o setupOpts) *bundle {
 	require.NotEmpty(t, token)
 
 	app := api.New(api.Options{
-		Service: svc, Registry: prometheus.NewRegistry(), Ready: o.ready, Log: log, BodyLimit: o.bodyLimit,
+		Service: svc, Registry: prometheus.NewRegistry(), Ready: o.ready, Log: log, BodyLimit: o.bodyLimit, Pprof: o.pprof,
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -120,7 +120,7 @@ func (e *Executor) sendCallbacks(ctx context.Context, batch []xxlwire.CallbackIt
 // (write, then rename), so the retry service never reads half of it.
 func (e *Executor) persistCallbacks(body []byte) (string, error) {
 	dir := filepath.Join(e.cfg.logDir, callbackDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("create %s: %w", dir, err)
 	}
 	sum := md5.Sum(body)

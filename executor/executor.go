@@ -127,7 +127,7 @@ func (e *Executor) Start(ctx context.Context) error {
 	case e.cfg.address == "":
 		return ErrNoAddress
 	}
-	if err := os.MkdirAll(e.cfg.logDir, 0o755); err != nil {
+	if err := os.MkdirAll(e.cfg.logDir, 0o700); err != nil {
 		return fmt.Errorf("executor: create log directory (WithLogDir): %w", err)
 	}
 	e.started = true

@@ -25,6 +25,11 @@ type Store interface {
 	RunLogRunsAfter(ctx context.Context, afterID int64, limit int) ([]int64, error)
 	RunLogPurge(ctx context.Context, runIDs []int64) (int64, error)
 	ReportMarkGet(ctx context.Context) (store.ReportMark, error)
+	RunPartitionsEnsure(ctx context.Context, p store.RunPartitionsEnsureParams) ([]string, error)
+	RunPartitions(ctx context.Context) ([]store.RunPartition, bool, error)
+	RunPartitionSummarize(ctx context.Context, name string, needed []int64) (store.RunPartitionSummary, error)
+	RunAgesInPartition(ctx context.Context, name string, afterID int64, limit int) ([]store.RunAge, error)
+	RunPartitionDrop(ctx context.Context, name string, maxID int64) error
 }
 
 // LeaseName is the maintenance lease the purging replica holds.
@@ -107,9 +112,11 @@ func (w *Worker) Stop() { w.Loop.Stop() }
 
 // Result counts what one cycle deleted.
 type Result struct {
-	Held bool // false: another replica holds the lease, nothing done
-	Runs int64
-	Logs int64 // log chunks
+	Held    bool // false: another replica holds the lease, nothing done
+	Runs    int64
+	Logs    int64    // log chunks
+	Dropped []string // day partitions dropped (retention.partitioned)
+	Created []string // day partitions created ahead
 }
 
 // Cycle takes the lease and purges until the runs left are all too young
@@ -128,6 +135,11 @@ func (w *Worker) Cycle(ctx context.Context) (Result, error) {
 	now := w.o.Clock.Now()
 	if now.Sub(w.lastRescan) >= rescanEvery || now.Before(w.lastRescan) {
 		w.runCursor, w.logCursor, w.lastRescan = 0, 0, now
+	}
+	if w.o.Config.Partitioned {
+		if err := w.partitions(ctx, pol, &res); err != nil {
+			return res, err
+		}
 	}
 	n, err := w.purgeRuns(ctx, pol)
 	res.Runs += n.Runs
@@ -213,6 +225,13 @@ func (w *Worker) purgeRuns(ctx context.Context, pol policy) (store.RunPurgeResul
 			shortest = min(shortest, g.Runs.D())
 		}
 	}
+	if w.o.Config.Partitioned {
+		// Partition drops take the runs kept for the longest retention; the
+		// walk is left with the groups that keep theirs for less.
+		if shortest >= pol.longest() {
+			return total, nil
+		}
+	}
 	for ctx.Err() == nil {
 		if err := k.refresh(ctx); err != nil {
 			return total, err
@@ -231,7 +250,7 @@ func (w *Worker) purgeRuns(ctx context.Context, pol policy) (store.RunPurgeResul
 				break
 			}
 			w.runCursor = a.ID
-			if k.keep(a) {
+			if k.keep(a) || w.o.Config.Partitioned && pol.runsFor(a.GroupID) >= pol.longest() {
 				continue
 			}
 			cutoff := now.Add(-pol.runsFor(a.GroupID)).UnixMilli()
@@ -242,6 +261,7 @@ func (w *Worker) purgeRuns(ctx context.Context, pol policy) (store.RunPurgeResul
 				del = append(del, a.ID)
 			}
 		}
+		t := time.Now()
 		if len(del) > 0 {
 			n, err := w.o.Store.RunPurge(ctx, del)
 			total.Runs += n.Runs
@@ -260,7 +280,7 @@ func (w *Worker) purgeRuns(ctx context.Context, pol policy) (store.RunPurgeResul
 		if held, err := w.renew(ctx); err != nil || !held {
 			return total, err
 		}
-		if len(del) > 0 && !pause(ctx, w.o.Config.Pause) {
+		if len(del) > 0 && !pause(ctx, max(w.o.Config.Pause, time.Since(t))) {
 			return total, ctx.Err()
 		}
 	}
@@ -319,6 +339,7 @@ func (w *Worker) purgeLogs(ctx context.Context, pol policy) (int64, error) {
 				del = append(del, id)
 			}
 		}
+		t := time.Now()
 		if len(del) > 0 {
 			n, err := w.o.Store.RunLogPurge(ctx, del)
 			total += n
@@ -335,7 +356,7 @@ func (w *Worker) purgeLogs(ctx context.Context, pol policy) (int64, error) {
 		if held, err := w.renew(ctx); err != nil || !held {
 			return total, err
 		}
-		if len(del) > 0 && !pause(ctx, w.o.Config.Pause) {
+		if len(del) > 0 && !pause(ctx, max(w.o.Config.Pause, time.Since(t))) {
 			return total, ctx.Err()
 		}
 	}

@@ -2,21 +2,19 @@ package schedule
 
 import (
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/robfig/cron/v3"
 )
 
-// cronParser compiles the normalised six-field expression once validate has
-// accepted it. Its schedules are evaluated on naive wall clocks (in UTC), so
-// robfig's own time zone and DST handling is never used.
-var cronParser = cron.NewParser(cron.Second | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow)
+// This file parses the Quartz cron dialect (see doc.go) into a cronSpec;
+// cronspec.go evaluates it. Values are held as bit masks: bit v set means the
+// value v matches.
 
-const cronFieldsHelp = "(fields: sec min hour day-of-month month day-of-week)"
+const cronFieldsHelp = "(fields: sec min hour day-of-month month day-of-week [year])"
 
-// Positions of the six fields.
+// Positions of the seven fields.
 const (
 	fieldSecond = iota
 	fieldMinute
@@ -24,17 +22,24 @@ const (
 	fieldDom
 	fieldMonth
 	fieldDow
+	fieldYear
+)
+
+// Year limits, as EventBridge and Quartz document them.
+const (
+	minYear = 1970
+	maxYear = 2199
 )
 
 type cronField struct {
-	pos       int // fieldSecond ... fieldDow
+	pos       int // fieldSecond ... fieldYear
 	name      string
 	min, max  int
 	names     map[string]int // upper case
 	namesHelp string
 }
 
-var cronFields = [6]cronField{
+var cronFields = [7]cronField{
 	{pos: fieldSecond, name: "second", min: 0, max: 59},
 	{pos: fieldMinute, name: "minute", min: 0, max: 59},
 	{pos: fieldHour, name: "hour", min: 0, max: 23},
@@ -43,12 +48,16 @@ var cronFields = [6]cronField{
 		"JAN": 1, "FEB": 2, "MAR": 3, "APR": 4, "MAY": 5, "JUN": 6,
 		"JUL": 7, "AUG": 8, "SEP": 9, "OCT": 10, "NOV": 11, "DEC": 12,
 	}},
-	{pos: fieldDow, name: "day-of-week", min: 0, max: 6, namesHelp: "SUN-SAT", names: map[string]int{
-		"SUN": 0, "MON": 1, "TUE": 2, "WED": 3, "THU": 4, "FRI": 5, "SAT": 6,
+	{pos: fieldDow, name: "day-of-week", min: 1, max: 7, namesHelp: "SUN-SAT", names: map[string]int{
+		"SUN": 1, "MON": 2, "TUE": 3, "WED": 4, "THU": 5, "FRI": 6, "SAT": 7,
 	}},
+	{pos: fieldYear, name: "year", min: minYear, max: maxYear},
 }
 
-// descriptors are the robfig shorthands we accept, as six-field expressions.
+// dowHelp explains the day-of-week numbers wherever one is rejected.
+const dowHelp = "1=SUN, 2=MON ... 7=SAT, as in Quartz, XXL-JOB and EventBridge; names such as MON-FRI avoid any doubt"
+
+// descriptors are the shorthands we accept, as six-field expressions.
 var descriptors = map[string]string{
 	"@yearly":   "0 0 0 1 1 ?",
 	"@annually": "0 0 0 1 1 ?",
@@ -62,61 +71,26 @@ var descriptors = map[string]string{
 // daysInMonth is the longest each month gets (February in leap years).
 var daysInMonth = [13]int{0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}
 
-// maxSkips bounds the candidates Next discards before giving up; each skip
-// jumps past a whole zone period or past `after`, so a handful is plenty.
-const maxSkips = 64
+// valueSet is a bit set of a field's values, offset by the field's base
+// (1970 for the year, 0 otherwise), wide enough for 1970-2199.
+type valueSet [4]uint64
 
-// cronSchedule fires on a cron expression read on the wall clock of loc.
-type cronSchedule struct {
-	expr string             // normalised six-field expression
-	spec *cron.SpecSchedule // evaluated on naive wall clocks
-	loc  *time.Location
+func (s *valueSet) add(i int)      { s[i/64] |= 1 << uint(i%64) }
+func (s *valueSet) has(i int) bool { return i >= 0 && i < 256 && s[i/64]&(1<<uint(i%64)) != 0 }
+func (s *valueSet) word() uint64   { return s[0] }
+func (s *valueSet) empty() bool    { return s[0]|s[1]|s[2]|s[3] == 0 }
+func (s *valueSet) union(o valueSet) {
+	s[0], s[1], s[2], s[3] = s[0]|o[0], s[1]|o[1], s[2]|o[2], s[3]|o[3]
 }
 
-// String returns the normalised six-field expression.
-func (c *cronSchedule) String() string { return c.expr }
-
-// Next returns the first fire strictly after `after`; see doc.go for the DST rules.
-func (c *cronSchedule) Next(after time.Time) (time.Time, bool) {
-	// Every wall time up to after's own wall clock maps to an instant no later
-	// than after (the mapping never decreases), so the search starts there.
-	x := wallClock(after, c.loc)
-	for range maxSkips {
-		w, ok := c.nextWall(x)
-		if !ok {
-			return time.Time{}, false
-		}
-		r := resolveWall(w, c.loc)
-		if r.at.After(after) {
-			return r.at, true
-		}
-		// w is a repeated wall time whose first occurrence is already past
-		// (after lies in the second occurrence). Every wall time that maps into
-		// the same zone period before min(after, period end) is past too: jump
-		// over them.
-		last := after
-		if !r.end.IsZero() && !last.Before(r.end) {
-			last = r.end.Add(-time.Nanosecond)
-		}
-		x = last.Add(r.offset).UTC()
-		if x.Before(w) {
-			x = w
+// next returns the first member >= i, or -1.
+func (s *valueSet) next(i int) int {
+	for i = max(i, 0); i < 256; i = (i/64 + 1) * 64 {
+		if w := s[i/64] >> uint(i%64); w != 0 {
+			return i + bits.TrailingZeros64(w)
 		}
 	}
-	return time.Time{}, false
-}
-
-// nextWall returns the first naive wall time strictly after x that matches.
-// robfig gives up after five years; one retry covers the eight-year gap
-// between some 29 Februaries.
-func (c *cronSchedule) nextWall(x time.Time) (time.Time, bool) {
-	for range 2 {
-		if w := c.spec.Next(x); !w.IsZero() {
-			return w, true
-		}
-		x = time.Date(x.Year()+5, time.December, 31, 23, 59, 59, 0, time.UTC)
-	}
-	return time.Time{}, false
+	return -1
 }
 
 func parseCron(conf string, loc *time.Location) (Schedule, error) {
@@ -125,41 +99,66 @@ func parseCron(conf string, loc *time.Location) (Schedule, error) {
 	if err != nil {
 		return nil, err
 	}
-	var masks [6]uint64
-	for i, f := range cronFields {
-		m, msg := f.parse(fields[i])
+	spec, err := compileCron(expr, fields)
+	if err != nil {
+		return nil, err
+	}
+	norm := strings.Join(fields[:6], " ")
+	if fields[fieldYear] != "*" {
+		norm += " " + fields[fieldYear]
+	}
+	return &cronSchedule{expr: norm, spec: spec, loc: loc}, nil
+}
+
+// compileCron validates the seven fields and builds the spec.
+func compileCron(expr string, fields [7]string) (*cronSpec, error) {
+	spec := &cronSpec{}
+	var sets [7]valueSet
+	for _, i := range []int{fieldSecond, fieldMinute, fieldHour, fieldMonth, fieldYear} {
+		s, msg := cronFields[i].parse(fields[i])
 		if msg != "" {
 			return nil, cronError(expr, "%s", msg)
 		}
-		masks[i] = m
+		sets[i] = s
 	}
-	domWild := isWildcard(fields[fieldDom])
-	dowWild := isWildcard(fields[fieldDow])
-	if !domWild && !dowWild {
+	spec.sec, spec.min, spec.hour, spec.month = sets[fieldSecond].word(), sets[fieldMinute].word(), sets[fieldHour].word(), sets[fieldMonth].word()
+	if fields[fieldYear] != "*" {
+		spec.years = &sets[fieldYear]
+	}
+	domWild, dowWild := isWildcard(fields[fieldDom]), isWildcard(fields[fieldDow])
+	if msg := spec.days.parseDom(fields[fieldDom]); msg != "" {
+		return nil, cronError(expr, "%s", msg)
+	}
+	if msg := spec.days.parseDow(fields[fieldDow]); msg != "" {
+		return nil, cronError(expr, "%s", msg)
+	}
+	switch {
+	case !domWild && !dowWild:
 		return nil, cronError(expr, "day-of-month %q and day-of-week %q are both set, but only one may be; set the other to ?, e.g. \"0 0 2 ? * MON\" or \"0 0 2 1 * ?\"",
 			fields[fieldDom], fields[fieldDow])
+	case domWild && dowWild:
+		spec.days.kind = daysAny
+	case dowWild:
+		spec.days.kind = daysOfMonth
+		if d := spec.days; d.last == 0 && d.nearest == 0 && d.nearestLast == 0 && !dateOccurs(d.dom, spec.month) {
+			return nil, cronError(expr, "day-of-month %q never occurs in month %q, so the expression would never fire; pick days that exist in those months",
+				fields[fieldDom], fields[fieldMonth])
+		}
+	default:
+		spec.days.kind = daysOfWeek
 	}
-	if dowWild && !dateOccurs(masks[fieldDom], masks[fieldMonth]) {
-		return nil, cronError(expr, "day-of-month %q never occurs in month %q, so the expression would never fire; pick days that exist in those months",
-			fields[fieldDom], fields[fieldMonth])
+	if !spec.fires() {
+		return nil, cronError(expr, "never fires: no date matches day-of-month %q, month %q, day-of-week %q and year %q together",
+			fields[fieldDom], fields[fieldMonth], fields[fieldDow], fields[fieldYear])
 	}
-	norm := strings.Join(fields[:], " ")
-	parsed, perr := cronParser.Parse(norm)
-	if perr != nil {
-		return nil, &ParseError{Field: FieldConf, Msg: fmt.Sprintf("cron %q: %v %s", expr, perr, cronFieldsHelp), Err: perr}
-	}
-	spec, ok := parsed.(*cron.SpecSchedule)
-	if !ok {
-		return nil, cronError(expr, "compiled to an unexpected %T", parsed)
-	}
-	naive := *spec
-	naive.Location = time.UTC
-	return &cronSchedule{expr: norm, spec: &naive, loc: loc}, nil
+	return spec, nil
 }
 
-// cronSplit checks the shape of the expression and returns its six fields.
-func cronSplit(expr string) ([6]string, error) {
-	var out [6]string
+// cronSplit checks the shape of the expression and returns its seven fields
+// (the year "*" when absent). An EventBridge expression, cron(min hour dom
+// month dow year), becomes the Quartz one with second 0.
+func cronSplit(expr string) ([7]string, error) {
+	var out [7]string
 	if expr == "" {
 		return out, confError("cron expression is empty; write six fields with seconds first, e.g. \"0 0 2 * * ?\" for 02:00:00 every day %s", cronFieldsHelp)
 	}
@@ -176,16 +175,24 @@ func cronSplit(expr string) ([6]string, error) {
 		}
 		return out, cronError(expr, "unknown descriptor; use @yearly, @monthly, @weekly, @daily, @hourly or six fields")
 	}
+	if inner, ok := cutEventBridge(expr); ok {
+		fields := strings.Fields(inner)
+		if len(fields) != 6 {
+			return out, cronError(expr, "an EventBridge expression cron(...) has six fields, minutes hours day-of-month month day-of-week year, e.g. cron(0 12 * * ? *); got %d", len(fields))
+		}
+		out[0] = "0"
+		copy(out[1:], fields)
+		return out, nil
+	}
+	if strings.HasPrefix(strings.ToLower(expr), "rate(") || strings.HasPrefix(strings.ToLower(expr), "at(") {
+		return out, cronError(expr, "EventBridge rate() and at() expressions are not cron; use schedule type fixed_rate (seconds) or at (a time)")
+	}
 	fields := strings.Fields(expr)
 	switch n := len(fields); {
 	case n == 5:
 		return out, cronError(expr, "has 5 fields, but six are required with seconds first; to fire at second 0 prefix \"0 \": %q", "0 "+strings.Join(fields, " "))
-	case n == 7:
-		if fields[6] != "*" {
-			return out, cronError(expr, "year %q is not supported; the optional 7th field (year) may only be *; for a single date use schedule type at", fields[6])
-		}
-		fields = fields[:6]
-	case n != 6:
+	case n == 6, n == 7:
+	default:
 		plural := "s"
 		if n == 1 {
 			plural = ""
@@ -193,70 +200,100 @@ func cronSplit(expr string) ([6]string, error) {
 		return out, cronError(expr, "has %d field%s, but six are required with seconds first, e.g. \"0 0 2 * * ?\"", n, plural)
 	}
 	copy(out[:], fields)
+	if len(fields) == 6 {
+		out[fieldYear] = "*"
+		if looksEventBridge(fields) {
+			return out, cronError(expr, "reads as an EventBridge expression (minutes hours day-of-month month day-of-week year); Ringjob's fields start with seconds, so write it as %q or prefix \"0 \"",
+				"cron("+strings.Join(fields, " ")+")")
+		}
+	}
 	return out, nil
 }
 
-// parse validates one field and returns the set of values it matches as a
-// bit mask, or a message saying what is wrong.
-func (f cronField) parse(text string) (uint64, string) {
+// cutEventBridge returns the fields inside cron(...).
+func cutEventBridge(expr string) (string, bool) {
+	if len(expr) < 6 || !strings.EqualFold(expr[:5], "cron(") || !strings.HasSuffix(expr, ")") {
+		return "", false
+	}
+	return expr[5 : len(expr)-1], true
+}
+
+// looksEventBridge reports whether six fields fail as Quartz (? in the hour
+// or month field) but parse as EventBridge's minutes ... year. No valid
+// Quartz expression has ? there, so this never rejects one.
+func looksEventBridge(f []string) bool {
+	if f[2] != "?" && f[4] != "?" {
+		return false
+	}
+	_, err := compileCron("", [7]string{"0", f[0], f[1], f[2], f[3], f[4], f[5]})
+	return err == nil
+}
+
+// parse validates a field without the day specials and returns its values,
+// or a message saying what is wrong.
+func (f cronField) parse(text string) (valueSet, string) {
+	var set valueSet
 	if text == "?" {
 		if f.pos != fieldDom && f.pos != fieldDow {
-			return 0, fmt.Sprintf("? is only allowed in day-of-month and day-of-week; use * in %s", f.name)
+			return set, fmt.Sprintf("? is only allowed in day-of-month and day-of-week; use * in %s", f.name)
 		}
 		return f.span(f.min, f.max, 1), ""
 	}
-	var mask uint64
 	for item := range strings.SplitSeq(text, ",") {
 		if item == "?" {
-			return 0, fmt.Sprintf("%s %q: ? must stand alone in its field", f.name, text)
+			return set, fmt.Sprintf("%s %q: ? must stand alone in its field", f.name, text)
 		}
-		m, msg := f.parseItem(item)
+		s, msg := f.parseItem(item)
 		if msg != "" {
-			return 0, msg
+			return set, msg
 		}
-		mask |= m
+		set.union(s)
 	}
-	return mask, ""
+	return set, ""
 }
 
-func (f cronField) parseItem(item string) (uint64, string) {
+func (f cronField) parseItem(item string) (valueSet, string) {
+	var none valueSet
 	if item == "" {
-		return 0, fmt.Sprintf("%s has an empty item in its comma list", f.name)
-	}
-	if msg := f.unsupported(item); msg != "" {
-		return 0, msg
+		return none, fmt.Sprintf("%s has an empty item in its comma list", f.name)
 	}
 	rng, stepText, hasStep := strings.Cut(item, "/")
 	if strings.Contains(stepText, "/") {
-		return 0, fmt.Sprintf("%s %q has more than one /", f.name, item)
+		return none, fmt.Sprintf("%s %q has more than one /", f.name, item)
 	}
 	var lo, hi int
 	switch {
 	case rng == "*":
 		lo, hi = f.min, f.max
 	case rng == "?":
-		return 0, fmt.Sprintf("%s %q: ? cannot take a step; use */N", f.name, item)
+		return none, fmt.Sprintf("%s %q: ? cannot take a step; use */N", f.name, item)
 	default:
 		a, b, isRange := strings.Cut(rng, "-")
 		var msg string
 		if lo, msg = f.value(a, item); msg != "" {
-			return 0, msg
+			return none, msg
 		}
 		switch {
 		case isRange:
 			if strings.Contains(b, "-") {
-				return 0, fmt.Sprintf("%s %q has more than one -", f.name, item)
+				return none, fmt.Sprintf("%s %q has more than one -", f.name, item)
 			}
 			if hi, msg = f.value(b, item); msg != "" {
-				return 0, msg
+				return none, msg
 			}
 			if hi < lo {
-				return 0, fmt.Sprintf("%s range %q runs backwards; ranges may not wrap, split it, e.g. %d-%d,%d-%d", f.name, rng, lo, f.max, f.min, hi)
+				if f.pos == fieldYear {
+					return none, fmt.Sprintf("year range %q runs backwards", rng)
+				}
+				hi += f.max - f.min + 1 // Quartz's overflowing range: 22-2 is 22,23,0,1,2
 			}
 		case hasStep: // "5/15" means from 5 to the end, every 15
 			hi = f.max
 		default:
 			hi = lo
+		}
+		if hasStep && f.names != nil && (!isDigits(a) || isRange && !isDigits(b)) {
+			return none, fmt.Sprintf("%s %q: a step after a name is read differently by Quartz (which ignores it) and other crons; start the step with a number, e.g. %d/%s, or list the values", f.name, item, lo, stepText)
 		}
 	}
 	step := 1
@@ -264,7 +301,7 @@ func (f cronField) parseItem(item string) (uint64, string) {
 		spanLen := f.max - f.min + 1
 		n, err := strconv.Atoi(stepText)
 		if err != nil || n < 1 || n > spanLen || !isDigits(stepText) {
-			return 0, fmt.Sprintf("%s step %q in %q must be a whole number from 1 to %d", f.name, stepText, item, spanLen)
+			return none, fmt.Sprintf("%s step %q in %q must be a whole number from 1 to %d", f.name, stepText, item, spanLen)
 		}
 		step = n
 	}
@@ -280,6 +317,9 @@ func (f cronField) value(s, item string) (int, string) {
 		return v, ""
 	}
 	if !isDigits(s) {
+		if strings.ContainsAny(strings.ToUpper(s), "LW#") {
+			return 0, fmt.Sprintf("%s %q: L, W and # are only allowed in day-of-month (L, L-3, LW, 15W) and day-of-week (L, 6L, 6#3), each standing alone", f.name, item)
+		}
 		if f.names != nil {
 			return 0, fmt.Sprintf("%s %q is not a number or a name (%s)", f.name, s, f.namesHelp)
 		}
@@ -289,49 +329,26 @@ func (f cronField) value(s, item string) (int, string) {
 	if err != nil || v < f.min || v > f.max {
 		msg := fmt.Sprintf("%s %s is out of range %d-%d", f.name, s, f.min, f.max)
 		if f.pos == fieldDow {
-			msg += " (0=SUN ... 6=SAT, not Quartz's 1=SUN ... 7=SAT; names such as MON-FRI avoid the confusion)"
+			msg += " (" + dowHelp + ")"
 		}
 		return 0, msg
 	}
 	return v, ""
 }
 
-// unsupported reports the Quartz extensions we do not implement.
-func (f cronField) unsupported(item string) string {
-	const tail = "is not supported; Ringjob cron has no L, W or #, list the days explicitly"
-	up := strings.ToUpper(item)
-	if strings.Contains(up, "#") {
-		return fmt.Sprintf("%s %q: # (nth weekday of the month) %s", f.name, item, tail)
+// span returns lo, lo+step, ... up to hi; values past the field's maximum
+// wrap around (an overflowing range).
+func (f cronField) span(lo, hi, step int) valueSet {
+	var s valueSet
+	base := 0
+	if f.pos == fieldYear {
+		base = minYear
 	}
-	switch f.pos {
-	case fieldDom:
-		switch {
-		case strings.Contains(up, "L") && strings.Contains(up, "W"):
-			return fmt.Sprintf("%s %q: LW (last weekday of the month) %s", f.name, item, tail)
-		case strings.Contains(up, "L"):
-			return fmt.Sprintf("%s %q: L (last day of the month) %s", f.name, item, tail)
-		case strings.Contains(up, "W"):
-			return fmt.Sprintf("%s %q: W (nearest weekday) %s", f.name, item, tail)
-		}
-	case fieldDow:
-		if base, ok := strings.CutSuffix(up, "L"); ok {
-			if _, isName := f.names[up]; !isName {
-				if _, msg := f.value(base, item); msg == "" || base == "" {
-					return fmt.Sprintf("%s %q: L (last given weekday of the month) %s", f.name, item, tail)
-				}
-			}
-		}
-	}
-	return ""
-}
-
-// span returns the bits lo, lo+step, ... up to hi.
-func (f cronField) span(lo, hi, step int) uint64 {
-	var m uint64
+	n := f.max - f.min + 1
 	for v := lo; v <= hi; v += step {
-		m |= 1 << uint(v)
+		s.add((v-f.min)%n + f.min - base)
 	}
-	return m
+	return s
 }
 
 func isWildcard(field string) bool { return field == "*" || field == "?" }
@@ -354,10 +371,8 @@ func dateOccurs(days, months uint64) bool {
 		if months&(1<<uint(m)) == 0 {
 			continue
 		}
-		for d := 1; d <= daysInMonth[m]; d++ {
-			if days&(1<<uint(d)) != 0 {
-				return true
-			}
+		if days&(1<<uint(daysInMonth[m]+1)-2) != 0 {
+			return true
 		}
 	}
 	return false

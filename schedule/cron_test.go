@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robfig/cron/v3"
 	"github.com/stretchr/testify/require"
 )
 
@@ -72,11 +71,11 @@ func TestCron_Next(t *testing.T) {
 			want: []string{"2026-01-05T09:00:00Z", "2026-01-07T09:00:00Z", "2026-01-12T09:00:00Z"},
 		},
 		{
-			name: "numeric day of week 0 is Sunday", expr: "0 0 12 ? * 0", after: "2026-01-01T00:00:00Z",
+			name: "numeric day of week 1 is Sunday (Quartz)", expr: "0 0 12 ? * 1", after: "2026-01-01T00:00:00Z",
 			want: []string{"2026-01-04T12:00:00Z", "2026-01-11T12:00:00Z"},
 		},
 		{
-			name: "numeric day of week 1-5 is Monday to Friday", expr: "0 0 12 ? * 1-5", after: "2026-01-03T00:00:00Z", // a Saturday
+			name: "numeric day of week 2-6 is Monday to Friday (Quartz)", expr: "0 0 12 ? * 2-6", after: "2026-01-03T00:00:00Z", // a Saturday
 			want: []string{"2026-01-05T12:00:00Z", "2026-01-06T12:00:00Z", "2026-01-07T12:00:00Z", "2026-01-08T12:00:00Z", "2026-01-09T12:00:00Z", "2026-01-12T12:00:00Z"},
 		},
 		{
@@ -154,55 +153,34 @@ func TestCron_AfterLocationIrrelevant(t *testing.T) {
 	}
 }
 
-// The compiled robfig schedule matches exactly the values our validator read,
-// so robfig's Vixie-style "day-of-month OR day-of-week" rule never applies.
-func TestCron_MasksMatchRobfig(t *testing.T) {
-	t.Parallel()
-
-	exprs := []string{
-		"* * * * * ?", "*/5 * * * * ?", "3/20 1-10/3 0,12 * JAN-MAR,DEC ?",
-		"0 0 9 ? * MON-FRI", "0 0 0 ? * sun,SAT", "0 0 0 1,15,31 */2 *", "0 0 0 ? * 0-6/2",
-		"59 59 23 31 12 ?", "0 0 0 ? * *",
-	}
-	for _, expr := range exprs {
-		t.Run(expr, func(t *testing.T) {
-			t.Parallel()
-
-			fields, err := cronSplit(expr)
-			require.NoError(t, err)
-			s := mustParse(t, KindCron, expr, "").(*cronSchedule)
-			got := []uint64{s.spec.Second, s.spec.Minute, s.spec.Hour, s.spec.Dom, s.spec.Month, s.spec.Dow}
-			for i, f := range cronFields {
-				mask, msg := f.parse(fields[i])
-				require.Empty(t, msg)
-				require.Equal(t, mask, got[i]&^(1<<63), "field %s", f.name)
-			}
-			require.Equal(t, time.UTC, s.spec.Location)
-		})
-	}
-}
-
 // Every fire matches the expression on the job's wall clock (outside DST
-// transitions; see TestCronDST for those).
+// transitions; see TestCronDST for those), and no matching wall time is
+// skipped between fires.
 func TestCron_FiresMatchExpression(t *testing.T) {
 	t.Parallel()
 
-	p := cron.NewParser(cron.Second | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow)
-	exprs := []string{"*/7 */13 * * * ?", "0 0 9 ? * MON-FRI", "0 15 10 ? * 1,3,5", "30 0 */3 10-20 * ?"}
+	exprs := []string{
+		"*/7 */13 * * * ?", "0 0 9 ? * MON-FRI", "0 15 10 ? * 2,4,6", "30 0 */3 10-20 * ?",
+		"0 0 12 L * ?", "0 0 12 15W * ?", "0 0 12 LW * ?", "0 0 12 ? * 6L", "0 0 12 ? * 2#1", "0 0 22-2 ? * FRI-MON",
+	}
 	for _, expr := range exprs {
 		t.Run(expr, func(t *testing.T) {
 			t.Parallel()
 
-			rs, err := p.Parse(expr)
-			require.NoError(t, err)
 			loc := mustZone(t, "Asia/Tokyo")
 			s := mustParse(t, KindCron, expr, "Asia/Tokyo")
-			fires := Preview(s, instant(t, "2026-06-01T00:00:00Z"), 200)
-			require.Len(t, fires, 200)
+			spec := s.(*cronSchedule).spec
+			from := instant(t, "2026-06-01T00:00:00Z")
+			fires := Preview(s, from, 60)
+			require.Len(t, fires, 60)
+			prev := wallOf(from, loc)
 			for _, f := range fires {
-				w := f.In(loc)
-				// A matching wall time is the next match after the second before it.
-				require.Equal(t, w, rs.Next(w.Add(-time.Second)).In(loc), "fire %s does not match %q", w, expr)
+				w := wallOf(f, loc)
+				require.True(t, wallMatches(spec, w), "fire %s does not match %q", w, expr)
+				next, ok := bruteWallNext(spec, prev, w)
+				require.True(t, ok)
+				require.Equal(t, w, next, "a matching wall time before the fire %s was skipped", w)
+				prev = w
 			}
 		})
 	}
@@ -229,6 +207,9 @@ func TestCron_String(t *testing.T) {
 	s := mustParse(t, KindCron, " 0  0 2 * * ? * ", "")
 	require.Equal(t, "0 0 2 * * ?", fmt.Sprint(s))
 	require.Equal(t, "0 0 0 * * ?", fmt.Sprint(mustParse(t, KindCron, "@midnight", "")))
+	require.Equal(t, "0 15 10 ? * 6L 2002-2005", fmt.Sprint(mustParse(t, KindCron, "0 15 10 ? * 6L 2002-2005", "")))
+	require.Equal(t, "0 0 12 * * ?", fmt.Sprint(mustParse(t, KindCron, "cron(0 12 * * ? *)", "")), "EventBridge becomes Quartz with second 0")
+	require.Equal(t, "0 0 9 ? * 2#1 2027", fmt.Sprint(mustParse(t, KindCron, "cron(0 9 ? * 2#1 2027)", "")))
 }
 
 func BenchmarkCronNext(b *testing.B) {

@@ -19,33 +19,67 @@
 //
 // # Cron dialect
 //
-// Six fields, seconds first, as Quartz and XXL-JOB:
+// Quartz's, as XXL-JOB and Amazon EventBridge use it: an expression moved
+// from either fires on the same days here. Six fields, seconds first, and an
+// optional year:
 //
-//	sec  min  hour  day-of-month  month  day-of-week
-//	0-59 0-59 0-23  1-31          1-12   0-6
-//	                              JAN-DEC SUN-SAT
+//	sec  min  hour  day-of-month  month    day-of-week  [year]
+//	0-59 0-59 0-23  1-31          1-12     1-7          1970-2199
+//	                L W           JAN-DEC  SUN-SAT L #
 //
-// Each field is a comma list of *, N, N-M, */S, N/S (from N to the end, every S)
-// or N-M/S. Names are case-insensitive. ? means "any" and is allowed only in
-// day-of-month and day-of-week. An optional seventh field (year) is accepted
-// only as * and dropped. The shorthands @yearly, @annually, @monthly, @weekly,
-// @daily, @midnight and @hourly are accepted. Expressions are compiled by
-// github.com/robfig/cron/v3 after this package has validated them.
+// Day-of-week counts 1=SUN, 2=MON ... 7=SAT (not Vixie cron's 0=SUN); 0 is
+// rejected. Names are case-insensitive.
 //
-// Day-of-week numbers follow robfig and Vixie cron: 0=SUN, 1=MON ... 6=SAT.
-// They are NOT Quartz's 1=SUN ... 7=SAT, so a Quartz "2-6" (Monday to Friday)
-// is "1-5" here. 7 is rejected rather than guessed, because Quartz reads it as
-// Saturday and Vixie cron as Sunday. Names (MON-FRI) mean the same everywhere;
-// prefer them, especially when moving jobs from XXL-JOB.
+// Each field is a comma list of *, N, N-M, */S, N/S (from N to the end of
+// the field, every S) or N-M/S. A range may overflow, as in Quartz: hours
+// 22-2 are 22, 23, 0, 1, 2 and FRI-MON is Friday to Monday (not in the
+// year). A step after a name (MON/2) is rejected because Quartz ignores such
+// a step; write 2/2 or list the days. ? means "any" and is allowed only in
+// day-of-month and day-of-week. At most one of the two may be restricted;
+// the other must be * or ? (Quartz insists on ?; * is accepted here too).
 //
-// At most one of day-of-month and day-of-week may be restricted; the other must
-// be * or ? (the Quartz rule; robfig's "either day matches" rule never applies).
+// Day-of-month also takes, alone or in a list:
+//
+//   - L, the last day of the month; L-3, three days before it (0-30);
+//   - 15W, the weekday (Monday to Friday) nearest the 15th, never leaving
+//     the month: Saturday the 1st gives Monday the 3rd, Sunday the 31st gives
+//     Friday the 29th; a day the month does not have (31W in April) gives no
+//     fire that month;
+//   - LW, the last weekday of the month; L-3W, the weekday nearest L-3.
+//
+// Day-of-week also takes, standing alone as in Quartz: L alone (Saturday,
+// the last day of the week), 6L or FRIL (the last Friday of the month), and
+// 6#3 or FRI#3 (the third Friday; #1 to #5, no fire in a month without a
+// fifth).
+//
+// The year field takes the same items (no L, W or #); without it every year
+// matches. An expression whose years have all passed parses but never fires
+// again; one that can never fire at all (30 February, the fifth Monday of
+// February 2027) is rejected.
+//
+// An EventBridge expression is accepted as written there, cron(minutes hours
+// day-of-month month day-of-week year), e.g. cron(0 18 ? * MON-FRI *), and
+// stored as the Quartz expression with second 0. Six bare fields that only
+// make sense as EventBridge's are rejected with that hint. rate() and at()
+// are not cron: use fixed_rate and at.
+//
+// The shorthands @yearly, @annually, @monthly, @weekly (Sunday midnight),
+// @daily, @midnight and @hourly are accepted.
 //
 // Rejected with an error that says how to fix it: five-field expressions
-// (prefix "0 " for second 0), year values other than *, Quartz's L, W, LW and #,
-// ranges that wrap (22-2; write 22-23,0-2), both day fields restricted, dates
-// that never occur (30 February, 31 April), steps of 0 or longer than the
-// field, TZ= prefixes (use the time zone field), and @every (use fixed_rate).
+// (prefix "0 " for second 0), both day fields restricted, dates that never
+// occur, L or # in a day-of-week list, W on a range, steps of 0 or longer
+// than the field, TZ= prefixes (use the time zone field), and @every (use
+// fixed_rate).
+//
+// Expressions from Ringjob's first dialect (day-of-week 0=SUN ... 6=SAT) are
+// rewritten once by the store's migration 0030 (UpgradeLegacyCron): numbers
+// become names, so every job keeps firing on the same days.
+//
+// Evaluation is this package's own (robfig/cron, used before, has none of
+// L, W, # or the year): the next matching wall time is found field by field,
+// with the matching days of each month computed once, and mapped to an
+// instant with the rules below.
 //
 // # Time zones and DST
 //
@@ -70,6 +104,12 @@
 //     a frequent schedule pauses for the repeated hour. Use fixed_rate for
 //     intervals of elapsed time.
 //
+// Repeated wall times fire once, at their first occurrence, as in Quartz and
+// EventBridge Scheduler. For wall times in a gap the three differ: Quartz
+// (and so XXL-JOB) fires them shifted by the gap (02:30 becomes 03:30),
+// EventBridge Scheduler skips them, and Ringjob fires once at the gap end, so
+// a daily job neither runs late nor misses its day.
+//
 // So a daily job fires exactly once on the nights the clocks change, chained
 // fires are strictly increasing, and Next(after) is the earliest such instant
 // strictly after `after`, wherever `after` falls (even inside a repeated hour).
@@ -82,7 +122,7 @@
 // time_zone and whose message names what was wrong and how to fix it, for
 // example:
 //
-//	cron "0 0 25 * * ?": hour 25 is out of range 0-23 (fields: sec min hour day-of-month month day-of-week)
+//	cron "0 0 25 * * ?": hour 25 is out of range 0-23 (fields: sec min hour day-of-month month day-of-week [year])
 //
 // Every such error matches ErrInvalid with errors.Is.
 package schedule

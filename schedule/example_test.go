@@ -29,5 +29,5 @@ func ExampleParse_error() {
 	_, err := schedule.Parse(schedule.KindCron, "0 2 * * *", "")
 	fmt.Println(err)
 	// Output:
-	// cron "0 2 * * *": has 5 fields, but six are required with seconds first; to fire at second 0 prefix "0 ": "0 0 2 * * *" (fields: sec min hour day-of-month month day-of-week)
+	// cron "0 2 * * *": has 5 fields, but six are required with seconds first; to fire at second 0 prefix "0 ": "0 0 2 * * *" (fields: sec min hour day-of-month month day-of-week [year])
 }

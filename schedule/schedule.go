@@ -37,7 +37,7 @@ type Schedule interface {
 
 // Parse validates and compiles a schedule. tz is an IANA zone name ("" = UTC).
 // Errors name what was wrong and how to fix it, e.g.
-// `cron "0 0 25 * * ?": hour 25 is out of range 0-23 (fields: sec min hour day-of-month month day-of-week)`.
+// `cron "0 0 25 * * ?": hour 25 is out of range 0-23 (fields: sec min hour day-of-month month day-of-week [year])`.
 // Every error is a *ParseError and matches ErrInvalid.
 func Parse(kind Kind, conf string, tz string) (Schedule, error) {
 	loc, err := LoadZone(tz)

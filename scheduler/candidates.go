@@ -50,6 +50,17 @@ func newCandidates(st *store.Store, clock clockwork.Clock, drivers *targets.Regi
 		groups: map[int64]cachedGroup{}, execs: map[string]cachedExecs{}}
 }
 
+// forget drops every cached group and registration list, so the next
+// dispatch of each group reads them again (a group was edited or an
+// executor registered through this replica). Edits made through another
+// replica are seen when the entries expire (ttl).
+func (c *candidates) forget() {
+	c.mu.Lock()
+	c.groups = map[int64]cachedGroup{}
+	c.execs = map[string]cachedExecs{}
+	c.mu.Unlock()
+}
+
 // list returns the job's candidate targets in routing order.
 func (c *candidates) list(ctx context.Context, job *store.Job) ([]string, store.Group, error) {
 	g, err := c.group(ctx, job.GroupID)

@@ -48,3 +48,38 @@ func TestSilentExecutorIsDroppedAfter90s(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, left, "dropped from the registry")
 }
+
+// Candidates are cached, so a dispatch does not read the registry; a change
+// made through this replica (ForgetTargets) is seen by the next dispatch.
+func TestForgetTargetsSeesANewExecutorAtOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "sqlite", noon)
+	ctx := context.Background()
+	g, err := b.st.GroupCreate(ctx, store.GroupCreateParams{AppName: "orders", GroupExecutorSettings: store.GroupExecutorSettings{AcceptRegistrations: true}, NowMs: noon.UnixMilli()})
+	require.NoError(t, err)
+	j, err := b.st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: g.ID, Name: "sync", ScheduleType: "none", TimeZone: "UTC", ShardCount: 1}, NowMs: noon.UnixMilli()})
+	require.NoError(t, err)
+	require.NoError(t, b.st.RegistryUpsert(ctx, store.RegistryUpsertParams{AppName: "orders", Address: "rec://exec-b:9999", NowMs: noon.UnixMilli()}))
+	n := b.startNode("a", nil)
+	b.settle(1)
+	trigger := func(want int) string {
+		t.Helper()
+		run, _, err := n.s.Trigger(ctx, schedulerTrigger(j.ID))
+		require.NoError(t, err)
+		b.waitDispatched(want)
+		for _, r := range b.waitSettledRuns(j.ID) {
+			if r.ID == run.ID {
+				return r.Target
+			}
+		}
+		t.Fatalf("run %d not found", run.ID)
+		return ""
+	}
+	require.Equal(t, "rec://exec-b:9999", trigger(1))
+
+	// exec-a sorts first, so `first` routing picks it once it is a candidate.
+	require.NoError(t, b.st.RegistryUpsert(ctx, store.RegistryUpsertParams{AppName: "orders", Address: "rec://exec-a:9999", NowMs: noon.UnixMilli()}))
+	require.Equal(t, "rec://exec-b:9999", trigger(2), "within the cache's life the registry is not read again")
+	n.s.ForgetTargets()
+	require.Equal(t, "rec://exec-a:9999", trigger(3))
+}

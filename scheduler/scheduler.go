@@ -267,6 +267,12 @@ func (s *Scheduler) Trigger(ctx context.Context, p TriggerParams) (run store.Run
 	return run, true, nil
 }
 
+// ForgetTargets drops the cached groups and executor registrations that
+// dispatches choose targets from; call it after a group was edited or an
+// executor registered or left through this replica. Other replicas see such
+// changes within two seconds (the cache's lifetime).
+func (s *Scheduler) ForgetTargets() { s.disp.candidates.forget() }
+
 // Sink returns the targets.Sink drivers report to.
 func (s *Scheduler) Sink() targets.BatchSink { return ledgerSink{s} }
 

@@ -50,6 +50,9 @@ type ExecutorsOptions struct {
 	// CheckAddress, when set, vets the address of a registration (the
 	// outbound policy); an error refuses it.
 	CheckAddress func(ctx context.Context, address string) error
+	// OnRegistryChange, when set, hears that an executor registered for the
+	// first time or left, so caches of dispatch candidates can be dropped.
+	OnRegistryChange func()
 }
 
 // Executors serves what HTTP executors ask of the server: registry beats,
@@ -64,6 +67,9 @@ type Executors struct {
 	metrics   *executorMetrics
 	// checkAddress vets registered addresses (the outbound policy).
 	checkAddress func(ctx context.Context, address string) error
+	// dir answers Auth from memory (what every dispatch asks).
+	dir      *executorDirectory
+	onChange func()
 }
 
 // executorMetrics count what the executor API refused.
@@ -102,7 +108,12 @@ func NewExecutors(o ExecutorsOptions) *Executors {
 		l.SetOutput(discardWriter{})
 		log = logrus.NewEntry(l)
 	}
-	return &Executors{st: o.Store, sink: o.Sink, clock: clock, log: log, metrics: newExecutorMetrics(o.Metrics), checkAddress: o.CheckAddress}
+	onChange := o.OnRegistryChange
+	if onChange == nil {
+		onChange = func() {}
+	}
+	return &Executors{st: o.Store, sink: o.Sink, clock: clock, log: log, metrics: newExecutorMetrics(o.Metrics), checkAddress: o.CheckAddress,
+		dir: newExecutorDirectory(o.Store, clock), onChange: onChange}
 }
 
 type discardWriter struct{}
@@ -169,35 +180,29 @@ func (e *Executors) Token() string { return e.token }
 
 // Auth returns how the server talks to an executor address: the token of
 // the group it registered under (or the global one), its app name, and
-// whether that group speaks XXL-JOB 3.5.
+// whether that group speaks XXL-JOB 3.5. It reads the executor directory in
+// memory, not the database (see DirectoryTTL for how fresh it is).
 func (e *Executors) Auth(ctx context.Context, target string) (appName, token string, protocol35 bool, err error) {
+	app, g, ok, err := e.dir.appOf(ctx, target)
+	if err != nil {
+		return "", "", false, err
+	}
+	if app == "" {
+		return "", e.token, false, nil
+	}
 	token = e.token
-	list, err := e.st.RegistryList(ctx, store.RegistryListParams{})
-	if err != nil {
-		return "", "", false, err
-	}
-	addr := normalizeAddress(target)
-	for _, x := range list {
-		if x.Address == addr {
-			appName = x.AppName
-			break
-		}
-	}
-	if appName == "" {
-		return "", token, false, nil
-	}
-	g, ok, err := e.st.GroupExecutorSettingsByApp(ctx, appName)
-	if err != nil {
-		return "", "", false, err
-	}
 	if ok {
 		if g.AccessToken != "" {
 			token = g.AccessToken
 		}
 		protocol35 = g.Protocol == xxlwire.Protocol35
 	}
-	return appName, token, protocol35, nil
+	return app, token, protocol35, nil
 }
+
+// GroupsChanged drops what the executor directory knows about groups; the
+// service layer calls it after it created, changed or deleted a group.
+func (e *Executors) GroupsChanged() { e.dir.invalidate() }
 
 // validateRegistry checks an executor's registry beat or goodbye.
 func validateRegistry(p xxlwire.RegistryRequest) error {
@@ -231,7 +236,15 @@ func (e *Executors) Register(ctx context.Context, token string, p xxlwire.Regist
 	if err := e.authorizeRegistry(ctx, token, p.RegistryKey, addr, true); err != nil {
 		return err
 	}
-	return e.st.RegistryUpsert(ctx, store.RegistryUpsertParams{AppName: p.RegistryKey, Address: addr, NowMs: e.clock.Now().UnixMilli()})
+	known := e.dir.knows(ctx, p.RegistryKey, addr) // before the write, which a reload would see
+	if err := e.st.RegistryUpsert(ctx, store.RegistryUpsertParams{AppName: p.RegistryKey, Address: addr, NowMs: e.clock.Now().UnixMilli()}); err != nil {
+		return err
+	}
+	if !known { // a new executor, not a heartbeat
+		e.dir.invalidate()
+		e.onChange()
+	}
+	return nil
 }
 
 // Unregister removes an executor that is shutting down; it needs the same
@@ -244,7 +257,12 @@ func (e *Executors) Unregister(ctx context.Context, token string, p xxlwire.Regi
 	if err := e.authorizeRegistry(ctx, token, p.RegistryKey, addr, false); err != nil {
 		return err
 	}
-	return e.st.RegistryRemove(ctx, p.RegistryKey, addr)
+	if err := e.st.RegistryRemove(ctx, p.RegistryKey, addr); err != nil {
+		return err
+	}
+	e.dir.invalidate()
+	e.onChange()
+	return nil
 }
 
 // RegistryRefusedError is a registration the group does not allow. Its text

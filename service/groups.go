@@ -125,6 +125,7 @@ func (s *Service) CreateGroup(ctx context.Context, p GroupCreateParams) (store.G
 	if err != nil {
 		return store.Group{}, fmt.Errorf("create group %q: %w", p.AppName, err)
 	}
+	s.changed()
 	return g, nil
 }
 
@@ -191,6 +192,7 @@ func (s *Service) UpdateGroup(ctx context.Context, p GroupUpdateParams) (store.G
 	if err != nil {
 		return store.Group{}, notFoundOr(err, "group", p.ID, fmt.Sprintf("update group %d", p.ID))
 	}
+	s.changed()
 	return g, nil
 }
 
@@ -200,6 +202,7 @@ func (s *Service) DeleteGroup(ctx context.Context, id int64) error {
 	err := s.st.GroupDelete(ctx, id)
 	switch {
 	case err == nil:
+		s.changed()
 		return nil
 	case errors.Is(err, store.ErrConflict):
 		return &ConflictError{Message: fmt.Sprintf("group %d still has jobs; delete them or move them to another group first", id)}

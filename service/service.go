@@ -32,6 +32,10 @@ type Options struct {
 	// AlarmChannels are the alarm channel names the server declares; a job
 	// may name only these.
 	AlarmChannels []string
+	// OnGroupChange, when set, is called after a group was created, changed
+	// or deleted, so that caches of groups (dispatch candidates, executor
+	// tokens) are dropped at once on this replica.
+	OnGroupChange func()
 }
 
 // Service is the one service layer over groups, jobs, runs and API tokens.
@@ -42,6 +46,7 @@ type Service struct {
 	drivers  *targets.Registry
 	clock    clockwork.Clock
 	channels map[string]bool
+	changed  func()
 }
 
 // New builds a Service. It panics when Store or Drivers is nil, which is a
@@ -58,7 +63,11 @@ func New(o Options) *Service {
 	for _, c := range o.AlarmChannels {
 		channels[c] = true
 	}
-	return &Service{st: o.Store, trig: o.Scheduler, drivers: o.Drivers, clock: clock, channels: channels}
+	changed := o.OnGroupChange
+	if changed == nil {
+		changed = func() {}
+	}
+	return &Service{st: o.Store, trig: o.Scheduler, drivers: o.Drivers, clock: clock, channels: channels, changed: changed}
 }
 
 func (s *Service) nowMs() int64 { return s.clock.Now().UnixMilli() }

@@ -131,6 +131,25 @@ func TestEnsureAdminToken(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, "configured", p.TokenName)
 				require.NotContains(t, tableText(t, b.st), configured)
+
+				// Replacing api.admin_token revokes the old one at the next start;
+				// the generated token stays.
+				replaced := "replaced-token-with-enough-entropy-9876543210"
+				_, err = b.svc.EnsureAdminToken(ctx, replaced)
+				require.NoError(t, err)
+				_, err = b.svc.Authenticate(ctx, configured)
+				require.ErrorIs(t, err, service.ErrUnauthenticated, "the previous config token is revoked")
+				_, err = b.svc.Authenticate(ctx, replaced)
+				require.NoError(t, err)
+				_, err = b.svc.Authenticate(ctx, tok)
+				require.NoError(t, err, "tokens that did not come from the config stay")
+
+				// Removing it from the config revokes it too.
+				gen, err = b.svc.EnsureAdminToken(ctx, "")
+				require.NoError(t, err)
+				require.Empty(t, gen, "another token exists, so none is generated")
+				_, err = b.svc.Authenticate(ctx, replaced)
+				require.ErrorIs(t, err, service.ErrUnauthenticated)
 			})
 			t.Run("short configured token is refused", func(t *testing.T) {
 				_, err := b.svc.EnsureAdminToken(ctx, "secret")

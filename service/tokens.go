@@ -51,9 +51,16 @@ func HashToken(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// ConfiguredTokenName names the API token that comes from api.admin_token.
+const ConfiguredTokenName = "configured"
+
 // EnsureAdminToken makes sure the REST API can be used and nobody else can:
 //   - configured non-empty: its hash is stored (role admin, name
-//     "configured") unless it is already; returns "".
+//     "configured") unless it is already, and any other token that an
+//     earlier config stored is deleted (replacing api.admin_token revokes
+//     the old one); returns "".
+//   - configured empty: tokens an earlier config stored are deleted (the
+//     config no longer grants them), then as below.
 //   - otherwise, when no token exists at all: generates one, stores its hash,
 //     and returns it; the caller shows it once, it cannot be read back.
 //   - otherwise: returns "".
@@ -65,15 +72,24 @@ func (s *Service) EnsureAdminToken(ctx context.Context, configured string) (gene
 		}
 		hash := HashToken(configured)
 		if _, err := s.st.TokenByHash(ctx, hash); err == nil {
+			if _, err := s.st.TokenDeleteByName(ctx, ConfiguredTokenName, hash); err != nil {
+				return "", fmt.Errorf("revoke the previous configured admin token: %w", err)
+			}
 			return "", nil
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return "", fmt.Errorf("look up the configured admin token: %w", err)
 		}
-		_, err := s.st.TokenCreate(ctx, store.TokenCreateParams{Name: "configured", TokenHash: hash, Role: store.RoleAdmin, NowMs: s.nowMs()})
+		_, err := s.st.TokenCreate(ctx, store.TokenCreateParams{Name: ConfiguredTokenName, TokenHash: hash, Role: store.RoleAdmin, NowMs: s.nowMs()})
 		if err != nil && !errors.Is(err, store.ErrConflict) { // a replica starting alongside stored it first
 			return "", fmt.Errorf("store the configured admin token: %w", err)
 		}
+		if _, err := s.st.TokenDeleteByName(ctx, ConfiguredTokenName, hash); err != nil {
+			return "", fmt.Errorf("revoke the previous configured admin token: %w", err)
+		}
 		return "", nil
+	}
+	if _, err := s.st.TokenDeleteByName(ctx, ConfiguredTokenName, ""); err != nil {
+		return "", fmt.Errorf("revoke the configured admin token that the config no longer has: %w", err)
 	}
 	n, err := s.st.TokenCount(ctx)
 	if err != nil {

@@ -41,6 +41,7 @@ func (mysqlDialect) ddl(sql string) string {
 		"{{AUTO_ID}}", "BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY",
 		"{{TABLE}}", "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
 		"{{LONGTEXT}}", "MEDIUMTEXT",
+		"{{MYSQL_ONLY}}", "",
 	).Replace(sql)
 }
 func (mysqlDialect) skipLocked() string   { return " FOR UPDATE SKIP LOCKED" }
@@ -73,6 +74,8 @@ func (sqliteDialect) ddl(sql string) string {
 		"{{AUTO_ID}}", "INTEGER PRIMARY KEY AUTOINCREMENT",
 		"{{TABLE}}", "",
 		"{{LONGTEXT}}", "TEXT",
+		// A statement SQLite does not need (column widths): a comment line.
+		"{{MYSQL_ONLY}}", "-- ",
 	).Replace(sql)
 }
 

@@ -23,8 +23,12 @@ func (s *Store) GroupCreate(ctx context.Context, p GroupCreateParams) (Group, er
 	if err != nil {
 		return Group{}, fmt.Errorf("encode group members: %w", err)
 	}
+	token, err := s.sealGroupToken(p.AppName, p.AccessToken)
+	if err != nil {
+		return Group{}, err
+	}
 	res, err := s.db.ExecContext(ctx, "INSERT INTO job_groups (app_name, title, members, access_token, protocol, accept_registrations, created_ms, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-		p.AppName, p.Title, string(members), p.AccessToken, p.Protocol, boolInt(p.AcceptRegistrations), p.NowMs, p.NowMs)
+		p.AppName, p.Title, string(members), token, p.Protocol, boolInt(p.AcceptRegistrations), p.NowMs, p.NowMs)
 	if err != nil {
 		if s.d.isDuplicate(err) {
 			return Group{}, fmt.Errorf("group app_name %q: %w", p.AppName, ErrConflict)
@@ -53,8 +57,12 @@ func (s *Store) GroupUpdate(ctx context.Context, p GroupUpdateParams) (Group, er
 	if err != nil {
 		return Group{}, fmt.Errorf("encode group members: %w", err)
 	}
+	token, err := s.sealGroupTokenOf(ctx, p.ID, p.AccessToken)
+	if err != nil {
+		return Group{}, err
+	}
 	res, err := s.db.ExecContext(ctx, "UPDATE job_groups SET title = ?, members = ?, access_token = ?, protocol = ?, accept_registrations = ?, updated_ms = ? WHERE id = ?",
-		p.Title, string(members), p.AccessToken, p.Protocol, boolInt(p.AcceptRegistrations), p.NowMs, p.ID)
+		p.Title, string(members), token, p.Protocol, boolInt(p.AcceptRegistrations), p.NowMs, p.ID)
 	if err != nil {
 		return Group{}, fmt.Errorf("update group %d: %w", p.ID, err)
 	}
@@ -68,7 +76,7 @@ func (s *Store) GroupUpdate(ctx context.Context, p GroupUpdateParams) (Group, er
 
 const groupCols = "id, app_name, title, members, access_token, protocol, accept_registrations, created_ms, updated_ms"
 
-func scanGroup(sc interface{ Scan(...any) error }) (Group, error) {
+func (s *Store) scanGroup(sc interface{ Scan(...any) error }) (Group, error) {
 	var g Group
 	var members string
 	var accept int
@@ -76,6 +84,10 @@ func scanGroup(sc interface{ Scan(...any) error }) (Group, error) {
 		return Group{}, err
 	}
 	g.AcceptRegistrations = accept != 0
+	var err error
+	if g.AccessToken, err = s.box.Open(g.AccessToken, groupTokenAAD(g.AppName)); err != nil {
+		return Group{}, fmt.Errorf("executor token of group %s: %w", g.AppName, err)
+	}
 	if err := json.Unmarshal([]byte(members), &g.Members); err != nil {
 		return Group{}, fmt.Errorf("decode members of group %d: %w", g.ID, err)
 	}
@@ -84,7 +96,7 @@ func scanGroup(sc interface{ Scan(...any) error }) (Group, error) {
 
 // GroupGet reads a group by id.
 func (s *Store) GroupGet(ctx context.Context, id int64) (Group, error) {
-	g, err := scanGroup(s.db.QueryRowContext(ctx, "SELECT "+groupCols+" FROM job_groups WHERE id = ?", id))
+	g, err := s.scanGroup(s.db.QueryRowContext(ctx, "SELECT "+groupCols+" FROM job_groups WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Group{}, fmt.Errorf("group %d: %w", id, ErrNotFound)
 	}
@@ -103,7 +115,7 @@ func (s *Store) GroupList(ctx context.Context) ([]Group, error) {
 	defer rows.Close()
 	var out []Group
 	for rows.Next() {
-		g, err := scanGroup(rows)
+		g, err := s.scanGroup(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list groups: %w", err)
 		}

@@ -294,6 +294,7 @@ func (s *Store) jobDeleteCascade() []string {
 	return []string{
 		"DELETE FROM run_logs WHERE run_id IN (SELECT id FROM runs WHERE job_id = ?)",
 		"DELETE FROM runs WHERE job_id = ?",
+		"DELETE FROM run_keys WHERE job_id = ?",
 	}
 }
 

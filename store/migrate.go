@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"fmt"
 	"io/fs"
@@ -14,14 +15,30 @@ import (
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-// Migration is one versioned schema change.
+// Migration is one versioned change: SQL from migrations/NNNN_name.sql, or
+// a data migration in Go (Data) for changes SQL cannot express.
 type Migration struct {
 	Version int
 	Name    string
 	SQL     string
+	Data    DataMigration
 }
 
-// Migrations lists the embedded migrations in version order.
+// DataMigration rewrites stored data in Go, for example expressions whose
+// syntax changed. It runs in one transaction with the recording of its
+// version, so it is applied exactly once, and must only use tx. Register it
+// in dataMigrations with a version from the same sequence as the SQL files
+// (the two may not share a number); it runs in version order after the
+// migrations before it.
+type DataMigration func(ctx context.Context, tx *sql.Tx) error
+
+// dataMigrations are the migrations written in Go.
+var dataMigrations = []Migration{
+	{Version: 30, Name: "0030_cron_day_of_week_names", Data: migrateCronDayOfWeek},
+}
+
+// Migrations lists the embedded SQL migrations and the data migrations in
+// version order.
 func Migrations() ([]Migration, error) {
 	entries, err := fs.ReadDir(migrationFS, "migrations")
 	if err != nil {
@@ -43,6 +60,17 @@ func Migrations() ([]Migration, error) {
 			return nil, fmt.Errorf("read migration %s: %w", name, err)
 		}
 		out = append(out, Migration{Version: v, Name: strings.TrimSuffix(name, ".sql"), SQL: string(body)})
+	}
+	seen := map[int]string{}
+	for _, m := range out {
+		seen[m.Version] = m.Name
+	}
+	for _, m := range dataMigrations {
+		if other, dup := seen[m.Version]; dup {
+			return nil, fmt.Errorf("data migration %s: version %d is taken by %s", m.Name, m.Version, other)
+		}
+		seen[m.Version] = m.Name
+		out = append(out, m)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
 	return out, nil
@@ -92,6 +120,13 @@ func (s *Store) Migrate(ctx context.Context) (applied []string, err error) {
 		if done[m.Version] {
 			continue
 		}
+		if m.Data != nil {
+			if err := s.runDataMigration(ctx, conn, m); err != nil {
+				return applied, err
+			}
+			applied = append(applied, m.Name)
+			continue
+		}
 		for _, stmt := range splitStatements(s.d.ddl(m.SQL)) {
 			if _, err := conn.ExecContext(ctx, stmt); err != nil {
 				return applied, fmt.Errorf("migration %s: %w\nstatement: %s", m.Name, err, stmt)
@@ -104,6 +139,26 @@ func (s *Store) Migrate(ctx context.Context) (applied []string, err error) {
 		applied = append(applied, m.Name)
 	}
 	return applied, nil
+}
+
+// runDataMigration runs a Go migration and records it in one transaction.
+func (s *Store) runDataMigration(ctx context.Context, conn *sql.Conn, m Migration) error {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migration %s: begin: %w", m.Name, err)
+	}
+	defer tx.Rollback()
+	if err := m.Data(ctx, tx); err != nil {
+		return fmt.Errorf("migration %s: %w", m.Name, err)
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_ms) VALUES (?, ?, ?)",
+		m.Version, m.Name, time.Now().UnixMilli()); err != nil {
+		return fmt.Errorf("migration %s: record: %w", m.Name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migration %s: commit: %w", m.Name, err)
+	}
+	return nil
 }
 
 // MigrationsPending reports how many embedded migrations are not applied

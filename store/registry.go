@@ -94,12 +94,23 @@ func (s *Store) SettingGet(ctx context.Context, name string) (value string, ok b
 	if err != nil {
 		return "", false, fmt.Errorf("read setting %s: %w", name, err)
 	}
+	if s.sealedSettings[name] {
+		if value, err = s.box.Open(value, settingAAD(name)); err != nil {
+			return "", false, fmt.Errorf("setting %s: %w", name, err)
+		}
+	}
 	return value, true, nil
 }
 
 // SettingInit sets a setting unless it is set already, and returns the value
 // that holds afterwards (so concurrent first starts agree on one value).
 func (s *Store) SettingInit(ctx context.Context, name, value string, nowMs int64) (string, error) {
+	if s.sealedSettings[name] {
+		var err error
+		if value, err = s.box.Seal(value, settingAAD(name)); err != nil {
+			return "", err
+		}
+	}
 	if _, err := s.db.ExecContext(ctx, s.d.insertIgnore()+" INTO settings (name, value, updated_ms) VALUES (?, ?, ?)", name, value, nowMs); err != nil {
 		return "", fmt.Errorf("initialise setting %s: %w", name, err)
 	}
@@ -119,8 +130,12 @@ type GroupExecutorSettings struct {
 
 // GroupSetExecutorSettings sets a group's executor token and protocol.
 func (s *Store) GroupSetExecutorSettings(ctx context.Context, groupID int64, p GroupExecutorSettings) error {
+	token, err := s.sealGroupTokenOf(ctx, groupID, p.AccessToken)
+	if err != nil {
+		return err
+	}
 	res, err := s.db.ExecContext(ctx, "UPDATE job_groups SET access_token = ?, protocol = ?, accept_registrations = ? WHERE id = ?",
-		p.AccessToken, p.Protocol, boolInt(p.AcceptRegistrations), groupID)
+		token, p.Protocol, boolInt(p.AcceptRegistrations), groupID)
 	if err != nil {
 		return fmt.Errorf("set executor settings of group %d: %w", groupID, err)
 	}
@@ -141,6 +156,9 @@ func (s *Store) GroupExecutorSettingsByApp(ctx context.Context, appName string) 
 	}
 	if err != nil {
 		return g, false, fmt.Errorf("read executor settings of group %s: %w", appName, err)
+	}
+	if g.AccessToken, err = s.box.Open(g.AccessToken, groupTokenAAD(appName)); err != nil {
+		return g, false, fmt.Errorf("executor token of group %s: %w", appName, err)
 	}
 	return g, true, nil
 }

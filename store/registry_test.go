@@ -115,3 +115,38 @@ func TestConcurrentLogAppends(t *testing.T) {
 		}
 	})
 }
+
+func TestAcceptBatchSetsEachRunsOwnValues(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		j := mkJob(t, st, "j", t0)
+		var ids []int64
+		for i := 0; i < 5; i++ {
+			r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0 + int64(i), TriggerType: kind.TriggerManual, Owner: "n", CreatedMs: t0})
+			require.NoError(t, err)
+			ids = append(ids, r.ID)
+		}
+		_, err := st.RunClaimBatch(ctx, store.RunClaimParams{IDs: ids, Owner: "n", NowMs: t0})
+		require.NoError(t, err)
+		targets := []string{"http://a:1", "http://a:1", "http://b:2", "http://a:1", "http://b:2"}
+		var accepts []store.RunAccept
+		for i, id := range ids {
+			accepts = append(accepts, store.RunAccept{ID: id, Target: targets[i], Message: "accepted by " + targets[i]})
+		}
+		accepts[4].Message = "accepted late"
+		require.NoError(t, st.RunAcceptBatch(ctx, accepts))
+		for i, id := range ids {
+			r, err := st.RunGet(ctx, id)
+			require.NoError(t, err)
+			require.Equal(t, kind.RunRunning, r.State)
+			require.Equal(t, targets[i], r.Target, "run %d", i)
+			require.Equal(t, accepts[i].Message, r.Message, "run %d", i)
+		}
+		// Every run of a batch to one executor: plain values.
+		require.NoError(t, st.RunAcceptBatch(ctx, []store.RunAccept{{ID: ids[0], Target: "http://c:3", Message: "again"}, {ID: ids[1], Target: "http://c:3", Message: "again"}}))
+		r, _ := st.RunGet(ctx, ids[1])
+		require.Equal(t, "http://c:3", r.Target, "the target is always recorded")
+		require.Equal(t, "accepted by http://a:1", r.Message, "the message only while dispatching")
+	})
+}

@@ -221,6 +221,10 @@ func (s *Store) RunPurge(ctx context.Context, ids []int64) (RunPurgeResult, erro
 		return out, fmt.Errorf("purge logs of %d runs: %w", len(ids), err)
 	}
 	out.Logs, _ = res.RowsAffected()
+	if _, err := tx.ExecContext(ctx, "DELETE FROM run_keys WHERE run_id IN ("+placeholders(len(ids))+") AND run_id NOT IN (SELECT id FROM runs WHERE id IN ("+
+		placeholders(len(ids))+"))", append(int64Args(ids), int64Args(ids)...)...); err != nil {
+		return out, fmt.Errorf("purge idempotency keys of %d runs: %w", len(ids), err)
+	}
 	if err := tx.Commit(); err != nil {
 		return out, fmt.Errorf("purge %d runs: commit: %w", len(ids), err)
 	}

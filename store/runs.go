@@ -45,6 +45,8 @@ type RunCreateParams struct {
 
 // RunCreate inserts one run in state scheduled. With an idempotency key that
 // the job has used before, it returns the earlier run and created=false.
+// Keys live in run_keys, claimed in the run's own transaction, so two
+// concurrent requests with one key make one run.
 func (s *Store) RunCreate(ctx context.Context, p RunCreateParams) (run Run, created bool, err error) {
 	var key, sched any
 	if p.IdempotencyKey != "" {
@@ -56,17 +58,38 @@ func (s *Store) RunCreate(ctx context.Context, p RunCreateParams) (run Run, crea
 	if p.ShardTotal < 1 {
 		p.ShardTotal = 1
 	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Run{}, false, fmt.Errorf("create run for job %d: begin: %w", p.JobID, err)
+	}
+	defer tx.Rollback()
+	if key != nil {
+		res, err := tx.ExecContext(ctx, s.d.insertIgnore()+" INTO run_keys (job_id, idempotency_key, run_id, created_ms) VALUES (?, ?, 0, ?)", p.JobID, p.IdempotencyKey, p.CreatedMs)
+		if err != nil {
+			return Run{}, false, fmt.Errorf("create run for job %d: claim idempotency key: %w", p.JobID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			var id int64
+			if err := tx.QueryRowContext(ctx, "SELECT run_id FROM run_keys WHERE job_id = ? AND idempotency_key = ?", p.JobID, p.IdempotencyKey).Scan(&id); err != nil {
+				return Run{}, false, fmt.Errorf("create run for job %d: read the run of idempotency key: %w", p.JobID, err)
+			}
+			_ = tx.Rollback()
+			existing, err := s.RunGet(ctx, id)
+			return existing, false, err
+		}
+	}
 	var follow any
 	if p.FollowSuccess {
 		follow = followupArmed
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, sched_fire, trigger_type, state, owner,
+	res, err := tx.ExecContext(ctx, `INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, sched_fire, trigger_type, state, owner,
  handler, params, message, created_ms, idempotency_key, retry_of, followup) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,'',?,?,?,?)`,
 		p.JobID, p.GroupID, p.ScheduledMs, p.ShardIndex, p.ShardTotal, p.Attempt, sched, p.TriggerType, kind.RunScheduled, p.Owner,
 		p.Handler, p.Params, p.CreatedMs, key, p.RetryOf, follow)
 	if err != nil {
-		if s.d.isDuplicate(err) {
-			existing, gerr := s.runByDedupe(ctx, p)
+		if s.d.isDuplicate(err) && key == nil {
+			_ = tx.Rollback()
+			existing, gerr := s.runByFire(ctx, p)
 			if gerr != nil {
 				return Run{}, false, fmt.Errorf("create run for job %d: duplicate, and reading the existing run failed: %w", p.JobID, gerr)
 			}
@@ -78,19 +101,22 @@ func (s *Store) RunCreate(ctx context.Context, p RunCreateParams) (run Run, crea
 	if err != nil {
 		return Run{}, false, fmt.Errorf("create run for job %d: read id: %w", p.JobID, err)
 	}
+	if key != nil {
+		if _, err := tx.ExecContext(ctx, "UPDATE run_keys SET run_id = ? WHERE job_id = ? AND idempotency_key = ?", id, p.JobID, p.IdempotencyKey); err != nil {
+			return Run{}, false, fmt.Errorf("create run for job %d: record idempotency key: %w", p.JobID, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return Run{}, false, fmt.Errorf("create run for job %d: commit: %w", p.JobID, err)
+	}
 	r, err := s.RunGet(ctx, id)
 	return r, err == nil, err
 }
 
-func (s *Store) runByDedupe(ctx context.Context, p RunCreateParams) (Run, error) {
-	var row *sql.Row
-	if p.IdempotencyKey != "" {
-		row = s.db.QueryRowContext(ctx, "SELECT "+runCols+" FROM runs WHERE job_id = ? AND idempotency_key = ?", p.JobID, p.IdempotencyKey)
-	} else {
-		row = s.db.QueryRowContext(ctx, "SELECT "+runCols+" FROM runs WHERE job_id = ? AND scheduled_ms = ? AND shard_index = ? AND attempt = ? AND sched_fire = 1",
-			p.JobID, p.ScheduledMs, p.ShardIndex, p.Attempt)
-	}
-	return scanRun(row)
+// runByFire reads the schedule-derived run of a fire (job, time, shard, attempt).
+func (s *Store) runByFire(ctx context.Context, p RunCreateParams) (Run, error) {
+	return scanRun(s.db.QueryRowContext(ctx, "SELECT "+runCols+" FROM runs WHERE job_id = ? AND scheduled_ms = ? AND shard_index = ? AND attempt = ? AND sched_fire = 1",
+		p.JobID, p.ScheduledMs, p.ShardIndex, p.Attempt))
 }
 
 // RunGet reads a run by id.

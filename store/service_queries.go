@@ -27,7 +27,7 @@ func (s *Store) GroupListPage(ctx context.Context, p GroupListPageParams) ([]Gro
 	defer rows.Close()
 	var out []Group
 	for rows.Next() {
-		g, err := scanGroup(rows)
+		g, err := s.scanGroup(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list groups: %w", err)
 		}

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/ringjob/ringjob/internal/secretbox"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -18,6 +21,9 @@ import (
 type Store struct {
 	db *sql.DB
 	d  dialect
+	// box seals secrets at rest (nil = plaintext); see UseSecrets.
+	box            *secretbox.Box
+	sealedSettings map[string]bool
 }
 
 // Kind reports the database kind: "mysql" or "sqlite".
@@ -121,10 +127,8 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 	if path == "" {
 		return nil, fmt.Errorf("sqlite path is empty")
 	}
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("create directory for sqlite database %s: %w", path, err)
-		}
+	if err := prepareSQLiteFile(path); err != nil {
+		return nil, err
 	}
 	dsn := "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
 	db, err := sql.Open("sqlite", dsn)
@@ -138,7 +142,53 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
+	// The WAL and shared-memory files exist now; SQLite gives them the
+	// database file's mode, but files left by an older version may be wider.
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if err := privateFile(path + suffix); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
 	return &Store{db: db, d: sqliteDialect{}}, nil
+}
+
+// prepareSQLiteFile creates the database's directory (0700) and file (0600)
+// when they do not exist, and narrows an existing file to 0600: the
+// database holds run params, logs and token hashes, for the server's user
+// only. An existing directory is left as it is (it may be shared).
+func prepareSQLiteFile(path string) error {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("create directory for sqlite database %s: %w", path, err)
+		}
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	switch {
+	case err == nil:
+		return f.Close()
+	case errors.Is(err, fs.ErrExist):
+		return privateFile(path)
+	default:
+		return fmt.Errorf("create sqlite database %s: %w", path, err)
+	}
+}
+
+// privateFile narrows an existing file to 0600 (a missing one is fine).
+func privateFile(path string) error {
+	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", path, err)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		if err := os.Chmod(path, st.Mode().Perm()&0o700); err != nil {
+			return fmt.Errorf("make %s private (0600): %w", path, err)
+		}
+	}
+	return nil
 }
 
 // placeholders returns "?,?,?" with n marks.

@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -421,4 +423,32 @@ func TestOpenURL(t *testing.T) {
 	_, err = store.Open(context.Background(), "mysql://root:secret@127.0.0.1:1/x")
 	require.Error(t, err)
 	require.False(t, strings.Contains(err.Error(), "secret"), "password must not leak into errors: %v", err)
+}
+
+// TestSQLiteFilesArePrivate: the database, its WAL and shared memory are
+// created 0600 in a 0700 directory, and an old world-readable file is
+// narrowed when opened.
+func TestSQLiteFilesArePrivate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "data")
+	path := filepath.Join(dir, "ringjob.db")
+	st, err := store.OpenSQLite(ctx, path)
+	require.NoError(t, err)
+	_, err = st.Migrate(ctx)
+	require.NoError(t, err)
+	for p, want := range map[string]os.FileMode{dir: 0o700, path: 0o600, path + "-wal": 0o600, path + "-shm": 0o600} {
+		fi, err := os.Stat(p)
+		require.NoError(t, err, p)
+		require.Equal(t, want, fi.Mode().Perm(), p)
+	}
+	require.NoError(t, st.Close())
+
+	require.NoError(t, os.Chmod(path, 0o644))
+	st, err = store.OpenSQLite(ctx, path)
+	require.NoError(t, err)
+	defer st.Close()
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "narrowed at open")
 }

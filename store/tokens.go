@@ -90,3 +90,13 @@ func (s *Store) TokenCount(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+// TokenDeleteByName deletes the tokens named name, except the one whose
+// hash is keepHash ("" keeps none), and returns how many went.
+func (s *Store) TokenDeleteByName(ctx context.Context, name, keepHash string) (int64, error) {
+	res, err := s.execRetry(ctx, "DELETE FROM api_tokens WHERE name = ? AND token_hash <> ?", name, keepHash)
+	if err != nil {
+		return 0, fmt.Errorf("delete api tokens named %q: %w", name, err)
+	}
+	return res.RowsAffected()
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ringjob/ringjob/alarm"
 	"github.com/ringjob/ringjob/internal/egress"
+	"github.com/ringjob/ringjob/internal/secretbox"
 	"github.com/ringjob/ringjob/reports"
 	"github.com/ringjob/ringjob/retention"
 	"github.com/ringjob/ringjob/scheduler"
@@ -41,6 +42,8 @@ type Config struct {
 	// Alarms declares the alarm channels jobs may name (email, webhook,
 	// slack, dingtalk, wecom, feishu); see alarm/doc.go.
 	Alarms alarm.Config `yaml:"alarms"`
+	// Secrets is the key that encrypts the secrets kept in the database.
+	Secrets SecretsConfig `yaml:"secrets"`
 	// Outbound is the policy for the addresses the server calls (HTTP
 	// executors, alarm webhooks); see internal/egress and docs/security.md.
 	Outbound egress.Config `yaml:"outbound"`
@@ -59,6 +62,43 @@ type Config struct {
 	Bootstrap Bootstrap `yaml:"bootstrap"`
 }
 
+// SecretsConfig holds the keys that seal group executor tokens, the
+// generated executor token and the run-token secret in the database
+// (AES-256-GCM; see docs/security.md for rotation).
+type SecretsConfig struct {
+	// Key is 32 bytes in base64 (`openssl rand -base64 32`). Empty: those
+	// secrets are stored in plaintext (a warning says so at start). Env
+	// RINGJOB_SECRETS_KEY.
+	Key string `yaml:"key"`
+	// PreviousKeys still open values sealed before a rotation; values are
+	// sealed again with Key at start. Env RINGJOB_SECRETS_PREVIOUS_KEYS
+	// (comma-separated).
+	PreviousKeys []string `yaml:"previous_keys"`
+}
+
+// box builds the sealing box of the keys (nil when no key is set).
+func (s SecretsConfig) box() (*secretbox.Box, error) {
+	if s.Key == "" {
+		if len(s.PreviousKeys) > 0 {
+			return nil, fmt.Errorf("secrets.previous_keys needs secrets.key (the key that seals from now on)")
+		}
+		return nil, nil
+	}
+	cur, err := secretbox.ParseKey(s.Key)
+	if err != nil {
+		return nil, fmt.Errorf("secrets.key: %w", err)
+	}
+	var prev [][]byte
+	for i, k := range s.PreviousKeys {
+		b, err := secretbox.ParseKey(k)
+		if err != nil {
+			return nil, fmt.Errorf("secrets.previous_keys[%d]: %w", i, err)
+		}
+		prev = append(prev, b)
+	}
+	return secretbox.New(cur, prev...)
+}
+
 // LogConfig selects the log level and format.
 type LogConfig struct {
 	Level  string `yaml:"level"`  // debug, info (default), warn, error. Env RINGJOB_LOG_LEVEL.
@@ -73,6 +113,11 @@ type APIConfig struct {
 	AdminToken string `yaml:"admin_token"`
 	// BodyLimitBytes caps request bodies (default 1 MiB).
 	BodyLimitBytes int `yaml:"body_limit_bytes"`
+	// Pprof serves Go's runtime profiles at /debug/pprof/ to admin API
+	// tokens, for profiling a slow server (`go tool pprof -http=:0
+	// 'http://HOST/debug/pprof/profile?seconds=20'` with the Authorization
+	// header). Off by default. Env RINGJOB_PPROF=true.
+	Pprof bool `yaml:"pprof"`
 }
 
 // ExecutorsConfig configures HTTP executors (XXL-JOB protocol).
@@ -84,6 +129,10 @@ type ExecutorsConfig struct {
 	// ConnectTimeout and RequestTimeout bound calls to executors (defaults 3s, 10s).
 	ConnectTimeout time.Duration `yaml:"connect_timeout"`
 	RequestTimeout time.Duration `yaml:"request_timeout"`
+	// MaxConnectionsPerExecutor bounds the keep-alive connections the server
+	// keeps to one executor address (default 64); dispatches beyond it wait
+	// for a free connection.
+	MaxConnectionsPerExecutor int `yaml:"max_connections_per_executor"`
 }
 
 // LambdaConfig configures lambda:// targets (and function ARNs).
@@ -92,6 +141,12 @@ type LambdaConfig struct {
 	// empty uses AWS. Credentials come from the default AWS chain. Env
 	// RINGJOB_LAMBDA_ENDPOINT.
 	Endpoint string `yaml:"endpoint"`
+	// AllowedFunctions limits the functions lambda:// targets and ARNs may
+	// name: account ids (123456789012), function ARN patterns
+	// (arn:aws:lambda:*:123456789012:function:billing-*) and function name
+	// patterns (billing-*). Empty: function names only (the scheduler's own
+	// account), no ARN. Checked when a group or job is saved and at dispatch.
+	AllowedFunctions []string `yaml:"allowed_functions"`
 	// Mode is the default invocation mode: sync (RequestResponse, default)
 	// or event; a target may choose with ?mode=.
 	Mode string `yaml:"mode"`
@@ -114,6 +169,11 @@ type EmulatorFunction struct {
 	Name    string        `yaml:"name"`
 	Path    string        `yaml:"path"`
 	Timeout time.Duration `yaml:"timeout"` // default 30s
+	// MaxConcurrency is how many invocations run at once, one process each
+	// (default 10); QueueSize how many synchronous invocations may wait for a
+	// free process (default 0: throttled at once, as AWS).
+	MaxConcurrency int `yaml:"max_concurrency"`
+	QueueSize      int `yaml:"queue_size"`
 }
 
 // LocalConfig declares local commands (mapped onto localexec.Config).
@@ -131,7 +191,9 @@ type LocalCommand struct {
 	Env            map[string]string `yaml:"env"`
 	Dir            string            `yaml:"dir"`
 	MaxConcurrency int               `yaml:"max_concurrency"`
-	ParamsAsArg    bool              `yaml:"params_as_arg"`
+	ParamsAsArg    bool              `yaml:"params_as_arg"` // params after "--" as the last argument
+	ParamsArg      string            `yaml:"params_arg"`    // params in one last argument from a template such as "--message={params}"
+	ParamsStdin    bool              `yaml:"params_stdin"`  // params on standard input
 }
 
 // Bootstrap lists groups and jobs to create when absent.
@@ -214,6 +276,9 @@ func (c *Config) Validate() error {
 	if c.Executors.ConnectTimeout < 0 || c.Executors.RequestTimeout < 0 {
 		errs = append(errs, fmt.Errorf("executors.connect_timeout and executors.request_timeout must not be negative"))
 	}
+	if n := c.Executors.MaxConnectionsPerExecutor; n < 0 || n > 10000 {
+		errs = append(errs, fmt.Errorf("executors.max_connections_per_executor must be between 1 and 10000 (0 = default 64), got %d", n))
+	}
 	switch c.Lambda.Mode {
 	case "", "sync", "event":
 	default:
@@ -228,6 +293,9 @@ func (c *Config) Validate() error {
 		if err := c.Alarms.Validate(); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if _, err := c.Secrets.box(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := c.Outbound.Validate(); err != nil {
 		errs = append(errs, err)
@@ -255,7 +323,7 @@ func (c *Config) localexec() localexec.Config {
 	out := localexec.Config{KillGrace: c.Local.KillGrace, LogCapBytes: c.Local.LogCapBytes, InheritEnv: c.Local.InheritEnv}
 	for _, lc := range c.Local.Commands {
 		out.Commands = append(out.Commands, localexec.Command{Name: lc.Name, Argv: lc.Argv, Env: lc.Env, Dir: lc.Dir,
-			MaxConcurrency: lc.MaxConcurrency, ParamsAsArg: lc.ParamsAsArg})
+			MaxConcurrency: lc.MaxConcurrency, ParamsAsArg: lc.ParamsAsArg, ParamsArg: lc.ParamsArg, ParamsStdin: lc.ParamsStdin})
 	}
 	return out
 }
@@ -290,7 +358,18 @@ func loadConfig(path string, getenv func(string) string, fl *flagValues) (*Confi
 	str(&c.API.AdminToken, "RINGJOB_ADMIN_TOKEN")
 	str(&c.Executors.AccessToken, "RINGJOB_EXECUTOR_TOKEN")
 	str(&c.Lambda.Endpoint, "RINGJOB_LAMBDA_ENDPOINT")
+	str(&c.Secrets.Key, "RINGJOB_SECRETS_KEY")
+	if v := getenv("RINGJOB_SECRETS_PREVIOUS_KEYS"); v != "" {
+		c.Secrets.PreviousKeys = strings.Split(v, ",")
+	}
 	str(&c.Scheduler.NodeID, "RINGJOB_NODE_ID")
+	if v := getenv("RINGJOB_PPROF"); v != "" {
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("RINGJOB_PPROF: %q is not true or false", v)
+		}
+		c.API.Pprof = on
+	}
 	if v := getenv("RINGJOB_STOP_GRACE"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {

@@ -66,7 +66,15 @@ type server struct {
 	token  string
 	mu     sync.Mutex
 	stdout bytes.Buffer
+	stderr bytes.Buffer // the server's log
 	exited chan error
+}
+
+// logs is what the server logged so far.
+func (s *server) logs() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stderr.String()
 }
 
 func (s *server) output() string {
@@ -85,7 +93,13 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 
 func startServer(t *testing.T, dbURL, token string) *server {
 	t.Helper()
-	port := freePort(t)
+	return startServerWith(t, dbURL, token, freePort(t), "")
+}
+
+// startServerWith starts the binary on port with extra top-level YAML
+// sections appended to the config (not local:, which is fixed here).
+func startServerWith(t *testing.T, dbURL, token string, port int, extra string) *server {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := fmt.Sprintf(`database_url: %q
 listen: 127.0.0.1:%d
@@ -94,9 +108,14 @@ local:
   kill_grace: 1s
   commands:
     - name: hello
-      argv: ["/bin/echo", "hello from e2e, params:"]
+      argv: ["/bin/echo", "hello from e2e,"]
+      params_arg: "params: {params}"
+    - name: env
+      argv: ["/usr/bin/env"]
       params_as_arg: true
-`, dbURL, port)
+    - name: nap
+      argv: ["/bin/sleep", "3"]
+`, dbURL, port) + extra
 	cfgPath := filepath.Join(dir, "ringjob.yaml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o600))
 	s := &server{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), exited: make(chan error, 1)}
@@ -110,6 +129,9 @@ local:
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			t.Log("server: " + sc.Text())
+			s.mu.Lock()
+			s.stderr.WriteString(sc.Text() + "\n")
+			s.mu.Unlock()
 		}
 	}()
 	go func() { s.exited <- s.cmd.Wait() }()

@@ -25,12 +25,13 @@ import (
 // stop ends both.
 func startLambda(ctx context.Context, cfg *Config, sink targets.Sink, ex *service.Executors, log *logrus.Entry) (*lambda.Driver, func(), error) {
 	lc := lambda.Config{
-		Sink:        sink,
-		Log:         log.WithField("component", "lambda"),
-		Endpoint:    cfg.Lambda.Endpoint,
-		Mode:        cfg.Lambda.Mode,
-		CallbackURL: strings.TrimRight(cfg.PublicURL, "/") + xxlwire.PathCallback,
-		RunToken:    ex.RunToken,
+		Sink:             sink,
+		Log:              log.WithField("component", "lambda"),
+		Endpoint:         cfg.Lambda.Endpoint,
+		Mode:             cfg.Lambda.Mode,
+		AllowedFunctions: cfg.Lambda.AllowedFunctions,
+		CallbackURL:      strings.TrimRight(cfg.PublicURL, "/") + xxlwire.PathCallback,
+		RunToken:         ex.RunToken,
 	}
 	var emu *lambdaemu.Emulator
 	if len(cfg.Lambda.Emulator.Functions) > 0 {
@@ -79,7 +80,7 @@ func startEmulator(ctx context.Context, ec EmulatorConfig, log *logrus.Entry) (*
 		if _, err := os.Stat(path); err != nil {
 			return nil, fmt.Errorf("lambda emulator: function %s: %w (build it with `make sample-function` or `make functions`)", f.Name, err)
 		}
-		opts.Functions = append(opts.Functions, lambdaemu.Function{Name: f.Name, Path: path, Timeout: f.Timeout})
+		opts.Functions = append(opts.Functions, lambdaemu.Function{Name: f.Name, Path: path, Timeout: f.Timeout, MaxConcurrency: f.MaxConcurrency, QueueSize: f.QueueSize})
 	}
 	emu, err := lambdaemu.New(opts)
 	if err != nil {
@@ -106,6 +107,8 @@ func devLambda(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	listen := fs.String("listen", "127.0.0.1:9001", "Invoke API listen address")
 	region := fs.String("region", lambdaemu.DefaultRegion, "region reported in ARNs")
 	timeout := fs.Duration("timeout", 30*time.Second, "function timeout")
+	concurrency := fs.Int("concurrency", lambdaemu.DefaultMaxConcurrency, "invocations of a function that may run at once, one process each")
+	queue := fs.Int("queue", 0, "synchronous invocations that may wait for a free process (0 throttles at once, as AWS)")
 	fs.Var(&fns, "function", "NAME=PATH of a function's bootstrap built for this machine (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -117,7 +120,7 @@ func devLambda(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			fmt.Fprintf(stderr, "ringjob dev lambda: --function %q: want NAME=PATH\n", f)
 			return 2
 		}
-		ec.Functions = append(ec.Functions, EmulatorFunction{Name: name, Path: path, Timeout: *timeout})
+		ec.Functions = append(ec.Functions, EmulatorFunction{Name: name, Path: path, Timeout: *timeout, MaxConcurrency: *concurrency, QueueSize: *queue})
 	}
 	if len(ec.Functions) == 0 {
 		fmt.Fprintln(stderr, "ringjob dev lambda: give at least one --function NAME=PATH")

@@ -77,6 +77,9 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
+	if err := sealSecrets(ctx, cfg, st, log); err != nil {
+		return err
+	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -113,7 +116,7 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	// HTTP executors: the executor API authenticates them; the driver calls them
 	// with their group's token (or the global one).
 	executors := service.NewExecutors(service.ExecutorsOptions{Store: st, Sink: sched.Sink(), Clock: clock, Log: log.WithField("component", "executors"), Metrics: reg,
-		CheckAddress: outbound.CheckURL})
+		CheckAddress: outbound.CheckURL, OnRegistryChange: sched.ForgetTargets})
 	execToken, execTokenNew, err := executors.EnsureToken(ctx, cfg.Executors.AccessToken)
 	if err != nil {
 		return fmt.Errorf("prepare the executor token: %w", err)
@@ -122,10 +125,11 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 		return err
 	}
 	httpDriver := httptarget.New(httptarget.Config{
-		AccessToken:    execToken,
-		ConnectTimeout: cfg.Executors.ConnectTimeout,
-		RequestTimeout: cfg.Executors.RequestTimeout,
-		Policy:         outbound,
+		AccessToken:         execToken,
+		ConnectTimeout:      cfg.Executors.ConnectTimeout,
+		RequestTimeout:      cfg.Executors.RequestTimeout,
+		MaxConnsPerExecutor: cfg.Executors.MaxConnectionsPerExecutor,
+		Policy:              outbound,
 		AuthFor: func(ctx context.Context, target string) (httptarget.Auth, error) {
 			app, tok, v35, err := executors.Auth(ctx, target)
 			return httptarget.Auth{AppName: app, AccessToken: tok, Protocol35: v35}, err
@@ -145,7 +149,11 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	defer stopLambda()
 	drivers.Register("lambda", lambdaDriver)
 
-	svc := service.New(service.Options{Store: st, Scheduler: sched, Drivers: drivers, Clock: clock, AlarmChannels: channels})
+	svc := service.New(service.Options{Store: st, Scheduler: sched, Drivers: drivers, Clock: clock, AlarmChannels: channels,
+		OnGroupChange: func() {
+			executors.GroupsChanged()
+			sched.ForgetTargets()
+		}})
 	token, err := svc.EnsureAdminToken(ctx, cfg.API.AdminToken)
 	if err != nil {
 		return fmt.Errorf("prepare the admin token: %w", err)
@@ -159,6 +167,7 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 		Registry:  reg,
 		Log:       log.WithField("component", "api"),
 		BodyLimit: cfg.API.BodyLimitBytes,
+		Pprof:     cfg.API.Pprof,
 	})
 	xxlapi.Mount(app, executors, log.WithField("component", "executor-api"))
 	ln, err := net.Listen("tcp", cfg.Listen)
@@ -269,4 +278,28 @@ func startMaintenance(ctx context.Context, cfg *Config, st *store.Store, node st
 		stops = append(stops, w.Stop)
 	}
 	return stop, nil
+}
+
+// sealSecrets makes the store seal the secrets it keeps (group executor
+// tokens, the generated executor token, the run-token secret) with the
+// configured key, and seals again what an earlier start stored in
+// plaintext or under a previous key.
+func sealSecrets(ctx context.Context, cfg *Config, st *store.Store, log *logrus.Entry) error {
+	box, err := cfg.Secrets.box()
+	if err != nil {
+		return err
+	}
+	st.UseSecrets(box, service.ExecutorTokenSetting, service.RunTokenSetting)
+	if box == nil {
+		log.Warn("secrets.key is not set: group executor tokens and the run-token secret are stored in plaintext in the database (set RINGJOB_SECRETS_KEY; see docs/security.md)")
+		return nil
+	}
+	n, err := st.SecretsReseal(ctx)
+	if err != nil {
+		return fmt.Errorf("seal stored secrets with secrets.key: %w", err)
+	}
+	if n > 0 {
+		log.WithFields(logrus.Fields{"values": n, "key_id": box.CurrentKeyID()}).Info("sealed stored secrets with the current secrets.key")
+	}
+	return nil
 }

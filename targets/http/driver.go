@@ -39,6 +39,9 @@ type Config struct {
 	// whole request (default 10s, XXL-JOB uses 3s).
 	ConnectTimeout time.Duration
 	RequestTimeout time.Duration
+	// MaxConnsPerExecutor bounds the keep-alive connections to one executor
+	// address (default DefaultMaxConnsPerExecutor); see NewTransport.
+	MaxConnsPerExecutor int
 	// Policy is the outbound policy: checked when a target is saved and on
 	// every connection (nil = no policy, tests only).
 	Policy *egress.Policy
@@ -69,14 +72,10 @@ func New(cfg Config) *Driver {
 		c = *cfg.Client
 	} else {
 		dialer := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
-		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr := NewTransport(dialer, cfg.RequestTimeout, cfg.MaxConnsPerExecutor)
 		if cfg.Policy != nil {
-			tr = cfg.Policy.Transport(tr, dialer)
-		} else {
-			tr.DialContext = dialer.DialContext
+			tr = cfg.Policy.Transport(tr, dialer) // every connection is checked when it is dialled
 		}
-		tr.MaxIdleConnsPerHost = 64
-		tr.ResponseHeaderTimeout = cfg.RequestTimeout
 		c = http.Client{Transport: tr, Timeout: cfg.RequestTimeout}
 	}
 	// A redirect would turn a dispatch into a request to wherever the answer

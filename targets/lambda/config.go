@@ -41,6 +41,13 @@ type Config struct {
 	// dummies.
 	Credentials aws.CredentialsProvider
 
+	// AllowedFunctions limits the functions targets may name: account ids,
+	// function ARN patterns and function name patterns (see allowList).
+	// Empty allows lambda://REGION/NAME targets (the scheduler's own
+	// account) and refuses every ARN. Checked when a target is saved
+	// (ValidateTarget) and again at dispatch.
+	AllowedFunctions []string
+
 	// Mode is the invocation mode of targets that do not name one with
 	// ?mode=: ModeSync (the default) or ModeEvent.
 	Mode string
@@ -166,6 +173,9 @@ func (c Config) Validate() error {
 		if f.v < 0 {
 			bad(f.field, "must not be negative (got %s; 0 means the default)", f.v)
 		}
+	}
+	if _, err := parseAllowList(c.AllowedFunctions); err != nil {
+		errs = append(errs, err)
 	}
 	if c.MaxAttempts < 0 {
 		bad("MaxAttempts", "must not be negative (got %d; 0 means %d)", c.MaxAttempts, DefaultMaxAttempts)

@@ -39,7 +39,8 @@ type Driver struct {
 	clock   clockwork.Clock
 	awsCfg  aws.Config
 	http    aws.HTTPClient
-	ownHTTP bool // http is the driver's own: Close drops its idle connections
+	ownHTTP bool      // http is the driver's own: Close drops its idle connections
+	allow   allowList // Config.AllowedFunctions
 
 	ctx    context.Context // parent of synchronous invokes; canceled when Close stops waiting
 	cancel context.CancelCauseFunc
@@ -104,9 +105,11 @@ func New(cfg Config) (*Driver, error) {
 		}
 	}
 	awsCfg.HTTPClient = hc
+	allow, _ := parseAllowList(cfg.AllowedFunctions) // checked by Validate
 	ctx, cancel := context.WithCancelCause(context.Background())
 	return &Driver{
-		cfg: cfg, log: log, sink: cfg.Sink, clock: cfg.Clock, awsCfg: awsCfg, http: hc, ownHTTP: cfg.HTTPClient == nil,
+		allow: allow,
+		cfg:   cfg, log: log, sink: cfg.Sink, clock: cfg.Clock, awsCfg: awsCfg, http: hc, ownHTTP: cfg.HTTPClient == nil,
 		ctx: ctx, cancel: cancel,
 		clients: map[string]*awslambda.Client{}, beats: map[string]beat{},
 		syncs: map[int64]*syncRun{}, events: map[int64]*eventRun{},
@@ -146,6 +149,9 @@ func (d *Driver) ValidateTarget(raw string) error {
 	if err != nil {
 		return err
 	}
+	if err := d.allow.check(t); err != nil {
+		return err
+	}
 	if d.mode(t) == ModeEvent && (d.cfg.CallbackURL == "" || d.cfg.RunToken == nil) {
 		return fmt.Errorf("target %s: %w", raw, ErrEventModeUnconfigured)
 	}
@@ -164,6 +170,9 @@ func (d *Driver) Run(ctx context.Context, req targets.Request) (targets.Dispatch
 	t, err := parseTarget(req.Target)
 	if err != nil {
 		return targets.Dispatch{}, err
+	}
+	if err := d.allow.check(t); err != nil { // the config may have changed since the target was saved
+		return targets.Dispatch{}, fmt.Errorf("run %d: %w", req.RunID, err)
 	}
 	if d.mode(t) == ModeEvent {
 		return d.runEvent(ctx, t, req)

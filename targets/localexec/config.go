@@ -32,9 +32,38 @@ type Command struct {
 	// this scheduler; 0 means unlimited. A run above the cap is rejected at
 	// dispatch with an error wrapping ErrConcurrencyLimit and targets.ErrBusy.
 	MaxConcurrency int
-	// ParamsAsArg also passes the run's params as the last argument (always
-	// present, possibly empty). Params are always in RINGJOB_PARAMS.
+	// How the run's params reach the program. They are always in the
+	// environment variable RINGJOB_PARAMS (the default, and the only way
+	// when none of the options below is set). Never as a bare argument: a
+	// program would read params such as "-S/bin/sh -c id" as options.
+	//
+	// ParamsAsArg also passes them as the last argument, after a "--"
+	// argument that ends the program's options (for programs that honour
+	// "--": getopt, Go's flag, Python's argparse, GNU env ...).
 	ParamsAsArg bool
+	// ParamsArg also passes them as one last argument built from this
+	// template, whose "{params}" is replaced by the params, e.g.
+	// "--message={params}" or "params: {params}". The template must not start
+	// with "{params}", so the argument can never be an option of the params'
+	// choosing. Exclusive with ParamsAsArg.
+	ParamsArg string
+	// ParamsStdin also writes them to the program's standard input (which
+	// is otherwise empty).
+	ParamsStdin bool
+}
+
+// ParamsPlaceholder is replaced by a run's params in Command.ParamsArg.
+const ParamsPlaceholder = "{params}"
+
+// paramArgs returns the arguments that carry params after the fixed ones.
+func (c Command) paramArgs(params string) []string {
+	switch {
+	case c.ParamsAsArg:
+		return []string{"--", params}
+	case c.ParamsArg != "":
+		return []string{strings.Replace(c.ParamsArg, ParamsPlaceholder, params, 1)}
+	}
+	return nil
 }
 
 // Config configures the local:// driver. Zero values take the defaults below.
@@ -143,6 +172,17 @@ func (c Config) Validate() error {
 				bad(field+".Dir", "%v", err)
 			} else if !st.IsDir() {
 				bad(field+".Dir", "%q is not a directory", cmd.Dir)
+			}
+		}
+		if cmd.ParamsArg != "" {
+			switch {
+			case cmd.ParamsAsArg:
+				bad(field+".ParamsArg", "and ParamsAsArg are exclusive; choose one way to pass params as an argument")
+			case strings.Count(cmd.ParamsArg, ParamsPlaceholder) != 1:
+				bad(field+".ParamsArg", "%q must contain %s exactly once", cmd.ParamsArg, ParamsPlaceholder)
+			case strings.HasPrefix(cmd.ParamsArg, ParamsPlaceholder):
+				bad(field+".ParamsArg", "%q must not start with %s: params could then be an option (\"-S/bin/sh\"); put a fixed prefix before it, e.g. \"--params=%s\"",
+					cmd.ParamsArg, ParamsPlaceholder, ParamsPlaceholder)
 			}
 		}
 		if cmd.MaxConcurrency < 0 {

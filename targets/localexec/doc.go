@@ -17,8 +17,11 @@
 //
 // The run sees its trigger in the environment: RINGJOB_JOB_ID, RINGJOB_RUN_ID,
 // RINGJOB_PARAMS, RINGJOB_SHARD_INDEX, RINGJOB_SHARD_TOTAL, RINGJOB_ATTEMPT and
-// RINGJOB_SCHEDULED_AT (RFC 3339, empty for a zero time). With
-// Command.ParamsAsArg the params are also the last argument. Params arrive
+// RINGJOB_SCHEDULED_AT (RFC 3339, empty for a zero time). Params are never a
+// bare argument, which a program could read as options ("-S/bin/sh -c id" to
+// /usr/bin/env): Command.ParamsAsArg also passes them after a "--" argument,
+// Command.ParamsArg inside a declared template with a fixed prefix
+// ("--message={params}"), Command.ParamsStdin on standard input. Params arrive
 // byte for byte (shell metacharacters and newlines included); only a NUL byte
 // is refused, since no process can receive one. Besides those, the process gets
 // Command.Env and, unless Config.InheritEnv is set, only PATH, HOME, LANG and

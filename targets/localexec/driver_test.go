@@ -373,7 +373,7 @@ func TestEnvironmentAndParams(t *testing.T) {
 	dump := func(t *testing.T, inherit bool) (args []string, env map[string]string) {
 		t.Helper()
 		path := filepath.Join(t.TempDir(), "dump.json")
-		c := helperCommand(t, "dump", "dump:"+path, "--")
+		c := helperCommand(t, "dump", "dump:"+path) // the driver adds "--" before params
 		c.ParamsAsArg = true
 		c.Env["EXTRA"] = "declared value"
 		b := setup(t, Config{InheritEnv: inherit, Commands: []Command{c}})

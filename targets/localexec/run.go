@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -82,11 +83,11 @@ func (r *run) leaderExited() *stopReason {
 // start starts the process in its own process group with its output on two
 // pipes. It returns the pid.
 func (r *run) start() (int, error) {
-	args := append([]string(nil), r.cmd.Argv[1:]...)
-	if r.cmd.ParamsAsArg {
-		args = append(args, r.req.Params)
-	}
+	args := append(append([]string(nil), r.cmd.Argv[1:]...), r.cmd.paramArgs(r.req.Params)...)
 	proc := exec.Command(r.cmd.path, args...)
+	if r.cmd.ParamsStdin {
+		proc.Stdin = strings.NewReader(r.req.Params)
+	}
 	proc.Args[0] = r.cmd.Argv[0]
 	proc.Env = r.d.environ(r.cmd, r.req)
 	proc.Dir = r.cmd.Dir

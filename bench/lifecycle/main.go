@@ -1,0 +1,678 @@
+// Command lifecycle benchmarks data lifecycle and scale against MariaDB
+// (make bench-lifecycle; docs/benchmarks.md has the figures):
+//
+//	-mode jobs: N daily jobs over G groups plus K every-second jobs. One
+//	scheduler in-process with the real clock dispatches to a counting
+//	target; reported: missing and doubled every-second fires and their lag
+//	(at the target), peak RSS, scheduler start-up, the REST API's list
+//	pages with that many jobs, and (-server-bin) the start-up of a real
+//	`ringjob server` on that database.
+//
+//	-mode bigtable: a runs table of R finished rows spread over D days
+//	(generated server-side with batched INSERT ... SELECT from MariaDB's
+//	SEQUENCE engine) plus K every-second jobs. Phase A measures the lag;
+//	phase B runs the retention worker (runs older than -retain-days go) at
+//	the same time and measures its purge rate and the lag; then the stats
+//	endpoint's latency for an hour, a day and a week.
+//
+// It prints one JSON line per run and appends it to -out.
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
+
+	"github.com/ringjob/ringjob/api"
+	"github.com/ringjob/ringjob/reports"
+	"github.com/ringjob/ringjob/retention"
+	"github.com/ringjob/ringjob/scheduler"
+	"github.com/ringjob/ringjob/service"
+	"github.com/ringjob/ringjob/store"
+	"github.com/ringjob/ringjob/targets"
+)
+
+type options struct {
+	mode       string
+	dsn        string
+	pool       string
+	daily      int
+	every      int
+	groups     int
+	rows       int
+	days       int
+	retainDays int
+	duration   time.Duration
+	warmup     time.Duration
+	batch      int
+	pause      time.Duration
+	out        string
+	label      string
+	serverBin  string
+	keep       bool
+}
+
+func main() {
+	var o options
+	def := os.Getenv("RINGJOB_MYSQL_DSN")
+	if def == "" {
+		def = "root@tcp(127.0.0.1:3306)/"
+	}
+	flag.StringVar(&o.mode, "mode", "jobs", "jobs or bigtable")
+	flag.StringVar(&o.dsn, "dsn", def, "MariaDB server DSN (a database is created and dropped)")
+	flag.StringVar(&o.pool, "throwaway-pool", "", "start a private mariadbd with this buffer pool (e.g. 2G) instead of using -dsn")
+	flag.IntVar(&o.daily, "daily", 1_000_000, "jobs mode: daily jobs (fire times spread over the day)")
+	flag.IntVar(&o.every, "every", 1000, "every-second jobs")
+	flag.IntVar(&o.groups, "groups", 10_000, "jobs mode: groups the daily jobs are spread over")
+	flag.IntVar(&o.rows, "rows", 10_000_000, "bigtable mode: finished runs to generate")
+	flag.IntVar(&o.days, "days", 40, "bigtable mode: the generated runs span this many days up to now")
+	flag.IntVar(&o.retainDays, "retain-days", 30, "bigtable mode: retention.runs for phase B")
+	flag.DurationVar(&o.duration, "duration", 60*time.Second, "measured time (per phase in bigtable mode)")
+	flag.DurationVar(&o.warmup, "warmup", 10*time.Second, "time before measuring")
+	flag.IntVar(&o.batch, "batch", 0, "retention.batch_size (0 = default)")
+	flag.DurationVar(&o.pause, "pause", 0, "retention.pause (0 = default)")
+	flag.StringVar(&o.out, "out", "", "append the JSON result to this file")
+	flag.StringVar(&o.label, "label", "", "label in the result")
+	flag.StringVar(&o.serverBin, "server-bin", "", "jobs mode: time the start-up of this ringjob binary on the benchmark database")
+	flag.BoolVar(&o.keep, "keep", false, "keep the database")
+	flag.Parse()
+
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	if o.pool != "" {
+		tw, err := startThrowaway(o.pool)
+		if err != nil {
+			fail(err)
+		}
+		defer tw.stop()
+		o.dsn = tw.dsn()
+		fmt.Fprintf(os.Stderr, "bench: private mariadbd on %s (buffer pool %s)\n", o.dsn, o.pool)
+	}
+	var res any
+	var err error
+	switch o.mode {
+	case "jobs":
+		res, err = runJobs(ctx, o)
+	case "bigtable":
+		res, err = runBigTable(ctx, o)
+	default:
+		err = fmt.Errorf("-mode must be jobs or bigtable, got %q", o.mode)
+	}
+	if err != nil {
+		fail(err)
+	}
+	line, _ := json.Marshal(res)
+	fmt.Println(string(line))
+	if o.out != "" {
+		f, err := os.OpenFile(o.out, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			fmt.Fprintln(f, string(line))
+			f.Close()
+		}
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(1)
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: %s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
+
+// env is a benchmark database with the store open on it.
+type env struct {
+	admin *sql.DB
+	db    string
+	st    *store.Store
+	cfg   *mysql.Config
+}
+
+func openEnv(ctx context.Context, o options, name string) (*env, func(), error) {
+	cfg, err := mysql.ParseDSN(o.dsn)
+	if err != nil {
+		return nil, nil, fmt.Errorf("parse -dsn: %w", err)
+	}
+	ac := cfg.Clone()
+	ac.DBName = ""
+	ac.InterpolateParams = true
+	admin, err := sql.Open("mysql", ac.FormatDSN())
+	if err != nil {
+		return nil, nil, err
+	}
+	db := fmt.Sprintf("ringjob_bench_%s_%d", name, time.Now().Unix())
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE `"+db+"` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"); err != nil {
+		return nil, nil, fmt.Errorf("create database: %w", err)
+	}
+	sc := cfg.Clone()
+	sc.DBName = db
+	st, err := store.OpenMySQL(ctx, sc.FormatDSN())
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := st.Migrate(ctx); err != nil {
+		return nil, nil, err
+	}
+	e := &env{admin: admin, db: db, st: st, cfg: sc}
+	cleanup := func() {
+		st.Close()
+		if !o.keep {
+			dctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			if _, err := admin.ExecContext(dctx, "DROP DATABASE IF EXISTS `"+db+"`"); err != nil {
+				logf("drop database %s: %v", db, err)
+			}
+		} else {
+			logf("kept database %s", db)
+		}
+		admin.Close()
+	}
+	return e, cleanup, nil
+}
+
+func (e *env) exec(ctx context.Context, q string, args ...any) error {
+	_, err := e.st.DB().ExecContext(ctx, q, args...)
+	return err
+}
+
+// createGroups inserts n groups with the counting target and returns the first id.
+func (e *env) createGroups(ctx context.Context, n int, nowMs int64) (int64, error) {
+	if err := e.exec(ctx, `INSERT INTO job_groups (app_name, title, members, created_ms, updated_ms)
+ SELECT CONCAT('bench-', seq), '', '["noop://bench"]', ?, ? FROM seq_1_to_`+strconv.Itoa(n), nowMs, nowMs); err != nil {
+		return 0, fmt.Errorf("create %d groups: %w", n, err)
+	}
+	var first int64
+	err := e.st.DB().QueryRowContext(ctx, "SELECT MIN(id) FROM job_groups WHERE app_name LIKE 'bench-%'").Scan(&first)
+	return first, err
+}
+
+const jobInsert = `INSERT INTO jobs (group_id, name, description, schedule_type, schedule_conf, time_zone, misfire_policy, handler, params,
+ route_strategy, block_strategy, shard_count, enabled, lock_partition, next_fire_ms, created_ms, updated_ms) `
+
+// createDaily inserts n daily jobs spread over the groups, with fire times
+// spread over the day (second s of the day for job s mod 86400).
+func (e *env) createDaily(ctx context.Context, n, groups int, firstGroup int64, now time.Time) error {
+	day := now.UTC().Truncate(24 * time.Hour).UnixMilli()
+	nowMs := now.UnixMilli()
+	for start := 0; start < n; start += 200_000 {
+		cnt := min(200_000, n-start)
+		q := jobInsert + `SELECT ? + (seq % ?), CONCAT('daily-', seq), '', 'cron',
+ CONCAT(seq % 60, ' ', (seq DIV 60) % 60, ' ', (seq DIV 3600) % 24, ' * * ?'), 'UTC', 'do_nothing', '', '', 'first', 'SERIAL_EXECUTION', 1, 1, 0,
+ ? + ((seq % 60) + ((seq DIV 60) % 60) * 60 + ((seq DIV 3600) % 24) * 3600) * 1000 + IF(? + ((seq % 60) + ((seq DIV 60) % 60) * 60 + ((seq DIV 3600) % 24) * 3600) * 1000 <= ? + 60000, 86400000, 0),
+ ?, ? FROM seq_` + strconv.Itoa(start+1) + `_to_` + strconv.Itoa(start+cnt)
+		if err := e.exec(ctx, q, firstGroup, groups, day, day, nowMs, nowMs, nowMs); err != nil {
+			return fmt.Errorf("create daily jobs: %w", err)
+		}
+	}
+	return nil
+}
+
+// createEvery inserts n every-second jobs (not due yet) in group g and returns their ids.
+func (e *env) createEvery(ctx context.Context, n int, g int64, nowMs int64) ([]int64, error) {
+	q := jobInsert + `SELECT ?, CONCAT('every-', seq), '', 'cron', '* * * * * ?', 'UTC', 'do_nothing', '', '', 'first', 'SERIAL_EXECUTION', 1, 1, 0, 0, ?, ?
+ FROM seq_1_to_` + strconv.Itoa(n)
+	if err := e.exec(ctx, q, g, nowMs, nowMs); err != nil {
+		return nil, fmt.Errorf("create every-second jobs: %w", err)
+	}
+	rows, err := e.st.DB().QueryContext(ctx, "SELECT id FROM jobs WHERE name LIKE 'every-%' ORDER BY id")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+func quietLog() *logrus.Entry {
+	l := logrus.New()
+	l.SetOutput(os.Stderr)
+	l.SetLevel(logrus.WarnLevel)
+	return logrus.NewEntry(l)
+}
+
+// startScheduler starts one replica on the counting driver and makes the
+// every-second jobs due from s0.
+func (e *env) startScheduler(ctx context.Context, drv *countingDriver, s0 int64) (*scheduler.Scheduler, time.Duration, error) {
+	reg := targets.NewRegistry()
+	reg.Register("noop", drv)
+	t := time.Now()
+	sch, err := scheduler.New(scheduler.Options{Config: scheduler.Config{NodeID: "bench-node"}, Store: e.st, Drivers: reg, Log: quietLog(),
+		Metrics: scheduler.NewMetrics(prometheus.NewRegistry())})
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := sch.Start(ctx); err != nil {
+		return nil, 0, err
+	}
+	startup := time.Since(t)
+	if err := e.exec(ctx, "UPDATE jobs SET next_fire_ms = ? WHERE name LIKE 'every-%'", s0*1000); err != nil {
+		sch.Stop(context.Background())
+		return nil, 0, err
+	}
+	return sch, startup, nil
+}
+
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(time.Until(t)):
+		return true
+	}
+}
+
+// apiServer serves the REST API in-process on a free port.
+type apiServer struct {
+	url, token string
+	stop       func()
+}
+
+func (e *env) startAPI(ctx context.Context, sch *scheduler.Scheduler) (*apiServer, error) {
+	reg := targets.NewRegistry()
+	svc := service.New(service.Options{Store: e.st, Drivers: reg, Scheduler: sch})
+	token, err := svc.EnsureAdminToken(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	app := api.New(api.Options{Service: svc})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	go func() { _ = app.Listener(ln) }()
+	return &apiServer{url: "http://" + ln.Addr().String(), token: token, stop: func() { _ = app.ShutdownWithTimeout(5 * time.Second) }}, nil
+}
+
+// timing is the latency of one request, n times.
+type timing struct {
+	Path  string  `json:"path"`
+	N     int     `json:"n"`
+	P50Ms float64 `json:"p50_ms"`
+	P99Ms float64 `json:"p99_ms"`
+	MaxMs float64 `json:"max_ms"`
+	Bytes int     `json:"bytes"`
+}
+
+func (a *apiServer) time(path string, n int) (timing, []byte, error) {
+	var ds []float64
+	var body []byte
+	for i := 0; i < n; i++ {
+		req, _ := http.NewRequest("GET", a.url+path, nil)
+		req.Header.Set("Authorization", "Bearer "+a.token)
+		t := time.Now()
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return timing{}, nil, err
+		}
+		body, err = io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil {
+			return timing{}, nil, err
+		}
+		ds = append(ds, float64(time.Since(t).Microseconds())/1000)
+		if res.StatusCode != 200 {
+			return timing{}, nil, fmt.Errorf("GET %s: %d %s", path, res.StatusCode, body)
+		}
+	}
+	sort.Float64s(ds)
+	return timing{Path: path, N: n, P50Ms: ds[len(ds)/2], P99Ms: ds[min(len(ds)-1, len(ds)*99/100)], MaxMs: ds[len(ds)-1], Bytes: len(body)}, body, nil
+}
+
+type machine struct {
+	Cores     int    `json:"cores"`
+	GoVersion string `json:"go"`
+	DB        string `json:"db"`
+	BufPoolMB int64  `json:"db_buffer_pool_mb"`
+	Load1     string `json:"load1_at_start"`
+}
+
+func describe(ctx context.Context, e *env) machine {
+	m := machine{Cores: runtime.NumCPU(), GoVersion: runtime.Version()}
+	var pool int64
+	_ = e.admin.QueryRowContext(ctx, "SELECT VERSION(), @@innodb_buffer_pool_size").Scan(&m.DB, &pool)
+	m.BufPoolMB = pool >> 20
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		m.Load1 = strings.Fields(string(b))[0]
+	}
+	return m
+}
+
+// peakRSS is this process's peak resident set (VmHWM) in MB.
+func peakRSS() float64 { return procStatusMB("self", "VmHWM:") }
+
+func procStatusMB(pid, key string) float64 {
+	b, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, key); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// serverStartup starts a real ringjob server on the database and times it
+// until /readyz answers 200; its RSS is read then.
+func (e *env) serverStartup(ctx context.Context, bin string) (time.Duration, float64, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, 0, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	u := fmt.Sprintf("mysql://%s@%s/%s", e.cfg.User, e.cfg.Addr, e.cfg.DBName)
+	cmd := exec.CommandContext(ctx, bin, "server", "--database-url", u, "--listen", addr, "--log-level", "warn")
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	t := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, 0, err
+	}
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}()
+	for time.Since(t) < 2*time.Minute {
+		res, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				took := time.Since(t)
+				return took, procStatusMB(strconv.Itoa(cmd.Process.Pid), "VmRSS:"), nil
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return 0, 0, fmt.Errorf("server on %s not ready after 2 minutes", addr)
+}
+
+type jobsResult struct {
+	Mode          string   `json:"mode"`
+	Label         string   `json:"label"`
+	At            string   `json:"at"`
+	Machine       machine  `json:"machine"`
+	DailyJobs     int      `json:"daily_jobs"`
+	EveryJobs     int      `json:"every_second_jobs"`
+	Groups        int      `json:"groups"`
+	SetupS        float64  `json:"setup_s"`
+	SchedStartMs  float64  `json:"scheduler_start_ms"`
+	Window        window   `json:"every_second"`
+	DailyFired    int64    `json:"daily_dispatched"`
+	PeakRSSMB     float64  `json:"peak_rss_mb"`
+	API           []timing `json:"api"`
+	ServerStartMs float64  `json:"server_startup_ms,omitempty"`
+	ServerRSSMB   float64  `json:"server_rss_mb,omitempty"`
+}
+
+func runJobs(ctx context.Context, o options) (*jobsResult, error) {
+	e, cleanup, err := openEnv(ctx, o, "jobs")
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	r := &jobsResult{Mode: "jobs", Label: o.label, At: time.Now().UTC().Format(time.RFC3339), Machine: describe(ctx, e), DailyJobs: o.daily, EveryJobs: o.every, Groups: o.groups}
+	t := time.Now()
+	groups := max(o.groups, 1)
+	first, err := e.createGroups(ctx, groups, t.UnixMilli())
+	if err != nil {
+		return nil, err
+	}
+	if o.daily > 0 {
+		if err := e.createDaily(ctx, o.daily, groups, first, t); err != nil {
+			return nil, err
+		}
+	}
+	ids, err := e.createEvery(ctx, o.every, first, t.UnixMilli())
+	if err != nil {
+		return nil, err
+	}
+	r.SetupS = time.Since(t).Seconds()
+	logf("%d daily jobs in %d groups and %d every-second jobs created in %.1fs", o.daily, groups, len(ids), r.SetupS)
+
+	start := time.Now()
+	s0 := start.Unix() + 3
+	stopAt := start.Add(3*time.Second + o.warmup + o.duration + time.Second)
+	drv := newCountingDriver(ids, s0-1, int64(stopAt.Sub(start)/time.Second)+10)
+	sch, startup, err := e.startScheduler(ctx, drv, s0)
+	if err != nil {
+		return nil, err
+	}
+	r.SchedStartMs = float64(startup.Microseconds()) / 1000
+	a, err := e.startAPI(ctx, sch)
+	if err != nil {
+		sch.Stop(context.Background())
+		return nil, err
+	}
+	// The API's lists while the scheduler runs.
+	if sleepUntil(ctx, time.Unix(s0, 0).Add(o.warmup)) {
+		var page map[string]any
+		_, body, err := a.time("/api/v1/jobs?limit=100", 1)
+		if err == nil {
+			_ = json.Unmarshal(body, &page)
+		}
+		cursor, _ := page["next_cursor"].(string)
+		for _, p := range []string{
+			"/api/v1/jobs?limit=100",
+			"/api/v1/jobs?limit=100&cursor=" + cursor,
+			fmt.Sprintf("/api/v1/jobs?limit=100&group_id=%d", first+int64(groups)/2),
+			"/api/v1/jobs?limit=100&name=daily-99999",
+			"/api/v1/groups?limit=100",
+			"/api/v1/runs?limit=100",
+		} {
+			tm, _, err := a.time(p, 10)
+			if err != nil {
+				logf("api: %v", err)
+				continue
+			}
+			r.API = append(r.API, tm)
+		}
+	}
+	sleepUntil(ctx, stopAt)
+	a.stop()
+	sch.Stop(context.Background())
+	r.Window = drv.window(s0+int64(o.warmup/time.Second), stopAt.Unix()-1)
+	r.DailyFired = drv.others.Load()
+	r.PeakRSSMB = peakRSS()
+	if o.serverBin != "" {
+		took, rss, err := e.serverStartup(ctx, o.serverBin)
+		if err != nil {
+			logf("server start-up: %v", err)
+		} else {
+			r.ServerStartMs, r.ServerRSSMB = float64(took.Microseconds())/1000, rss
+		}
+	}
+	return r, ctx.Err()
+}
+
+type purgeResult struct {
+	Purged     int64   `json:"runs_purged"`
+	LogsPurged int64   `json:"log_chunks_purged"`
+	Seconds    float64 `json:"seconds"`
+	RowsPerSec float64 `json:"rows_per_s"`
+	Done       bool    `json:"caught_up"`
+	Batch      int     `json:"batch_size"`
+	PauseMs    float64 `json:"pause_ms"`
+}
+
+type bigResult struct {
+	Mode       string      `json:"mode"`
+	Label      string      `json:"label"`
+	At         string      `json:"at"`
+	Machine    machine     `json:"machine"`
+	Rows       int         `json:"rows"`
+	Days       int         `json:"days"`
+	RetainDays int         `json:"retain_days"`
+	SetupS     float64     `json:"setup_s"`
+	TableMB    float64     `json:"runs_table_mb"`
+	EveryJobs  int         `json:"every_second_jobs"`
+	PhaseA     window      `json:"phase_a_lag"`
+	PhaseB     window      `json:"phase_b_lag_with_purge"`
+	Purge      purgeResult `json:"purge"`
+	Stats      []timing    `json:"stats_endpoint"`
+	PeakRSSMB  float64     `json:"peak_rss_mb"`
+}
+
+func runBigTable(ctx context.Context, o options) (*bigResult, error) {
+	e, cleanup, err := openEnv(ctx, o, "big")
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	r := &bigResult{Mode: "bigtable", Label: o.label, At: time.Now().UTC().Format(time.RFC3339), Machine: describe(ctx, e), Rows: o.rows, Days: o.days, RetainDays: o.retainDays, EveryJobs: o.every}
+	t := time.Now()
+	g, err := e.createGroups(ctx, 1, t.UnixMilli())
+	if err != nil {
+		return nil, err
+	}
+	ids, err := e.createEvery(ctx, o.every, g, t.UnixMilli())
+	if err != nil {
+		return nil, err
+	}
+	// The generated history: runs of the every-second jobs, ids in time
+	// order, spanning -days up to an hour ago; 2% failed (follow-up done).
+	end := t.Add(-time.Hour).UnixMilli()
+	span := int64(o.days) * 86_400_000
+	step := float64(span) / float64(o.rows)
+	firstJob := ids[0]
+	for done := 0; done < o.rows; done += 500_000 {
+		n := min(500_000, o.rows-done)
+		q := `INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, sched_fire, trigger_type, state, owner, target, handler, params,
+ created_ms, dispatched_ms, finished_ms, late, result_code, message, followup)
+ SELECT ? + (seq % ?), ?, ? + FLOOR(seq * ?), 0, 1, 0, 1, 'schedule', IF(seq % 50 = 0, 'failed', 'succeeded'), 'old-node', 'noop://bench', '', '',
+ ? + FLOOR(seq * ?) - 2000, ? + FLOOR(seq * ?) + 15, ? + FLOOR(seq * ?) + 15 + (seq % 200), 0, IF(seq % 50 = 0, 500, 200), '', IF(seq % 50 = 0, 1, NULL)
+ FROM seq_` + strconv.Itoa(done+1) + `_to_` + strconv.Itoa(done+n)
+		base := end - span
+		if err := e.exec(ctx, q, firstJob, o.every, g, base, step, base, step, base, step, base, step); err != nil {
+			return nil, fmt.Errorf("generate runs: %w", err)
+		}
+		if (done+n)%2_000_000 == 0 || done+n == o.rows {
+			logf("generated %d/%d runs (%.0fs)", done+n, o.rows, time.Since(t).Seconds())
+		}
+	}
+	// The reports the roll-up would have made of that history (hour
+	// buckets for all of it, minute buckets for the last two days), and its
+	// watermark after the last generated run.
+	minuteFrom := end - 2*86_400_000
+	for _, lvl := range []struct{ res, size, from string }{{"h", "3600000", "0"}, {"m", "60000", strconv.FormatInt(minuteFrom, 10)}} {
+		q := `INSERT INTO run_reports (resolution, group_id, job_id, bucket_ms, succeeded, failed, duration_sum_ms, duration_max_ms)
+ SELECT '` + lvl.res + `', group_id, job_id, scheduled_ms - scheduled_ms % ` + lvl.size + ` AS b, SUM(state = 'succeeded'), SUM(state = 'failed'),
+ SUM(finished_ms - dispatched_ms), MAX(finished_ms - dispatched_ms) FROM runs WHERE scheduled_ms >= ` + lvl.from + ` GROUP BY group_id, job_id, b`
+		if err := e.exec(ctx, q); err != nil {
+			return nil, fmt.Errorf("generate reports: %w", err)
+		}
+		for _, up := range []string{
+			`SELECT resolution, group_id, 0, bucket_ms, SUM(succeeded), SUM(failed), SUM(duration_sum_ms), MAX(duration_max_ms) FROM run_reports WHERE resolution = '` + lvl.res + `' AND job_id <> 0 GROUP BY resolution, group_id, bucket_ms`,
+			`SELECT resolution, 0, 0, bucket_ms, SUM(succeeded), SUM(failed), SUM(duration_sum_ms), MAX(duration_max_ms) FROM run_reports WHERE resolution = '` + lvl.res + `' AND job_id = 0 AND group_id <> 0 GROUP BY resolution, bucket_ms`,
+		} {
+			if err := e.exec(ctx, `INSERT INTO run_reports (resolution, group_id, job_id, bucket_ms, succeeded, failed, duration_sum_ms, duration_max_ms) `+up); err != nil {
+				return nil, fmt.Errorf("generate report levels: %w", err)
+			}
+		}
+	}
+	var maxID int64
+	if err := e.st.DB().QueryRowContext(ctx, "SELECT MAX(id) FROM runs").Scan(&maxID); err != nil {
+		return nil, err
+	}
+	if err := e.st.ReportApply(ctx, store.ReportApplyParams{To: store.ReportMark{RunID: maxID, Seq: 1, AtMs: time.Now().UnixMilli()}}); err != nil {
+		return nil, err
+	}
+	_ = e.exec(ctx, "ANALYZE TABLE runs")
+	r.SetupS = time.Since(t).Seconds()
+	var dataMB, idxMB float64
+	_ = e.admin.QueryRowContext(ctx, "SELECT data_length/1048576, index_length/1048576 FROM information_schema.tables WHERE table_schema = ? AND table_name = 'runs'", e.db).Scan(&dataMB, &idxMB)
+	r.TableMB = dataMB + idxMB
+	logf("%d runs over %d days (%.0f MB with indexes) and their reports in %.0fs", o.rows, o.days, r.TableMB, r.SetupS)
+
+	// The scheduler and the report roll-up run through both phases.
+	start := time.Now()
+	s0 := start.Unix() + 3
+	phaseA := s0 + int64(o.warmup/time.Second)
+	phaseB := phaseA + int64(o.duration/time.Second)
+	stopAt := time.Unix(phaseB, 0).Add(o.duration + time.Second)
+	drv := newCountingDriver(ids, s0-1, int64(stopAt.Sub(start)/time.Second)+10)
+	sch, _, err := e.startScheduler(ctx, drv, s0)
+	if err != nil {
+		return nil, err
+	}
+	defer sch.Stop(context.Background())
+	roll, err := reports.New(reports.Options{Store: e.st, Node: "bench-node", Log: quietLog()})
+	if err != nil {
+		return nil, err
+	}
+	roll.Start(ctx)
+	defer roll.Stop()
+
+	sleepUntil(ctx, time.Unix(phaseB, 0))
+	logf("phase B: retention purges runs older than %d days while 1,000 jobs fire every second", o.retainDays)
+	w, err := retention.New(retention.Options{Config: retention.Config{Runs: retention.Age(time.Duration(o.retainDays) * 24 * time.Hour), BatchSize: o.batch, Pause: o.pause},
+		Store: e.st, Node: "bench-node", Log: quietLog(), CountedOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	pctx, pcancel := context.WithDeadline(ctx, stopAt.Add(-time.Second))
+	purgeDone := make(chan struct{})
+	go func() {
+		defer close(purgeDone)
+		pt := time.Now()
+		res, err := w.Cycle(pctx)
+		r.Purge = purgeResult{Purged: res.Runs, LogsPurged: res.Logs, Seconds: time.Since(pt).Seconds(), Done: err == nil}
+		if err != nil && pctx.Err() == nil {
+			logf("purge: %v", err)
+		}
+	}()
+	sleepUntil(ctx, stopAt)
+	pcancel()
+	<-purgeDone
+	cfg := retention.Config{BatchSize: o.batch, Pause: o.pause}.WithDefaults()
+	r.Purge.Batch, r.Purge.PauseMs = cfg.BatchSize, float64(cfg.Pause.Microseconds())/1000
+	if r.Purge.Seconds > 0 {
+		r.Purge.RowsPerSec = float64(r.Purge.Purged) / r.Purge.Seconds
+	}
+	r.PhaseA = drv.window(phaseA, phaseB)
+	r.PhaseB = drv.window(phaseB, stopAt.Unix()-1)
+	logf("purged %d runs in %.1fs", r.Purge.Purged, r.Purge.Seconds)
+
+	a, err := e.startAPI(ctx, sch)
+	if err != nil {
+		return nil, err
+	}
+	defer a.stop()
+	for _, p := range []string{"/api/v1/stats?period=hour", "/api/v1/stats?period=day", "/api/v1/stats?period=day&resolution=minute", "/api/v1/stats?period=week",
+		fmt.Sprintf("/api/v1/stats?period=day&job_id=%d", ids[0])} {
+		tm, _, err := a.time(p, 50)
+		if err != nil {
+			return nil, err
+		}
+		r.Stats = append(r.Stats, tm)
+	}
+	r.PeakRSSMB = peakRSS()
+	return r, ctx.Err()
+}

@@ -1,0 +1,172 @@
+package retention_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/internal/dbtest"
+	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/retention"
+	"github.com/ringjob/ringjob/store"
+)
+
+func partitionNames(t *testing.T, st *store.Store) []string {
+	t.Helper()
+	parts, partitioned, err := st.RunPartitions(context.Background())
+	require.NoError(t, err)
+	require.True(t, partitioned)
+	var out []string
+	for _, p := range parts {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+func countRuns(t *testing.T, st *store.Store) int {
+	var n int
+	require.NoError(t, st.DB().QueryRow("SELECT COUNT(*) FROM runs").Scan(&n))
+	return n
+}
+
+// TestPartitionMaintenanceIdempotent: three replicas converting and
+// extending the day partitions at once, then again after a "restart", make
+// one consistent set of partitions and lose no run; the fire key and
+// idempotency keys still hold on the partitioned table.
+func TestPartitionMaintenanceIdempotent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := store.OpenMySQL(ctx, dbtest.MySQL(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	_, err = st.Migrate(ctx)
+	require.NoError(t, err)
+	f := newFixture(t, st, "app")
+	now := t0.Add(10 * day)
+	for d := 0; d < 10; d++ {
+		f.run(runSpec{group: "app", at: t0.Add(time.Duration(d) * day), state: kind.RunSucceeded})
+	}
+	keyed := f.run(runSpec{group: "app", at: now.Add(-time.Hour), state: kind.RunSucceeded, key: "k-1"})
+	before := countRuns(t, st)
+
+	ensure := func(at time.Time) {
+		var wg sync.WaitGroup
+		errs := make([]error, 3)
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = st.RunPartitionsEnsure(ctx, store.RunPartitionsEnsureParams{NowMs: at.UnixMilli(), AheadDays: 3})
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			require.NoError(t, err)
+		}
+	}
+	ensure(now)
+	names := partitionNames(t, st)
+	require.Equal(t, "p20260301", names[0], "one partition per day from the oldest run")
+	require.Equal(t, "p20260314", names[len(names)-2], "today (03-11) and 3 days ahead")
+	require.Equal(t, "pmax", names[len(names)-1])
+	require.Len(t, names, 15)
+	require.Equal(t, before, countRuns(t, st))
+
+	// A restart: nothing changes.
+	created, err := st.RunPartitionsEnsure(ctx, store.RunPartitionsEnsureParams{NowMs: now.UnixMilli(), AheadDays: 3})
+	require.NoError(t, err)
+	require.Empty(t, created)
+	require.Equal(t, names, partitionNames(t, st))
+
+	// Two days later: two more days ahead, nothing else touched.
+	ensure(now.Add(2 * day))
+	require.Equal(t, append(append([]string{}, names[:len(names)-1]...), "p20260315", "p20260316", "pmax"), partitionNames(t, st))
+
+	// The keys still work: a fire is unique, an idempotency key returns its run.
+	j := f.job["app"]
+	dup, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: now.UnixMilli(), ShardTotal: 1, SchedFire: true,
+		TriggerType: kind.TriggerSchedule, Owner: "n1", CreatedMs: now.UnixMilli()})
+	require.NoError(t, err)
+	again, created2, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: now.UnixMilli(), ShardTotal: 1, SchedFire: true,
+		TriggerType: kind.TriggerSchedule, Owner: "n1", CreatedMs: now.UnixMilli()})
+	require.NoError(t, err)
+	require.False(t, created2)
+	require.Equal(t, dup.ID, again.ID)
+	same, created3, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: now.UnixMilli() + 5, ShardTotal: 1,
+		TriggerType: kind.TriggerManual, Owner: "n1", IdempotencyKey: "k-1", CreatedMs: now.UnixMilli()})
+	require.NoError(t, err)
+	require.False(t, created3)
+	require.Equal(t, keyed, same.ID)
+}
+
+// TestPartitionedRetention: day partitions past the retention are dropped
+// whole; one that holds a run still needed is emptied of the others and
+// dropped once that run is done; partitions ahead keep being created.
+func TestPartitionedRetention(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := store.OpenMySQL(ctx, dbtest.MySQL(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	_, err = st.Migrate(ctx)
+	require.NoError(t, err)
+	f := newFixture(t, st, "app")
+	var done []int64
+	for d := 0; d < 5; d++ {
+		for i := 0; i < 3; i++ {
+			done = append(done, f.run(runSpec{group: "app", at: t0.Add(time.Duration(d)*day + time.Duration(i)*time.Hour), state: kind.RunSucceeded, log: "x\n"}))
+		}
+	}
+	failed := f.run(runSpec{group: "app", at: t0.Add(day + 5*time.Hour), state: kind.RunFailed}) // follow-up pending, on day 2
+	keyed := f.run(runSpec{group: "app", at: t0.Add(2 * day), state: kind.RunSucceeded, key: "old-key"})
+	recent := f.run(runSpec{group: "app", at: t0.Add(33 * day), state: kind.RunSucceeded})
+
+	clock := clockwork.NewFakeClockAt(t0.Add(34*day + 12*time.Hour))
+	w := newWorker(t, st, clock, "n1", retention.Config{Runs: retention.Age(31 * day), Partitioned: true}, false)
+	res, err := w.Cycle(ctx)
+	require.NoError(t, err)
+	// Now 04-05 00:00, cutoff 03-05 00:00: the days 03-01..03-04 are past it.
+	require.Equal(t, []string{"p20260301", "p20260303", "p20260304"}, res.Dropped, "03-02 holds a failure whose follow-up is pending")
+	require.Equal(t, int64(3), res.Runs, "the other runs of 03-02 go by rows")
+	require.True(t, f.exists(failed))
+	require.False(t, f.exists(keyed))
+	for _, id := range done[:12] {
+		require.False(t, f.exists(id))
+	}
+	for _, id := range done[12:] {
+		require.True(t, f.exists(id), "03-05 is within the retention")
+	}
+	for _, id := range done[3:6] {
+		require.False(t, f.exists(id), "the other runs of 03-02")
+	}
+	require.True(t, f.exists(recent))
+	var keys int
+	require.NoError(t, st.DB().QueryRow("SELECT COUNT(*) FROM run_keys WHERE idempotency_key = 'old-key'").Scan(&keys))
+	require.Zero(t, keys, "the dropped run's idempotency key goes too")
+	require.Contains(t, partitionNames(t, st), "p20260407", "partitions are kept 3 days ahead")
+	// Logs of dropped runs are orphans and go with the log purge.
+	for _, id := range done[:6] {
+		require.False(t, f.hasLog(id))
+	}
+
+	// The follow-up is done: the day goes whole next time.
+	ok, err := st.RunFollowupDone(ctx, failed)
+	require.NoError(t, err)
+	require.True(t, ok)
+	res, err = w.Cycle(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"p20260302"}, res.Dropped)
+	require.False(t, f.exists(failed))
+
+	// A restart changes nothing more.
+	w2 := newWorker(t, st, clock, "n1", retention.Config{Runs: retention.Age(31 * day), Partitioned: true}, false)
+	res, err = w2.Cycle(ctx)
+	require.NoError(t, err)
+	require.Empty(t, res.Dropped)
+	require.Empty(t, res.Created)
+	require.Zero(t, res.Runs)
+}

@@ -1,0 +1,200 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrNotSupported says the database cannot do what was asked (partitioning
+// on SQLite).
+var ErrNotSupported = errors.New("not supported by this database")
+
+// RunPartition is one day partition of the runs table (retention.partitioned).
+type RunPartition struct {
+	Name     string
+	FromMs   int64 // scheduled_ms >= FromMs (0 for the first)
+	BeforeMs int64 // scheduled_ms < BeforeMs; 0 for the catch-all pmax
+}
+
+const dayMs = int64(24 * time.Hour / time.Millisecond)
+
+func partitionName(dayStartMs int64) string {
+	return "p" + time.UnixMilli(dayStartMs).UTC().Format("20060102")
+}
+
+// RunPartitions lists the partitions of runs in order; partitioned is false
+// when the table is not partitioned.
+func (s *Store) RunPartitions(ctx context.Context) (parts []RunPartition, partitioned bool, err error) {
+	if s.d.name() != "mysql" {
+		return nil, false, nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT PARTITION_NAME, PARTITION_DESCRIPTION FROM information_schema.PARTITIONS
+ WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'runs' AND PARTITION_NAME IS NOT NULL ORDER BY PARTITION_ORDINAL_POSITION`)
+	if err != nil {
+		return nil, false, fmt.Errorf("list partitions of runs: %w", err)
+	}
+	defer rows.Close()
+	var from int64
+	for rows.Next() {
+		var name, desc string
+		if err := rows.Scan(&name, &desc); err != nil {
+			return nil, false, fmt.Errorf("list partitions of runs: %w", err)
+		}
+		p := RunPartition{Name: name, FromMs: from}
+		if desc != "MAXVALUE" {
+			if p.BeforeMs, err = strconv.ParseInt(desc, 10, 64); err != nil {
+				return nil, false, fmt.Errorf("partition %s of runs: bound %q: %w", name, desc, err)
+			}
+			from = p.BeforeMs
+		}
+		parts = append(parts, p)
+	}
+	return parts, len(parts) > 0, rows.Err()
+}
+
+// RunPartitionsEnsureParams say which day partitions must exist.
+type RunPartitionsEnsureParams struct {
+	NowMs     int64
+	AheadDays int // days after today that get their partition ahead of time
+}
+
+// RunPartitionsEnsure range-partitions runs by day of scheduled_ms when it
+// is not yet (a table rebuild: the first time takes as long as copying the
+// table) and creates the partitions of today and AheadDays after it. A
+// catch-all partition pmax takes runs scheduled beyond them, so no insert
+// ever fails for want of a partition. It is idempotent and safe to call from
+// every replica at once: replicas take turns under a named lock and each
+// looks at the partitions that exist before changing anything. It returns
+// the partitions it created.
+func (s *Store) RunPartitionsEnsure(ctx context.Context, p RunPartitionsEnsureParams) ([]string, error) {
+	if s.d.name() != "mysql" {
+		return nil, fmt.Errorf("partition runs: %w (retention.partitioned needs MySQL/MariaDB)", ErrNotSupported)
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("partition runs: get connection: %w", err)
+	}
+	defer conn.Close()
+	var got sql.NullInt64
+	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(CONCAT(DATABASE(), '.ringjob_partitions'), 600)").Scan(&got); err != nil || got.Int64 != 1 {
+		return nil, fmt.Errorf("partition runs: take the partition lock (got %v): %v", got, err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK(CONCAT(DATABASE(), '.ringjob_partitions'))")
+
+	today := p.NowMs - p.NowMs%dayMs
+	last := today + int64(p.AheadDays)*dayMs // the last day that must have its own partition
+	parts, partitioned, err := s.RunPartitions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var created []string
+	if !partitioned {
+		// One partition per day from the oldest run (at most 1000 days back;
+		// older runs share the first one).
+		first := today
+		var oldest sql.NullInt64
+		if err := conn.QueryRowContext(ctx, "SELECT MIN(scheduled_ms) FROM runs").Scan(&oldest); err != nil {
+			return nil, fmt.Errorf("partition runs: find the oldest run: %w", err)
+		}
+		if oldest.Valid && oldest.Int64 < today {
+			first = max(oldest.Int64-oldest.Int64%dayMs, today-1000*dayMs)
+		}
+		var defs []string
+		for d := first; d <= last; d += dayMs {
+			defs = append(defs, fmt.Sprintf("PARTITION %s VALUES LESS THAN (%d)", partitionName(d), d+dayMs))
+			created = append(created, partitionName(d))
+		}
+		defs = append(defs, "PARTITION pmax VALUES LESS THAN MAXVALUE")
+		// The key of a partitioned table must hold the partition column:
+		// the primary key becomes (id, scheduled_ms) and the idempotency key
+		// lives in run_keys (migration 0081). The fire key already holds
+		// scheduled_ms.
+		var hasIdem int
+		if err := conn.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'runs'
+ AND INDEX_NAME = 'runs_idempotency'`).Scan(&hasIdem); err != nil {
+			return nil, fmt.Errorf("partition runs: read indexes: %w", err)
+		}
+		alter := "ALTER TABLE runs "
+		if hasIdem > 0 {
+			alter += "DROP INDEX runs_idempotency, "
+		}
+		alter += "DROP PRIMARY KEY, ADD PRIMARY KEY (id, scheduled_ms) PARTITION BY RANGE (scheduled_ms) (" + strings.Join(defs, ", ") + ")"
+		if _, err := conn.ExecContext(ctx, alter); err != nil {
+			return nil, fmt.Errorf("partition runs by day (a unique key of runs that lacks scheduled_ms prevents it): %w", err)
+		}
+		return created, nil
+	}
+	// Already partitioned: split the days still missing off pmax, in order.
+	lastBound := int64(0)
+	for _, pt := range parts {
+		lastBound = max(lastBound, pt.BeforeMs)
+	}
+	if parts[len(parts)-1].BeforeMs != 0 {
+		return nil, fmt.Errorf("partition runs: the last partition %s is not the catch-all pmax; fix the table by hand", parts[len(parts)-1].Name)
+	}
+	for d := lastBound; d <= last; d += dayMs {
+		day := d - d%dayMs
+		name := partitionName(day)
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("ALTER TABLE runs REORGANIZE PARTITION pmax INTO (PARTITION %s VALUES LESS THAN (%d), PARTITION pmax VALUES LESS THAN MAXVALUE)",
+			name, day+dayMs)); err != nil {
+			return created, fmt.Errorf("partition runs: add partition %s: %w", name, err)
+		}
+		created = append(created, name)
+	}
+	return created, nil
+}
+
+// RunPartitionSummary is what retention needs to know of a partition.
+type RunPartitionSummary struct {
+	MaxID  int64 // 0 when empty
+	Needed int   // runs in it among those given as needed
+}
+
+// RunPartitionSummarize reads the highest run id of a partition and how many
+// of the needed runs are in it (key lookups, never a scan).
+func (s *Store) RunPartitionSummarize(ctx context.Context, name string, needed []int64) (RunPartitionSummary, error) {
+	var out RunPartitionSummary
+	var maxID sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, "SELECT MAX(id) FROM runs PARTITION ("+name+")").Scan(&maxID); err != nil {
+		return out, fmt.Errorf("read partition %s: %w", name, err)
+	}
+	out.MaxID = maxID.Int64
+	for _, chunk := range chunkInt64(needed, 1000) {
+		var n int
+		if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM runs PARTITION ("+name+") WHERE id IN ("+placeholders(len(chunk))+")", int64Args(chunk)...).Scan(&n); err != nil {
+			return out, fmt.Errorf("read partition %s: %w", name, err)
+		}
+		out.Needed += n
+	}
+	return out, nil
+}
+
+// RunAgesInPartition reads up to limit runs of a partition with id > afterID, in id order.
+func (s *Store) RunAgesInPartition(ctx context.Context, name string, afterID int64, limit int) ([]RunAge, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+runAgeCols+" FROM runs PARTITION ("+name+") WHERE id > ? ORDER BY id LIMIT ?", afterID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read runs of partition %s: %w", name, err)
+	}
+	return collectRunAges(rows)
+}
+
+// RunPartitionDrop drops a day partition with all its runs, then the
+// idempotency keys of runs that are gone (logs of gone runs are removed by
+// the log purge). It refuses pmax.
+func (s *Store) RunPartitionDrop(ctx context.Context, name string, maxID int64) error {
+	if name == "pmax" || !strings.HasPrefix(name, "p") {
+		return fmt.Errorf("drop partition %s: only day partitions are dropped", name)
+	}
+	if _, err := s.db.ExecContext(ctx, "ALTER TABLE runs DROP PARTITION "+name); err != nil {
+		return fmt.Errorf("drop partition %s of runs: %w", name, err)
+	}
+	if _, err := s.db.ExecContext(ctx, "DELETE FROM run_keys WHERE run_id <= ? AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.id = run_keys.run_id)", maxID); err != nil {
+		return fmt.Errorf("drop partition %s: remove its idempotency keys: %w", name, err)
+	}
+	return nil
+}
