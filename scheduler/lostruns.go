@@ -50,7 +50,7 @@ func (l *lostRuns) tick(ctx context.Context) error {
 	}
 	deadNode := map[string]bool{}
 	for _, n := range nodes {
-		if d, err := isDead(ctx, l.st, l.cfg, n, now); err == nil && d {
+		if n.Declared() || n.StoppedMs > 0 {
 			deadNode[n.ID] = true
 		}
 	}

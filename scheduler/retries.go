@@ -63,12 +63,15 @@ func (r *retries) follow(ctx context.Context, run store.Run) error {
 		}
 		return r.st.RunSetAlarmStatus(ctx, run.ID, kind.AlarmNotNeeded)
 	}
-	// The last attempt failed: alarm. Marking done first makes the alarm
+	// The last attempt failed (one log line, on the replica that marks
+	// the follow-up done), then the alarm. Marking done first makes the alarm
 	// go out at most once even when two replicas look at the same run.
 	done, err := r.st.RunFollowupDone(ctx, run.ID)
 	if err != nil || !done {
 		return err
 	}
+	r.log.WithFields(logrus.Fields{"run_id": run.ID, "job_id": job.ID, "state": run.State, "attempt": run.Attempt,
+		"code": run.ResultCode, "message": run.Message}).Warn("run failed; no retry left")
 	if len(job.AlarmChannels) == 0 {
 		return r.st.RunSetAlarmStatus(ctx, run.ID, kind.AlarmNotNeeded)
 	}

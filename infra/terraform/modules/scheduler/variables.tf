@@ -204,6 +204,16 @@ variable "executor_token_secret_arn" {
   }
 }
 
+variable "secrets_key_secret_arn" {
+  description = "Secrets Manager secret holding RINGJOB_SECRETS_KEY (32 bytes in base64), the key that seals executor tokens and run secrets in the database; null: they are stored unsealed (Ringjob warns). The example root module creates one."
+  type        = string
+  default     = null
+  validation {
+    condition     = var.secrets_key_secret_arn == null || can(regex("^arn:aws[a-z-]*:secretsmanager:", var.secrets_key_secret_arn))
+    error_message = "secrets_key_secret_arn must be a Secrets Manager secret ARN or null."
+  }
+}
+
 variable "stop_grace_seconds" {
   description = "How long a stopping replica lets running work finish (Ringjob's stop_grace); ECS waits this plus 15 s before SIGKILL."
   type        = number

@@ -33,6 +33,7 @@ variables {
   lambda_function_arns      = ["arn:aws:lambda:eu-central-1:123456789012:function:ringjob-hello"]
   admin_token_secret_arn    = "arn:aws:secretsmanager:eu-central-1:123456789012:secret:ringjob/admin-token"
   executor_token_secret_arn = "arn:aws:secretsmanager:eu-central-1:123456789012:secret:ringjob/executor-token"
+  secrets_key_secret_arn    = "arn:aws:secretsmanager:eu-central-1:123456789012:secret:ringjob/secrets-key"
 }
 
 run "two_replicas_rolled_one_at_a_time" {
@@ -73,8 +74,8 @@ run "secrets_never_in_the_environment" {
   }
   assert {
     condition = toset([for s in jsondecode(aws_ecs_task_definition.this.container_definitions)[0].secrets : s.name]) == toset(
-    ["RINGJOB_DATABASE_PASSWORD", "RINGJOB_ADMIN_TOKEN", "RINGJOB_EXECUTOR_TOKEN"])
-    error_message = "the password and both tokens come from Secrets Manager"
+    ["RINGJOB_DATABASE_PASSWORD", "RINGJOB_ADMIN_TOKEN", "RINGJOB_EXECUTOR_TOKEN", "RINGJOB_SECRETS_KEY"])
+    error_message = "the password, both tokens and the sealing key come from Secrets Manager"
   }
   assert {
     condition     = jsondecode(aws_ecs_task_definition.this.container_definitions)[0].stopTimeout == 45
