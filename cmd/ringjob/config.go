@@ -217,6 +217,9 @@ type BootstrapGroup struct {
 	AppName string   `yaml:"app_name"`
 	Title   string   `yaml:"title"`
 	Members []string `yaml:"members"`
+	// AcceptRegistrations: omitted = true unless every member is a
+	// lambda:// or local:// target (see docs/security.md).
+	AcceptRegistrations *bool `yaml:"accept_registrations"`
 }
 
 // BootstrapJob is a job to create, in the group with app name Group.
