@@ -36,6 +36,10 @@ test: ## go vet, terraform fmt check, then all tests with the race detector
 	infra/terraform/check fmt
 	$(GO) test -race -timeout 9m ./...
 
+.PHONY: test-faults
+test-faults: ## Long fault-injection suite: 3 replicas, 200 jobs, SIGKILL/SIGSTOP/mariadbd restarts/executor down (~10 min; docs/reliability.md)
+	RINGJOB_FAULTS=long RINGJOB_FAULTS_REPORT=$(CURDIR)/bin/faults-report.md $(GO) test -count=1 -run TestFaultsLong -v -timeout 30m ./faults/
+
 .PHONY: test-short
 test-short: ## Tests without the slow multi-process ones
 	$(GO) test -race -short ./...
@@ -61,6 +65,16 @@ E2E_ROWS ?= xxl-batch=1000,5000,10000 xxl-sdk=1000,5000 lambda=1000 local=50,200
 bench-e2e: ## End-to-end throughput through real targets (bench/e2e), table into docs/benchmarks.md
 	$(GO) build -o $(BIN)/bench-e2e ./bench/e2e
 	$(BIN)/bench-e2e -rows "$(E2E_ROWS)" -duration 60s -doc docs/benchmarks.md -out $(BIN)/bench-e2e.jsonl
+
+.PHONY: bench-lifecycle
+bench-lifecycle: ## Data lifecycle and scale (bench/lifecycle, private mariadbd, ~40 min): 1M daily jobs, a big runs table with retention, the stats endpoint
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ringjob ./cmd/ringjob
+	$(GO) run ./bench/lifecycle -mode jobs -throwaway-pool 2G -daily 0 -groups 1 -every 1000 -duration 60s -label baseline-1k-every-second -out $(BIN)/bench-lifecycle.jsonl
+	$(GO) run ./bench/lifecycle -mode jobs -throwaway-pool 2G -daily 1000000 -groups 10000 -every 1000 -duration 60s -server-bin $(BIN)/ringjob -label 1M-daily+1k-every-second -out $(BIN)/bench-lifecycle.jsonl
+	$(GO) run ./bench/lifecycle -mode bigtable -throwaway-pool 2G -rows $(BIG_ROWS) -every 1000 -duration 60s -partitioned -label partitioned -out $(BIN)/bench-lifecycle.jsonl
+	$(GO) run ./bench/lifecycle -mode bigtable -throwaway-pool 2G -rows $(BIG_ROWS) -every 1000 -duration 60s -label rows -out $(BIN)/bench-lifecycle.jsonl
+
+BIG_ROWS ?= 5000000
 
 FUNCTIONS := $(notdir $(wildcard functions/examples/*))
 FUNCTION_ARCHS := arm64 amd64

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -173,13 +174,25 @@ func (s *server) requestScope(c *fiber.Ctx) error {
 	if s.metrics != nil {
 		s.metrics.observe(c.Method(), route, status, took)
 	}
-	s.log.WithFields(logrus.Fields{
+	e := s.log.WithFields(logrus.Fields{
 		"request_id":  id,
 		"method":      c.Method(),
 		"path":        c.Path(),
 		"status":      status,
 		"duration_ms": took.Milliseconds(),
-	}).Debug("request")
+	})
+	switch {
+	case isWrite(c.Method()) && strings.HasPrefix(c.Path(), "/api/v1/"):
+		// Every API write leaves a line: who changed what, and how it ended.
+		e = e.WithFields(auditFields(c))
+		if status >= 400 {
+			e.Warn("api write refused")
+		} else {
+			e.Info("api write")
+		}
+	default:
+		e.Debug("request")
+	}
 	return nil
 }
 

@@ -181,6 +181,7 @@ func (s *server) triggerJob(c *fiber.Ctx) error {
 	if created {
 		status = fiber.StatusCreated
 	}
+	c.Locals(localAuditRunID, run.ID)
 	c.Location("/api/v1/runs/" + strconv.FormatInt(run.ID, 10))
 	return c.Status(status).JSON(viewRun(run))
 }

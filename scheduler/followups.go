@@ -180,6 +180,10 @@ func (f *followups) failures(ctx context.Context) error {
 			}
 			continue
 		}
+		// Final: no retry left. One line per failed run, on the replica that
+		// claimed its follow-up.
+		f.log.WithFields(logrus.Fields{"run_id": r.ID, "job_id": job.ID, "state": r.State, "attempt": r.Attempt,
+			"code": r.ResultCode, "message": r.Message}).Warn("run failed; no retry left")
 		if len(job.AlarmChannels) == 0 {
 			if err := f.st.RunSetAlarmStatus(ctx, r.ID, kind.AlarmNotNeeded); err != nil {
 				return err
@@ -335,7 +339,7 @@ func (f *followups) lost(ctx context.Context) error {
 	}
 	deadNode := map[string]bool{}
 	for _, n := range nodes {
-		if d, err := isDead(ctx, f.st, f.cfg, n, now); err == nil && d {
+		if n.Declared() || n.StoppedMs > 0 {
 			deadNode[n.ID] = true
 		}
 	}

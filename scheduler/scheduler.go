@@ -42,6 +42,8 @@ type Scheduler struct {
 
 	liveness  *store.NodeLiveness
 	peers     *peerView
+	watch     *peerWatch
+	gate      *handoffGate
 	ledger    *ledgerWriter
 	disp      *dispatcher
 	ring      *ring
@@ -86,7 +88,8 @@ func New(o Options) (*Scheduler, error) {
 	if m == nil {
 		m = NewMetrics(nil)
 	}
-	s := &Scheduler{cfg: cfg, node: cfg.NodeID, st: o.Store, clock: clock, log: log, metrics: m, drivers: o.Drivers, peers: &peerView{}}
+	s := &Scheduler{cfg: cfg, node: cfg.NodeID, st: o.Store, clock: clock, log: log, metrics: m, drivers: o.Drivers, peers: &peerView{}, watch: &peerWatch{}}
+	s.gate = newHandoffGate(o.Store, s.node, clock)
 	s.ledger = newLedgerWriter(o.Store, log.WithField("service", "ledger"))
 	s.disp = &dispatcher{
 		cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "dispatcher"), drivers: o.Drivers,
@@ -96,13 +99,17 @@ func New(o Options) (*Scheduler, error) {
 		fast:       newPool("fast", cfg.FastPool),
 		slow:       newPool("slow", cfg.SlowPool),
 		slowJobs:   &slowTracker{clock: clock, threshold: cfg.SlowDispatch, count: cfg.SlowDispatchCount},
+		gate:       s.gate,
+		warns:      newWarnEvery(log.WithField("service", "dispatcher"), clock, warnInterval),
 	}
 	s.ring = newRing(clock, s.disp.fire)
 	s.disp.requeue = func(f fire) { s.ring.push(f) }
 	s.preread = &preReader{cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "preread"),
 		ring: s.ring, metrics: m, peers: s.peers, cache: &scheduleCache{}, candidates: s.disp.candidates}
-	s.heartbeat = &heartbeat{cfg: cfg, node: s.node, host: hostname(), st: o.Store, clock: clock, log: log.WithField("service", "heartbeat"), peers: s.peers}
-	s.takeover = &takeover{cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "takeover"), ring: s.ring, fireNow: s.disp.fire, metrics: m}
+	s.heartbeat = &heartbeat{cfg: cfg, node: s.node, host: hostname(), st: o.Store, clock: clock, log: log.WithField("service", "heartbeat"),
+		peers: s.peers, watch: s.watch, rejoin: s.rejoin}
+	s.takeover = &takeover{cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "takeover"), ring: s.ring, disp: s.disp,
+		metrics: m, watch: s.watch}
 	s.registry = &registryMonitor{cfg: cfg, st: o.Store, clock: clock, log: log.WithField("service", "registry")}
 	s.followups = newFollowups()
 	s.followups.cfg, s.followups.node, s.followups.st, s.followups.clock = cfg, s.node, o.Store, clock
@@ -136,6 +143,13 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.liveness = lv
 	s.heartbeat.liveness = lv
+	s.takeover.liveness = lv
+	// A new incarnation: alive again even if the last one with this node id
+	// was declared dead.
+	if err := s.st.NodeRejoin(ctx, store.NodeHeartbeatParams{ID: s.node, Host: s.heartbeat.host, NowMs: s.clock.Now().UnixMilli()}); err != nil {
+		lv.Release(ctx)
+		return fmt.Errorf("register node: %w", err)
+	}
 	if err := s.heartbeat.beat(ctx); err != nil {
 		lv.Release(ctx)
 		return fmt.Errorf("first heartbeat: %w", err)
@@ -143,6 +157,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	// Services outlive the Start call's context; Stop ends them.
 	bg := context.WithoutCancel(ctx)
 	s.ledger.Start(bg)
+	s.gate.Start(bg)
 	s.disp.fast.Start(bg)
 	s.disp.slow.Start(bg)
 	s.ring.Start(bg)
@@ -152,6 +167,12 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.followups.Start(bg)
 	s.preread.Start(bg)
 	s.started = true
+	// What an earlier incarnation with this node id left (a fixed node_id
+	// restarted after a crash): its waiting runs fire from here, what it
+	// handed to a target may have arrived.
+	if err := s.adoptOwn(ctx, true); err != nil {
+		s.log.WithError(err).Warn("take over the runs a previous run of this node left; the takeover loop retries")
+	}
 	s.log.WithField("lock_partitions", s.cfg.LockPartitions).Info("scheduler started")
 	return nil
 }
@@ -178,6 +199,7 @@ func (s *Scheduler) Stop(ctx context.Context) {
 	handedBack := len(s.ring.drain())
 	s.disp.fast.Stop(s.clock, s.cfg.StopGrace)
 	s.disp.slow.Stop(s.clock, s.cfg.StopGrace)
+	s.gate.Stop()
 	s.ledger.Stop(ctx)
 	s.heartbeat.Stop()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -187,6 +209,54 @@ func (s *Scheduler) Stop(ctx context.Context) {
 	}
 	s.liveness.Release(sctx)
 	s.log.WithField("handed_back", handedBack).Info("scheduler stopped")
+}
+
+// warnInterval is how often a recurring failure (failed dispatches, refused
+// claims) is logged at most.
+const warnInterval = 10 * time.Second
+
+// rejoin is what a node does when it learns it was declared dead: it stops
+// dispatching at once, drops its ring and backlog (their runs were taken
+// over, and what was not is reloaded from the ledger), registers again and
+// takes back what is still its own.
+func (s *Scheduler) rejoin(ctx context.Context) error {
+	s.disp.fenced.Store(true)
+	defer s.disp.fenced.Store(false)
+	dropped := len(s.ring.drain()) + s.disp.dropAll()
+	if err := s.st.NodeRejoin(ctx, store.NodeHeartbeatParams{ID: s.node, Host: s.heartbeat.host, NowMs: s.clock.Now().UnixMilli()}); err != nil {
+		return err
+	}
+	s.disp.fenced.Store(false)
+	if err := s.adoptOwn(ctx, false); err != nil {
+		return fmt.Errorf("reload this node's runs after rejoining: %w", err)
+	}
+	s.log.WithField("dropped", dropped).Warn("rejoined after being declared dead; reloaded the runs still owned by this node")
+	return nil
+}
+
+// adoptOwn loads this node's own scheduled and claimed-but-unsent runs from
+// the ledger into the ring and the dispatcher. restarted: this is a new
+// process, so runs it handed to a target before cannot still be on their
+// way; they are marked lost (delivery unknown).
+func (s *Scheduler) adoptOwn(ctx context.Context, restarted bool) error {
+	scheduled, claimed, err := s.takeover.adopt(ctx, s.node, "left by an earlier run of this node")
+	if err != nil {
+		return err
+	}
+	lost := 0
+	if restarted {
+		ids, err := s.st.RunMarkLost(ctx, store.RunMarkLostParams{Owner: s.node, NowMs: s.clock.Now().UnixMilli(),
+			Message: fmt.Sprintf("scheduler node %s restarted after handing this run to its target; whether it arrived is unknown, so it is not re-sent automatically", s.node)})
+		if err != nil {
+			return err
+		}
+		lost = len(ids)
+		s.metrics.Lost.Add(float64(lost))
+	}
+	if scheduled+claimed+lost > 0 {
+		s.log.WithFields(logrus.Fields{"scheduled": scheduled, "claimed_not_sent": claimed, "lost": lost}).Info("took back this node's own runs")
+	}
+	return nil
 }
 
 // TriggerParams ask for a run now, outside the schedule.
@@ -246,7 +316,7 @@ func (s *Scheduler) Trigger(ctx context.Context, p TriggerParams) (run store.Run
 				return run, false, nil
 			}
 		}
-		fires = append(fires, fire{runID: r.ID, scheduledMs: r.ScheduledMs, shardIndex: i, shardTotal: n, params: params, job: &job, target: target})
+		fires = append(fires, fire{runID: r.ID, scheduledMs: r.ScheduledMs, shardIndex: i, shardTotal: n, params: params, job: &job, target: target, trigger: tt})
 	}
 	s.disp.fire(ctx, fires)
 	return run, true, nil

@@ -92,7 +92,13 @@ func (s *Service) GetJob(ctx context.Context, id int64) (store.Job, error) {
 	return j, nil
 }
 
-// ListJobs lists jobs by id.
+// defaultJobScanWindow is how many jobs one page of a filtered job list looks at.
+const defaultJobScanWindow = 20_000
+
+// ListJobs lists jobs by id. With a name or enabled filter a page looks at
+// no more than Options.JobScanWindow jobs, so it may hold fewer items than the
+// limit and still have a next cursor; the listing ends when next_cursor is
+// empty.
 func (s *Service) ListJobs(ctx context.Context, p JobListParams) (Page[store.Job], error) {
 	limit, err := pageLimit(p.Limit)
 	if err != nil {
@@ -108,11 +114,30 @@ func (s *Service) ListJobs(ctx context.Context, p JobListParams) (Page[store.Job
 	if err := checkText("name", p.Name, 0, maxNameFilterChars, false); err != nil {
 		return Page[store.Job]{}, err
 	}
-	js, err := s.st.JobList(ctx, store.JobListParams{GroupID: p.GroupID, Name: p.Name, Enabled: p.Enabled, AfterID: after, Limit: limit + 1})
+	lp := store.JobListParams{GroupID: p.GroupID, Name: p.Name, Enabled: p.Enabled, AfterID: after, Limit: limit + 1}
+	full := false
+	if p.Name != "" || p.Enabled != nil {
+		// No index serves these filters: look at one window of jobs per
+		// page, so a search costs the same with a million jobs. The page may
+		// then hold fewer items than the limit, with a next cursor.
+		upTo, more, ok, err := s.st.JobScanWindow(ctx, p.GroupID, after, s.window)
+		if err != nil {
+			return Page[store.Job]{}, err
+		}
+		if !ok {
+			return Page[store.Job]{Items: []store.Job{}}, nil
+		}
+		lp.UpToID, full = upTo, more
+	}
+	js, err := s.st.JobList(ctx, lp)
 	if err != nil {
 		return Page[store.Job]{}, fmt.Errorf("list jobs: %w", err)
 	}
-	return paginate(js, limit, "j", func(j store.Job) int64 { return j.ID }), nil
+	page := paginate(js, limit, "j", func(j store.Job) int64 { return j.ID })
+	if page.NextCursor == "" && full {
+		page.NextCursor = encodeCursor("j", lp.UpToID)
+	}
+	return page, nil
 }
 
 // UpdateJob replaces a job's editable fields. A started job whose schedule

@@ -36,6 +36,9 @@ type Options struct {
 	// or deleted, so that caches of groups (dispatch candidates, executor
 	// tokens) are dropped at once on this replica.
 	OnGroupChange func()
+	// JobScanWindow is how many jobs one page of a job list filtered by name
+	// or enabled looks at (0 = 20,000).
+	JobScanWindow int
 }
 
 // Service is the one service layer over groups, jobs, runs and API tokens.
@@ -47,6 +50,7 @@ type Service struct {
 	clock    clockwork.Clock
 	channels map[string]bool
 	changed  func()
+	window   int
 }
 
 // New builds a Service. It panics when Store or Drivers is nil, which is a
@@ -67,7 +71,11 @@ func New(o Options) *Service {
 	if changed == nil {
 		changed = func() {}
 	}
-	return &Service{st: o.Store, trig: o.Scheduler, drivers: o.Drivers, clock: clock, channels: channels, changed: changed}
+	window := o.JobScanWindow
+	if window <= 0 {
+		window = defaultJobScanWindow
+	}
+	return &Service{st: o.Store, trig: o.Scheduler, drivers: o.Drivers, clock: clock, channels: channels, changed: changed, window: window}
 }
 
 func (s *Service) nowMs() int64 { return s.clock.Now().UnixMilli() }

@@ -382,3 +382,55 @@ func TestPreviewAndPaging(t *testing.T) {
 	require.ErrorAs(t, err, &ve)
 	require.Equal(t, "cursor", ve.Field)
 }
+
+// TestJobSearchLooksAtOneWindowPerPage: a name or enabled filter pages
+// through the jobs a window at a time (so a page costs the same with a
+// million jobs), and following next_cursor finds every match exactly once.
+func TestJobSearchLooksAtOneWindowPerPage(t *testing.T) {
+	t.Parallel()
+	for _, dialect := range kinds {
+		t.Run(dialect, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			b := setup(t, dialect)
+			svc := service.New(service.Options{Store: b.st, Drivers: targets.NewRegistry(), Clock: b.clock, JobScanWindow: 7})
+			g, err := b.st.GroupCreate(ctx, store.GroupCreateParams{AppName: "search", Members: []string{"fake://a"}, NowMs: 1})
+			require.NoError(t, err)
+			var want []int64
+			for i := 0; i < 30; i++ {
+				name := "beta-" + strings.Repeat("x", i%3)
+				if i%10 == 3 {
+					name = "alpha-" + string(rune('a'+i))
+				}
+				j, err := b.st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: g.ID, Name: name, ScheduleType: "none", TimeZone: "UTC",
+					MisfirePolicy: kind.MisfireDoNothing, ShardCount: 1}, NowMs: 1})
+				require.NoError(t, err)
+				if i%10 == 3 {
+					want = append(want, j.ID)
+				}
+			}
+			var got []int64
+			cursor, pages := "", 0
+			for {
+				page, err := svc.ListJobs(ctx, service.JobListParams{Name: "alpha", Limit: 100, Cursor: cursor})
+				require.NoError(t, err)
+				pages++
+				require.LessOrEqual(t, len(page.Items), 7)
+				for _, j := range page.Items {
+					got = append(got, j.ID)
+				}
+				if page.NextCursor == "" {
+					break
+				}
+				cursor = page.NextCursor
+			}
+			require.Equal(t, want, got)
+			require.GreaterOrEqual(t, pages, 5, "30 jobs in windows of 7")
+			// Without a filter, pages are full as before.
+			page, err := svc.ListJobs(ctx, service.JobListParams{Limit: 20})
+			require.NoError(t, err)
+			require.Len(t, page.Items, 20)
+			require.NotEmpty(t, page.NextCursor)
+		})
+	}
+}

@@ -144,9 +144,10 @@ func collectRuns(rows interface {
 }
 
 // RunRequeue gives a claimed run back for a later dispatch
-// (dispatching -> scheduled, compare-and-set on state and owner).
+// (dispatching -> scheduled, compare-and-set on state and owner). It was not
+// sent, so its hand-off is undone too.
 func (s *Store) RunRequeue(ctx context.Context, id int64, owner string) (bool, error) {
-	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, dispatched_ms = 0 WHERE id = ? AND state = ? AND owner = ?", kind.RunScheduled, id, kind.RunDispatching, owner)
+	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, dispatched_ms = 0, handed_ms = 0 WHERE id = ? AND state = ? AND owner = ?", kind.RunScheduled, id, kind.RunDispatching, owner)
 	if err != nil {
 		return false, fmt.Errorf("requeue run %d: %w", id, err)
 	}

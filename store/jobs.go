@@ -222,6 +222,30 @@ type JobListParams struct {
 	Enabled *bool
 	AfterID int64
 	Limit   int
+	// UpToID, when > 0, ends the listing at that id (a window of a bounded
+	// scan, see JobScanWindow).
+	UpToID int64
+}
+
+// JobScanWindow returns the id that ends a window of at most scan jobs
+// after afterID (in the group when groupID > 0), read from an index; ok is
+// false when no job follows afterID, and full reports whether the window
+// holds scan jobs (so more may follow). A filter that no index serves (a
+// name substring, enabled) looks at one window per call, so a page costs the
+// same with a million jobs as with a thousand.
+func (s *Store) JobScanWindow(ctx context.Context, groupID, afterID int64, scan int) (upTo int64, full, ok bool, err error) {
+	q := "SELECT id FROM jobs WHERE id > ? ORDER BY id LIMIT ?"
+	args := []any{afterID, scan}
+	if groupID > 0 {
+		q = "SELECT id FROM jobs WHERE group_id = ? AND id > ? ORDER BY id LIMIT ?"
+		args = []any{groupID, afterID, scan}
+	}
+	var n int
+	var hi sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*), MAX(id) FROM ("+q+") w", args...).Scan(&n, &hi); err != nil {
+		return 0, false, false, fmt.Errorf("list jobs: find the scan window: %w", err)
+	}
+	return hi.Int64, n >= scan, hi.Valid, nil
 }
 
 // JobList lists jobs.
@@ -230,6 +254,10 @@ func (s *Store) JobList(ctx context.Context, p JobListParams) ([]Job, error) {
 	var args []any
 	where = append(where, "id > ?")
 	args = append(args, p.AfterID)
+	if p.UpToID > 0 {
+		where = append(where, "id <= ?")
+		args = append(args, p.UpToID)
+	}
 	if p.GroupID != 0 {
 		where = append(where, "group_id = ?")
 		args = append(args, p.GroupID)

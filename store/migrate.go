@@ -85,11 +85,14 @@ func (s *Store) Migrate(ctx context.Context) (applied []string, err error) {
 	}
 	defer conn.Close()
 	if s.d.namedLocks() {
+		// Named locks are server-wide: the name carries the schema, so
+		// installations (and test databases) sharing a server do not wait
+		// for each other. MD5 keeps it under the 64-character limit.
 		var got int
-		if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK('ringjob_migrate', 60)").Scan(&got); err != nil || got != 1 {
+		if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(CONCAT('ringjob_migrate:', MD5(DATABASE())), 60)").Scan(&got); err != nil || got != 1 {
 			return nil, fmt.Errorf("migrate: take migration lock (got %d): %v", got, err)
 		}
-		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK('ringjob_migrate')")
+		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK(CONCAT('ringjob_migrate:', MD5(DATABASE())))")
 	}
 	if _, err := conn.ExecContext(ctx, s.d.ddl(`CREATE TABLE IF NOT EXISTS schema_migrations (
   version INT NOT NULL PRIMARY KEY,

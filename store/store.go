@@ -21,6 +21,8 @@ import (
 type Store struct {
 	db *sql.DB
 	d  dialect
+	// database is the MySQL schema name (it scopes server-wide named locks).
+	database string
 	// box seals secrets at rest (nil = plaintext); see UseSecrets.
 	box            *secretbox.Box
 	sealedSettings map[string]bool
@@ -28,6 +30,10 @@ type Store struct {
 
 // Kind reports the database kind: "mysql" or "sqlite".
 func (s *Store) Kind() string { return s.d.name() }
+
+// NamedLocks reports whether the database has session-scoped named locks
+// (MySQL GET_LOCK): node liveness is then seen through them.
+func (s *Store) NamedLocks() bool { return s.d.namedLocks() }
 
 // DB exposes the pool for health checks.
 func (s *Store) DB() *sql.DB { return s.db }
@@ -119,7 +125,12 @@ func OpenMySQL(ctx context.Context, dsn string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("connect to mysql at %s: %w", cfg.Addr, err)
 	}
-	return &Store{db: db, d: mysqlDialect{}}, nil
+	var database sql.NullString
+	if err := db.QueryRowContext(pctx, "SELECT DATABASE()").Scan(&database); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("read the database name at %s: %w", cfg.Addr, err)
+	}
+	return &Store{db: db, d: mysqlDialect{}, database: database.String}, nil
 }
 
 // OpenSQLite opens (creating if needed) an SQLite database file.
@@ -204,23 +215,4 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// execRetry runs one autocommit statement, again when it lost a deadlock or
-// lock wait (the database rolled it back, so running it again is safe).
-func (s *Store) execRetry(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	var err error
-	for attempt := 0; attempt < 5; attempt++ {
-		var res sql.Result
-		res, err = s.db.ExecContext(ctx, query, args...)
-		if err == nil || !s.d.isRetryable(err) {
-			return res, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, err
-		case <-time.After(time.Duration(attempt+1) * 5 * time.Millisecond):
-		}
-	}
-	return nil, err
 }

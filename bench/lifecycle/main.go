@@ -68,6 +68,7 @@ type options struct {
 	label      string
 	serverBin  string
 	keep       bool
+	partition  bool
 }
 
 func main() {
@@ -93,6 +94,7 @@ func main() {
 	flag.StringVar(&o.label, "label", "", "label in the result")
 	flag.StringVar(&o.serverBin, "server-bin", "", "jobs mode: time the start-up of this ringjob binary on the benchmark database")
 	flag.BoolVar(&o.keep, "keep", false, "keep the database")
+	flag.BoolVar(&o.partition, "partitioned", false, "bigtable mode: runs partitioned by day (retention.partitioned), purged by dropping partitions")
 	flag.Parse()
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -170,6 +172,11 @@ func openEnv(ctx context.Context, o options, name string) (*env, func(), error) 
 		return nil, nil, err
 	}
 	if _, err := st.Migrate(ctx); err != nil {
+		return nil, nil, err
+	}
+	// The lock rows exist before any job, as on a real installation (the
+	// first start of a scheduler would otherwise spread every job over them).
+	if err := st.LockPartitionsEnsure(ctx, 1); err != nil {
 		return nil, nil, err
 	}
 	e := &env{admin: admin, db: db, st: st, cfg: sc}
@@ -523,21 +530,23 @@ type purgeResult struct {
 }
 
 type bigResult struct {
-	Mode       string      `json:"mode"`
-	Label      string      `json:"label"`
-	At         string      `json:"at"`
-	Machine    machine     `json:"machine"`
-	Rows       int         `json:"rows"`
-	Days       int         `json:"days"`
-	RetainDays int         `json:"retain_days"`
-	SetupS     float64     `json:"setup_s"`
-	TableMB    float64     `json:"runs_table_mb"`
-	EveryJobs  int         `json:"every_second_jobs"`
-	PhaseA     window      `json:"phase_a_lag"`
-	PhaseB     window      `json:"phase_b_lag_with_purge"`
-	Purge      purgeResult `json:"purge"`
-	Stats      []timing    `json:"stats_endpoint"`
-	PeakRSSMB  float64     `json:"peak_rss_mb"`
+	Mode        string      `json:"mode"`
+	Label       string      `json:"label"`
+	At          string      `json:"at"`
+	Machine     machine     `json:"machine"`
+	Rows        int         `json:"rows"`
+	Partitioned bool        `json:"partitioned"`
+	Partitions  []string    `json:"partitions_dropped,omitempty"`
+	Days        int         `json:"days"`
+	RetainDays  int         `json:"retain_days"`
+	SetupS      float64     `json:"setup_s"`
+	TableMB     float64     `json:"runs_table_mb"`
+	EveryJobs   int         `json:"every_second_jobs"`
+	PhaseA      window      `json:"phase_a_lag"`
+	PhaseB      window      `json:"phase_b_lag_with_purge"`
+	Purge       purgeResult `json:"purge"`
+	Stats       []timing    `json:"stats_endpoint"`
+	PeakRSSMB   float64     `json:"peak_rss_mb"`
 }
 
 func runBigTable(ctx context.Context, o options) (*bigResult, error) {
@@ -562,6 +571,20 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 	span := int64(o.days) * 86_400_000
 	step := float64(span) / float64(o.rows)
 	firstJob := ids[0]
+	r.Partitioned = o.partition
+	if o.partition {
+		// Partition the empty table from the oldest day to be generated.
+		if err := e.exec(ctx, "INSERT INTO runs (job_id, group_id, scheduled_ms, trigger_type, state, owner, params, message, created_ms) VALUES (0, 0, ?, 'schedule', 'succeeded', 'seed', '', '', ?)",
+			end-span, end-span); err != nil {
+			return nil, err
+		}
+		if _, err := e.st.RunPartitionsEnsure(ctx, store.RunPartitionsEnsureParams{NowMs: time.Now().UnixMilli(), AheadDays: 3}); err != nil {
+			return nil, err
+		}
+		if err := e.exec(ctx, "DELETE FROM runs WHERE owner = 'seed'"); err != nil {
+			return nil, err
+		}
+	}
 	for done := 0; done < o.rows; done += 500_000 {
 		n := min(500_000, o.rows-done)
 		q := `INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, sched_fire, trigger_type, state, owner, target, handler, params,
@@ -611,6 +634,13 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 	r.TableMB = dataMB + idxMB
 	logf("%d runs over %d days (%.0f MB with indexes) and their reports in %.0fs", o.rows, o.days, r.TableMB, r.SetupS)
 
+	var old int64
+	if o.partition {
+		// What the drops will take: every run of the days before the cutoff's day.
+		cut := time.Now().Add(-time.Duration(o.retainDays) * 24 * time.Hour).UnixMilli()
+		cut -= cut % 86_400_000
+		_ = e.st.DB().QueryRowContext(ctx, "SELECT COUNT(*) FROM runs WHERE scheduled_ms < ?", cut).Scan(&old)
+	}
 	// The scheduler and the report roll-up run through both phases.
 	start := time.Now()
 	s0 := start.Unix() + 3
@@ -632,7 +662,7 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 
 	sleepUntil(ctx, time.Unix(phaseB, 0))
 	logf("phase B: retention purges runs older than %d days while 1,000 jobs fire every second", o.retainDays)
-	w, err := retention.New(retention.Options{Config: retention.Config{Runs: retention.Age(time.Duration(o.retainDays) * 24 * time.Hour), BatchSize: o.batch, Pause: o.pause},
+	w, err := retention.New(retention.Options{Config: retention.Config{Runs: retention.Age(time.Duration(o.retainDays) * 24 * time.Hour), BatchSize: o.batch, Pause: o.pause, Partitioned: o.partition},
 		Store: e.st, Node: "bench-node", Log: quietLog(), CountedOnly: true})
 	if err != nil {
 		return nil, err
@@ -644,6 +674,10 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 		pt := time.Now()
 		res, err := w.Cycle(pctx)
 		r.Purge = purgeResult{Purged: res.Runs, LogsPurged: res.Logs, Seconds: time.Since(pt).Seconds(), Done: err == nil}
+		r.Partitions = res.Dropped
+		if len(res.Dropped) > 0 {
+			r.Purge.Purged += old
+		}
 		if err != nil && pctx.Err() == nil {
 			logf("purge: %v", err)
 		}

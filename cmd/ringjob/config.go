@@ -35,6 +35,7 @@ type Config struct {
 	// PublicURL is how users and executors reach this server (for messages;
 	// default http://LISTEN).
 	PublicURL string          `yaml:"public_url"`
+	TLS       TLSConfig       `yaml:"tls"`
 	Log       LogConfig       `yaml:"log"`
 	API       APIConfig       `yaml:"api"`
 	Executors ExecutorsConfig `yaml:"executors"`
@@ -60,6 +61,14 @@ type Config struct {
 	// Bootstrap creates groups and jobs at start when they do not exist yet
 	// (matched by app name and job name); existing ones are left alone.
 	Bootstrap Bootstrap `yaml:"bootstrap"`
+}
+
+// TLSConfig makes the server terminate TLS itself (for deployments without
+// a load balancer in front). The files are read again when they change, so
+// a renewed certificate needs no restart.
+type TLSConfig struct {
+	CertFile string `yaml:"cert_file"` // PEM certificate chain. Env RINGJOB_TLS_CERT_FILE.
+	KeyFile  string `yaml:"key_file"`  // PEM private key. Env RINGJOB_TLS_KEY_FILE.
 }
 
 // SecretsConfig holds the keys that seal group executor tokens, the
@@ -146,6 +155,7 @@ type LambdaConfig struct {
 	// (arn:aws:lambda:*:123456789012:function:billing-*) and function name
 	// patterns (billing-*). Empty: function names only (the scheduler's own
 	// account), no ARN. Checked when a group or job is saved and at dispatch.
+	// Env RINGJOB_LAMBDA_ALLOWED_FUNCTIONS (comma-separated).
 	AllowedFunctions []string `yaml:"allowed_functions"`
 	// Mode is the default invocation mode: sync (RequestResponse, default)
 	// or event; a target may choose with ?mode=.
@@ -207,6 +217,9 @@ type BootstrapGroup struct {
 	AppName string   `yaml:"app_name"`
 	Title   string   `yaml:"title"`
 	Members []string `yaml:"members"`
+	// AcceptRegistrations: omitted = true unless every member is a
+	// lambda:// or local:// target (see docs/security.md).
+	AcceptRegistrations *bool `yaml:"accept_registrations"`
 }
 
 // BootstrapJob is a job to create, in the group with app name Group.
@@ -233,6 +246,9 @@ func (c *Config) defaults() {
 	}
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + c.Listen
+		if c.TLS.CertFile != "" {
+			c.PublicURL = "https://" + c.Listen
+		}
 	}
 	if c.Log.Level == "" {
 		c.Log.Level = "info"
@@ -253,6 +269,9 @@ func (c *Config) Validate() error {
 	var errs []error
 	if !strings.HasPrefix(c.DatabaseURL, "sqlite://") && !strings.HasPrefix(c.DatabaseURL, "mysql://") {
 		errs = append(errs, fmt.Errorf("database_url must be sqlite://PATH or mysql://USER:PASS@HOST:PORT/DB"))
+	}
+	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
+		errs = append(errs, fmt.Errorf("tls.cert_file and tls.key_file go together: set both or neither"))
 	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
@@ -363,6 +382,16 @@ func loadConfig(path string, getenv func(string) string, fl *flagValues) (*Confi
 		c.Secrets.PreviousKeys = strings.Split(v, ",")
 	}
 	str(&c.Scheduler.NodeID, "RINGJOB_NODE_ID")
+	str(&c.TLS.CertFile, "RINGJOB_TLS_CERT_FILE")
+	str(&c.TLS.KeyFile, "RINGJOB_TLS_KEY_FILE")
+	if v := getenv("RINGJOB_LAMBDA_ALLOWED_FUNCTIONS"); v != "" {
+		c.Lambda.AllowedFunctions = nil
+		for _, f := range strings.Split(v, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				c.Lambda.AllowedFunctions = append(c.Lambda.AllowedFunctions, f)
+			}
+		}
+	}
 	if v := getenv("RINGJOB_PPROF"); v != "" {
 		on, err := strconv.ParseBool(v)
 		if err != nil {

@@ -91,3 +91,33 @@ func TestThroughputSettings(t *testing.T) {
 	_, err = loadConfig(write(t, "database_url: sqlite://x.db\nexecutors:\n  max_connections_per_executor: -1\n"), env(nil), nil)
 	require.ErrorContains(t, err, "executors.max_connections_per_executor")
 }
+
+func TestRetentionSettings(t *testing.T) {
+	t.Parallel()
+	write := func(t *testing.T, yaml string) string {
+		p := filepath.Join(t.TempDir(), "ringjob.yaml")
+		require.NoError(t, os.WriteFile(p, []byte(yaml), 0o600))
+		return p
+	}
+	c, err := loadConfig(write(t, "database_url: sqlite://x.db\n"), env(nil), nil)
+	require.NoError(t, err)
+	require.Equal(t, 30*24*time.Hour, c.Retention.Runs.D(), "runs are kept 30 days by default")
+	require.Equal(t, 400*24*time.Hour, c.Reports.Keep.D())
+
+	c, err = loadConfig(write(t, "database_url: sqlite://x.db\nretention:\n  runs: 90d\n  logs: 36h\n  groups:\n    billing: {runs: 400d}\n"), env(nil), nil)
+	require.NoError(t, err)
+	require.Equal(t, 90*24*time.Hour, c.Retention.Runs.D())
+	require.Equal(t, 36*time.Hour, c.Retention.Logs.D())
+	require.Equal(t, 400*24*time.Hour, c.Retention.Groups["billing"].Runs.D())
+
+	for yaml, field := range map[string]string{
+		"retention:\n  runs: 7d\n  logs: 30d\n":      "retention.logs",
+		"retention:\n  runs: soon\n":                 "soon",
+		"retention:\n  partitioned: true\n":          "retention.partitioned",
+		"reports:\n  keep: 1h\n":                     "reports.keep",
+		"retention:\n  groups:\n    x: {runs: 1m}\n": "retention.groups.x.runs",
+	} {
+		_, err := loadConfig(write(t, "database_url: sqlite://x.db\n"+yaml), env(nil), nil)
+		require.ErrorContains(t, err, field, yaml)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"github.com/ringjob/ringjob/api"
 	"github.com/ringjob/ringjob/api/xxlapi"
 	"github.com/ringjob/ringjob/internal/egress"
+	"github.com/ringjob/ringjob/internal/tlsreload"
 	"github.com/ringjob/ringjob/reports"
 	"github.com/ringjob/ringjob/retention"
 	"github.com/ringjob/ringjob/scheduler"
@@ -27,15 +29,28 @@ import (
 	"github.com/sirupsen/logrus"
 )
 
+// logTimeFormat is RFC 3339 with milliseconds, in UTC.
+const logTimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// utcHook stamps entries in UTC, so every replica's lines sort as text.
+type utcHook struct{}
+
+func (utcHook) Levels() []logrus.Level { return logrus.AllLevels }
+func (utcHook) Fire(e *logrus.Entry) error {
+	e.Time = e.Time.UTC()
+	return nil
+}
+
 func newLogger(cfg *Config, w io.Writer) *logrus.Entry {
 	l := logrus.New()
 	l.SetOutput(w)
+	l.AddHook(utcHook{})
 	lvl, _ := logrus.ParseLevel(cfg.Log.Level)
 	l.SetLevel(lvl)
 	if cfg.Log.Format == "json" {
-		l.SetFormatter(&logrus.JSONFormatter{})
+		l.SetFormatter(&logrus.JSONFormatter{TimestampFormat: logTimeFormat})
 	} else {
-		l.SetFormatter(&logrus.TextFormatter{FullTimestamp: true})
+		l.SetFormatter(&logrus.TextFormatter{FullTimestamp: true, TimestampFormat: logTimeFormat})
 	}
 	return logrus.NewEntry(l)
 }
@@ -174,11 +189,23 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
+	if cfg.TLS.CertFile != "" {
+		cert, err := tlsreload.New(cfg.TLS.CertFile, cfg.TLS.KeyFile, clock, log.WithField("component", "tls"))
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		ln = tls.NewListener(ln, cert.Config())
+	}
 	served := make(chan error, 1)
 	go func() { served <- app.Listener(ln) }()
 
 	if err := sched.Start(ctx); err != nil {
 		_ = app.Shutdown()
+		if ctx.Err() != nil {
+			log.Info("stopped while starting: signal received")
+			return nil // asked to stop before the scheduler was up: a clean exit
+		}
 		return err
 	}
 	stopMaintenance, err := startMaintenance(ctx, cfg, st, sched.NodeID(), clock, reg, log)
@@ -202,19 +229,43 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	var serveErr error
 	select {
 	case <-ctx.Done():
-		log.Info("stopping: signal received")
+		log.WithField("stop_grace", cfg.Scheduler.StopGrace.String()).Info("stopping: signal received")
 	case serveErr = <-served:
 		log.WithError(serveErr).Error("API server ended")
 	}
+	// The stop grace counts from the signal: the platform (ECS stopTimeout,
+	// Kubernetes terminationGracePeriodSeconds) kills at a fixed time after it.
+	graceEnd := time.Now().Add(cfg.Scheduler.StopGrace)
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.Scheduler.StopGrace+15*time.Second)
 	defer cancel()
 	if err := app.ShutdownWithContext(sctx); err != nil {
 		log.WithError(err).Warn("stop API server")
 	}
 	stopMaintenance()
+	// No new fires; the ring goes back to the other replicas.
 	sched.Stop(sctx)
+	drainLocal(local, graceEnd, cfg, sched.NodeID(), log)
 	log.Info("stopped")
 	return serveErr
+}
+
+// drainLocal lets running local processes finish until graceEnd, then ends
+// the rest and records them lost, so that the job's retry policy runs them
+// again on a replica that stays (a kill would not be retried).
+func drainLocal(local *localexec.Driver, graceEnd time.Time, cfg *Config, node string, log *logrus.Entry) {
+	dctx, cancel := context.WithDeadline(context.Background(), graceEnd)
+	defer cancel()
+	n := local.Drain(dctx)
+	if n == 0 {
+		return
+	}
+	log.WithFields(logrus.Fields{"runs": n, "stop_grace": cfg.Scheduler.StopGrace.String()}).Warn("stop grace over: ending local processes still running; they are retried per their job's policy")
+	actx, cancel2 := context.WithTimeout(context.Background(), localexec.DefaultKillGrace+cfg.Local.KillGrace+10*time.Second)
+	defer cancel2()
+	msg := fmt.Sprintf("lost: replica %s stopped and the process was still running after its stop grace (%s); retried per the job's retry policy", node, cfg.Scheduler.StopGrace)
+	if err := local.Abandon(actx, msg); err != nil {
+		log.WithError(err).Warn("end local processes")
+	}
 }
 
 func redact(dbURL string) string {

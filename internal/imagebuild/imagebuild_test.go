@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,6 +35,8 @@ import (
 const MaxSize = 40 << 20
 
 const version = "imagetest"
+
+var msTime = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
 
 // platforms: the host's by default (`make test`); `make image-test` sets
 // RINGJOB_IMAGE_TEST_PLATFORMS=linux/amd64,linux/arm64 to check both.
@@ -334,8 +337,11 @@ func runServer(t *testing.T, img v1.Image, root string) {
 			t.Errorf("log line is not JSON: %q", l)
 			continue
 		}
-		if m["msg"] == nil || m["level"] == nil || m["time"] == nil {
-			t.Errorf("log line lacks msg, level or time: %q", l)
+		if m["msg"] == nil || m["level"] == nil {
+			t.Errorf("log line lacks msg or level: %q", l)
+		}
+		if ts, _ := m["time"].(string); !msTime.MatchString(ts) {
+			t.Errorf("log time %q: want RFC 3339 UTC with milliseconds", m["time"])
 		}
 	}
 }

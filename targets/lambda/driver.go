@@ -85,6 +85,7 @@ func New(cfg Config) (*Driver, error) {
 		// The driver retries by itself (see invoke), so that a retry is a
 		// decision it can explain in the run log.
 		config.WithRetryer(func() aws.Retryer { return aws.NopRetryer{} }),
+		config.WithLogger(sdkLogger{log}),
 	}
 	if cfg.Credentials != nil {
 		opts = append(opts, config.WithCredentialsProvider(cfg.Credentials))

@@ -183,8 +183,5 @@ func outcome(out *awslambda.InvokeOutput) targets.Outcome {
 }
 
 func truncate(s string) string {
-	if len(s) <= maxMessage {
-		return s
-	}
-	return s[:maxMessage] + "..."
+	return targets.CleanMessage(s, maxMessage) // the function's text: cut, without control characters
 }

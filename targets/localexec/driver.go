@@ -235,20 +235,58 @@ func (d *Driver) Log(ctx context.Context, _ string, runID int64, fromLine int) (
 // reported as killed. When ctx ends first it returns ctx's error while the
 // driver finishes in the background. Close is safe to call more than once.
 func (d *Driver) Close(ctx context.Context) error {
+	return d.stopAll(ctx, kind.RunKilled, "killed: the local target driver shut down")
+}
+
+// Drain is the first half of a graceful stop (a rolling deploy): it stops
+// taking runs and waits until the running ones have ended on their own, or
+// until ctx ends (the stop grace). It returns how many runs are still
+// running then; Abandon ends them.
+func (d *Driver) Drain(ctx context.Context) int {
+	d.closeIntake()
+	select {
+	case <-d.allDone:
+		return 0
+	case <-ctx.Done():
+	}
 	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.runs)
+}
+
+// Abandon ends the runs still running when this server goes away: their
+// process groups are stopped (SIGTERM, then SIGKILL after KillGrace) and
+// each is reported lost with msg. Unlike a kill, which a user asked for, a
+// lost run is followed up like a failure: the job's retry policy runs it
+// again, on a replica that stays. It waits as Close does.
+func (d *Driver) Abandon(ctx context.Context, msg string) error {
+	return d.stopAll(ctx, kind.RunLost, msg)
+}
+
+// closeIntake refuses new runs from now on.
+func (d *Driver) closeIntake() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if !d.closed {
 		d.closed = true
 		if d.live == 0 {
 			close(d.allDone)
 		}
 	}
+}
+
+// stopAll refuses new runs, stops the running ones with state and msg, and
+// waits until every run has been reported or ctx ends.
+func (d *Driver) stopAll(ctx context.Context, state kind.RunState, msg string) error {
+	d.closeIntake()
+	d.mu.Lock()
 	runs := make([]*run, 0, len(d.runs))
 	for _, r := range d.runs {
 		runs = append(runs, r)
 	}
 	d.mu.Unlock()
 	for _, r := range runs {
-		r.requestStop(kind.RunKilled, "killed: the local target driver shut down")
+		r.requestStop(state, msg)
 	}
 	select {
 	case <-d.allDone:

@@ -577,6 +577,52 @@ func TestDispatchRules(t *testing.T) {
 		}
 	})
 
+	t.Run("Drain lets runs finish within the grace, Abandon reports the rest lost", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, Config{Commands: []Command{
+			helperCommand(t, "short", "out:ready", "sleep:300ms", "out:finished"),
+			helperCommand(t, "long", "ignoreterm", "pgid", "spawn:1", "out:ready", "sleep:1h"),
+		}})
+		short, long := request("local://short"), request("local://long")
+		b.start(t, short)
+		b.start(t, long)
+		for _, req := range []targets.Request{short, long} {
+			b.sink.WaitLog(t, req.RunID, waitOutcome, func(l []string) bool { return len(l) > 0 && l[len(l)-1] == "ready" })
+		}
+		grace, cancel := context.WithTimeout(b.ctx, 2*time.Second)
+		defer cancel()
+		if n := b.d.Drain(grace); n != 1 {
+			t.Fatalf("Drain left %d runs running, want 1 (the long one)", n)
+		}
+		// The short run ended by itself during the grace, as a success.
+		if out, ok := b.sink.Outcome(short.RunID); !ok || out.State != kind.RunSucceeded {
+			t.Fatalf("short run after Drain: %+v %v, want succeeded", out, ok)
+		}
+		// Draining refuses new runs.
+		if _, err := b.d.Run(b.ctx, request("local://short")); !errors.Is(err, ErrClosed) {
+			t.Fatalf("Run while draining: %v, want ErrClosed", err)
+		}
+		if _, ok := b.sink.Outcome(long.RunID); ok {
+			t.Fatal("the long run has an outcome before Abandon")
+		}
+		if err := b.d.Abandon(b.ctx, "lost: the replica stopped"); err != nil {
+			t.Fatalf("Abandon: %v", err)
+		}
+		out, ok := b.sink.Outcome(long.RunID)
+		if !ok || out.State != kind.RunLost || !strings.HasPrefix(out.Message, "lost: the replica stopped") {
+			t.Fatalf("long run after Abandon: %+v %v, want lost", out, ok)
+		}
+		assertGroupGone(t, b.sink.Lines(long.RunID), 1)
+	})
+
+	t.Run("Drain with nothing running returns at once", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, Config{Commands: []Command{helperCommand(t, "short", "out:ok")}})
+		if n := b.d.Drain(b.ctx); n != 0 {
+			t.Fatalf("Drain: %d running, want 0", n)
+		}
+	})
+
 	t.Run("Close kills running runs and refuses new ones", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, Config{Commands: []Command{helperCommand(t, "long", "ignoreterm", "pgid", "spawn:1", "out:ready", "sleep:1h")}})

@@ -6,6 +6,7 @@ module "database" {
   vpc_id              = aws_vpc.this.id
   subnet_ids          = aws_subnet.private[*].id
   deletion_protection = var.deletion_protection
+  snapshot_identifier = var.database_snapshot_identifier
 }
 
 module "functions" {
@@ -47,6 +48,7 @@ module "scheduler" {
   alarm_topic_arn           = var.alarm_email == null ? null : aws_sns_topic.alarms[0].arn
   admin_token_secret_arn    = aws_secretsmanager_secret.admin.arn
   executor_token_secret_arn = aws_secretsmanager_secret.executor.arn
+  secrets_key_secret_arn    = aws_secretsmanager_secret.secrets_key.arn
   database = {
     endpoint            = module.database.endpoint
     port                = module.database.port
@@ -57,5 +59,5 @@ module "scheduler" {
     security_group_id   = module.database.security_group_id
   }
   # Tasks must not start before the tokens have a value.
-  depends_on = [aws_secretsmanager_secret_version.admin, aws_secretsmanager_secret_version.executor]
+  depends_on = [aws_secretsmanager_secret_version.admin, aws_secretsmanager_secret_version.executor, aws_secretsmanager_secret_version.secrets_key]
 }

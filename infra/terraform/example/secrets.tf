@@ -36,3 +36,23 @@ resource "aws_secretsmanager_secret_version" "executor" {
   secret_string_wo_version = 1
 }
 
+
+# RINGJOB_SECRETS_KEY seals executor tokens and run secrets in the database:
+# 32 bytes as base64 without padding (43 characters of the base64 alphabet).
+ephemeral "aws_secretsmanager_random_password" "secrets_key" {
+  password_length     = 43
+  exclude_punctuation = true
+  include_space       = false
+}
+
+resource "aws_secretsmanager_secret" "secrets_key" {
+  name                    = "${var.name}/secrets-key"
+  description             = "Ringjob ${var.name}: key sealing secrets in the database (RINGJOB_SECRETS_KEY); keep it: sealed values cannot be read without it"
+  recovery_window_in_days = 30
+}
+
+resource "aws_secretsmanager_secret_version" "secrets_key" {
+  secret_id                = aws_secretsmanager_secret.secrets_key.id
+  secret_string_wo         = ephemeral.aws_secretsmanager_random_password.secrets_key.random_password
+  secret_string_wo_version = 1
+}

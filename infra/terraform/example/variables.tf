@@ -78,3 +78,9 @@ variable "alarm_email" {
   type        = string
   default     = null
 }
+
+variable "database_snapshot_identifier" {
+  description = "Restore the database from this snapshot when the stack is created (null: start empty)."
+  type        = string
+  default     = null
+}

@@ -74,7 +74,8 @@ resource "aws_rds_cluster" "this" {
   cluster_identifier              = var.name
   engine                          = "aurora-mysql"
   engine_version                  = var.engine_version
-  database_name                   = var.database_name
+  database_name                   = var.snapshot_identifier == null ? var.database_name : null
+  snapshot_identifier             = var.snapshot_identifier
   master_username                 = var.master_username
   manage_master_user_password     = true
   master_user_secret_kms_key_id   = local.kms_key_arn

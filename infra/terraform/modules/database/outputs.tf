@@ -10,7 +10,7 @@ output "port" {
 
 output "database_name" {
   description = "Schema Ringjob uses."
-  value       = aws_rds_cluster.this.database_name
+  value       = coalesce(aws_rds_cluster.this.database_name, var.database_name)
 }
 
 output "master_username" {

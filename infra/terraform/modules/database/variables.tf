@@ -115,6 +115,12 @@ variable "skip_final_snapshot" {
   default     = false
 }
 
+variable "snapshot_identifier" {
+  description = "Create the cluster from this snapshot (a restore; see docs/deploy-aws.md). null: an empty cluster. Changing it later replaces the cluster, which deletion protection refuses."
+  type        = string
+  default     = null
+}
+
 variable "kms_key_arn" {
   description = "KMS key that encrypts the storage and the master password secret; null creates a dedicated key with rotation on."
   type        = string

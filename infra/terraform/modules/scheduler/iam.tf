@@ -43,11 +43,11 @@ data "aws_iam_policy_document" "execution" {
   statement {
     sid     = "ReadSecrets"
     actions = ["secretsmanager:GetSecretValue"]
-    resources = [
+    resources = concat([
       var.database.password_secret_arn,
       var.admin_token_secret_arn,
       var.executor_token_secret_arn,
-    ]
+    ], var.secrets_key_secret_arn == null ? [] : [var.secrets_key_secret_arn])
   }
   statement {
     sid       = "DecryptDatabaseSecret"

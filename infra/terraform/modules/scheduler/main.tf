@@ -15,7 +15,10 @@ locals {
     RINGJOB_LOG_FORMAT   = "json"
     RINGJOB_LOG_LEVEL    = var.log_level
     RINGJOB_STOP_GRACE   = "${var.stop_grace_seconds}s"
-    AWS_REGION           = data.aws_region.current.name
+    # Ringjob's own allow-list mirrors the task role: jobs may target these
+    # functions (by ARN) and no other.
+    RINGJOB_LAMBDA_ALLOWED_FUNCTIONS = join(",", var.lambda_function_arns)
+    AWS_REGION                       = data.aws_region.current.name
   })
   # Rolling deploy: keep all but one replica running, start at most one more.
   min_healthy_percent = floor(100 * (var.replicas - 1) / var.replicas)
@@ -58,11 +61,13 @@ resource "aws_ecs_task_definition" "this" {
     readonlyRootFilesystem = true
     portMappings           = [{ containerPort = 8080, protocol = "tcp" }]
     environment            = [for k in sort(keys(local.environment)) : { name = k, value = local.environment[k] }]
-    secrets = [
+    secrets = concat([
       { name = "RINGJOB_DATABASE_PASSWORD", valueFrom = "${var.database.password_secret_arn}:password::" },
       { name = "RINGJOB_ADMIN_TOKEN", valueFrom = var.admin_token_secret_arn },
       { name = "RINGJOB_EXECUTOR_TOKEN", valueFrom = var.executor_token_secret_arn },
-    ]
+      ], var.secrets_key_secret_arn == null ? [] : [
+      { name = "RINGJOB_SECRETS_KEY", valueFrom = var.secrets_key_secret_arn },
+    ])
     # ECS sends SIGTERM, then SIGKILL after stopTimeout: leave Ringjob its
     # stop grace plus time to hand over and close.
     stopTimeout = var.stop_grace_seconds + 15
@@ -106,6 +111,13 @@ resource "aws_ecs_service" "this" {
     target_group_arn = aws_lb_target_group.this.arn
     container_name   = local.container
     container_port   = 8080
+  }
+
+  dynamic "service_registries" {
+    for_each = aws_service_discovery_service.this
+    content {
+      registry_arn = service_registries.value.arn
+    }
   }
 
   depends_on = [aws_lb_listener.https, aws_iam_role_policy.execution]

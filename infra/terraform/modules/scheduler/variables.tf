@@ -204,6 +204,16 @@ variable "executor_token_secret_arn" {
   }
 }
 
+variable "secrets_key_secret_arn" {
+  description = "Secrets Manager secret holding RINGJOB_SECRETS_KEY (32 bytes in base64), the key that seals executor tokens and run secrets in the database; null: they are stored unsealed (Ringjob warns). The example root module creates one."
+  type        = string
+  default     = null
+  validation {
+    condition     = var.secrets_key_secret_arn == null || can(regex("^arn:aws[a-z-]*:secretsmanager:", var.secrets_key_secret_arn))
+    error_message = "secrets_key_secret_arn must be a Secrets Manager secret ARN or null."
+  }
+}
+
 variable "stop_grace_seconds" {
   description = "How long a stopping replica lets running work finish (Ringjob's stop_grace); ECS waits this plus 15 s before SIGKILL."
   type        = number
@@ -258,6 +268,12 @@ variable "alb_deletion_protection" {
   description = "Refuse to delete the load balancer."
   type        = bool
   default     = false
+}
+
+variable "metrics_scraper_security_group_ids" {
+  description = "Security groups (a Prometheus or OpenTelemetry collector in the VPC) that may scrape each task's /metrics on 8080 directly. Non-empty also registers the tasks in a private DNS name (output metrics_dns_name) to discover them. The load balancer never serves /metrics."
+  type        = list(string)
+  default     = []
 }
 
 variable "alarm_topic_arn" {

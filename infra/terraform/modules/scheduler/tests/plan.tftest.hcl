@@ -33,6 +33,7 @@ variables {
   lambda_function_arns      = ["arn:aws:lambda:eu-central-1:123456789012:function:ringjob-hello"]
   admin_token_secret_arn    = "arn:aws:secretsmanager:eu-central-1:123456789012:secret:ringjob/admin-token"
   executor_token_secret_arn = "arn:aws:secretsmanager:eu-central-1:123456789012:secret:ringjob/executor-token"
+  secrets_key_secret_arn    = "arn:aws:secretsmanager:eu-central-1:123456789012:secret:ringjob/secrets-key"
 }
 
 run "two_replicas_rolled_one_at_a_time" {
@@ -73,8 +74,8 @@ run "secrets_never_in_the_environment" {
   }
   assert {
     condition = toset([for s in jsondecode(aws_ecs_task_definition.this.container_definitions)[0].secrets : s.name]) == toset(
-    ["RINGJOB_DATABASE_PASSWORD", "RINGJOB_ADMIN_TOKEN", "RINGJOB_EXECUTOR_TOKEN"])
-    error_message = "the password and both tokens come from Secrets Manager"
+    ["RINGJOB_DATABASE_PASSWORD", "RINGJOB_ADMIN_TOKEN", "RINGJOB_EXECUTOR_TOKEN", "RINGJOB_SECRETS_KEY"])
+    error_message = "the password, both tokens and the sealing key come from Secrets Manager"
   }
   assert {
     condition     = jsondecode(aws_ecs_task_definition.this.container_definitions)[0].stopTimeout == 45
@@ -116,4 +117,27 @@ run "secret_in_environment_is_refused" {
     environment = { RINGJOB_ADMIN_TOKEN = "plain" }
   }
   expect_failures = [var.environment]
+}
+
+run "metrics_not_through_the_load_balancer" {
+  command = plan
+  assert {
+    condition     = anytrue([for c in aws_lb_listener_rule.internal_paths.condition : contains(flatten([for p in c.path_pattern : tolist(p.values)]), "/metrics")]) && aws_lb_listener_rule.internal_paths.action[0].fixed_response[0].status_code == "404"
+    error_message = "the load balancer must not serve /metrics"
+  }
+  assert {
+    condition     = length(aws_service_discovery_service.this) == 0 && length(aws_vpc_security_group_ingress_rule.tasks_from_scrapers) == 0
+    error_message = "no scraper access unless asked for"
+  }
+}
+
+run "scraper_access" {
+  command = plan
+  variables {
+    metrics_scraper_security_group_ids = ["sg-0123456789abcdef0"]
+  }
+  assert {
+    condition     = length(aws_vpc_security_group_ingress_rule.tasks_from_scrapers) == 1 && length(aws_service_discovery_service.this) == 1
+    error_message = "a scraper group gets port 8080 and a discovery name"
+  }
 }
