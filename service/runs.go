@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -90,6 +91,7 @@ func (s *Service) RunLog(ctx context.Context, id int64, fromLine int) (targets.L
 			if err != nil {
 				return targets.LogChunk{}, &TargetError{Target: r.Target, Op: fmt.Sprintf("read log of run %d", r.ID), Err: err}
 			}
+			c.End = logEnd(r.State, fromLine, c)
 			return c, nil
 		}
 	}
@@ -97,13 +99,31 @@ func (s *Service) RunLog(ctx context.Context, id int64, fromLine int) (targets.L
 	if err != nil {
 		return targets.LogChunk{}, notFoundOr(err, "run", id, fmt.Sprintf("read log of run %d", id))
 	}
-	return targets.LogChunk{FromLine: c.FromLine, ToLine: c.ToLine, Content: c.Content, End: c.Finished}, nil
+	out := targets.LogChunk{FromLine: c.FromLine, ToLine: c.ToLine, Content: c.Content, End: c.Finished}
+	out.End = logEnd(r.State, fromLine, out)
+	return out, nil
+}
+
+// logEnd is the server's answer to "is this the end of the log": the run
+// has its final outcome (read before the log, so a run that ends meanwhile
+// is seen at the next read) and the caller has the last line, because the
+// target says so or because a read from fromLine brought nothing new. What
+// a target says alone is not enough: XXL-JOB's Java executors always say
+// isEnd=false, and a target cannot know the run's outcome was recorded.
+// This is XXL-JOB's admin rule too.
+func logEnd(state kind.RunState, fromLine int, c targets.LogChunk) bool {
+	if !state.Final() {
+		return false
+	}
+	return c.End || c.Content == "" || c.ToLine < fromLine
 }
 
 // KillRun stops a run. A run still scheduled becomes killed at once and is
 // never dispatched. For a dispatching or running run the target's driver is
-// asked to kill it and reports the outcome later (the returned run may still
-// be running); a driver that cannot is a *TargetError. A run that has ended
+// asked to kill it; once the target accepts, the run is killed (a local
+// process is reported killed by its replica when it has ended, so the
+// returned run may still be running); a driver that cannot is a
+// *TargetError. A run that has ended
 // is a *ConflictError.
 func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 	for attempt := 0; ; attempt++ {
@@ -135,8 +155,25 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 			if err != nil {
 				return store.Run{}, &TargetError{Target: r.Target, Op: fmt.Sprintf("kill run %d", id), Err: err}
 			}
+			scheme, _ := targets.Scheme(r.Target)
 			if err := drv.Kill(ctx, r.Target, r.ID, r.JobID); err != nil {
+				if scheme != "local" {
+					// The run goes on (or has ended): its own result counts.
+					if cerr := s.st.RunClearKillRequest(ctx, id); cerr != nil {
+						err = errors.Join(err, cerr)
+					}
+				}
 				return store.Run{}, &TargetError{Target: r.Target, Op: fmt.Sprintf("kill run %d", id), Err: err}
+			}
+			// An executor that accepted the kill has stopped the run: it is
+			// killed now, and what the executor calls back afterwards (the Go
+			// client reports 200) is logged on the run, not applied. A local
+			// process is reported killed by the replica that runs it, when its
+			// process group has ended.
+			if scheme != "local" {
+				if _, err := s.st.RunRecordOutcomes(ctx, []store.RunResult{store.KilledResult(id, s.nowMs())}); err != nil {
+					return store.Run{}, fmt.Errorf("kill run %d: record it killed: %w", id, err)
+				}
 			}
 			return s.GetRun(ctx, id)
 		default:

@@ -89,7 +89,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = serve(ctx, cfg, stdout, stderr)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "ringjob %s: %v\n", cmd, err)
+		if cmd == "server" && cfg.Log.Format == "json" {
+			newLogger(cfg, stdout).WithError(err).Error("ringjob server failed")
+		} else {
+			fmt.Fprintf(stderr, "ringjob %s: %v\n", cmd, err)
+		}
 		return 1
 	}
 	return 0
