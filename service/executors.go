@@ -265,6 +265,10 @@ func (e *Executors) Unregister(ctx context.Context, token string, p xxlwire.Regi
 	return nil
 }
 
+// registrationLive is how long a registration holds its address against
+// other groups (XXL-JOB's dead time, the registry monitor's default).
+const registrationLive = 90 * time.Second
+
 // RegistryRefusedError is a registration the group does not allow. Its text
 // is what the executor logs (in XXL-JOB's envelope).
 type RegistryRefusedError struct {
@@ -305,6 +309,21 @@ func (e *Executors) authorizeRegistry(ctx context.Context, token, appName, addr 
 	if register && !g.AcceptRegistrations {
 		const why = "the group does not accept registered executors (accept_registrations is false)"
 		return refuse(&RegistryRefusedError{AppName: appName, Reason: why}, "registrations_closed", why)
+	}
+	if register {
+		// One live address, one group: the server picks the token it sends to
+		// an address by the group it registered in, so a second group must
+		// not claim an address another group's executor holds.
+		apps, err := e.st.RegistryAppsOf(ctx, addr, e.clock.Now().Add(-registrationLive).UnixMilli())
+		if err != nil {
+			return err
+		}
+		for _, other := range apps {
+			if other != appName {
+				why := fmt.Sprintf("the address is registered by group %q; an executor belongs to one group (it may register here once that registration is removed or silent for %s)", other, registrationLive)
+				return refuse(&RegistryRefusedError{AppName: appName, Reason: why}, "address_taken", why)
+			}
+		}
 	}
 	if register && e.checkAddress != nil {
 		if err := e.checkAddress(ctx, addr); err != nil {
