@@ -13,8 +13,10 @@ import (
 
 // RunListParams filter and page a run listing, newest first.
 type RunListParams struct {
-	JobID       int64
-	GroupID     int64
+	JobID   int64
+	GroupID int64
+	// OnlyGroups, when not nil, lists only runs of these groups (what the caller may see).
+	OnlyGroups  []int64
 	States      []kind.RunState // any of kind.RunStates; empty = all
 	TriggerType kind.Trigger    // one of kind.Triggers; "" = all
 	From        time.Time       // scheduled at or after; zero = no bound
@@ -50,7 +52,7 @@ func (s *Service) ListRuns(ctx context.Context, p RunListParams) (Page[store.Run
 	if !p.From.IsZero() && !p.To.IsZero() && !p.To.After(p.From) {
 		return Page[store.Run]{}, invalid("to", "must be after from (%s), got %s", p.From.UTC().Format(time.RFC3339), p.To.UTC().Format(time.RFC3339))
 	}
-	q := store.RunListParams{JobID: p.JobID, GroupID: p.GroupID, States: p.States, TriggerType: p.TriggerType, BeforeID: before, Limit: limit + 1}
+	q := store.RunListParams{JobID: p.JobID, GroupID: p.GroupID, OnlyGroups: p.OnlyGroups, States: p.States, TriggerType: p.TriggerType, BeforeID: before, Limit: limit + 1}
 	if !p.From.IsZero() {
 		q.FromMs = p.From.UnixMilli()
 	}
@@ -133,7 +135,16 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 		}
 		switch r.State {
 		case kind.RunScheduled:
-			ok, err := s.st.RunSetState(ctx, id, kind.RunScheduled, kind.RunKilled, "killed by request before it was dispatched", s.nowMs())
+			var ok bool
+			err := s.st.Tx(ctx, func(tx *store.Store) error {
+				var err error
+				ok, err = tx.RunSetState(ctx, id, kind.RunScheduled, kind.RunKilled, "killed by request before it was dispatched", s.nowMs())
+				if err != nil || !ok {
+					return err
+				}
+				return s.audit(ctx, tx, auditEntry{Action: ActRunKill, ObjectType: "run", ObjectID: id, GroupID: r.GroupID,
+					Changes: map[string]any{"state": map[string]any{"before": r.State, "after": kind.RunKilled}}})
+			})
 			if err != nil {
 				return store.Run{}, fmt.Errorf("kill run %d: %w", id, err)
 			}
@@ -148,7 +159,13 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 			}
 			// The replica that owns the run carries the request out too:
 			// a local process runs on one replica only.
-			if _, err := s.st.RunRequestKill(ctx, id); err != nil {
+			if err := s.st.Tx(ctx, func(tx *store.Store) error {
+				if _, err := tx.RunRequestKill(ctx, id); err != nil {
+					return err
+				}
+				return s.audit(ctx, tx, auditEntry{Action: ActRunKill, ObjectType: "run", ObjectID: id, GroupID: r.GroupID,
+					Changes: map[string]any{"kill_requested": true, "state": r.State, "target": r.Target}})
+			}); err != nil {
 				return store.Run{}, fmt.Errorf("kill run %d: %w", id, err)
 			}
 			drv, err := s.drivers.For(r.Target)

@@ -133,8 +133,10 @@ func (s *Store) RunGet(ctx context.Context, id int64) (Run, error) {
 
 // RunListParams filter a run listing; results are newest first, before BeforeID.
 type RunListParams struct {
-	JobID       int64
-	GroupID     int64
+	JobID   int64
+	GroupID int64
+	// OnlyGroups, when not nil, keeps only runs of these groups (empty: none).
+	OnlyGroups  []int64
 	States      []kind.RunState
 	FromMs      int64 // scheduled_ms >= FromMs when > 0
 	ToMs        int64 // scheduled_ms < ToMs when > 0
@@ -182,7 +184,8 @@ func (s *Store) RunList(ctx context.Context, p RunListParams) ([]Run, error) {
 		limit = 100
 	}
 	args = append(args, limit)
-	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE "+strings.Join(where, " AND ")+" ORDER BY id DESC LIMIT ?", args...)
+	q, args := onlyGroups("SELECT "+runCols+" FROM runs WHERE "+strings.Join(where, " AND "), args[:len(args)-1], "group_id", p.OnlyGroups)
+	rows, err := s.db.QueryContext(ctx, q+" ORDER BY id DESC LIMIT ?", append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/ringjob/ringjob/retention"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/service"
+	"github.com/ringjob/ringjob/sso"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
 	httptarget "github.com/ringjob/ringjob/targets/http"
@@ -175,6 +176,7 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	drivers.Register("lambda", lambdaDriver)
 
 	svc := service.New(service.Options{Store: st, Scheduler: sched, Drivers: drivers, Clock: clock, AlarmChannels: channels,
+		Log: log.WithField("component", "service"), Access: service.AccessOptions{SessionIdle: cfg.Auth.SessionIdle, SessionMax: cfg.Auth.SessionMax},
 		OnGroupChange: func() {
 			executors.GroupsChanged()
 			sched.ForgetTargets()
@@ -187,12 +189,22 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 		return err
 	}
 
+	// The auth watcher drops cached credentials when another replica revokes one.
+	authWatcher := svc.Watcher()
+	if err := authWatcher.Start(context.WithoutCancel(ctx)); err != nil {
+		return err
+	}
+	defer authWatcher.Stop()
+
 	app := api.New(api.Options{
-		Service:   svc,
-		Registry:  reg,
-		Log:       log.WithField("component", "api"),
-		BodyLimit: cfg.API.BodyLimitBytes,
-		Pprof:     cfg.API.Pprof,
+		Service:       svc,
+		Registry:      reg,
+		Log:           log.WithField("component", "api"),
+		BodyLimit:     cfg.API.BodyLimitBytes,
+		Pprof:         cfg.API.Pprof,
+		SecureCookies: strings.HasPrefix(cfg.PublicURL, "https://"),
+		Clock:         clock,
+		SSO:           ssoProvider(cfg, clock),
 	})
 	xxlapi.Mount(app, executors, log.WithField("component", "executor-api"))
 	ln, err := net.Listen("tcp", cfg.Listen)
@@ -357,6 +369,14 @@ func startMaintenance(ctx context.Context, cfg *Config, st *store.Store, node st
 		stops = append(stops, w.Stop)
 	}
 	return stop, nil
+}
+
+// ssoProvider is the OIDC provider of the config, or nil when SSO is off.
+func ssoProvider(cfg *Config, clock clockwork.Clock) *sso.Provider {
+	if !cfg.Auth.SSO.Enabled() {
+		return nil
+	}
+	return sso.New(cfg.Auth.SSO, clock)
 }
 
 // sealSecrets makes the store seal the secrets it keeps (group executor
