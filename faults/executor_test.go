@@ -116,7 +116,7 @@ func (e *xxlExecutor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // callbacks reports results in batches to whichever replica answers.
 func (e *xxlExecutor) callbacks() {
-	client := &http.Client{Timeout: 10 * time.Second}
+	client := &http.Client{Timeout: 30 * time.Second}
 	for {
 		select {
 		case <-e.done:
@@ -124,10 +124,10 @@ func (e *xxlExecutor) callbacks() {
 		case <-e.wake:
 		case <-time.After(200 * time.Millisecond):
 		}
-		// Up to 50 results per callback, as an executor's callback thread
+		// Up to 10 results per callback, as an executor's callback thread
 		// sends what queued up meanwhile.
 		e.mu.Lock()
-		n := min(len(e.pending), 50)
+		n := min(len(e.pending), 10)
 		batch := append([]xxlwire.CallbackItem(nil), e.pending[:n]...)
 		e.pending = e.pending[n:]
 		more := len(e.pending) > 0

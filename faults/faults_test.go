@@ -295,6 +295,9 @@ func TestFaultsShort(t *testing.T) {
 	s.run("mariadbd SIGKILL, restarted after 3 s", 8*time.Second, s.restartDB(syscall.SIGKILL, 3*time.Second))
 	s.settle(40 * time.Second)
 	rs := s.analyse()
+	for _, r := range c.replicas {
+		t.Log(warningSummary(r))
+	}
 	check(t, rs)
 	for _, r := range c.replicas {
 		require.NotContains(t, r.logs(), `"level":"fatal"`, r.name)
@@ -337,13 +340,18 @@ func warningSummary(r *replica) string {
 	counts := map[string]int{}
 	for _, line := range strings.Split(r.logs(), "\n") {
 		var e struct {
-			Level string `json:"level"`
-			Msg   string `json:"msg"`
+			Level  string `json:"level"`
+			Msg    string `json:"msg"`
+			Reason string `json:"reason"`
 		}
 		if json.Unmarshal([]byte(line), &e) != nil || (e.Level != "warning" && e.Level != "error") {
 			continue
 		}
-		counts[e.Level+": "+e.Msg]++
+		k := e.Level + ": " + e.Msg
+		if e.Reason != "" {
+			k += " (" + e.Reason + ")"
+		}
+		counts[k]++
 	}
 	var keys []string
 	for k := range counts {
