@@ -131,12 +131,22 @@ func New(o Options) *fiber.App {
 	v1.Get("/jobs", s.listJobs)
 	v1.Get("/jobs/:id", s.getJob)
 	v1.Put("/jobs/:id", s.updateJob)
+	v1.Patch("/jobs/:id", s.patchJob)
 	v1.Delete("/jobs/:id", s.deleteJob)
 	v1.Post("/jobs/:id/start", s.startJob)
 	v1.Post("/jobs/:id/stop", s.stopJob)
 	v1.Post("/jobs/:id/trigger", s.triggerJob)
 	v1.Get("/jobs/:id/next-fires", s.jobNextFires)
 	v1.Post("/next-fires", s.previewSchedule)
+
+	// A job by its identity: its group's app name and its name.
+	v1.Get("/groups/:app_name/jobs/:name", s.jobByName(s.getJob))
+	v1.Put("/groups/:app_name/jobs/:name", s.jobByName(s.updateJob))
+	v1.Patch("/groups/:app_name/jobs/:name", s.jobByName(s.patchJob))
+	v1.Delete("/groups/:app_name/jobs/:name", s.jobByName(s.deleteJob))
+	v1.Post("/groups/:app_name/jobs/:name/start", s.jobByName(s.startJob))
+	v1.Post("/groups/:app_name/jobs/:name/stop", s.jobByName(s.stopJob))
+	v1.Post("/groups/:app_name/jobs/:name/trigger", s.jobByName(s.triggerJob))
 
 	v1.Get("/runs", s.listRuns)
 	v1.Get("/runs/:id", s.getRun)

@@ -16,6 +16,8 @@ const (
 	codeInvalidArgument  = "invalid_argument"
 	codeNotFound         = "not_found"
 	codeConflict         = "conflict"
+	codeKeyReused        = "idempotency_key_reused"
+	codePrecondition     = "precondition_failed"
 	codeUnauthenticated  = "unauthenticated"
 	codeForbidden        = "forbidden"
 	codePayloadTooLarge  = "payload_too_large"
@@ -59,6 +61,7 @@ func toAPIError(err error) (ae *apiError, internal bool) {
 		nf  *service.NotFoundError
 		ce  *service.ConflictError
 		te  *service.TargetError
+		kr  *service.KeyReusedError
 		fe  *fiber.Error
 		msg = err.Error()
 	)
@@ -71,6 +74,8 @@ func toAPIError(err error) (ae *apiError, internal bool) {
 		return &apiError{Status: fiber.StatusNotFound, Code: codeNotFound, Message: msg}, false
 	case errors.As(err, &ce):
 		return &apiError{Status: fiber.StatusConflict, Code: codeConflict, Field: ce.Field, Message: ce.Message}, false
+	case errors.As(err, &kr):
+		return &apiError{Status: fiber.StatusUnprocessableEntity, Code: codeKeyReused, Field: "Idempotency-Key", Message: msg}, false
 	case errors.As(err, &te):
 		return &apiError{Status: fiber.StatusBadGateway, Code: codeTargetError, Message: msg}, false
 	case errors.Is(err, service.ErrUnauthenticated):
