@@ -102,8 +102,9 @@ type node struct {
 }
 
 // waitersPerNode is how many goroutines of one scheduler sleep on the clock
-// between ticks: ring, pre-read loop, heartbeat, takeover, registry monitor, follow-ups.
-const waitersPerNode = 6
+// between ticks: ring, pre-read loop, heartbeat, takeover, registry monitor,
+// and the five follow-up services (retries, children, recoveries, kills, lost runs).
+const waitersPerNode = 10
 
 func openStore(t *testing.T, dialect string) *store.Store {
 	t.Helper()

@@ -155,6 +155,7 @@ func (p *preReader) plan(jobs []store.Job, now time.Time, shards map[int64]int) 
 				pl.inserts = append(pl.inserts, store.RunInsert{
 					JobID: job.ID, GroupID: job.GroupID, ScheduledMs: schedMs, ShardIndex: i, ShardTotal: n, Attempt: 0,
 					TriggerType: trigger, State: state, Owner: p.node, Handler: job.Handler, Params: job.Params, Message: msg, CreatedMs: nowMs,
+					FollowSuccess: len(job.ChildJobIDs) > 0,
 				})
 				pl.jobOf = append(pl.jobOf, job)
 			}

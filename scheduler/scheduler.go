@@ -51,7 +51,12 @@ type Scheduler struct {
 	heartbeat *heartbeat
 	takeover  *takeover
 	registry  *registryMonitor
-	followups *followups
+	outcomes  *outcomeWriter
+	// The follow-up services, in start order (see followups.go).
+	followups []interface {
+		Start(context.Context)
+		Stop()
+	}
 
 	mu      sync.Mutex
 	started bool
@@ -111,12 +116,16 @@ func New(o Options) (*Scheduler, error) {
 	s.takeover = &takeover{cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "takeover"), ring: s.ring, disp: s.disp,
 		metrics: m, watch: s.watch}
 	s.registry = &registryMonitor{cfg: cfg, st: o.Store, clock: clock, log: log.WithField("service", "registry")}
-	s.followups = newFollowups()
-	s.followups.cfg, s.followups.node, s.followups.st, s.followups.clock = cfg, s.node, o.Store, clock
-	s.followups.log, s.followups.metrics, s.followups.alarmer, s.followups.ring = log.WithField("service", "followups"), m, o.Alarmer, s.ring
-	s.followups.trigger = s.Trigger
-	s.followups.drivers = o.Drivers
-	s.ledger.onSucceeded = s.followups.onSucceeded
+	s.outcomes = newOutcomeWriter(o.Store, log.WithField("service", "outcomes"), m)
+	fd := &followupDeps{cfg: cfg, node: s.node, st: o.Store, clock: clock, metrics: m, alarmer: o.Alarmer, ring: s.ring,
+		drivers: o.Drivers, record: s.outcomes.record, trigger: s.Trigger}
+	s.followups = append(s.followups,
+		&retries{followupDeps: fd, log: log.WithField("service", "retries")},
+		&children{followupDeps: fd, log: log.WithField("service", "children")},
+		&recoveries{followupDeps: fd, log: log.WithField("service", "recoveries")},
+		&kills{followupDeps: fd, log: log.WithField("service", "kills")},
+		&lostRuns{followupDeps: fd, log: log.WithField("service", "lost_runs")},
+	)
 	return s, nil
 }
 
@@ -157,6 +166,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	// Services outlive the Start call's context; Stop ends them.
 	bg := context.WithoutCancel(ctx)
 	s.ledger.Start(bg)
+	s.outcomes.Start(bg)
 	s.gate.Start(bg)
 	s.disp.fast.Start(bg)
 	s.disp.slow.Start(bg)
@@ -164,7 +174,9 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.heartbeat.Start(bg)
 	s.takeover.Start(bg)
 	s.registry.Start(bg)
-	s.followups.Start(bg)
+	for _, f := range s.followups {
+		f.Start(bg)
+	}
 	s.preread.Start(bg)
 	s.started = true
 	// What an earlier incarnation with this node id left (a fixed node_id
@@ -192,13 +204,16 @@ func (s *Scheduler) Stop(ctx context.Context) {
 	s.mu.Unlock()
 	s.preread.Stop()
 	s.registry.Stop()
-	s.followups.Stop()
+	for i := len(s.followups) - 1; i >= 0; i-- {
+		s.followups[i].Stop()
+	}
 	s.takeover.Stop()
 	s.ring.Stop()
 	s.disp.stop()
 	handedBack := len(s.ring.drain())
 	s.disp.fast.Stop(s.clock, s.cfg.StopGrace)
 	s.disp.slow.Stop(s.clock, s.cfg.StopGrace)
+	s.outcomes.Stop()
 	s.gate.Stop()
 	s.ledger.Stop(ctx)
 	s.heartbeat.Stop()
@@ -301,7 +316,7 @@ func (s *Scheduler) Trigger(ctx context.Context, p TriggerParams) (run store.Run
 	for i := 0; i < n; i++ {
 		p := store.RunCreateParams{
 			JobID: job.ID, GroupID: job.GroupID, ScheduledMs: now.UnixMilli(), ShardIndex: i, ShardTotal: n, TriggerType: tt,
-			Owner: s.node, Handler: job.Handler, Params: params, CreatedMs: now.UnixMilli(),
+			Owner: s.node, Handler: job.Handler, Params: params, CreatedMs: now.UnixMilli(), FollowSuccess: len(job.ChildJobIDs) > 0,
 		}
 		if i == 0 {
 			p.IdempotencyKey = p0key
@@ -329,24 +344,28 @@ func (s *Scheduler) Trigger(ctx context.Context, p TriggerParams) (run store.Run
 func (s *Scheduler) ForgetTargets() { s.disp.candidates.forget() }
 
 // Sink returns the targets.Sink drivers report to.
-func (s *Scheduler) Sink() targets.Sink { return ledgerSink{s} }
+func (s *Scheduler) Sink() targets.BatchSink { return ledgerSink{s} }
 
 type ledgerSink struct{ s *Scheduler }
 
 func (l ledgerSink) Complete(ctx context.Context, runID int64, out targets.Outcome) error {
-	ok, err := l.s.st.RunComplete(ctx, store.RunCompleteParams{ID: runID, State: out.State, Code: out.Code, Message: out.Message, FinishedMs: l.s.clock.Now().UnixMilli()})
-	if err != nil {
-		return err
-	}
-	if ok {
-		l.s.metrics.Outcomes.WithLabelValues(string(out.State)).Inc()
-		if out.State == kind.RunSucceeded {
-			l.s.followups.onSucceeded([]int64{runID})
+	_, err := l.CompleteMany(ctx, []targets.Result{{RunID: runID, Outcome: out}})
+	return err
+}
+
+// CompleteMany records outcomes through the scheduler's outcome writer and
+// returns once they are committed.
+func (l ledgerSink) CompleteMany(ctx context.Context, results []targets.Result) ([]bool, error) {
+	now := l.s.clock.Now().UnixMilli()
+	outs := make([]store.RunResult, len(results))
+	for i, r := range results {
+		src := store.OutcomeSource(r.Source)
+		if src == "" {
+			src = store.SourceTarget
 		}
-	} else {
-		l.s.log.WithField("run_id", runID).Info("ignored a second outcome for a run that already has one")
+		outs[i] = store.RunResult{ID: r.RunID, State: r.State, Code: r.Code, Message: r.Message, FinishedMs: now, Source: src}
 	}
-	return nil
+	return l.s.outcomes.record(ctx, outs)
 }
 
 func (l ledgerSink) AppendLog(ctx context.Context, runID int64, text string) error {

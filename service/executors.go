@@ -320,15 +320,16 @@ func (e *Executors) List(ctx context.Context, appName string, deadAfterMs int64)
 	return e.st.RegistryList(ctx, store.RegistryListParams{AppName: appName, SinceMs: e.clock.Now().UnixMilli() - deadAfterMs})
 }
 
-// callbackOutcome maps XXL-JOB handle codes onto run states.
+// callbackOutcome maps an XXL-JOB handle code onto a run state as XXL-JOB
+// does: 200 succeeded, 502 timed out, anything else failed. The message is
+// never read: a run is killed only by a kill the target accepted (see
+// service.KillRun), whatever an executor writes afterwards.
 func callbackOutcome(c xxlwire.CallbackItem) targets.Outcome {
-	switch {
-	case c.HandleCode == xxlwire.CodeSuccess:
-		return targets.Outcome{State: kind.RunSucceeded, Code: 200, Message: c.HandleMsg}
-	case c.HandleCode == xxlwire.CodeTimeout:
-		return targets.Outcome{State: kind.RunTimedOut, Code: 502, Message: c.HandleMsg}
-	case strings.Contains(c.HandleMsg, "killed"):
-		return targets.Outcome{State: kind.RunKilled, Code: c.HandleCode, Message: c.HandleMsg}
+	switch c.HandleCode {
+	case xxlwire.CodeSuccess:
+		return targets.Outcome{State: kind.RunSucceeded, Code: c.HandleCode, Message: c.HandleMsg}
+	case xxlwire.CodeTimeout:
+		return targets.Outcome{State: kind.RunTimedOut, Code: c.HandleCode, Message: c.HandleMsg}
 	default:
 		return targets.Outcome{State: kind.RunFailed, Code: c.HandleCode, Message: c.HandleMsg}
 	}
@@ -357,6 +358,7 @@ const (
 	RefusedOtherGroup   = "other_group"
 	RefusedNotRecorded  = "dispatch_not_recorded"
 	targetRecordTimeout = 2 * time.Second
+	killSettleTimeout   = 5 * time.Second
 )
 
 // Callback records run results. A result is accepted only when the caller
@@ -369,6 +371,7 @@ const (
 // logged, as are results for unknown runs.
 func (e *Executors) Callback(ctx context.Context, cred CallbackCredential, items []xxlwire.CallbackItem) ([]CallbackRefusal, error) {
 	var refused []CallbackRefusal
+	var results []targets.Result
 	tokens := map[int64]string{} // group id -> its executor credential, for this request
 	for _, it := range items {
 		it.HandleMsg = targets.CleanMessage(it.HandleMsg, maxHandleMsg)
@@ -391,17 +394,40 @@ func (e *Executors) Callback(ctx context.Context, cred CallbackCredential, items
 			refused = append(refused, CallbackRefusal{RunID: it.LogID, Reason: reason})
 			continue
 		}
-		switch r.State {
-		case kind.RunDispatching, kind.RunRunning:
-		default:
-			log.WithField("state", r.State).Info("ignored a repeated callback: the run already has an outcome")
-			continue
+		if r.KillRequested && !r.State.Final() {
+			// A kill is being carried out: an executor that accepts it
+			// reports the stopped handler at once (the Go client with 200),
+			// and the kill must win. Wait for it to be settled.
+			if err := e.waitKill(ctx, r.ID); err != nil {
+				return refused, err
+			}
 		}
-		if err := e.sink.Complete(ctx, it.LogID, callbackOutcome(it)); err != nil {
-			return refused, fmt.Errorf("record callback of run %d: %w", it.LogID, err)
-		}
+		// A result for a run that already ended goes to the recorder too:
+		// it is not applied, and the run's log says it came.
+		results = append(results, targets.Result{RunID: it.LogID, Outcome: callbackOutcome(it), Source: "executor callback"})
+	}
+	if err := e.record(ctx, results); err != nil {
+		return refused, fmt.Errorf("record %d callback results: %w", len(results), err)
 	}
 	return refused, nil
+}
+
+// record writes callback results in one batch when the sink can, and
+// returns once they are durable: the executor is answered only then.
+func (e *Executors) record(ctx context.Context, results []targets.Result) error {
+	if len(results) == 0 {
+		return nil
+	}
+	if b, ok := e.sink.(targets.BatchSink); ok {
+		_, err := b.CompleteMany(ctx, results)
+		return err
+	}
+	for _, r := range results {
+		if err := e.sink.Complete(ctx, r.RunID, r.Outcome); err != nil {
+			return fmt.Errorf("run %d: %w", r.RunID, err)
+		}
+	}
+	return nil
 }
 
 // authorizeCallback returns why cred may not report r ("" = it may).
@@ -443,6 +469,28 @@ func (e *Executors) authorizeCallback(ctx context.Context, cred CallbackCredenti
 		return RefusedOtherGroup, nil
 	}
 	return "", nil
+}
+
+// waitKill rereads a run until its kill is settled (recorded, or withdrawn
+// because the target refused it), for at most killSettleTimeout.
+func (e *Executors) waitKill(ctx context.Context, id int64) error {
+	deadline := time.NewTimer(killSettleTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return nil
+		case <-tick.C:
+		}
+		r, err := e.st.RunGet(ctx, id)
+		if err != nil || r.State.Final() || !r.KillRequested {
+			return err
+		}
+	}
 }
 
 // waitTarget rereads a run until its target is recorded or it leaves

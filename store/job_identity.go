@@ -117,3 +117,16 @@ func (s *Store) TriggerFingerprintClaim(ctx context.Context, jobID int64, key, f
 	}
 	return fp, nil
 }
+
+// GroupIDByAppName finds a group's id by its app name.
+func (s *Store) GroupIDByAppName(ctx context.Context, appName string) (int64, error) {
+	var id int64
+	err := s.db.QueryRowContext(ctx, "SELECT id FROM job_groups WHERE app_name = ?", appName).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("group %q: %w", appName, ErrNotFound)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read group %q: %w", appName, err)
+	}
+	return id, nil
+}

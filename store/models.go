@@ -77,6 +77,9 @@ type Run struct {
 	Attempts    string
 	RetryOf     int64 // the run this one retries, 0 = none
 	AlarmStatus kind.AlarmStatus
+	// KillRequested is set while a kill is being carried out: the run's
+	// target is being asked to stop it.
+	KillRequested bool
 	// HandedMs is when the run was handed to its target (0: not yet, so a
 	// takeover may send it; otherwise it may have arrived).
 	HandedMs int64

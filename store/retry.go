@@ -88,6 +88,9 @@ const (
 // by token, an idempotent write). Waits are jittered so that two
 // transactions that deadlocked do not meet again at once.
 func (s *Store) retry(ctx context.Context, repeatable bool, op func() error) error {
+	if s.inTx {
+		return op() // a statement of a transaction that failed cannot run again alone (Store.Tx)
+	}
 	wait := retryFirstWait
 	conflicts := 0
 	var lostSince time.Time

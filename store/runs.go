@@ -10,14 +10,15 @@ import (
 	"github.com/ringjob/ringjob/internal/kind"
 )
 
-const runCols = "id, job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, trigger_type, state, owner, target, handler, params, created_ms, dispatched_ms, finished_ms, late, result_code, message, COALESCE(idempotency_key, ''), COALESCE(attempts, ''), retry_of, alarm_status, handed_ms"
+const runCols = "id, job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, trigger_type, state, owner, target, handler, params, created_ms, dispatched_ms, finished_ms, late, result_code, message, COALESCE(idempotency_key, ''), COALESCE(attempts, ''), retry_of, alarm_status, handed_ms, kill_requested"
 
 func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 	var r Run
-	var late int
+	var late, kill int
 	err := sc.Scan(&r.ID, &r.JobID, &r.GroupID, &r.ScheduledMs, &r.ShardIndex, &r.ShardTotal, &r.Attempt, &r.TriggerType, &r.State,
-		&r.Owner, &r.Target, &r.Handler, &r.Params, &r.CreatedMs, &r.DispatchedMs, &r.FinishedMs, &late, &r.ResultCode, &r.Message, &r.IdempotencyKey, &r.Attempts, &r.RetryOf, &r.AlarmStatus, &r.HandedMs)
-	r.Late = late != 0
+		&r.Owner, &r.Target, &r.Handler, &r.Params, &r.CreatedMs, &r.DispatchedMs, &r.FinishedMs, &late, &r.ResultCode, &r.Message, &r.IdempotencyKey, &r.Attempts, &r.RetryOf, &r.AlarmStatus,
+		&r.HandedMs, &kill)
+	r.Late, r.KillRequested = late != 0, kill != 0
 	return r, err
 }
 
@@ -36,7 +37,10 @@ type RunCreateParams struct {
 	Params         string
 	IdempotencyKey string // "" = none; a repeated key for the same job returns the existing run
 	RetryOf        int64  // the run this one retries, 0 = none
-	CreatedMs      int64
+	// FollowSuccess arms the run's follow-up: its job has child jobs, so
+	// its success is recorded as a pending follow-up (see followupSQL).
+	FollowSuccess bool
+	CreatedMs     int64
 }
 
 // RunCreate inserts one run in state scheduled. With an idempotency key that
@@ -74,10 +78,14 @@ func (s *Store) RunCreate(ctx context.Context, p RunCreateParams) (run Run, crea
 			return existing, false, err
 		}
 	}
+	var follow any
+	if p.FollowSuccess {
+		follow = followupArmed
+	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, sched_fire, trigger_type, state, owner,
- handler, params, message, created_ms, idempotency_key, retry_of) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,'',?,?,?)`,
+ handler, params, message, created_ms, idempotency_key, retry_of, followup) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,'',?,?,?,?)`,
 		p.JobID, p.GroupID, p.ScheduledMs, p.ShardIndex, p.ShardTotal, p.Attempt, sched, p.TriggerType, kind.RunScheduled, p.Owner,
-		p.Handler, p.Params, p.CreatedMs, key, p.RetryOf)
+		p.Handler, p.Params, p.CreatedMs, key, p.RetryOf, follow)
 	if err != nil {
 		if s.d.isDuplicate(err) && key == nil {
 			_ = tx.Rollback()
@@ -125,8 +133,10 @@ func (s *Store) RunGet(ctx context.Context, id int64) (Run, error) {
 
 // RunListParams filter a run listing; results are newest first, before BeforeID.
 type RunListParams struct {
-	JobID       int64
-	GroupID     int64
+	JobID   int64
+	GroupID int64
+	// OnlyGroups, when not nil, keeps only runs of these groups (empty: none).
+	OnlyGroups  []int64
 	States      []kind.RunState
 	FromMs      int64 // scheduled_ms >= FromMs when > 0
 	ToMs        int64 // scheduled_ms < ToMs when > 0
@@ -174,7 +184,8 @@ func (s *Store) RunList(ctx context.Context, p RunListParams) ([]Run, error) {
 		limit = 100
 	}
 	args = append(args, limit)
-	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE "+strings.Join(where, " AND ")+" ORDER BY id DESC LIMIT ?", args...)
+	q, args := onlyGroups("SELECT "+runCols+" FROM runs WHERE "+strings.Join(where, " AND "), args[:len(args)-1], "group_id", p.OnlyGroups)
+	rows, err := s.db.QueryContext(ctx, q+" ORDER BY id DESC LIMIT ?", append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
@@ -356,13 +367,18 @@ func (s *Store) RunUpdateBatch(ctx context.Context, p RunUpdateBatchParams) (int
 		args = setByValue(&q, args, "result_code", ids, code)
 		args = setByValue(&q, args, "message", ids, msg)
 		args = setByValue(&q, args, "finished_ms", ids, fin)
-		follow := make([]any, n)
-		for i, u := range chunk {
-			if isFailed(u.State) {
-				follow[i] = 0 // a failure waits for its follow-up (retry, alarm)
+		// A run that ends here gets its follow-up marker as it would
+		// through RunRecordOutcomes; other rows keep theirs.
+		var fq strings.Builder
+		for _, u := range chunk {
+			if u.State.Final() {
+				fq.WriteString(" WHEN id = ? THEN " + followupSQL(u.State))
+				args = append(args, u.ID)
 			}
 		}
-		args = setByValue(&q, args, "followup", ids, follow)
+		if fq.Len() > 0 {
+			q.WriteString(", followup = CASE" + fq.String() + " ELSE followup END")
+		}
 		q.WriteString(" WHERE id IN (" + placeholders(n) + ") AND state IN (" + placeholders(len(p.FromStates)) + ")")
 		for _, id := range ids {
 			args = append(args, id)
@@ -448,8 +464,8 @@ type RunCompleteParams struct {
 // RunComplete records a run's outcome if it has none yet (first outcome
 // wins). It reports whether this call recorded it.
 func (s *Store) RunComplete(ctx context.Context, p RunCompleteParams) (bool, error) {
-	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, result_code = ?, message = ?, finished_ms = ?, followup = ? WHERE id = ? AND state IN (?, ?)",
-		p.State, p.Code, p.Message, p.FinishedMs, followupFor(p.State), p.ID, kind.RunDispatching, kind.RunRunning)
+	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, result_code = ?, message = ?, finished_ms = ?, followup = "+followupSQL(p.State)+" WHERE id = ? AND state IN (?, ?)",
+		p.State, p.Code, p.Message, p.FinishedMs, p.ID, kind.RunDispatching, kind.RunRunning)
 	if err != nil {
 		return false, fmt.Errorf("complete run %d: %w", p.ID, err)
 	}
@@ -462,7 +478,7 @@ func (s *Store) RunComplete(ctx context.Context, p RunCompleteParams) (bool, err
 
 // RunSetState moves one run from one state to another (compare-and-set).
 func (s *Store) RunSetState(ctx context.Context, id int64, from, to kind.RunState, message string, nowMs int64) (bool, error) {
-	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, message = ?, finished_ms = ?, followup = ? WHERE id = ? AND state = ?", to, message, nowMs, followupFor(to), id, from)
+	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, message = ?, finished_ms = ?, followup = "+followupSQL(to)+" WHERE id = ? AND state = ?", to, message, nowMs, id, from)
 	if err != nil {
 		return false, fmt.Errorf("move run %d from %s to %s: %w", id, from, to, err)
 	}
@@ -644,13 +660,4 @@ func isFailed(state kind.RunState) bool {
 		}
 	}
 	return false
-}
-
-// followupFor is the followup column a write to state sets: 0 (pending) for
-// failures, NULL otherwise.
-func followupFor(state kind.RunState) any {
-	if isFailed(state) {
-		return 0
-	}
-	return nil
 }

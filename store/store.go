@@ -19,8 +19,10 @@ import (
 
 // Store is Ringjob's storage seam. All SQL lives behind its methods.
 type Store struct {
-	db *sql.DB
-	d  dialect
+	db   conn    // the pool, or the transaction of a Store made by Tx
+	pool *sql.DB // always the pool
+	d    dialect
+	inTx bool
 	// database is the MySQL schema name (it scopes server-wide named locks).
 	database string
 	// box seals secrets at rest (nil = plaintext); see UseSecrets.
@@ -36,10 +38,10 @@ func (s *Store) Kind() string { return s.d.name() }
 func (s *Store) NamedLocks() bool { return s.d.namedLocks() }
 
 // DB exposes the pool for health checks.
-func (s *Store) DB() *sql.DB { return s.db }
+func (s *Store) DB() *sql.DB { return s.pool }
 
 // Close closes the pool.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error { return s.pool.Close() }
 
 // Open connects to a database given as a URL:
 //
@@ -130,7 +132,7 @@ func OpenMySQL(ctx context.Context, dsn string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("read the database name at %s: %w", cfg.Addr, err)
 	}
-	return &Store{db: db, d: mysqlDialect{}, database: database.String}, nil
+	return &Store{db: db, pool: db, d: mysqlDialect{}, database: database.String}, nil
 }
 
 // OpenSQLite opens (creating if needed) an SQLite database file.
@@ -161,7 +163,7 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 			return nil, err
 		}
 	}
-	return &Store{db: db, d: sqliteDialect{}}, nil
+	return &Store{db: db, pool: db, d: sqliteDialect{}}, nil
 }
 
 // prepareSQLiteFile creates the database's directory (0700) and file (0600)

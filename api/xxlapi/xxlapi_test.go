@@ -187,7 +187,13 @@ func TestCallbackWireFormats(t *testing.T) {
 				{"go-client", `[{"logId":%d,"logDateTim":1780315205000,"executeResult":{"code":500,"msg":"boom"},"handleCode":500,"handleMsg":"task panic:boom"}]`, kind.RunFailed},
 				// 3.5: {"callbackList": [...]} with logDateTime.
 				{"java-3.5", `{"callbackList":[{"logId":%d,"logDateTime":1780315205000,"handleCode":502,"handleMsg":"job execute timeout "}]}`, kind.RunTimedOut},
-				{"killed", `[{"logId":%d,"logDateTim":0,"handleCode":500,"handleMsg":"scheduling center kill job. [job running, killed]"}]`, kind.RunKilled},
+				// The message is never read: a 500 that says "killed" is a
+				// failure, as XXL-JOB records it; only a kill the server sent
+				// and the executor accepted makes a run killed.
+				{"killed in the message", `[{"logId":%d,"logDateTim":0,"handleCode":500,"handleMsg":"scheduling center kill job. [job running, killed]"}]`, kind.RunFailed},
+				{"OOM killer in the message", `[{"logId":%d,"logDateTim":0,"handleCode":500,"handleMsg":"child process was killed by the OOM killer"}]`, kind.RunFailed},
+				// Codes other than 200 and 502 are failures, as in XXL-JOB.
+				{"other code", `[{"logId":%d,"logDateTim":0,"handleCode":404,"handleMsg":"killed"}]`, kind.RunFailed},
 			}
 			for _, tc := range cases {
 				r := b.runningRun(t)
