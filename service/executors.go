@@ -265,6 +265,10 @@ func (e *Executors) Unregister(ctx context.Context, token string, p xxlwire.Regi
 	return nil
 }
 
+// registrationLive is how long a registration holds its address against
+// other groups (XXL-JOB's dead time, the registry monitor's default).
+const registrationLive = 90 * time.Second
+
 // RegistryRefusedError is a registration the group does not allow. Its text
 // is what the executor logs (in XXL-JOB's envelope).
 type RegistryRefusedError struct {
@@ -305,6 +309,21 @@ func (e *Executors) authorizeRegistry(ctx context.Context, token, appName, addr 
 	if register && !g.AcceptRegistrations {
 		const why = "the group does not accept registered executors (accept_registrations is false)"
 		return refuse(&RegistryRefusedError{AppName: appName, Reason: why}, "registrations_closed", why)
+	}
+	if register {
+		// One live address, one group: the server picks the token it sends to
+		// an address by the group it registered in, so a second group must
+		// not claim an address another group's executor holds.
+		apps, err := e.st.RegistryAppsOf(ctx, addr, e.clock.Now().Add(-registrationLive).UnixMilli())
+		if err != nil {
+			return err
+		}
+		for _, other := range apps {
+			if other != appName {
+				why := fmt.Sprintf("the address is registered by group %q; an executor belongs to one group (it may register here once that registration is removed or silent for %s)", other, registrationLive)
+				return refuse(&RegistryRefusedError{AppName: appName, Reason: why}, "address_taken", why)
+			}
+		}
 	}
 	if register && e.checkAddress != nil {
 		if err := e.checkAddress(ctx, addr); err != nil {
@@ -372,17 +391,18 @@ const (
 func (e *Executors) Callback(ctx context.Context, cred CallbackCredential, items []xxlwire.CallbackItem) ([]CallbackRefusal, error) {
 	var refused []CallbackRefusal
 	var results []targets.Result
+	runs, err := e.callbackRuns(ctx, cred, items)
+	if err != nil {
+		return nil, err
+	}
 	tokens := map[int64]string{} // group id -> its executor credential, for this request
 	for _, it := range items {
 		it.HandleMsg = targets.CleanMessage(it.HandleMsg, maxHandleMsg)
 		log := e.log.WithFields(logrus.Fields{"run_id": it.LogID, "handle_code": it.HandleCode})
-		r, err := e.st.RunGet(ctx, it.LogID)
-		if errors.Is(err, store.ErrNotFound) {
+		r, ok := runs[it.LogID]
+		if !ok {
 			log.Warn("callback for an unknown run (log item not found.)")
 			continue
-		}
-		if err != nil {
-			return refused, err
 		}
 		reason, err := e.authorizeCallback(ctx, cred, &r, tokens)
 		if err != nil {
@@ -439,16 +459,7 @@ func (e *Executors) authorizeCallback(ctx context.Context, cred CallbackCredenti
 		return "", nil
 	}
 	if r.Target == "" && r.State == kind.RunDispatching {
-		// The dispatcher records where a run went a few milliseconds after
-		// the target accepted it (batched), and a fast executor may call
-		// back first: wait for the record rather than trust the caller.
-		var err error
-		if *r, err = e.waitTarget(ctx, r.ID); err != nil {
-			return "", err
-		}
-		if r.Target == "" && r.State == kind.RunDispatching {
-			return RefusedNotRecorded, nil
-		}
+		return RefusedNotRecorded, nil // callbackRuns waited for it in vain
 	}
 	if scheme, err := targets.Scheme(r.Target); err != nil || (scheme != "http" && scheme != "https") {
 		return RefusedNotHTTP, nil
@@ -493,24 +504,51 @@ func (e *Executors) waitKill(ctx context.Context, id int64) error {
 	}
 }
 
-// waitTarget rereads a run until its target is recorded or it leaves
-// dispatching, for at most targetRecordTimeout.
-func (e *Executors) waitTarget(ctx context.Context, id int64) (store.Run, error) {
+// callbackRuns reads the runs a callback reports on, in one statement per
+// 1000 runs rather than one per item. With an executor token, the target of
+// a run must be known to authorize it: the dispatcher records where a run
+// went a few milliseconds after the target accepted it (batched), and a fast
+// executor may call back first, so runs still dispatching without a target
+// are read again, together, every 20 ms for at most targetRecordTimeout.
+func (e *Executors) callbackRuns(ctx context.Context, cred CallbackCredential, items []xxlwire.CallbackItem) (map[int64]store.Run, error) {
+	ids := make([]int64, len(items))
+	for i, it := range items {
+		ids[i] = it.LogID
+	}
+	runs := make(map[int64]store.Run, len(items))
+	read := func(ids []int64) (waiting []int64, err error) {
+		rs, err := e.st.RunGetMany(ctx, ids)
+		if err != nil {
+			return nil, fmt.Errorf("read the runs of a callback: %w", err)
+		}
+		for _, r := range rs {
+			runs[r.ID] = r
+			if cred.RunToken == "" && r.Target == "" && r.State == kind.RunDispatching {
+				waiting = append(waiting, r.ID)
+			}
+		}
+		return waiting, nil
+	}
+	waiting, err := read(ids)
+	if len(waiting) == 0 || err != nil {
+		return runs, err
+	}
 	deadline := time.NewTimer(targetRecordTimeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	for {
+	for len(waiting) > 0 {
 		select {
 		case <-ctx.Done():
-			return store.Run{}, ctx.Err()
+			return nil, ctx.Err()
 		case <-deadline.C:
-			return e.st.RunGet(ctx, id)
+			_, err := read(waiting)
+			return runs, err
 		case <-tick.C:
 		}
-		r, err := e.st.RunGet(ctx, id)
-		if err != nil || r.Target != "" || r.State != kind.RunDispatching {
-			return r, err
+		if waiting, err = read(waiting); err != nil {
+			return nil, err
 		}
 	}
+	return runs, nil
 }

@@ -378,3 +378,28 @@ func TestCallbackBeforeTheTargetIsRecorded(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, kind.RunSucceeded, got.State)
 }
+
+// TestAddressBelongsToOneGroup: a holder of one group's credential cannot
+// register an address another group's executor holds (the server would
+// then send that executor the wrong group's jobs and token).
+func TestAddressBelongsToOneGroup(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "sqlite")
+	ctx := context.Background()
+	_, err := b.st.GroupCreate(ctx, store.GroupCreateParams{AppName: "orders", NowMs: 1,
+		GroupExecutorSettings: store.GroupExecutorSettings{AccessToken: "orders-token-0123456789", AcceptRegistrations: true}})
+	require.NoError(t, err)
+	env := b.post(t, "/api/registry", `{"registryGroup":"EXECUTOR","registryKey":"orders","registryValue":"http://10.0.0.8:9999"}`,
+		map[string]string{"XXL-JOB-ACCESS-TOKEN": "orders-token-0123456789"})
+	require.EqualValues(t, 200, env["code"], "%v", env)
+	env = b.post(t, "/api/registry", `{"registryGroup":"EXECUTOR","registryKey":"xxl-job-executor-sample","registryValue":"http://10.0.0.8:9999/"}`, token)
+	require.EqualValues(t, 500, env["code"])
+	require.Contains(t, env["msg"], `registered by group "orders"`)
+	live, err := b.ex.List(ctx, "xxl-job-executor-sample", 90_000)
+	require.NoError(t, err)
+	require.Empty(t, live)
+	appName, tok, _, err := b.ex.Auth(ctx, "http://10.0.0.8:9999")
+	require.NoError(t, err)
+	require.Equal(t, "orders", appName)
+	require.Equal(t, "orders-token-0123456789", tok)
+}
