@@ -36,6 +36,10 @@ test: ## go vet, terraform fmt check, then all tests with the race detector
 	infra/terraform/check fmt
 	$(GO) test -race -timeout 9m ./...
 
+.PHONY: test-faults
+test-faults: ## Long fault-injection suite: 3 replicas, 200 jobs, SIGKILL/SIGSTOP/mariadbd restarts/executor down (~10 min; docs/reliability.md)
+	RINGJOB_FAULTS=long RINGJOB_FAULTS_REPORT=$(CURDIR)/bin/faults-report.md $(GO) test -count=1 -run TestFaultsLong -v -timeout 30m ./faults/
+
 .PHONY: test-short
 test-short: ## Tests without the slow multi-process ones
 	$(GO) test -race -short ./...
@@ -52,6 +56,16 @@ bench: ## Scheduler throughput and lag against MariaDB (bench/), then Go benchma
 	$(GO) run ./bench -jobs 5000 -duration 30s
 	$(GO) run ./bench -jobs 10000 -duration 30s
 	$(GO) test -run '^$$' -bench . -benchmem ./schedule ./scheduler
+
+# Authentication and permission check per request with 10,000 tokens and
+# 1,000 role bindings, on SQLite and on MariaDB (RINGJOB_MYSQL_DSN's server).
+AUTH_MYSQL_URL ?= mysql://root@127.0.0.1:3306/ringjob_bench_auth
+.PHONY: bench-auth
+bench-auth: ## Auth + permission cost per request (bench/auth), SQLite and MariaDB
+	rm -f /tmp/ringjob-bench-auth.db*
+	$(GO) run ./bench/auth -database-url sqlite:///tmp/ringjob-bench-auth.db
+	mariadb -h 127.0.0.1 -u root -e 'DROP DATABASE IF EXISTS ringjob_bench_auth; CREATE DATABASE ringjob_bench_auth'
+	$(GO) run ./bench/auth -database-url $(AUTH_MYSQL_URL)
 
 # The end-to-end benchmark of record: the real server on its own MariaDB,
 # real targets in separate processes, measured from the targets' side

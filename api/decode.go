@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 )
@@ -24,6 +25,9 @@ func decodeJSON(c *fiber.Ctx, v any, optional bool) error {
 			return nil
 		}
 		return badRequest("", "the request body is empty; send a JSON object (see /api/v1/openapi.json)")
+	}
+	if !utf8.Valid(body) {
+		return badRequest("", "the request body is not valid UTF-8; send UTF-8 JSON")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -166,3 +170,6 @@ func queryList(c *fiber.Ctx, name string) []string {
 	}
 	return out
 }
+
+// jsonUnmarshal decodes a JSON text the server wrote itself.
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

@@ -16,16 +16,47 @@
 //	GET  /api/v1/runs                   filters job_id, group_id, state, trigger_type, from, to
 //	GET  /api/v1/runs/{id}              GET /api/v1/runs/{id}/log?from_line=1
 //	POST /api/v1/runs/{id}/kill
+//	POST|DELETE /api/v1/session        log in (username/password) / log out
+//	GET  /api/v1/me                     who am I, what may I do (and the session's csrf_token)
+//	/api/v1/users, /service-accounts, /tokens, /role-bindings, /audit
+//
+// # Every route has a permission rule (read this before adding a route)
+//
+// A /api/v1 route is registered through the routes helper with its rule, in
+// the same line:
+//
+//	v1.get("/jobs/:id", onJob(access.PermJobsRead), s.getJob)
+//	v1.post("/stats/rebuild", system(access.PermSystemManage), s.rebuildStats)
+//
+// The rule constructors (rules.go) are public() (no credentials),
+// authenticated() (any principal), system(perm) (admins), onGroup(perm),
+// onJob(perm), onRun(perm) (the permission on the group of the :id object),
+// and checkedInHandler(perm) (the principal must hold perm on some group; the
+// handler checks the group in the body with require(), and lists filter
+// with visibleGroups()). The rule is stored as the route's name, so
+// TestPermissionMatrix reads it back from the router itself: A NEW ROUTE
+// WITHOUT A RULE, OR WITHOUT A ROW IN permissionMatrix (api/permissions_test.go),
+// FAILS THE TEST. Add the row with the call to make, and regenerate
+// docs/permissions.md (RINGJOB_UPDATE_DOCS=1 go test ./api -run TestPermissionMatrix).
+// The XXL-JOB executor endpoints (package xxlapi) are outside /api/v1 and keep
+// the executor token.
 //
 // # Conventions
 //
-//   - Every /api/v1 route needs "Authorization: Bearer <token>"; a missing or
-//     wrong token is 401 unauthenticated. Tokens are never logged.
+//   - Credentials: "Authorization: Bearer <token>" (an API token), or the
+//     rj_session cookie of a browser session (POST /api/v1/session or SSO;
+//     HttpOnly, SameSite=Lax, Secure over TLS). A state-changing request on a
+//     session must carry X-CSRF-Token (the csrf_token of the login answer or
+//     GET /api/v1/me); token requests need none. No credentials, or bad ones,
+//     is 401 unauthenticated; a missing permission is 403 permission_denied
+//     with "permission" naming it; a missing CSRF token is 403 csrf_failed.
+//     Credentials and passwords are never logged.
 //   - Bodies are JSON objects with snake_case fields, decoded strictly:
 //     malformed JSON, unknown fields, wrong types and trailing data are 400.
 //     Bodies over Options.BodyLimit (default 1 MiB) are 413.
 //   - Errors are {"error": {"code", "message", "field"}} with codes
-//     invalid_argument (400), unauthenticated (401), not_found (404),
+//     invalid_argument (400), unauthenticated (401), permission_denied and
+//     csrf_failed (403), not_found (404), too_many_requests (429),
 //     conflict (409), payload_too_large (413), target_error (502),
 //     unavailable (503) and internal (500, only for our own faults, with a
 //     request_id to find the details in the log). Bad input is never a 500.

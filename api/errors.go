@@ -3,11 +3,13 @@ package api
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/sirupsen/logrus"
 
+	"github.com/ringjob/ringjob/access"
 	"github.com/ringjob/ringjob/service"
 )
 
@@ -17,20 +19,24 @@ const (
 	codeNotFound         = "not_found"
 	codeConflict         = "conflict"
 	codeUnauthenticated  = "unauthenticated"
-	codeForbidden        = "forbidden"
 	codePayloadTooLarge  = "payload_too_large"
 	codeMethodNotAllowed = "method_not_allowed"
 	codeTargetError      = "target_error"
 	codeUnavailable      = "unavailable"
 	codeInternal         = "internal"
+	codePermissionDenied = "permission_denied"
+	codeCSRF             = "csrf_failed"
+	codeTooManyRequests  = "too_many_requests"
 )
 
 // apiError is an error with its HTTP status and envelope fields.
 type apiError struct {
-	Status  int
-	Code    string
-	Message string
-	Field   string
+	Status     int
+	Code       string
+	Message    string
+	Field      string
+	Permission string // the missing permission of a 403
+	RetryAfter int    // seconds, for a 429
 }
 
 func (e *apiError) Error() string { return e.Message }
@@ -41,10 +47,12 @@ type errorBody struct {
 }
 
 type errorDetail struct {
-	Code      string `json:"code"`
-	Message   string `json:"message"`
-	Field     string `json:"field,omitempty"`
-	RequestID string `json:"request_id,omitempty"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+	// Permission names what a 403 permission_denied lacks ("jobs.write").
+	Permission string `json:"permission,omitempty"`
+	RequestID  string `json:"request_id,omitempty"`
 }
 
 func badRequest(field, format string, args ...any) *apiError {
@@ -59,12 +67,20 @@ func toAPIError(err error) (ae *apiError, internal bool) {
 		nf  *service.NotFoundError
 		ce  *service.ConflictError
 		te  *service.TargetError
+		de  *access.Denied
+		th  *service.ThrottledError
 		fe  *fiber.Error
 		msg = err.Error()
 	)
 	switch {
 	case errors.As(err, &a):
 		return a, a.Status >= 500 && a.Code == codeInternal
+	case errors.As(err, &de):
+		return &apiError{Status: fiber.StatusForbidden, Code: codePermissionDenied, Permission: string(de.Perm), Message: de.Error()}, false
+	case errors.As(err, &th):
+		return &apiError{Status: fiber.StatusTooManyRequests, Code: codeTooManyRequests, Message: th.Error(), RetryAfter: int(th.RetryAfter.Seconds()) + 1}, false
+	case errors.Is(err, service.ErrLoginFailed):
+		return &apiError{Status: fiber.StatusUnauthorized, Code: codeUnauthenticated, Message: msg}, false
 	case errors.As(err, &ve):
 		return &apiError{Status: fiber.StatusBadRequest, Code: codeInvalidArgument, Field: ve.Field, Message: ve.Message}, false
 	case errors.As(err, &nf):
@@ -105,11 +121,14 @@ func (s *server) errorHandler(c *fiber.Ctx, err error) error {
 	if ae.Status == fiber.StatusUnauthorized {
 		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="ringjob"`)
 	}
+	if ae.RetryAfter > 0 {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(ae.RetryAfter))
+	}
 	msg := ae.Message
 	if ae.Field != "" && !strings.HasPrefix(msg, ae.Field) {
 		msg = ae.Field + ": " + msg // messages read on their own
 	}
-	body := errorBody{Error: errorDetail{Code: ae.Code, Message: msg, Field: ae.Field}}
+	body := errorBody{Error: errorDetail{Code: ae.Code, Message: msg, Field: ae.Field, Permission: ae.Permission}}
 	if internal {
 		body.Error.RequestID = rid
 	}

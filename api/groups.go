@@ -5,6 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/ringjob/ringjob/access"
 	"github.com/ringjob/ringjob/service"
 )
 
@@ -38,7 +39,7 @@ func (s *server) listGroups(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.svc.ListGroups(c.UserContext(), service.GroupListParams{Cursor: c.Query("cursor"), Limit: limit})
+	p, err := s.svc.ListGroups(c.UserContext(), service.GroupListParams{Cursor: c.Query("cursor"), Limit: limit, OnlyGroups: visibleGroups(c, access.PermGroupsRead)})
 	if err != nil {
 		return err
 	}

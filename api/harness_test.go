@@ -25,6 +25,7 @@ import (
 	"github.com/ringjob/ringjob/internal/dbtest"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/service"
+	"github.com/ringjob/ringjob/sso"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
 	"github.com/ringjob/ringjob/targets/localexec"
@@ -71,6 +72,10 @@ type setupOpts struct {
 	noSched   bool            // no scheduler (and no local driver processes)
 	ready     func(context.Context) error
 	bodyLimit int
+	access    service.AccessOptions // sessions and limiter settings
+	watch     bool                  // start the auth watcher (credential cache)
+	secure    bool                  // api.Options.SecureCookies
+	sso       func(url string) *sso.Provider
 	pprof     bool
 }
 
@@ -133,7 +138,7 @@ func setup(t *testing.T, dialect string, o setupOpts) *bundle {
 		_ = drv.Close(cctx)
 	})
 
-	so := service.Options{Store: st, Drivers: reg, Clock: o.clock}
+	so := service.Options{Store: st, Drivers: reg, Clock: o.clock, Access: o.access, Log: log.WithField("component", "service")}
 	if sched != nil {
 		so.Scheduler = sched
 	}
@@ -142,11 +147,21 @@ func setup(t *testing.T, dialect string, o setupOpts) *bundle {
 	require.NoError(t, err)
 	require.NotEmpty(t, token)
 
-	app := api.New(api.Options{
-		Service: svc, Registry: prometheus.NewRegistry(), Ready: o.ready, Log: log, BodyLimit: o.bodyLimit, Pprof: o.pprof,
-	})
+	if o.watch {
+		w := svc.Watcher()
+		require.NoError(t, w.Start(ctx))
+		t.Cleanup(w.Stop)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	var ssoProv *sso.Provider
+	if o.sso != nil {
+		ssoProv = o.sso("http://" + ln.Addr().String())
+	}
+	app := api.New(api.Options{
+		Service: svc, Registry: prometheus.NewRegistry(), Ready: o.ready, Log: log, BodyLimit: o.bodyLimit, Pprof: o.pprof,
+		SecureCookies: o.secure, Clock: o.clock, SSO: ssoProv,
+	})
 	go func() { _ = app.Listener(ln) }()
 	t.Cleanup(func() { _ = app.ShutdownWithTimeout(5 * time.Second) })
 	return &bundle{t: t, st: st, svc: svc, app: app, url: "http://" + ln.Addr().String(), token: token, logs: logs}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/ringjob/ringjob/access"
 	"github.com/ringjob/ringjob/service"
 )
 
@@ -65,6 +66,11 @@ func (s *server) createJob(c *fiber.Ctx) error {
 	if err := decodeJSON(c, &req, false); err != nil {
 		return err
 	}
+	if req.GroupID > 0 {
+		if err := require(c, access.PermJobsWrite, req.GroupID); err != nil {
+			return err
+		}
+	}
 	p := service.JobCreateParams{JobSpec: req.spec()}
 	if req.Enabled != nil {
 		p.Enabled = *req.Enabled
@@ -90,8 +96,13 @@ func (s *server) listJobs(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if groupID > 0 {
+		if err := require(c, access.PermJobsRead, groupID); err != nil {
+			return err
+		}
+	}
 	p, err := s.svc.ListJobs(c.UserContext(), service.JobListParams{
-		GroupID: groupID, Name: c.Query("name"), Enabled: enabled, Cursor: c.Query("cursor"), Limit: limit,
+		GroupID: groupID, OnlyGroups: visibleGroups(c, access.PermJobsRead), Name: c.Query("name"), Enabled: enabled, Cursor: c.Query("cursor"), Limit: limit,
 	})
 	if err != nil {
 		return err
@@ -119,6 +130,11 @@ func (s *server) updateJob(c *fiber.Ctx) error {
 	var req jobRequest
 	if err := decodeJSON(c, &req, false); err != nil {
 		return err
+	}
+	if req.GroupID > 0 { // moving a job needs the permission on its new group too
+		if err := require(c, access.PermJobsWrite, req.GroupID); err != nil {
+			return err
+		}
 	}
 	j, err := s.svc.UpdateJob(c.UserContext(), service.JobUpdateParams{ID: id, JobSpec: req.spec(), Enabled: req.Enabled})
 	if err != nil {

@@ -40,6 +40,6 @@ func TestPprof(t *testing.T) {
 		r = b.call("GET", "/debug/pprof/cmdline", nil, "Authorization", "Bearer "+viewer)
 		require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
 		code, _, _ := r.errCode(t)
-		require.Equal(t, "forbidden", code)
+		require.Equal(t, "permission_denied", code) // names the missing permission (system.manage)
 	})
 }

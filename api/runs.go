@@ -3,6 +3,7 @@ package api
 import (
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/ringjob/ringjob/access"
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/service"
 )
@@ -30,6 +31,12 @@ func (s *server) listRuns(c *fiber.Ctx) error {
 	}
 	p.TriggerType = kind.Trigger(c.Query("trigger_type"))
 	p.Cursor = c.Query("cursor")
+	if p.GroupID > 0 {
+		if err := require(c, access.PermRunsRead, p.GroupID); err != nil {
+			return err
+		}
+	}
+	p.OnlyGroups = visibleGroups(c, access.PermRunsRead)
 	page, err := s.svc.ListRuns(c.UserContext(), p)
 	if err != nil {
 		return err

@@ -5,6 +5,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/ringjob/ringjob/access"
+
 	"github.com/ringjob/ringjob/service"
 )
 
@@ -19,6 +21,27 @@ func (s *server) getStats(c *fiber.Ctx) error {
 	}
 	if p.JobID, err = queryID(c, "job_id"); err != nil {
 		return err
+	}
+	// Stats of a group (or of a job, by its group) need runs.read there;
+	// server-wide stats are for admins.
+	switch {
+	case p.GroupID > 0:
+		if err := require(c, access.PermRunsRead, p.GroupID); err != nil {
+			return err
+		}
+	case p.JobID > 0:
+		j, err := s.svc.GetJob(c.UserContext(), p.JobID)
+		if err == nil {
+			if err := require(c, access.PermRunsRead, j.GroupID); err != nil {
+				return err
+			}
+		} else if !principal(c).IsAdmin() {
+			return &access.Denied{Perm: access.PermRunsRead}
+		}
+	default:
+		if err := require(c, access.PermSystemRead, 0); err != nil {
+			return err
+		}
 	}
 	st, err := s.svc.Stats(c.UserContext(), p)
 	if err != nil {

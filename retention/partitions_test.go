@@ -154,7 +154,7 @@ func TestPartitionedRetention(t *testing.T) {
 	}
 
 	// The follow-up is done: the day goes whole next time.
-	ok, err := st.RunClaimFollowup(ctx, failed)
+	ok, err := st.RunFollowupDone(ctx, failed)
 	require.NoError(t, err)
 	require.True(t, ok)
 	res, err = w.Cycle(ctx)

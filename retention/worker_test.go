@@ -87,7 +87,7 @@ func (f *fixture) run(s runSpec) int64 {
 		require.True(f.t, ok)
 	}
 	if s.followup {
-		ok, err := f.st.RunClaimFollowup(ctx, r.ID)
+		ok, err := f.st.RunFollowupDone(ctx, r.ID)
 		require.NoError(f.t, err)
 		require.True(f.t, ok)
 	}

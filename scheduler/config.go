@@ -39,6 +39,13 @@ type Config struct {
 	// taken over (default 10s). On MySQL a node's death is also seen at once
 	// through its liveness lock.
 	NodeDeadAfter time.Duration `yaml:"node_dead_after"`
+	// PartitionLease: a node whose heartbeat has not changed for this long
+	// loses its share of the lock partitions and its waiting runs to the
+	// others (it is not dead for that: what it may have sent stays its own).
+	// Default 3s, below the misfire threshold, so a paused replica's fires go
+	// out late but not misfired. Must be at least twice heartbeat_interval
+	// and at most node_dead_after.
+	PartitionLease time.Duration `yaml:"partition_lease"`
 	// TakeoverInterval is how often the node looks for dead peers whose runs
 	// it must adopt (default 500ms).
 	TakeoverInterval time.Duration `yaml:"takeover_interval"`
@@ -88,6 +95,7 @@ func Defaults() Config {
 		LockTxTimeout:     10 * time.Second,
 		HeartbeatInterval: time.Second,
 		NodeDeadAfter:     10 * time.Second,
+		PartitionLease:    3 * time.Second,
 		TakeoverInterval:  500 * time.Millisecond,
 		LateAfter:         time.Second,
 		DispatchTimeout:   10 * time.Second,
@@ -128,6 +136,10 @@ func (c Config) WithDefaults() Config {
 	set(&c.LockTxTimeout, d.LockTxTimeout)
 	set(&c.HeartbeatInterval, d.HeartbeatInterval)
 	set(&c.NodeDeadAfter, d.NodeDeadAfter)
+	if c.PartitionLease == 0 {
+		// Scaled with a shortened heartbeat, capped by node_dead_after.
+		c.PartitionLease = min(max(d.PartitionLease, 2*c.HeartbeatInterval), c.NodeDeadAfter)
+	}
 	set(&c.TakeoverInterval, d.TakeoverInterval)
 	set(&c.LateAfter, d.LateAfter)
 	set(&c.DispatchTimeout, d.DispatchTimeout)
@@ -180,6 +192,10 @@ func (c Config) Validate() error {
 	}
 	if c.NodeDeadAfter < 2*c.HeartbeatInterval {
 		errs = append(errs, fmt.Errorf("scheduler.node_dead_after (%s) must be at least twice scheduler.heartbeat_interval (%s)", c.NodeDeadAfter, c.HeartbeatInterval))
+	}
+	if c.PartitionLease < 2*c.HeartbeatInterval || c.PartitionLease > c.NodeDeadAfter {
+		errs = append(errs, fmt.Errorf("scheduler.partition_lease (%s) must be between twice scheduler.heartbeat_interval (%s) and scheduler.node_dead_after (%s)",
+			c.PartitionLease, 2*c.HeartbeatInterval, c.NodeDeadAfter))
 	}
 	for name, p := range map[string]PoolConfig{"fast_pool": c.FastPool, "slow_pool": c.SlowPool} {
 		if p.Workers < 1 || p.Queue < 1 {

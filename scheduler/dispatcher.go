@@ -3,7 +3,9 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -29,9 +31,15 @@ type dispatcher struct {
 	candidates *candidates
 	router     *routes.Router
 	requeue    func(fire) // back into the ring
+	gate       *handoffGate
+	warns      *warnEvery
 
 	fast, slow *pool
 	slowJobs   *slowTracker
+
+	// fenced is set while the node rejoins after it was declared dead: it
+	// claims and sends nothing until it has reloaded its runs.
+	fenced atomic.Bool
 
 	// active is held (shared) by every fire call, so stop can wait for them
 	// before the pools close.
@@ -46,7 +54,7 @@ type dispatcher struct {
 func (d *dispatcher) fire(ctx context.Context, due []fire) {
 	d.active.RLock()
 	defer d.active.RUnlock()
-	if d.stopping {
+	if d.stopping || d.fenced.Load() {
 		return
 	}
 	d.mu.Lock()
@@ -58,6 +66,8 @@ func (d *dispatcher) fire(ctx context.Context, due []fire) {
 	if len(due) == 0 {
 		return
 	}
+	due = uniqueFires(due)
+	d.decideMisfires(due)
 	var fastList, slowList []fire
 	for _, f := range due {
 		if d.slowJobs.isSlow(f.job.ID) {
@@ -76,6 +86,93 @@ func (d *dispatcher) fire(ctx context.Context, due []fire) {
 		d.mu.Unlock()
 	}
 	d.metrics.Backlog.Set(float64(d.backlogLen()))
+}
+
+// uniqueFires drops repeated run ids (the first copy stays).
+func uniqueFires(fs []fire) []fire {
+	seen := make(map[int64]bool, len(fs))
+	out := fs[:0]
+	for _, f := range fs {
+		if !seen[f.runID] {
+			seen[f.runID] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// decideMisfires applies the misfire policy to schedule fires that leave
+// the ring, the backlog or a takeover later than the misfire threshold,
+// wherever they waited (a slow database, a full pool, a dead owner):
+// do_nothing records each as misfired; fire_once_now fires the latest late
+// fire of each job once and records the others as misfired. Manual
+// triggers, retries and child runs are sent however late.
+func (d *dispatcher) decideMisfires(due []fire) {
+	now := d.clock.Now()
+	nowMs := now.UnixMilli()
+	threshold := d.cfg.MisfireThreshold.Milliseconds()
+	late := func(f *fire) bool {
+		return f.trigger == kind.TriggerSchedule && f.misfire == "" && nowMs-f.scheduledMs > threshold
+	}
+	latest := map[int64]int64{} // job -> latest late fire time, for fire_once_now
+	for i := range due {
+		if f := &due[i]; late(f) && f.job.MisfirePolicy == kind.MisfireFireOnceNow && f.scheduledMs > latest[f.job.ID] {
+			latest[f.job.ID] = f.scheduledMs
+		}
+	}
+	for i := range due {
+		f := &due[i]
+		if !late(f) {
+			continue
+		}
+		where := "it waited in this node's ring or backlog"
+		if f.why != "" {
+			where = f.why
+		}
+		by := (time.Duration(nowMs-f.scheduledMs) * time.Millisecond).Round(time.Millisecond)
+		switch {
+		case f.job.MisfirePolicy != kind.MisfireFireOnceNow:
+			f.misfire = fmt.Sprintf("misfired: due %s ago (%s); do_nothing skips it", by, where)
+		case f.scheduledMs != latest[f.job.ID]:
+			f.misfire = fmt.Sprintf("misfired: due %s ago (%s); fire_once_now fires only the latest missed fire", by, where)
+		}
+	}
+}
+
+// dropAll empties the backlog (the node rejoins) and returns how many it held.
+func (d *dispatcher) dropAll() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := len(d.backlog)
+	d.backlog = nil
+	return n
+}
+
+// firesOf turns runs read from the ledger (taken over, or left claimed) into
+// fires. Runs of deleted jobs are recorded as misfired.
+func (d *dispatcher) firesOf(ctx context.Context, runs []store.Run, claimed bool, why string) ([]fire, error) {
+	ids := make([]int64, 0, len(runs))
+	for _, r := range runs {
+		ids = append(ids, r.JobID)
+	}
+	jobs, err := d.st.JobGetMany(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	nowMs := d.clock.Now().UnixMilli()
+	out := make([]fire, 0, len(runs))
+	for _, r := range runs {
+		j, ok := jobs[r.JobID]
+		if !ok {
+			if _, err := d.st.RunSetState(ctx, r.ID, r.State, kind.RunMisfired, "job was deleted before its run was sent", nowMs); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		out = append(out, fire{runID: r.ID, scheduledMs: r.ScheduledMs, shardIndex: r.ShardIndex, shardTotal: r.ShardTotal, attempt: r.Attempt,
+			params: r.Params, job: &j, trigger: r.TriggerType, claimed: claimed, why: why})
+	}
+	return out, nil
 }
 
 func (d *dispatcher) backlogLen() int {
@@ -150,23 +247,41 @@ func (d *dispatcher) fireOn(ctx context.Context, p *pool, list []fire) (rest []f
 // claimAndSubmit claims take (its pool places are reserved) and submits the
 // claimed runs. It returns the fires whose claim failed for want of an answer.
 func (d *dispatcher) claimAndSubmit(ctx context.Context, p *pool, take []fire) (failed []fire) {
-	ids := make([]int64, len(take))
-	for i, f := range take {
-		ids[i] = f.runID
-	}
 	// A claim statement is not cut short when the scheduler stops: a claim
 	// the database may have applied but the caller never heard of would leave
 	// runs dispatching that nobody sends. It ends on its own time limit.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
 	defer cancel()
 	now := d.clock.Now()
-	claimed, err := d.st.RunClaimBatch(cctx, store.RunClaimParams{IDs: ids, Owner: d.node, NowMs: now.UnixMilli(), LateAfterMs: d.cfg.LateAfter.Milliseconds()})
-	if err != nil {
-		d.log.WithError(err).WithField("runs", len(ids)).Error("claim runs; will retry at the next tick")
+	got := make(map[int64]bool, len(take))
+	// Fires taken over while claimed need no claim; the others are claimed
+	// by token, one statement per token: a fresh one, or the token of an
+	// earlier claim of theirs whose answer was lost.
+	byToken := map[int64][]int64{}
+	for _, f := range take {
+		if f.claimed {
+			got[f.runID] = true
+			continue
+		}
+		byToken[f.token] = append(byToken[f.token], f.runID)
 	}
-	got := make(map[int64]bool, len(claimed))
-	for _, id := range claimed {
-		got[id] = true
+	var err error
+	failedToken := map[int64]int64{}
+	for token, ids := range byToken {
+		if token == 0 {
+			token = store.NewClaimToken()
+		}
+		claimed, cerr := d.st.RunClaimBatch(cctx, store.RunClaimParams{IDs: ids, Owner: d.node, NowMs: now.UnixMilli(), LateAfterMs: d.cfg.LateAfter.Milliseconds(), Token: token})
+		for _, id := range claimed {
+			got[id] = true
+		}
+		if cerr != nil {
+			err = cerr
+			d.log.WithError(cerr).WithField("runs", len(ids)).Error("claim runs; will retry at the next tick")
+			for _, id := range ids {
+				failedToken[id] = token
+			}
+		}
 	}
 	submitted := 0
 	for i := range take {
@@ -175,13 +290,21 @@ func (d *dispatcher) claimAndSubmit(ctx context.Context, p *pool, take []fire) (
 		case got[f.runID]:
 			delete(got, f.runID) // one claim, one dispatch, even if a run was offered twice
 			d.metrics.DispatchLag.Observe(now.Sub(time.UnixMilli(f.scheduledMs)).Seconds())
+			if f.misfire != "" {
+				d.metrics.Misfired.Inc()
+				d.ledger.write(ledgerOp{final: true, u: store.RunUpdate{ID: f.runID, State: kind.RunMisfired, Message: f.misfire, FinishedMs: now.UnixMilli()}})
+				continue
+			}
 			submitted++
 			p.submit(func(ctx context.Context) { d.dispatch(ctx, f) })
-		case err != nil:
-			failed = append(failed, f) // unknown: try again
+		case err != nil && failedToken[f.runID] != 0:
+			f.token = failedToken[f.runID] // unknown: try again, with the same token
+			failed = append(failed, f)
 		default:
 			// Claimed by another node (it took the run over): not ours to fire.
 			d.metrics.ClaimLost.Inc()
+			d.warns.note("claim_refused", logrus.Fields{"run_id": f.runID, "job_id": f.job.ID},
+				"claim refused: another node took the run over (this node was silent or declared dead)")
 		}
 	}
 	p.release(len(take) - submitted)
@@ -204,8 +327,18 @@ func (d *dispatcher) dispatch(ctx context.Context, f fire) {
 		BlockStrategy: f.job.BlockStrategy,
 	}
 	target, res, attempts, err := d.routeAndSend(ctx, f, req)
-	if errors.Is(err, errRequeue) {
+	switch {
+	case errors.Is(err, errRequeue):
 		d.requeueRun(ctx, f)
+		return
+	case errors.Is(err, errHandoffRefused):
+		d.metrics.ClaimLost.Inc()
+		d.warns.note("handoff_refused", logrus.Fields{"run_id": f.runID, "job_id": f.job.ID},
+			"hand-off refused: the run was taken over by another node or already sent")
+		return
+	case errors.Is(err, errHandoffUnknown):
+		d.warns.note("handoff_failed", logrus.Fields{"run_id": f.runID, "job_id": f.job.ID, "error": err.Error()},
+			"could not record the hand-off of a claimed run; it stays claimed and is sent by the stuck-claim sweep")
 		return
 	}
 	took := d.clock.Since(start)
@@ -218,6 +351,7 @@ func (d *dispatcher) dispatch(ctx context.Context, f fire) {
 	}
 	switch {
 	case err != nil:
+		d.warns.note("dispatch_failed", logrus.Fields{"run_id": f.runID, "job_id": f.job.ID, "target": target, "error": err.Error()}, "dispatch failed")
 		d.finish(f, target, targets.Outcome{State: kind.RunFailed, Code: 500, Message: err.Error()})
 	case res.Done != nil:
 		d.finish(f, target, *res.Done)

@@ -101,8 +101,9 @@ type node struct {
 }
 
 // waitersPerNode is how many goroutines of one scheduler sleep on the clock
-// between ticks: ring, pre-read loop, heartbeat, takeover, registry monitor, follow-ups.
-const waitersPerNode = 6
+// between ticks: ring, pre-read loop, heartbeat, takeover, registry monitor,
+// and the five follow-up services (retries, children, recoveries, kills, lost runs).
+const waitersPerNode = 10
 
 func openStore(t *testing.T, dialect string) *store.Store {
 	t.Helper()
@@ -132,7 +133,14 @@ func setup(t *testing.T, dialect string, start time.Time) *bundle {
 // startNode starts a scheduler replica on the bundle's store and clock.
 func (b *bundle) startNode(id string, mutate func(*scheduler.Config)) *node {
 	b.t.Helper()
-	rec := &recordingDriver{clock: b.clock, node: id}
+	return b.startNodeOn(id, b.clock, mutate)
+}
+
+// startNodeOn starts a replica on its own clock: a node whose clock does not
+// advance is frozen (a paused process) while its database session lives.
+func (b *bundle) startNodeOn(id string, clock *clockwork.FakeClock, mutate func(*scheduler.Config)) *node {
+	b.t.Helper()
+	rec := &recordingDriver{clock: clock, node: id}
 	reg := targets.NewRegistry()
 	reg.Register("rec", rec)
 	cfg := scheduler.Config{NodeID: id, StopGrace: 2 * time.Second}
@@ -141,7 +149,7 @@ func (b *bundle) startNode(id string, mutate func(*scheduler.Config)) *node {
 	}
 	log := logrus.New()
 	log.SetLevel(logrus.WarnLevel)
-	s, err := scheduler.New(scheduler.Options{Config: cfg, Store: b.st, Drivers: reg, Clock: b.clock, Log: logrus.NewEntry(log)})
+	s, err := scheduler.New(scheduler.Options{Config: cfg, Store: b.st, Drivers: reg, Clock: clock, Log: logrus.NewEntry(log)})
 	require.NoError(b.t, err)
 	require.NoError(b.t, s.Start(context.Background()))
 	n := &node{s: s, rec: rec}

@@ -2,8 +2,7 @@ package scheduler
 
 import (
 	"context"
-	"sort"
-	"sync"
+	"errors"
 	"time"
 
 	"github.com/ringjob/ringjob/internal/lifecycle"
@@ -14,7 +13,7 @@ import (
 )
 
 // heartbeat keeps this node's row fresh, keeps its liveness lock held, and
-// refreshes the view of which peers are alive.
+// refreshes the view of which peers share the lock partitions.
 type heartbeat struct {
 	lifecycle.Loop
 	cfg      Config
@@ -25,6 +24,10 @@ type heartbeat struct {
 	log      *logrus.Entry
 	liveness *store.NodeLiveness
 	peers    *peerView
+	watch    *peerWatch
+	// rejoin is called when this node learns another declared it dead: it
+	// stops dispatching, drops what it holds and registers again.
+	rejoin func(ctx context.Context) error
 }
 
 func (h *heartbeat) Start(ctx context.Context) { h.Loop.Start(ctx, h.run) }
@@ -44,75 +47,39 @@ func (h *heartbeat) run(ctx context.Context) {
 func (h *heartbeat) beat(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := h.liveness.Ensure(ctx); err != nil {
+	session, err := h.liveness.Ensure(ctx)
+	if err != nil {
 		return err
 	}
-	now := h.clock.Now()
-	if err := h.st.NodeHeartbeat(ctx, store.NodeHeartbeatParams{ID: h.node, Host: h.host, NowMs: now.UnixMilli()}); err != nil {
+	err = h.st.NodeHeartbeat(ctx, store.NodeHeartbeatParams{ID: h.node, Host: h.host, NowMs: h.clock.Now().UnixMilli()})
+	if errors.Is(err, store.ErrDeclaredDead) {
+		h.log.Warn("another node declared this node dead (it was paused or cut off from the database for longer than node_dead_after) and took over its runs: stopping dispatch, dropping the time ring and rejoining")
+		if err := h.rejoin(ctx); err != nil {
+			return err
+		}
+	} else if err != nil {
 		return err
 	}
 	nodes, err := h.st.NodeList(ctx)
 	if err != nil {
 		return err
 	}
-	var live []string
+	now := h.clock.Now()
+	h.watch.observe(session, nodes, now)
+	// Partition shares go to the nodes that heartbeat within the lease: a
+	// paused node's partitions move to the others after partition_lease,
+	// before its fires are misfires. (It is not dead for that: it keeps its
+	// runs until it is declared dead; the partition lock rows keep two nodes
+	// from pre-reading one partition at once.)
+	live := []string{h.node}
 	for _, n := range nodes {
-		if n.ID == h.node {
-			live = append(live, n.ID)
+		if n.ID == h.node || n.StoppedMs > 0 || n.Declared() {
 			continue
 		}
-		dead, err := isDead(ctx, h.st, h.cfg, n, now)
-		if err != nil {
-			return err
-		}
-		if !dead {
+		if silent, _ := h.watch.silence(n.ID, now); silent <= h.cfg.PartitionLease {
 			live = append(live, n.ID)
 		}
 	}
 	h.peers.set(h.node, live)
 	return nil
-}
-
-// isDead reports whether a node stopped, stopped heartbeating, or (MySQL)
-// lost its liveness lock because its process or connection died.
-func isDead(ctx context.Context, st *store.Store, cfg Config, n store.Node, now time.Time) (bool, error) {
-	if n.StoppedMs > 0 || now.UnixMilli()-n.HeartbeatMs > cfg.NodeDeadAfter.Milliseconds() {
-		return true, nil
-	}
-	return st.NodeLockFree(ctx, n.ID)
-}
-
-// peerView is the set of live nodes, used to share lock partitions.
-type peerView struct {
-	mu   sync.Mutex
-	self string
-	live []string
-}
-
-func (p *peerView) set(self string, live []string) {
-	sort.Strings(live)
-	p.mu.Lock()
-	p.self, p.live = self, live
-	p.mu.Unlock()
-}
-
-// partitionPlan says which partitions this node tries, in order, and how many
-// it may hold: each of k live nodes takes ceil(P/k), starting at its own
-// share, so replicas spread out instead of all reaching for partition 0.
-func (p *peerView) partitionPlan(partitions int) (preferred []int, max int) {
-	p.mu.Lock()
-	live := append([]string(nil), p.live...)
-	self := p.self
-	p.mu.Unlock()
-	k := len(live)
-	rank := sort.SearchStrings(live, self)
-	if k == 0 || rank >= k || live[rank] != self {
-		k, rank = 1, 0
-	}
-	max = (partitions + k - 1) / k
-	start := (rank * max) % partitions
-	for i := 0; i < partitions; i++ {
-		preferred = append(preferred, (start+i)%partitions)
-	}
-	return preferred, max
 }

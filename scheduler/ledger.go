@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/internal/lifecycle"
 
 	"github.com/ringjob/ringjob/store"
@@ -21,9 +20,6 @@ type ledgerWriter struct {
 	st  *store.Store
 	log *logrus.Entry
 	in  chan ledgerOp
-	// onSucceeded hears of runs recorded as succeeded (child jobs, recovery
-	// alarms); it must not block.
-	onSucceeded func(ids []int64)
 }
 
 type ledgerOp struct {
@@ -139,16 +135,15 @@ func (w *ledgerWriter) apply(ctx context.Context, batch []ledgerOp) {
 		}
 	}
 	if len(final) > 0 {
-		if _, err := w.st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []kind.RunState{kind.RunDispatching, kind.RunRunning}, Updates: final}); err != nil {
+		// The dispatcher's outcomes (a synchronous target's result, a
+		// dispatch that failed) are outcomes like any other: the same
+		// compare-and-set, the same follow-up marker.
+		outs := make([]store.RunResult, len(final))
+		for i, u := range final {
+			outs[i] = store.RunResult{ID: u.ID, State: u.State, Code: u.Code, Message: u.Message, Target: u.Target, FinishedMs: u.FinishedMs, Source: store.SourceDispatch}
+		}
+		if _, err := w.st.RunRecordOutcomes(ctx, outs); err != nil {
 			w.log.WithError(err).WithField("runs", len(final)).Error("record run outcomes")
-		} else if w.onSucceeded != nil {
-			var ok []int64
-			for _, u := range final {
-				if u.State == kind.RunSucceeded {
-					ok = append(ok, u.ID)
-				}
-			}
-			w.onSucceeded(ok)
 		}
 	}
 }

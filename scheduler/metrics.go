@@ -12,6 +12,7 @@ type Metrics struct {
 	Scheduled    prometheus.Counter
 	Dispatched   prometheus.Counter
 	Misfired     prometheus.Counter
+	Skipped      *prometheus.CounterVec
 	Lost         prometheus.Counter
 	TakenOver    prometheus.Counter
 	ClaimLost    prometheus.Counter
@@ -27,9 +28,11 @@ type Metrics struct {
 // NewMetrics creates the collectors and registers them on reg (nil: not registered).
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
-		Scheduled:    prometheus.NewCounter(prometheus.CounterOpts{Name: "ringjob_fires_scheduled_total", Help: "Fires recorded as scheduled runs by the pre-read."}),
-		Dispatched:   prometheus.NewCounter(prometheus.CounterOpts{Name: "ringjob_fires_dispatched_total", Help: "Runs sent to a target (claimed and dispatched)."}),
-		Misfired:     prometheus.NewCounter(prometheus.CounterOpts{Name: "ringjob_fires_misfired_total", Help: "Fires recorded as misfired under the do_nothing policy."}),
+		Scheduled:  prometheus.NewCounter(prometheus.CounterOpts{Name: "ringjob_fires_scheduled_total", Help: "Fires recorded as scheduled runs by the pre-read."}),
+		Dispatched: prometheus.NewCounter(prometheus.CounterOpts{Name: "ringjob_fires_dispatched_total", Help: "Runs sent to a target (claimed and dispatched)."}),
+		Misfired:   prometheus.NewCounter(prometheus.CounterOpts{Name: "ringjob_fires_misfired_total", Help: "Fires recorded as misfired under the do_nothing policy."}),
+		Skipped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ringjob_fires_skipped_total",
+			Help: "Fire times a job missed by more than the misfire threshold (recorded misfired runs and, beyond the recorded ones, the rest), by job."}, []string{"job_id"}),
 		Lost:         prometheus.NewCounter(prometheus.CounterOpts{Name: "ringjob_runs_lost_total", Help: "Runs marked lost because their dispatcher died mid-dispatch."}),
 		TakenOver:    prometheus.NewCounter(prometheus.CounterOpts{Name: "ringjob_runs_taken_over_total", Help: "Scheduled runs of dead nodes taken over by this node."}),
 		ClaimLost:    prometheus.NewCounter(prometheus.CounterOpts{Name: "ringjob_claims_lost_total", Help: "Runs this node meant to fire that another node had taken over."}),
@@ -44,7 +47,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Leader:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "ringjob_leader", Help: "1 when this node held at least one lock partition in its last pre-read."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.Scheduled, m.Dispatched, m.Misfired, m.Lost, m.TakenOver, m.ClaimLost, m.Backpressure, m.Backlog,
+		reg.MustRegister(m.Scheduled, m.Dispatched, m.Misfired, m.Skipped, m.Lost, m.TakenOver, m.ClaimLost, m.Backpressure, m.Backlog,
 			m.DispatchLag, m.LockHold, m.Outcomes, m.Partitions, m.Leader)
 	}
 	return m

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -107,7 +108,7 @@ func (p *preReader) cycle(ctx context.Context) (full bool, err error) {
 		switch in.State {
 		case kind.RunScheduled:
 			fires = append(fires, fire{runID: ids[i], scheduledMs: in.ScheduledMs, shardIndex: in.ShardIndex, shardTotal: in.ShardTotal,
-				attempt: in.Attempt, params: in.Params, job: plan.jobOf[i]})
+				attempt: in.Attempt, params: in.Params, job: plan.jobOf[i], trigger: in.TriggerType})
 		case kind.RunMisfired:
 			p.metrics.Misfired.Inc()
 		}
@@ -126,6 +127,14 @@ type prereadPlan struct {
 // maxFiresPerJob bounds one job's fires in one window (schedules fire at most
 // once a second, so a 5 s window holds at most 6).
 const maxFiresPerJob = 64
+
+// A misfire records each skipped fire time of a job as a misfired run, up
+// to maxSkippedRows per pre-read; beyond that (a long outage of a frequent
+// job) they are only counted, up to maxSkippedCount.
+const (
+	maxSkippedRows  = 120
+	maxSkippedCount = 1_000_000
+)
 
 // plan applies XXL-JOB's three pre-read cases to each due job:
 //   - more than MisfireThreshold late: the misfire policy (do_nothing records
@@ -146,6 +155,7 @@ func (p *preReader) plan(jobs []store.Job, now time.Time, shards map[int64]int) 
 				pl.inserts = append(pl.inserts, store.RunInsert{
 					JobID: job.ID, GroupID: job.GroupID, ScheduledMs: schedMs, ShardIndex: i, ShardTotal: n, Attempt: 0,
 					TriggerType: trigger, State: state, Owner: p.node, Handler: job.Handler, Params: job.Params, Message: msg, CreatedMs: nowMs,
+					FollowSuccess: len(job.ChildJobIDs) > 0,
 				})
 				pl.jobOf = append(pl.jobOf, job)
 			}
@@ -168,7 +178,25 @@ func (p *preReader) plan(jobs []store.Job, now time.Time, shards map[int64]int) 
 				add(job.NextFireMs, kind.RunMisfired, kind.TriggerSchedule, fmt.Sprintf("misfired by %s; do_nothing skips it", late))
 			}
 			last = job.NextFireMs
-			// Continue from now; a fire exactly at now is still on time.
+			// Continue from now; a fire exactly at now is still on time. The
+			// fire times skipped in between are recorded too, one misfired
+			// run each (up to maxSkippedRows; beyond, counted per job), so an
+			// operator sees every fire that did not run.
+			skipped, more := 0, 0
+			for t, tok := sched.Next(next); tok && t.Before(now); t, tok = sched.Next(t) {
+				if skipped < maxSkippedRows {
+					add(t.UnixMilli(), kind.RunMisfired, kind.TriggerSchedule,
+						fmt.Sprintf("misfired by %s; skipped: the schedule continues from now (%s)", now.Sub(t).Round(time.Millisecond), job.MisfirePolicy))
+					skipped++
+				} else if more++; more >= maxSkippedCount {
+					break
+				}
+			}
+			p.metrics.Skipped.WithLabelValues(strconv.FormatInt(job.ID, 10)).Add(float64(1 + skipped + more))
+			if more > 0 {
+				p.log.WithFields(logrus.Fields{"job_id": job.ID, "recorded": skipped + 1, "not_recorded": more}).
+					Warn("a job missed more fire times than are recorded one by one; ringjob_fires_skipped_total counts them all")
+			}
 			next, ok = sched.Next(now.Add(-time.Millisecond))
 		}
 		for n := 0; ok && next.UnixMilli() <= windowEnd && n < maxFiresPerJob; n++ {

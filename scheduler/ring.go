@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/internal/lifecycle"
 
 	"github.com/jonboulle/clockwork"
@@ -21,12 +22,27 @@ type fire struct {
 	attempt     int
 	params      string
 	job         *store.Job
-	target      string // a manual trigger's chosen target; "" = route
+	target      string       // a manual trigger's chosen target; "" = route
+	trigger     kind.Trigger // the run's trigger type: only schedule fires can misfire
+	// claimed: the run is already dispatching and owned by this node (taken
+	// over after its claimer died); it is sent without a claim.
+	claimed bool
+	// token is the claim token of a claim whose answer was lost: tried again
+	// with it, the claim also returns the rows the first try claimed.
+	token int64
+	// why it waits elsewhere than in its owner's ring (taken over), for the
+	// misfire message.
+	why string
+	// misfire, when set, is why this fire is recorded as misfired instead
+	// of sent (decided by the dispatcher when it leaves the ring late).
+	misfire string
 }
 
 // ring holds the runs this node owns until their fire second. A goroutine
 // wakes at each second boundary and hands the current slot, and any earlier
-// slot it may have missed, to the dispatcher.
+// slot it may have missed, to the dispatcher. A run is in the ring at most
+// once: pushing a run id that waits already changes nothing (a takeover can
+// hand a node back a run it still holds).
 type ring struct {
 	lifecycle.Loop
 	clock  clockwork.Clock
@@ -34,11 +50,11 @@ type ring struct {
 
 	mu    sync.Mutex
 	slots map[int64][]fire // by fire second (unix)
-	size  int
+	ids   map[int64]bool   // run ids waiting in slots
 }
 
 func newRing(clock clockwork.Clock, fireFn func(ctx context.Context, due []fire)) *ring {
-	return &ring{clock: clock, fireFn: fireFn, slots: map[int64][]fire{}}
+	return &ring{clock: clock, fireFn: fireFn, slots: map[int64][]fire{}, ids: map[int64]bool{}}
 }
 
 // slotOf is the ring second of a fire time; sub-second times round up so a
@@ -52,17 +68,20 @@ func (r *ring) push(fs ...fire) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, f := range fs {
+		if r.ids[f.runID] {
+			continue
+		}
+		r.ids[f.runID] = true
 		s := slotOf(f.scheduledMs)
 		r.slots[s] = append(r.slots[s], f)
 	}
-	r.size += len(fs)
 }
 
 // Len is the number of runs waiting.
 func (r *ring) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.size
+	return len(r.ids)
 }
 
 // takeDue removes and returns the runs of every slot at or before sec, in
@@ -82,7 +101,9 @@ func (r *ring) takeDue(sec int64) []fire {
 		out = append(out, r.slots[k]...)
 		delete(r.slots, k)
 	}
-	r.size -= len(out)
+	for _, f := range out {
+		delete(r.ids, f.runID)
+	}
 	return out
 }
 
@@ -95,7 +116,7 @@ func (r *ring) drain() []fire {
 		out = append(out, fs...)
 		delete(r.slots, k)
 	}
-	r.size = 0
+	clear(r.ids)
 	return out
 }
 

@@ -73,12 +73,19 @@ func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Reque
 		order = pick.Order
 	}
 	var errs []string
+	handed := false
 	for _, t := range order {
 		if err := d.overlap(ctx, f, t); err != nil {
 			return t, res, attempts, err
 		}
 		a := Attempt{Target: t, Op: "run", AtMs: d.clock.Now().UnixMilli()}
 		drv, derr := d.drivers.For(t)
+		if derr == nil && !handed {
+			if err := d.handOff(ctx, f); err != nil {
+				return t, res, attempts, err
+			}
+			handed = true
+		}
 		if derr == nil {
 			r := req
 			r.Target = t
@@ -102,6 +109,26 @@ func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Reque
 		return target, res, attempts, fmt.Errorf("dispatch to %s", errs[0])
 	}
 	return target, res, attempts, fmt.Errorf("all %d candidates failed: %s", len(errs), strings.Join(errs, "; "))
+}
+
+// Hand-off outcomes that end a dispatch without a send.
+var (
+	errHandoffRefused = errors.New("hand-off refused")
+	errHandoffUnknown = errors.New("hand-off not recorded")
+)
+
+// handOff records that the run goes to its target now (store.RunHandOff),
+// the last step before the first send: a run another node took over, or
+// that another copy of this fire already sent, is not sent.
+func (d *dispatcher) handOff(ctx context.Context, f fire) error {
+	ok, err := d.gate.pass(ctx, f.runID)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errHandoffUnknown, err)
+	}
+	if !ok {
+		return errHandoffRefused
+	}
+	return nil
 }
 
 // errRequeue asks the dispatcher to give the run back to the ring: it must

@@ -42,6 +42,8 @@ type Scheduler struct {
 
 	liveness  *store.NodeLiveness
 	peers     *peerView
+	watch     *peerWatch
+	gate      *handoffGate
 	ledger    *ledgerWriter
 	disp      *dispatcher
 	ring      *ring
@@ -49,7 +51,12 @@ type Scheduler struct {
 	heartbeat *heartbeat
 	takeover  *takeover
 	registry  *registryMonitor
-	followups *followups
+	outcomes  *outcomeWriter
+	// The follow-up services, in start order (see followups.go).
+	followups []interface {
+		Start(context.Context)
+		Stop()
+	}
 
 	mu      sync.Mutex
 	started bool
@@ -86,7 +93,8 @@ func New(o Options) (*Scheduler, error) {
 	if m == nil {
 		m = NewMetrics(nil)
 	}
-	s := &Scheduler{cfg: cfg, node: cfg.NodeID, st: o.Store, clock: clock, log: log, metrics: m, drivers: o.Drivers, peers: &peerView{}}
+	s := &Scheduler{cfg: cfg, node: cfg.NodeID, st: o.Store, clock: clock, log: log, metrics: m, drivers: o.Drivers, peers: &peerView{}, watch: &peerWatch{}}
+	s.gate = newHandoffGate(o.Store, s.node, clock)
 	s.ledger = newLedgerWriter(o.Store, log.WithField("service", "ledger"))
 	s.disp = &dispatcher{
 		cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "dispatcher"), drivers: o.Drivers,
@@ -96,20 +104,28 @@ func New(o Options) (*Scheduler, error) {
 		fast:       newPool("fast", cfg.FastPool),
 		slow:       newPool("slow", cfg.SlowPool),
 		slowJobs:   &slowTracker{clock: clock, threshold: cfg.SlowDispatch, count: cfg.SlowDispatchCount},
+		gate:       s.gate,
+		warns:      newWarnEvery(log.WithField("service", "dispatcher"), clock, warnInterval),
 	}
 	s.ring = newRing(clock, s.disp.fire)
 	s.disp.requeue = func(f fire) { s.ring.push(f) }
 	s.preread = &preReader{cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "preread"),
 		ring: s.ring, metrics: m, peers: s.peers, cache: &scheduleCache{}, candidates: s.disp.candidates}
-	s.heartbeat = &heartbeat{cfg: cfg, node: s.node, host: hostname(), st: o.Store, clock: clock, log: log.WithField("service", "heartbeat"), peers: s.peers}
-	s.takeover = &takeover{cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "takeover"), ring: s.ring, fireNow: s.disp.fire, metrics: m}
+	s.heartbeat = &heartbeat{cfg: cfg, node: s.node, host: hostname(), st: o.Store, clock: clock, log: log.WithField("service", "heartbeat"),
+		peers: s.peers, watch: s.watch, rejoin: s.rejoin}
+	s.takeover = &takeover{cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "takeover"), ring: s.ring, disp: s.disp,
+		metrics: m, watch: s.watch}
 	s.registry = &registryMonitor{cfg: cfg, st: o.Store, clock: clock, log: log.WithField("service", "registry")}
-	s.followups = newFollowups()
-	s.followups.cfg, s.followups.node, s.followups.st, s.followups.clock = cfg, s.node, o.Store, clock
-	s.followups.log, s.followups.metrics, s.followups.alarmer, s.followups.ring = log.WithField("service", "followups"), m, o.Alarmer, s.ring
-	s.followups.trigger = s.Trigger
-	s.followups.drivers = o.Drivers
-	s.ledger.onSucceeded = s.followups.onSucceeded
+	s.outcomes = newOutcomeWriter(o.Store, log.WithField("service", "outcomes"), m)
+	fd := &followupDeps{cfg: cfg, node: s.node, st: o.Store, clock: clock, metrics: m, alarmer: o.Alarmer, ring: s.ring,
+		drivers: o.Drivers, record: s.outcomes.record, trigger: s.Trigger}
+	s.followups = append(s.followups,
+		&retries{followupDeps: fd, log: log.WithField("service", "retries")},
+		&children{followupDeps: fd, log: log.WithField("service", "children")},
+		&recoveries{followupDeps: fd, log: log.WithField("service", "recoveries")},
+		&kills{followupDeps: fd, log: log.WithField("service", "kills")},
+		&lostRuns{followupDeps: fd, log: log.WithField("service", "lost_runs")},
+	)
 	return s, nil
 }
 
@@ -136,6 +152,13 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.liveness = lv
 	s.heartbeat.liveness = lv
+	s.takeover.liveness = lv
+	// A new incarnation: alive again even if the last one with this node id
+	// was declared dead.
+	if err := s.st.NodeRejoin(ctx, store.NodeHeartbeatParams{ID: s.node, Host: s.heartbeat.host, NowMs: s.clock.Now().UnixMilli()}); err != nil {
+		lv.Release(ctx)
+		return fmt.Errorf("register node: %w", err)
+	}
 	if err := s.heartbeat.beat(ctx); err != nil {
 		lv.Release(ctx)
 		return fmt.Errorf("first heartbeat: %w", err)
@@ -143,15 +166,25 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	// Services outlive the Start call's context; Stop ends them.
 	bg := context.WithoutCancel(ctx)
 	s.ledger.Start(bg)
+	s.outcomes.Start(bg)
+	s.gate.Start(bg)
 	s.disp.fast.Start(bg)
 	s.disp.slow.Start(bg)
 	s.ring.Start(bg)
 	s.heartbeat.Start(bg)
 	s.takeover.Start(bg)
 	s.registry.Start(bg)
-	s.followups.Start(bg)
+	for _, f := range s.followups {
+		f.Start(bg)
+	}
 	s.preread.Start(bg)
 	s.started = true
+	// What an earlier incarnation with this node id left (a fixed node_id
+	// restarted after a crash): its waiting runs fire from here, what it
+	// handed to a target may have arrived.
+	if err := s.adoptOwn(ctx, true); err != nil {
+		s.log.WithError(err).Warn("take over the runs a previous run of this node left; the takeover loop retries")
+	}
 	s.log.WithField("lock_partitions", s.cfg.LockPartitions).Info("scheduler started")
 	return nil
 }
@@ -171,13 +204,17 @@ func (s *Scheduler) Stop(ctx context.Context) {
 	s.mu.Unlock()
 	s.preread.Stop()
 	s.registry.Stop()
-	s.followups.Stop()
+	for i := len(s.followups) - 1; i >= 0; i-- {
+		s.followups[i].Stop()
+	}
 	s.takeover.Stop()
 	s.ring.Stop()
 	s.disp.stop()
 	handedBack := len(s.ring.drain())
 	s.disp.fast.Stop(s.clock, s.cfg.StopGrace)
 	s.disp.slow.Stop(s.clock, s.cfg.StopGrace)
+	s.outcomes.Stop()
+	s.gate.Stop()
 	s.ledger.Stop(ctx)
 	s.heartbeat.Stop()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -187,6 +224,54 @@ func (s *Scheduler) Stop(ctx context.Context) {
 	}
 	s.liveness.Release(sctx)
 	s.log.WithField("handed_back", handedBack).Info("scheduler stopped")
+}
+
+// warnInterval is how often a recurring failure (failed dispatches, refused
+// claims) is logged at most.
+const warnInterval = 10 * time.Second
+
+// rejoin is what a node does when it learns it was declared dead: it stops
+// dispatching at once, drops its ring and backlog (their runs were taken
+// over, and what was not is reloaded from the ledger), registers again and
+// takes back what is still its own.
+func (s *Scheduler) rejoin(ctx context.Context) error {
+	s.disp.fenced.Store(true)
+	defer s.disp.fenced.Store(false)
+	dropped := len(s.ring.drain()) + s.disp.dropAll()
+	if err := s.st.NodeRejoin(ctx, store.NodeHeartbeatParams{ID: s.node, Host: s.heartbeat.host, NowMs: s.clock.Now().UnixMilli()}); err != nil {
+		return err
+	}
+	s.disp.fenced.Store(false)
+	if err := s.adoptOwn(ctx, false); err != nil {
+		return fmt.Errorf("reload this node's runs after rejoining: %w", err)
+	}
+	s.log.WithField("dropped", dropped).Warn("rejoined after being declared dead; reloaded the runs still owned by this node")
+	return nil
+}
+
+// adoptOwn loads this node's own scheduled and claimed-but-unsent runs from
+// the ledger into the ring and the dispatcher. restarted: this is a new
+// process, so runs it handed to a target before cannot still be on their
+// way; they are marked lost (delivery unknown).
+func (s *Scheduler) adoptOwn(ctx context.Context, restarted bool) error {
+	scheduled, claimed, err := s.takeover.adopt(ctx, s.node, "left by an earlier run of this node")
+	if err != nil {
+		return err
+	}
+	lost := 0
+	if restarted {
+		ids, err := s.st.RunMarkLost(ctx, store.RunMarkLostParams{Owner: s.node, NowMs: s.clock.Now().UnixMilli(),
+			Message: fmt.Sprintf("scheduler node %s restarted after handing this run to its target; whether it arrived is unknown, so it is not re-sent automatically", s.node)})
+		if err != nil {
+			return err
+		}
+		lost = len(ids)
+		s.metrics.Lost.Add(float64(lost))
+	}
+	if scheduled+claimed+lost > 0 {
+		s.log.WithFields(logrus.Fields{"scheduled": scheduled, "claimed_not_sent": claimed, "lost": lost}).Info("took back this node's own runs")
+	}
+	return nil
 }
 
 // TriggerParams ask for a run now, outside the schedule.
@@ -231,7 +316,7 @@ func (s *Scheduler) Trigger(ctx context.Context, p TriggerParams) (run store.Run
 	for i := 0; i < n; i++ {
 		p := store.RunCreateParams{
 			JobID: job.ID, GroupID: job.GroupID, ScheduledMs: now.UnixMilli(), ShardIndex: i, ShardTotal: n, TriggerType: tt,
-			Owner: s.node, Handler: job.Handler, Params: params, CreatedMs: now.UnixMilli(),
+			Owner: s.node, Handler: job.Handler, Params: params, CreatedMs: now.UnixMilli(), FollowSuccess: len(job.ChildJobIDs) > 0,
 		}
 		if i == 0 {
 			p.IdempotencyKey = p0key
@@ -246,7 +331,7 @@ func (s *Scheduler) Trigger(ctx context.Context, p TriggerParams) (run store.Run
 				return run, false, nil
 			}
 		}
-		fires = append(fires, fire{runID: r.ID, scheduledMs: r.ScheduledMs, shardIndex: i, shardTotal: n, params: params, job: &job, target: target})
+		fires = append(fires, fire{runID: r.ID, scheduledMs: r.ScheduledMs, shardIndex: i, shardTotal: n, params: params, job: &job, target: target, trigger: tt})
 	}
 	s.disp.fire(ctx, fires)
 	return run, true, nil
@@ -259,24 +344,28 @@ func (s *Scheduler) Trigger(ctx context.Context, p TriggerParams) (run store.Run
 func (s *Scheduler) ForgetTargets() { s.disp.candidates.forget() }
 
 // Sink returns the targets.Sink drivers report to.
-func (s *Scheduler) Sink() targets.Sink { return ledgerSink{s} }
+func (s *Scheduler) Sink() targets.BatchSink { return ledgerSink{s} }
 
 type ledgerSink struct{ s *Scheduler }
 
 func (l ledgerSink) Complete(ctx context.Context, runID int64, out targets.Outcome) error {
-	ok, err := l.s.st.RunComplete(ctx, store.RunCompleteParams{ID: runID, State: out.State, Code: out.Code, Message: out.Message, FinishedMs: l.s.clock.Now().UnixMilli()})
-	if err != nil {
-		return err
-	}
-	if ok {
-		l.s.metrics.Outcomes.WithLabelValues(string(out.State)).Inc()
-		if out.State == kind.RunSucceeded {
-			l.s.followups.onSucceeded([]int64{runID})
+	_, err := l.CompleteMany(ctx, []targets.Result{{RunID: runID, Outcome: out}})
+	return err
+}
+
+// CompleteMany records outcomes through the scheduler's outcome writer and
+// returns once they are committed.
+func (l ledgerSink) CompleteMany(ctx context.Context, results []targets.Result) ([]bool, error) {
+	now := l.s.clock.Now().UnixMilli()
+	outs := make([]store.RunResult, len(results))
+	for i, r := range results {
+		src := store.OutcomeSource(r.Source)
+		if src == "" {
+			src = store.SourceTarget
 		}
-	} else {
-		l.s.log.WithField("run_id", runID).Info("ignored a second outcome for a run that already has one")
+		outs[i] = store.RunResult{ID: r.RunID, State: r.State, Code: r.Code, Message: r.Message, FinishedMs: now, Source: src}
 	}
-	return nil
+	return l.s.outcomes.record(ctx, outs)
 }
 
 func (l ledgerSink) AppendLog(ctx context.Context, runID int64, text string) error {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/internal/lifecycle"
 
 	"github.com/jonboulle/clockwork"
@@ -13,21 +12,49 @@ import (
 	"github.com/sirupsen/logrus"
 )
 
-// takeover watches for dead nodes and adopts their work: runs they left
-// scheduled are re-owned (compare-and-set, so two survivors never both take
-// one) and fired, or recorded as misfired under the job's misfire policy;
-// runs they left dispatching are marked lost, never silently re-sent.
+// takeover watches the other nodes and adopts the work of those that stopped
+// (see peerWatch for when a node counts as dead). A dead node is first
+// declared dead (a compare-and-set against its own heartbeat, so it learns
+// of it and rejoins), then its runs move here, each by compare-and-set on
+// its owner so two survivors never take one run and the old owner can no
+// longer claim or send it:
+//   - scheduled runs go into the ring, or fire at once when due;
+//   - runs it claimed but never handed to their target are sent from here;
+//   - runs it handed to their target may have arrived: they are marked lost
+//     (never re-sent blindly), and the job's policy decides what follows.
+//
+// A node that is only silent for longer than the partition lease (paused,
+// slow) keeps its partition of nothing: its scheduled and claimed-not-sent
+// runs move here too, so its fires go out on time, while what it may have
+// sent stays with it until it heartbeats again or is declared dead.
 type takeover struct {
 	lifecycle.Loop
-	cfg     Config
-	node    string
-	st      *store.Store
-	clock   clockwork.Clock
-	log     *logrus.Entry
-	ring    *ring
-	fireNow func(ctx context.Context, due []fire) // the dispatcher: adopted runs already due fire at once
-	metrics *Metrics
+	cfg      Config
+	node     string
+	st       *store.Store
+	clock    clockwork.Clock
+	log      *logrus.Entry
+	ring     *ring
+	disp     *dispatcher
+	metrics  *Metrics
+	liveness *store.NodeLiveness
+	watch    *peerWatch
+
+	// reaped remembers the declared-dead nodes found empty, by the heartbeat
+	// they were declared dead at (an optimisation: every scan would find
+	// nothing more).
+	reaped    map[string]int64
+	lastSweep time.Time
 }
+
+// Claimed runs of this node that nobody handed to a target for this long are
+// sent again (their sender gave up: the database did not answer the claim
+// or the hand-off, or the node dropped its memory when it rejoined). The
+// hand-off gate keeps a run that is in fact still queued from going twice.
+const (
+	stuckClaimAfter = time.Minute
+	sweepEvery      = 10 * time.Second
+)
 
 func (t *takeover) Start(ctx context.Context) { t.Loop.Start(ctx, t.run) }
 func (t *takeover) Stop()                     { t.Loop.Stop() }
@@ -44,114 +71,218 @@ func (t *takeover) run(ctx context.Context) {
 }
 
 func (t *takeover) scan(ctx context.Context) error {
+	session, err := t.liveness.Ensure(ctx)
+	if err != nil {
+		return err
+	}
 	nodes, err := t.st.NodeList(ctx)
 	if err != nil {
 		return err
 	}
 	now := t.clock.Now()
+	t.watch.observe(session, nodes, now)
+	if t.reaped == nil {
+		t.reaped = map[string]int64{}
+	}
 	for _, n := range nodes {
-		if n.ID == t.node || n.ReapedMs == n.HeartbeatMs {
+		if n.ID == t.node {
 			continue
 		}
-		dead, err := isDead(ctx, t.st, t.cfg, n, now)
+		if n.Declared() {
+			if t.reaped[n.ID] != n.HeartbeatMs {
+				if err := t.reap(ctx, n, "declared dead"); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		why, err := t.deathOf(ctx, n, now)
 		if err != nil {
 			return err
 		}
-		if !dead {
+		if why != "" {
+			// The evidence counts only if our own session lasted throughout.
+			if s2, err := t.liveness.Ensure(ctx); err != nil || s2 != session || !t.watch.sessionIs(session) {
+				return err
+			}
+			ok, err := t.st.NodeDeclareDead(ctx, n.ID, n.HeartbeatMs)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue // it heartbeat in the meantime: alive
+			}
+			t.log.WithFields(logrus.Fields{"dead_node": n.ID, "reason": why}).Warn("declared a node dead")
+			if err := t.reap(ctx, n, why); err != nil {
+				return err
+			}
 			continue
 		}
-		if err := t.reap(ctx, n); err != nil {
-			return fmt.Errorf("take over node %s: %w", n.ID, err)
+		if silent, _ := t.watch.silence(n.ID, now); silent > t.cfg.PartitionLease {
+			reason := fmt.Sprintf("node %s silent for %s (partition lease %s)", n.ID, silent.Round(time.Millisecond), t.cfg.PartitionLease)
+			taken, claimed, err := t.adopt(ctx, n.ID, reason)
+			if err != nil {
+				return fmt.Errorf("take over runs of silent node %s: %w", n.ID, err)
+			}
+			if taken+claimed > 0 {
+				t.log.WithFields(logrus.Fields{"silent_node": n.ID, "silent_for": silent.Round(time.Millisecond), "scheduled": taken, "claimed_not_sent": claimed}).
+					Warn("took over the waiting runs of a node that stopped heartbeating")
+			}
 		}
+	}
+	if now.Sub(t.lastSweep) >= sweepEvery {
+		t.lastSweep = now
+		return t.sweepStuck(ctx, now)
 	}
 	return nil
 }
 
-func (t *takeover) reap(ctx context.Context, n store.Node) error {
-	log := t.log.WithField("dead_node", n.ID)
-	now := t.clock.Now()
-	lost, err := t.st.RunMarkLost(ctx, store.RunMarkLostParams{Owner: n.ID, NowMs: now.UnixMilli(),
-		Message: fmt.Sprintf("scheduler node %s died while dispatching this run; it is not re-sent automatically", n.ID)})
+// deathOf says why a node (not declared dead yet) is dead, or "" while it
+// is not (see peerWatch).
+func (t *takeover) deathOf(ctx context.Context, n store.Node, now time.Time) (string, error) {
+	if n.StoppedMs > 0 {
+		return "stopped", nil
+	}
+	silent, beat := t.watch.silence(n.ID, now)
+	if beat || silent > t.cfg.NodeDeadAfter {
+		free, err := t.st.NodeLockFree(ctx, n.ID)
+		if err != nil {
+			return "", err
+		}
+		if free && beat {
+			return "its liveness lock was freed: its process or its database connection ended", nil
+		}
+		if silent <= t.cfg.NodeDeadAfter {
+			return "", nil
+		}
+		if free || !t.st.NamedLocks() {
+			return fmt.Sprintf("no heartbeat for %s", silent.Round(time.Millisecond)), nil
+		}
+		// Silent, yet its session holds its lock: a paused process or a
+		// frozen machine. End that session so it cannot look alive again.
+		killed, err := t.st.NodeFence(ctx, n.ID)
+		if err != nil {
+			return "", err
+		}
+		if killed {
+			return fmt.Sprintf("no heartbeat for %s while its database session lived on (paused?); ended that session", silent.Round(time.Millisecond)), nil
+		}
+		return fmt.Sprintf("no heartbeat for %s", silent.Round(time.Millisecond)), nil
+	}
+	return "", nil
+}
+
+// reap takes over everything of a node declared dead.
+func (t *takeover) reap(ctx context.Context, n store.Node, why string) error {
+	reason := fmt.Sprintf("node %s died (%s)", n.ID, why)
+	taken, claimed, err := t.adopt(ctx, n.ID, reason)
 	if err != nil {
-		return err
+		return fmt.Errorf("take over node %s: %w", n.ID, err)
+	}
+	lost, err := t.st.RunMarkLost(ctx, store.RunMarkLostParams{Owner: n.ID, NowMs: t.clock.Now().UnixMilli(),
+		Message: fmt.Sprintf("scheduler node %s died after handing this run to its target; whether it arrived is unknown, so it is not re-sent automatically", n.ID)})
+	if err != nil {
+		return fmt.Errorf("take over node %s: %w", n.ID, err)
 	}
 	t.metrics.Lost.Add(float64(len(lost)))
-	taken := 0
-	for {
-		runs, err := t.st.RunTakeOver(ctx, store.RunTakeOverParams{From: n.ID, To: t.node, Limit: 5000})
-		if err != nil {
-			return err
-		}
-		if len(runs) == 0 {
-			break
-		}
-		taken += len(runs)
-		if err := t.adopt(ctx, n.ID, runs); err != nil {
-			return err
-		}
-	}
-	if err := t.st.NodeMarkReaped(ctx, n.ID, n.HeartbeatMs); err != nil {
-		return err
-	}
-	if taken > 0 || len(lost) > 0 {
-		log.WithFields(logrus.Fields{"taken_over": taken, "lost": len(lost)}).Info("took over the runs of a dead node")
+	t.reaped[n.ID] = n.HeartbeatMs
+	if taken+claimed+len(lost) > 0 {
+		t.log.WithFields(logrus.Fields{"dead_node": n.ID, "scheduled": taken, "claimed_not_sent": claimed, "lost": len(lost)}).
+			Warn("took over the runs of a dead node")
 	}
 	return nil
 }
 
-// adopt fires taken-over runs or records them as misfired.
-func (t *takeover) adopt(ctx context.Context, deadNode string, runs []store.Run) error {
-	t.metrics.TakenOver.Add(float64(len(runs)))
-	ids := make([]int64, 0, len(runs))
-	for _, r := range runs {
-		ids = append(ids, r.JobID)
+// adopt moves a node's scheduled runs and its claimed-but-never-handed runs
+// here (from may be this node: its own runs after a restart or rejoin) and
+// fires or sends them. Fires later than the misfire threshold by now follow
+// their job's misfire policy in the dispatcher.
+func (t *takeover) adopt(ctx context.Context, from, reason string) (scheduled, claimed int, err error) {
+	msg := "taken over: " + reason
+	for _, isClaimed := range []bool{false, true} {
+		for {
+			runs, err := t.st.RunTakeOver(ctx, store.RunTakeOverParams{From: from, To: t.node, Claimed: isClaimed, Limit: 5000, Message: msg})
+			if err != nil {
+				return scheduled, claimed, err
+			}
+			if len(runs) == 0 {
+				break
+			}
+			if isClaimed {
+				claimed += len(runs)
+			} else {
+				scheduled += len(runs)
+			}
+			t.metrics.TakenOver.Add(float64(len(runs)))
+			if err := t.fireAdopted(ctx, runs, isClaimed, reason); err != nil {
+				return scheduled, claimed, err
+			}
+			if len(runs) < 5000 {
+				break
+			}
+		}
 	}
-	jobs, err := t.st.JobGetMany(ctx, ids)
+	return scheduled, claimed, nil
+}
+
+// fireAdopted puts adopted runs into the ring (future) or the dispatcher (due).
+func (t *takeover) fireAdopted(ctx context.Context, runs []store.Run, claimed bool, reason string) error {
+	fires, err := t.disp.firesOf(ctx, runs, claimed, reason)
 	if err != nil {
 		return err
 	}
-	now := t.clock.Now()
-	nowMs := now.UnixMilli()
-	// For fire_once_now, only the latest misfired run of each job fires.
-	latestMissed := map[int64]int64{}
-	for _, r := range runs {
-		j, ok := jobs[r.JobID]
-		if ok && nowMs-r.ScheduledMs > t.cfg.MisfireThreshold.Milliseconds() && j.MisfirePolicy == kind.MisfireFireOnceNow {
-			if r.ScheduledMs > latestMissed[r.JobID] {
-				latestMissed[r.JobID] = r.ScheduledMs
-			}
-		}
-	}
+	nowMs := t.clock.Now().UnixMilli()
 	var due, future []fire
-	for _, r := range runs {
-		j, ok := jobs[r.JobID]
-		if !ok {
-			if _, err := t.st.RunSetState(ctx, r.ID, kind.RunScheduled, kind.RunMisfired, "job was deleted before its run fired", nowMs); err != nil {
-				return err
-			}
-			continue
-		}
-		late := nowMs - r.ScheduledMs
-		if late > t.cfg.MisfireThreshold.Milliseconds() && latestMissed[r.JobID] != r.ScheduledMs {
-			msg := fmt.Sprintf("owner %s died; missed by %s; do_nothing skips it", deadNode, time.Duration(late)*time.Millisecond)
-			if j.MisfirePolicy == kind.MisfireFireOnceNow {
-				msg = fmt.Sprintf("owner %s died; missed by %s; fire_once_now fires only the latest missed run", deadNode, time.Duration(late)*time.Millisecond)
-			}
-			if _, err := t.st.RunSetState(ctx, r.ID, kind.RunScheduled, kind.RunMisfired, msg, nowMs); err != nil {
-				return err
-			}
-			t.metrics.Misfired.Inc()
-			continue
-		}
-		jj := j
-		f := fire{runID: r.ID, scheduledMs: r.ScheduledMs, shardIndex: r.ShardIndex, shardTotal: r.ShardTotal, attempt: r.Attempt, params: r.Params, job: &jj}
-		if r.ScheduledMs <= nowMs {
+	for _, f := range fires {
+		if f.scheduledMs <= nowMs || f.claimed {
 			due = append(due, f)
 		} else {
 			future = append(future, f)
 		}
 	}
 	t.ring.push(future...)
-	t.fireNow(ctx, due)
+	t.disp.fire(ctx, due)
+	return nil
+}
+
+// sweepStuck sends this node's claimed runs that nobody handed to a target
+// for stuckClaimAfter (see stuckClaimAfter), and marks lost its handed runs
+// whose dispatch never ended.
+func (t *takeover) sweepStuck(ctx context.Context, now time.Time) error {
+	// Own scheduled runs overdue by more than a sweep: the ring never had
+	// them (a pre-read whose commit was applied but never answered) or lost
+	// them. The ring and the claim keep a run that is in fact waiting from
+	// going twice.
+	overdue, err := t.st.RunTakeOver(ctx, store.RunTakeOverParams{From: t.node, To: t.node, DueBeforeMs: now.Add(-sweepEvery).UnixMilli(), Limit: 5000,
+		Message: "overdue: reloaded from the ledger"})
+	if err != nil {
+		return err
+	}
+	if len(overdue) > 0 {
+		t.log.WithField("runs", len(overdue)).Warn("firing this node's overdue scheduled runs that were not waiting in its ring")
+		if err := t.fireAdopted(ctx, overdue, false, "overdue: it was not waiting in this node's ring"); err != nil {
+			return err
+		}
+	}
+	runs, err := t.st.RunListClaimedSince(ctx, t.node, now.Add(-stuckClaimAfter).UnixMilli(), 5000)
+	if err != nil {
+		return err
+	}
+	if len(runs) > 0 {
+		t.log.WithField("runs", len(runs)).Warn("sending claimed runs whose dispatch never started (the database did not answer, or the node rejoined)")
+		if err := t.fireAdopted(ctx, runs, true, "claimed but never sent"); err != nil {
+			return err
+		}
+	}
+	hung := max(2*time.Minute, 10*t.cfg.DispatchTimeout)
+	lost, err := t.st.RunMarkLost(ctx, store.RunMarkLostParams{Owner: t.node, HandedBeforeMs: now.Add(-hung).UnixMilli(), NowMs: now.UnixMilli(),
+		Message: fmt.Sprintf("handed to its target more than %s ago and the dispatch never recorded an answer; whether it arrived is unknown", hung)})
+	if err != nil {
+		return err
+	}
+	if len(lost) > 0 {
+		t.metrics.Lost.Add(float64(len(lost)))
+		t.log.WithField("runs", len(lost)).Warn("marked lost: runs handed to their target whose dispatch never ended")
+	}
 	return nil
 }

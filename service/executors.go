@@ -265,6 +265,10 @@ func (e *Executors) Unregister(ctx context.Context, token string, p xxlwire.Regi
 	return nil
 }
 
+// registrationLive is how long a registration holds its address against
+// other groups (XXL-JOB's dead time, the registry monitor's default).
+const registrationLive = 90 * time.Second
+
 // RegistryRefusedError is a registration the group does not allow. Its text
 // is what the executor logs (in XXL-JOB's envelope).
 type RegistryRefusedError struct {
@@ -306,6 +310,21 @@ func (e *Executors) authorizeRegistry(ctx context.Context, token, appName, addr 
 		const why = "the group does not accept registered executors (accept_registrations is false)"
 		return refuse(&RegistryRefusedError{AppName: appName, Reason: why}, "registrations_closed", why)
 	}
+	if register {
+		// One live address, one group: the server picks the token it sends to
+		// an address by the group it registered in, so a second group must
+		// not claim an address another group's executor holds.
+		apps, err := e.st.RegistryAppsOf(ctx, addr, e.clock.Now().Add(-registrationLive).UnixMilli())
+		if err != nil {
+			return err
+		}
+		for _, other := range apps {
+			if other != appName {
+				why := fmt.Sprintf("the address is registered by group %q; an executor belongs to one group (it may register here once that registration is removed or silent for %s)", other, registrationLive)
+				return refuse(&RegistryRefusedError{AppName: appName, Reason: why}, "address_taken", why)
+			}
+		}
+	}
 	if register && e.checkAddress != nil {
 		if err := e.checkAddress(ctx, addr); err != nil {
 			why := "the address is not allowed by the outbound policy: " + err.Error()
@@ -320,15 +339,16 @@ func (e *Executors) List(ctx context.Context, appName string, deadAfterMs int64)
 	return e.st.RegistryList(ctx, store.RegistryListParams{AppName: appName, SinceMs: e.clock.Now().UnixMilli() - deadAfterMs})
 }
 
-// callbackOutcome maps XXL-JOB handle codes onto run states.
+// callbackOutcome maps an XXL-JOB handle code onto a run state as XXL-JOB
+// does: 200 succeeded, 502 timed out, anything else failed. The message is
+// never read: a run is killed only by a kill the target accepted (see
+// service.KillRun), whatever an executor writes afterwards.
 func callbackOutcome(c xxlwire.CallbackItem) targets.Outcome {
-	switch {
-	case c.HandleCode == xxlwire.CodeSuccess:
-		return targets.Outcome{State: kind.RunSucceeded, Code: 200, Message: c.HandleMsg}
-	case c.HandleCode == xxlwire.CodeTimeout:
-		return targets.Outcome{State: kind.RunTimedOut, Code: 502, Message: c.HandleMsg}
-	case strings.Contains(c.HandleMsg, "killed"):
-		return targets.Outcome{State: kind.RunKilled, Code: c.HandleCode, Message: c.HandleMsg}
+	switch c.HandleCode {
+	case xxlwire.CodeSuccess:
+		return targets.Outcome{State: kind.RunSucceeded, Code: c.HandleCode, Message: c.HandleMsg}
+	case xxlwire.CodeTimeout:
+		return targets.Outcome{State: kind.RunTimedOut, Code: c.HandleCode, Message: c.HandleMsg}
 	default:
 		return targets.Outcome{State: kind.RunFailed, Code: c.HandleCode, Message: c.HandleMsg}
 	}
@@ -357,6 +377,7 @@ const (
 	RefusedOtherGroup   = "other_group"
 	RefusedNotRecorded  = "dispatch_not_recorded"
 	targetRecordTimeout = 2 * time.Second
+	killSettleTimeout   = 5 * time.Second
 )
 
 // Callback records run results. A result is accepted only when the caller
@@ -369,17 +390,19 @@ const (
 // logged, as are results for unknown runs.
 func (e *Executors) Callback(ctx context.Context, cred CallbackCredential, items []xxlwire.CallbackItem) ([]CallbackRefusal, error) {
 	var refused []CallbackRefusal
+	var results []targets.Result
+	runs, err := e.callbackRuns(ctx, cred, items)
+	if err != nil {
+		return nil, err
+	}
 	tokens := map[int64]string{} // group id -> its executor credential, for this request
 	for _, it := range items {
 		it.HandleMsg = targets.CleanMessage(it.HandleMsg, maxHandleMsg)
 		log := e.log.WithFields(logrus.Fields{"run_id": it.LogID, "handle_code": it.HandleCode})
-		r, err := e.st.RunGet(ctx, it.LogID)
-		if errors.Is(err, store.ErrNotFound) {
+		r, ok := runs[it.LogID]
+		if !ok {
 			log.Warn("callback for an unknown run (log item not found.)")
 			continue
-		}
-		if err != nil {
-			return refused, err
 		}
 		reason, err := e.authorizeCallback(ctx, cred, &r, tokens)
 		if err != nil {
@@ -391,17 +414,40 @@ func (e *Executors) Callback(ctx context.Context, cred CallbackCredential, items
 			refused = append(refused, CallbackRefusal{RunID: it.LogID, Reason: reason})
 			continue
 		}
-		switch r.State {
-		case kind.RunDispatching, kind.RunRunning:
-		default:
-			log.WithField("state", r.State).Info("ignored a repeated callback: the run already has an outcome")
-			continue
+		if r.KillRequested && !r.State.Final() {
+			// A kill is being carried out: an executor that accepts it
+			// reports the stopped handler at once (the Go client with 200),
+			// and the kill must win. Wait for it to be settled.
+			if err := e.waitKill(ctx, r.ID); err != nil {
+				return refused, err
+			}
 		}
-		if err := e.sink.Complete(ctx, it.LogID, callbackOutcome(it)); err != nil {
-			return refused, fmt.Errorf("record callback of run %d: %w", it.LogID, err)
-		}
+		// A result for a run that already ended goes to the recorder too:
+		// it is not applied, and the run's log says it came.
+		results = append(results, targets.Result{RunID: it.LogID, Outcome: callbackOutcome(it), Source: "executor callback"})
+	}
+	if err := e.record(ctx, results); err != nil {
+		return refused, fmt.Errorf("record %d callback results: %w", len(results), err)
 	}
 	return refused, nil
+}
+
+// record writes callback results in one batch when the sink can, and
+// returns once they are durable: the executor is answered only then.
+func (e *Executors) record(ctx context.Context, results []targets.Result) error {
+	if len(results) == 0 {
+		return nil
+	}
+	if b, ok := e.sink.(targets.BatchSink); ok {
+		_, err := b.CompleteMany(ctx, results)
+		return err
+	}
+	for _, r := range results {
+		if err := e.sink.Complete(ctx, r.RunID, r.Outcome); err != nil {
+			return fmt.Errorf("run %d: %w", r.RunID, err)
+		}
+	}
+	return nil
 }
 
 // authorizeCallback returns why cred may not report r ("" = it may).
@@ -413,16 +459,7 @@ func (e *Executors) authorizeCallback(ctx context.Context, cred CallbackCredenti
 		return "", nil
 	}
 	if r.Target == "" && r.State == kind.RunDispatching {
-		// The dispatcher records where a run went a few milliseconds after
-		// the target accepted it (batched), and a fast executor may call
-		// back first: wait for the record rather than trust the caller.
-		var err error
-		if *r, err = e.waitTarget(ctx, r.ID); err != nil {
-			return "", err
-		}
-		if r.Target == "" && r.State == kind.RunDispatching {
-			return RefusedNotRecorded, nil
-		}
+		return RefusedNotRecorded, nil // callbackRuns waited for it in vain
 	}
 	if scheme, err := targets.Scheme(r.Target); err != nil || (scheme != "http" && scheme != "https") {
 		return RefusedNotHTTP, nil
@@ -445,24 +482,73 @@ func (e *Executors) authorizeCallback(ctx context.Context, cred CallbackCredenti
 	return "", nil
 }
 
-// waitTarget rereads a run until its target is recorded or it leaves
-// dispatching, for at most targetRecordTimeout.
-func (e *Executors) waitTarget(ctx context.Context, id int64) (store.Run, error) {
-	deadline := time.NewTimer(targetRecordTimeout)
+// waitKill rereads a run until its kill is settled (recorded, or withdrawn
+// because the target refused it), for at most killSettleTimeout.
+func (e *Executors) waitKill(ctx context.Context, id int64) error {
+	deadline := time.NewTimer(killSettleTimeout)
 	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
+	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return store.Run{}, ctx.Err()
+			return ctx.Err()
 		case <-deadline.C:
-			return e.st.RunGet(ctx, id)
+			return nil
 		case <-tick.C:
 		}
 		r, err := e.st.RunGet(ctx, id)
-		if err != nil || r.Target != "" || r.State != kind.RunDispatching {
-			return r, err
+		if err != nil || r.State.Final() || !r.KillRequested {
+			return err
 		}
 	}
+}
+
+// callbackRuns reads the runs a callback reports on, in one statement per
+// 1000 runs rather than one per item. With an executor token, the target of
+// a run must be known to authorize it: the dispatcher records where a run
+// went a few milliseconds after the target accepted it (batched), and a fast
+// executor may call back first, so runs still dispatching without a target
+// are read again, together, every 20 ms for at most targetRecordTimeout.
+func (e *Executors) callbackRuns(ctx context.Context, cred CallbackCredential, items []xxlwire.CallbackItem) (map[int64]store.Run, error) {
+	ids := make([]int64, len(items))
+	for i, it := range items {
+		ids[i] = it.LogID
+	}
+	runs := make(map[int64]store.Run, len(items))
+	read := func(ids []int64) (waiting []int64, err error) {
+		rs, err := e.st.RunGetMany(ctx, ids)
+		if err != nil {
+			return nil, fmt.Errorf("read the runs of a callback: %w", err)
+		}
+		for _, r := range rs {
+			runs[r.ID] = r
+			if cred.RunToken == "" && r.Target == "" && r.State == kind.RunDispatching {
+				waiting = append(waiting, r.ID)
+			}
+		}
+		return waiting, nil
+	}
+	waiting, err := read(ids)
+	if len(waiting) == 0 || err != nil {
+		return runs, err
+	}
+	deadline := time.NewTimer(targetRecordTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for len(waiting) > 0 {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-deadline.C:
+			_, err := read(waiting)
+			return runs, err
+		case <-tick.C:
+		}
+		if waiting, err = read(waiting); err != nil {
+			return nil, err
+		}
+	}
+	return runs, nil
 }

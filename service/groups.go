@@ -117,7 +117,14 @@ func (s *Service) CreateGroup(ctx context.Context, p GroupCreateParams) (store.G
 	if p.AcceptRegistrations != nil {
 		es.AcceptRegistrations = *p.AcceptRegistrations
 	}
-	g, err := s.st.GroupCreate(ctx, store.GroupCreateParams{AppName: p.AppName, Title: p.Title, Members: members, GroupExecutorSettings: es, NowMs: s.nowMs()})
+	var g store.Group
+	err = s.st.Tx(ctx, func(tx *store.Store) error {
+		var err error
+		if g, err = tx.GroupCreate(ctx, store.GroupCreateParams{AppName: p.AppName, Title: p.Title, Members: members, GroupExecutorSettings: es, NowMs: s.nowMs()}); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, auditEntry{Action: ActGroupCreate, ObjectType: "group", ObjectID: g.ID, GroupID: g.ID, Changes: diffFields(nil, fieldsOf(g))})
+	})
 	if errors.Is(err, store.ErrConflict) {
 		return store.Group{}, &ConflictError{Field: "app_name",
 			Message: fmt.Sprintf("a group with app_name %q exists already; pick another app_name or update that group", p.AppName)}
@@ -140,8 +147,10 @@ func (s *Service) GetGroup(ctx context.Context, id int64) (store.Group, error) {
 
 // GroupListParams page through groups (by id).
 type GroupListParams struct {
-	Cursor string
-	Limit  int // 0 = DefaultPageLimit; at most MaxPageLimit
+	// OnlyGroups, when not nil, lists only these groups (what the caller may see).
+	OnlyGroups []int64
+	Cursor     string
+	Limit      int // 0 = DefaultPageLimit; at most MaxPageLimit
 }
 
 // ListGroups lists groups by id.
@@ -154,7 +163,7 @@ func (s *Service) ListGroups(ctx context.Context, p GroupListParams) (Page[store
 	if err != nil {
 		return Page[store.Group]{}, err
 	}
-	gs, err := s.st.GroupListPage(ctx, store.GroupListPageParams{AfterID: after, Limit: limit + 1})
+	gs, err := s.st.GroupListPage(ctx, store.GroupListPageParams{AfterID: after, Limit: limit + 1, OnlyGroups: p.OnlyGroups})
 	if err != nil {
 		return Page[store.Group]{}, fmt.Errorf("list groups: %w", err)
 	}
@@ -188,7 +197,14 @@ func (s *Service) UpdateGroup(ctx context.Context, p GroupUpdateParams) (store.G
 	if p.AcceptRegistrations != nil {
 		es.AcceptRegistrations = *p.AcceptRegistrations
 	}
-	g, err := s.st.GroupUpdate(ctx, store.GroupUpdateParams{ID: p.ID, Title: p.Title, Members: members, GroupExecutorSettings: es, NowMs: s.nowMs()})
+	var g store.Group
+	err = s.st.Tx(ctx, func(tx *store.Store) error {
+		var err error
+		if g, err = tx.GroupUpdate(ctx, store.GroupUpdateParams{ID: p.ID, Title: p.Title, Members: members, GroupExecutorSettings: es, NowMs: s.nowMs()}); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, auditEntry{Action: ActGroupUpdate, ObjectType: "group", ObjectID: g.ID, GroupID: g.ID, Changes: diffFields(fieldsOf(cur), fieldsOf(g))})
+	})
 	if err != nil {
 		return store.Group{}, notFoundOr(err, "group", p.ID, fmt.Sprintf("update group %d", p.ID))
 	}
@@ -199,9 +215,25 @@ func (s *Service) UpdateGroup(ctx context.Context, p GroupUpdateParams) (store.G
 // DeleteGroup deletes a group that has no jobs; one that has is a
 // *ConflictError.
 func (s *Service) DeleteGroup(ctx context.Context, id int64) error {
-	err := s.st.GroupDelete(ctx, id)
+	err := s.st.Tx(ctx, func(tx *store.Store) error {
+		cur, err := tx.GroupGet(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := tx.GroupDelete(ctx, id); err != nil {
+			return err
+		}
+		if err := tx.BindingDeleteGroup(ctx, id); err != nil {
+			return err
+		}
+		if err := tx.AuthVersionBump(ctx); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, auditEntry{Action: ActGroupDelete, ObjectType: "group", ObjectID: id, GroupID: id, Changes: map[string]any{"app_name": cur.AppName}})
+	})
 	switch {
 	case err == nil:
+		s.authChanged()
 		s.changed()
 		return nil
 	case errors.Is(err, store.ErrConflict):

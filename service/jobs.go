@@ -29,11 +29,13 @@ type JobUpdateParams struct {
 
 // JobListParams filter and page a job listing (by id).
 type JobListParams struct {
-	GroupID int64  // 0 = all groups
-	Name    string // substring of the name; "" = all
-	Enabled *bool  // nil = both
-	Cursor  string
-	Limit   int // 0 = DefaultPageLimit; at most MaxPageLimit
+	GroupID int64 // 0 = all groups
+	// OnlyGroups, when not nil, lists only jobs of these groups (what the caller may see).
+	OnlyGroups []int64
+	Name       string // substring of the name; "" = all
+	Enabled    *bool  // nil = both
+	Cursor     string
+	Limit      int // 0 = DefaultPageLimit; at most MaxPageLimit
 }
 
 // TriggerParams ask for one run of a job now.
@@ -76,7 +78,14 @@ func (s *Service) CreateJob(ctx context.Context, p JobCreateParams) (store.Job, 
 			return store.Job{}, err
 		}
 	}
-	j, err := s.st.JobCreate(ctx, store.JobCreateParams{JobFields: f, Enabled: p.Enabled, NextFireMs: next, NowMs: now.UnixMilli()})
+	var j store.Job
+	err = s.st.Tx(ctx, func(tx *store.Store) error {
+		var err error
+		if j, err = tx.JobCreate(ctx, store.JobCreateParams{JobFields: f, Enabled: p.Enabled, NextFireMs: next, NowMs: now.UnixMilli()}); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, auditEntry{Action: ActJobCreate, ObjectType: "job", ObjectID: j.ID, GroupID: j.GroupID, Changes: diffFields(nil, fieldsOf(j))})
+	})
 	if err != nil {
 		return store.Job{}, fmt.Errorf("create job %q: %w", f.Name, err)
 	}
@@ -114,7 +123,7 @@ func (s *Service) ListJobs(ctx context.Context, p JobListParams) (Page[store.Job
 	if err := checkText("name", p.Name, 0, maxNameFilterChars, false); err != nil {
 		return Page[store.Job]{}, err
 	}
-	lp := store.JobListParams{GroupID: p.GroupID, Name: p.Name, Enabled: p.Enabled, AfterID: after, Limit: limit + 1}
+	lp := store.JobListParams{GroupID: p.GroupID, OnlyGroups: p.OnlyGroups, Name: p.Name, Enabled: p.Enabled, AfterID: after, Limit: limit + 1}
 	full := false
 	if p.Name != "" || p.Enabled != nil {
 		// No index serves these filters: look at one window of jobs per
@@ -161,6 +170,7 @@ func (s *Service) UpdateJob(ctx context.Context, p JobUpdateParams) (store.Job, 
 	schedChanged := f.ScheduleType != cur.ScheduleType || f.ScheduleConf != cur.ScheduleConf || f.TimeZone != cur.TimeZone
 	now := s.clock.Now()
 	var j store.Job
+	var write func(tx *store.Store) (store.Job, error)
 	switch {
 	case enabled && (schedChanged || !cur.Enabled):
 		next, ferr := firstFire(f.ScheduleType, sched, now)
@@ -171,12 +181,33 @@ func (s *Service) UpdateJob(ctx context.Context, p JobUpdateParams) (store.Job, 
 			}
 			return store.Job{}, ferr
 		}
-		j, err = s.st.JobUpdate(ctx, store.JobUpdateParams{ID: p.ID, JobFields: f, Enabled: true, NextFireMs: next, NowMs: now.UnixMilli()})
+		write = func(tx *store.Store) (store.Job, error) {
+			return tx.JobUpdate(ctx, store.JobUpdateParams{ID: p.ID, JobFields: f, Enabled: true, NextFireMs: next, NowMs: now.UnixMilli()})
+		}
 	case !enabled && cur.Enabled:
-		j, err = s.st.JobUpdate(ctx, store.JobUpdateParams{ID: p.ID, JobFields: f, Enabled: false, NowMs: now.UnixMilli()})
+		write = func(tx *store.Store) (store.Job, error) {
+			return tx.JobUpdate(ctx, store.JobUpdateParams{ID: p.ID, JobFields: f, Enabled: false, NowMs: now.UnixMilli()})
+		}
 	default:
 		// Same scheduling state: leave next_fire_ms to the scheduler.
-		j, err = s.st.JobUpdateFields(ctx, store.JobUpdateFieldsParams{ID: p.ID, JobFields: f, NowMs: now.UnixMilli()})
+		write = func(tx *store.Store) (store.Job, error) {
+			return tx.JobUpdateFields(ctx, store.JobUpdateFieldsParams{ID: p.ID, JobFields: f, NowMs: now.UnixMilli()})
+		}
+	}
+	err = s.st.Tx(ctx, func(tx *store.Store) error {
+		var err error
+		if j, err = write(tx); err != nil {
+			return err
+		}
+		if j.GroupID != cur.GroupID { // permission caches map the job to its old group
+			if err := tx.AuthVersionBump(ctx); err != nil {
+				return err
+			}
+		}
+		return s.audit(ctx, tx, auditEntry{Action: ActJobUpdate, ObjectType: "job", ObjectID: j.ID, GroupID: j.GroupID, Changes: diffFields(fieldsOf(cur), fieldsOf(j))})
+	})
+	if err == nil && j.GroupID != cur.GroupID {
+		s.authChanged()
 	}
 	if err != nil {
 		return store.Job{}, notFoundOr(err, "job", p.ID, fmt.Sprintf("update job %d", p.ID))
@@ -186,7 +217,17 @@ func (s *Service) UpdateJob(ctx context.Context, p JobUpdateParams) (store.Job, 
 
 // DeleteJob deletes a job and its run history.
 func (s *Service) DeleteJob(ctx context.Context, id int64) error {
-	if err := s.st.JobDelete(ctx, id); err != nil {
+	err := s.st.Tx(ctx, func(tx *store.Store) error {
+		cur, err := tx.JobGet(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := tx.JobDelete(ctx, id); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, auditEntry{Action: ActJobDelete, ObjectType: "job", ObjectID: id, GroupID: cur.GroupID, Changes: map[string]any{"name": cur.Name}})
+	})
+	if err != nil {
 		return notFoundOr(err, "job", id, fmt.Sprintf("delete job %d", id))
 	}
 	return nil
@@ -212,7 +253,13 @@ func (s *Service) StartJob(ctx context.Context, id int64) (store.Job, error) {
 	if err != nil {
 		return store.Job{}, err
 	}
-	if err := s.st.JobSetEnabled(ctx, store.JobSetEnabledParams{ID: id, Enabled: true, NextFireMs: next, NowMs: now.UnixMilli()}); err != nil {
+	if err := s.st.Tx(ctx, func(tx *store.Store) error {
+		if err := tx.JobSetEnabled(ctx, store.JobSetEnabledParams{ID: id, Enabled: true, NextFireMs: next, NowMs: now.UnixMilli()}); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, auditEntry{Action: ActJobStart, ObjectType: "job", ObjectID: id, GroupID: j.GroupID,
+			Changes: map[string]any{"enabled": map[string]any{"before": j.Enabled, "after": true}}})
+	}); err != nil {
 		return store.Job{}, notFoundOr(err, "job", id, fmt.Sprintf("start job %d", id))
 	}
 	return s.GetJob(ctx, id)
@@ -228,7 +275,13 @@ func (s *Service) StopJob(ctx context.Context, id int64) (store.Job, error) {
 	if !j.Enabled {
 		return j, nil
 	}
-	if err := s.st.JobSetEnabled(ctx, store.JobSetEnabledParams{ID: id, Enabled: false, NowMs: s.nowMs()}); err != nil {
+	if err := s.st.Tx(ctx, func(tx *store.Store) error {
+		if err := tx.JobSetEnabled(ctx, store.JobSetEnabledParams{ID: id, Enabled: false, NowMs: s.nowMs()}); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, auditEntry{Action: ActJobStop, ObjectType: "job", ObjectID: id, GroupID: j.GroupID,
+			Changes: map[string]any{"enabled": map[string]any{"before": true, "after": false}}})
+	}); err != nil {
 		return store.Job{}, notFoundOr(err, "job", id, fmt.Sprintf("stop job %d", id))
 	}
 	return s.GetJob(ctx, id)
@@ -245,7 +298,8 @@ func (s *Service) TriggerJob(ctx context.Context, p TriggerParams) (run store.Ru
 	if err := checkIdempotencyKey(p.IdempotencyKey); err != nil {
 		return store.Run{}, false, err
 	}
-	if _, err := s.GetJob(ctx, p.JobID); err != nil {
+	job, err := s.GetJob(ctx, p.JobID)
+	if err != nil {
 		return store.Run{}, false, err
 	}
 	if s.trig == nil {
@@ -257,6 +311,22 @@ func (s *Service) TriggerJob(ctx context.Context, p TriggerParams) (run store.Ru
 	}
 	if err != nil {
 		return store.Run{}, false, notFoundOr(err, "job", p.JobID, fmt.Sprintf("trigger job %d", p.JobID))
+	}
+	if created {
+		// The scheduler creates the run in its own statement, so this event
+		// follows it rather than sharing its transaction.
+		changes := map[string]any{"run_id": run.ID}
+		if p.Params != nil {
+			changes["params"] = *p.Params
+		}
+		if p.Target != "" {
+			changes["target"] = p.Target
+		}
+		if err := s.st.Tx(ctx, func(tx *store.Store) error {
+			return s.audit(ctx, tx, auditEntry{Action: ActJobTrigger, ObjectType: "job", ObjectID: job.ID, GroupID: job.GroupID, Changes: changes})
+		}); err != nil {
+			s.log.WithError(err).WithField("run_id", run.ID).Error("audit a trigger")
+		}
 	}
 	return run, created, nil
 }

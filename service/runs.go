@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -12,8 +13,10 @@ import (
 
 // RunListParams filter and page a run listing, newest first.
 type RunListParams struct {
-	JobID       int64
-	GroupID     int64
+	JobID   int64
+	GroupID int64
+	// OnlyGroups, when not nil, lists only runs of these groups (what the caller may see).
+	OnlyGroups  []int64
 	States      []kind.RunState // any of kind.RunStates; empty = all
 	TriggerType kind.Trigger    // one of kind.Triggers; "" = all
 	From        time.Time       // scheduled at or after; zero = no bound
@@ -49,7 +52,7 @@ func (s *Service) ListRuns(ctx context.Context, p RunListParams) (Page[store.Run
 	if !p.From.IsZero() && !p.To.IsZero() && !p.To.After(p.From) {
 		return Page[store.Run]{}, invalid("to", "must be after from (%s), got %s", p.From.UTC().Format(time.RFC3339), p.To.UTC().Format(time.RFC3339))
 	}
-	q := store.RunListParams{JobID: p.JobID, GroupID: p.GroupID, States: p.States, TriggerType: p.TriggerType, BeforeID: before, Limit: limit + 1}
+	q := store.RunListParams{JobID: p.JobID, GroupID: p.GroupID, OnlyGroups: p.OnlyGroups, States: p.States, TriggerType: p.TriggerType, BeforeID: before, Limit: limit + 1}
 	if !p.From.IsZero() {
 		q.FromMs = p.From.UnixMilli()
 	}
@@ -90,6 +93,7 @@ func (s *Service) RunLog(ctx context.Context, id int64, fromLine int) (targets.L
 			if err != nil {
 				return targets.LogChunk{}, &TargetError{Target: r.Target, Op: fmt.Sprintf("read log of run %d", r.ID), Err: err}
 			}
+			c.End = logEnd(r.State, fromLine, c)
 			return c, nil
 		}
 	}
@@ -97,13 +101,31 @@ func (s *Service) RunLog(ctx context.Context, id int64, fromLine int) (targets.L
 	if err != nil {
 		return targets.LogChunk{}, notFoundOr(err, "run", id, fmt.Sprintf("read log of run %d", id))
 	}
-	return targets.LogChunk{FromLine: c.FromLine, ToLine: c.ToLine, Content: c.Content, End: c.Finished}, nil
+	out := targets.LogChunk{FromLine: c.FromLine, ToLine: c.ToLine, Content: c.Content, End: c.Finished}
+	out.End = logEnd(r.State, fromLine, out)
+	return out, nil
+}
+
+// logEnd is the server's answer to "is this the end of the log": the run
+// has its final outcome (read before the log, so a run that ends meanwhile
+// is seen at the next read) and the caller has the last line, because the
+// target says so or because a read from fromLine brought nothing new. What
+// a target says alone is not enough: XXL-JOB's Java executors always say
+// isEnd=false, and a target cannot know the run's outcome was recorded.
+// This is XXL-JOB's admin rule too.
+func logEnd(state kind.RunState, fromLine int, c targets.LogChunk) bool {
+	if !state.Final() {
+		return false
+	}
+	return c.End || c.Content == "" || c.ToLine < fromLine
 }
 
 // KillRun stops a run. A run still scheduled becomes killed at once and is
 // never dispatched. For a dispatching or running run the target's driver is
-// asked to kill it and reports the outcome later (the returned run may still
-// be running); a driver that cannot is a *TargetError. A run that has ended
+// asked to kill it; once the target accepts, the run is killed (a local
+// process is reported killed by its replica when it has ended, so the
+// returned run may still be running); a driver that cannot is a
+// *TargetError. A run that has ended
 // is a *ConflictError.
 func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 	for attempt := 0; ; attempt++ {
@@ -113,7 +135,16 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 		}
 		switch r.State {
 		case kind.RunScheduled:
-			ok, err := s.st.RunSetState(ctx, id, kind.RunScheduled, kind.RunKilled, "killed by request before it was dispatched", s.nowMs())
+			var ok bool
+			err := s.st.Tx(ctx, func(tx *store.Store) error {
+				var err error
+				ok, err = tx.RunSetState(ctx, id, kind.RunScheduled, kind.RunKilled, "killed by request before it was dispatched", s.nowMs())
+				if err != nil || !ok {
+					return err
+				}
+				return s.audit(ctx, tx, auditEntry{Action: ActRunKill, ObjectType: "run", ObjectID: id, GroupID: r.GroupID,
+					Changes: map[string]any{"state": map[string]any{"before": r.State, "after": kind.RunKilled}}})
+			})
 			if err != nil {
 				return store.Run{}, fmt.Errorf("kill run %d: %w", id, err)
 			}
@@ -128,15 +159,38 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 			}
 			// The replica that owns the run carries the request out too:
 			// a local process runs on one replica only.
-			if _, err := s.st.RunRequestKill(ctx, id); err != nil {
+			if err := s.st.Tx(ctx, func(tx *store.Store) error {
+				if _, err := tx.RunRequestKill(ctx, id); err != nil {
+					return err
+				}
+				return s.audit(ctx, tx, auditEntry{Action: ActRunKill, ObjectType: "run", ObjectID: id, GroupID: r.GroupID,
+					Changes: map[string]any{"kill_requested": true, "state": r.State, "target": r.Target}})
+			}); err != nil {
 				return store.Run{}, fmt.Errorf("kill run %d: %w", id, err)
 			}
 			drv, err := s.drivers.For(r.Target)
 			if err != nil {
 				return store.Run{}, &TargetError{Target: r.Target, Op: fmt.Sprintf("kill run %d", id), Err: err}
 			}
+			scheme, _ := targets.Scheme(r.Target)
 			if err := drv.Kill(ctx, r.Target, r.ID, r.JobID); err != nil {
+				if scheme != "local" {
+					// The run goes on (or has ended): its own result counts.
+					if cerr := s.st.RunClearKillRequest(ctx, id); cerr != nil {
+						err = errors.Join(err, cerr)
+					}
+				}
 				return store.Run{}, &TargetError{Target: r.Target, Op: fmt.Sprintf("kill run %d", id), Err: err}
+			}
+			// An executor that accepted the kill has stopped the run: it is
+			// killed now, and what the executor calls back afterwards (the Go
+			// client reports 200) is logged on the run, not applied. A local
+			// process is reported killed by the replica that runs it, when its
+			// process group has ended.
+			if scheme != "local" {
+				if _, err := s.st.RunRecordOutcomes(ctx, []store.RunResult{store.KilledResult(id, s.nowMs())}); err != nil {
+					return store.Run{}, fmt.Errorf("kill run %d: record it killed: %w", id, err)
+				}
 			}
 			return s.GetRun(ctx, id)
 		default:

@@ -3,6 +3,10 @@ package service
 import (
 	"context"
 	"fmt"
+	"io"
+	"time"
+
+	"github.com/sirupsen/logrus"
 
 	"github.com/jonboulle/clockwork"
 
@@ -39,6 +43,27 @@ type Options struct {
 	// JobScanWindow is how many jobs one page of a job list filtered by name
 	// or enabled looks at (0 = 20,000).
 	JobScanWindow int
+	// Log receives warnings of background work (the auth watcher); nil discards.
+	Log *logrus.Entry
+	// Access configures accounts, sessions and the login limiter; zero
+	// values take the defaults.
+	Access AccessOptions
+}
+
+// AccessOptions configure sessions and the credential cache.
+type AccessOptions struct {
+	// SessionIdle ends a session not used for this long; 0 = DefaultSessionIdle.
+	SessionIdle time.Duration
+	// SessionMax ends a session this long after login; 0 = DefaultSessionMax.
+	SessionMax time.Duration
+	// AuthPoll is how often a replica checks for credential changes made on
+	// other replicas; 0 = DefaultAuthPoll.
+	AuthPoll time.Duration
+	// LoginFreeTries failed logins per user or client address are free; later
+	// ones wait an exponential delay. 0 = DefaultLoginFreeTries.
+	LoginFreeTries int
+	// LoginMaxDelay caps that delay; 0 = DefaultLoginMaxDelay.
+	LoginMaxDelay time.Duration
 }
 
 // Service is the one service layer over groups, jobs, runs and API tokens.
@@ -51,6 +76,15 @@ type Service struct {
 	channels map[string]bool
 	changed  func()
 	window   int
+	log      *logrus.Entry
+
+	creds         *credCache
+	watcher       *AuthWatcher
+	authPoll      time.Duration
+	sessionIdle   time.Duration
+	sessionMax    time.Duration
+	loginFree     int
+	loginMaxDelay time.Duration
 }
 
 // New builds a Service. It panics when Store or Drivers is nil, which is a
@@ -75,7 +109,28 @@ func New(o Options) *Service {
 	if window <= 0 {
 		window = defaultJobScanWindow
 	}
-	return &Service{st: o.Store, trig: o.Scheduler, drivers: o.Drivers, clock: clock, channels: channels, changed: changed, window: window}
+	log := o.Log
+	if log == nil {
+		l := logrus.New()
+		l.SetOutput(io.Discard)
+		log = logrus.NewEntry(l)
+	}
+	a := o.Access
+	svc := &Service{st: o.Store, trig: o.Scheduler, drivers: o.Drivers, clock: clock, channels: channels, changed: changed, window: window, log: log,
+		creds: newCredCache(), authPoll: orDur(a.AuthPoll, DefaultAuthPoll), sessionIdle: orDur(a.SessionIdle, DefaultSessionIdle),
+		sessionMax: orDur(a.SessionMax, DefaultSessionMax), loginFree: a.LoginFreeTries, loginMaxDelay: orDur(a.LoginMaxDelay, DefaultLoginMaxDelay)}
+	if svc.loginFree <= 0 {
+		svc.loginFree = DefaultLoginFreeTries
+	}
+	svc.watcher = &AuthWatcher{svc: svc}
+	return svc
+}
+
+func orDur(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
 }
 
 func (s *Service) nowMs() int64 { return s.clock.Now().UnixMilli() }

@@ -229,12 +229,20 @@ func TestKillRun(t *testing.T) {
 				require.True(t, k.State.Final())
 				require.Empty(t, b.drv.killed, "no driver is asked about a run that was never sent")
 			})
-			t.Run("a running run is killed through its driver", func(t *testing.T) {
+			t.Run("a running run is killed through its driver, at once when the driver accepts", func(t *testing.T) {
 				r := running("fake://a")
 				k, err := b.svc.KillRun(ctx, r.ID)
 				require.NoError(t, err)
-				require.Equal(t, kind.RunRunning, k.State, "the driver reports the outcome later")
+				require.Equal(t, kind.RunKilled, k.State, "killed as soon as the target accepted the kill")
+				require.Equal(t, 500, k.ResultCode)
 				require.Equal(t, []int64{r.ID}, b.drv.killed)
+				// What the target reports afterwards is logged, not applied.
+				applied, err := b.st.RunRecordOutcomes(ctx, []store.RunResult{{ID: r.ID, State: kind.RunSucceeded, Code: 200, FinishedMs: k.FinishedMs + 1, Source: store.SourceCallback}})
+				require.NoError(t, err)
+				require.Equal(t, []bool{false}, applied)
+				got, err := b.svc.GetRun(ctx, r.ID)
+				require.NoError(t, err)
+				require.Equal(t, kind.RunKilled, got.State)
 			})
 			t.Run("a driver that cannot kill is an error", func(t *testing.T) {
 				r := running("fake://a")

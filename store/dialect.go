@@ -2,6 +2,7 @@ package store
 
 import (
 	"database/sql"
+	"errors"
 	"strings"
 )
 
@@ -23,9 +24,9 @@ type dialect interface {
 	namedLocks() bool
 	// isDuplicate reports whether err is a unique-key violation.
 	isDuplicate(err error) bool
-	// isRetryable reports whether a statement failed only because of lock
-	// contention (deadlock, lock wait timeout, busy) and may simply run again.
-	isRetryable(err error) bool
+	// classify tells a transient failure (lock conflict, lost connection)
+	// from a permanent one (see retry.go).
+	classify(err error) errClass
 	// scheduleTxOptions are the options of the locked pre-read transaction.
 	scheduleTxOptions() *sql.TxOptions
 	// reportUpsert is the clause after a run_reports INSERT that adds the
@@ -53,9 +54,7 @@ func (mysqlDialect) namedLocks() bool     { return true }
 func (mysqlDialect) scheduleTxOptions() *sql.TxOptions {
 	return &sql.TxOptions{Isolation: sql.LevelReadCommitted}
 }
-func (mysqlDialect) isRetryable(err error) bool {
-	return err != nil && (strings.Contains(err.Error(), "Error 1213") || strings.Contains(err.Error(), "Error 1205"))
-}
+func (mysqlDialect) classify(err error) errClass { return classifyMySQL(err) }
 func (mysqlDialect) reportUpsert() string {
 	return ` ON DUPLICATE KEY UPDATE succeeded = succeeded + VALUES(succeeded), failed = failed + VALUES(failed),
  timed_out = timed_out + VALUES(timed_out), killed = killed + VALUES(killed), lost = lost + VALUES(lost),
@@ -86,8 +85,14 @@ func (sqliteDialect) insertIgnore() string              { return "INSERT OR IGNO
 func (sqliteDialect) maxParams() int                    { return 30000 }
 func (sqliteDialect) namedLocks() bool                  { return false }
 func (sqliteDialect) scheduleTxOptions() *sql.TxOptions { return nil }
-func (sqliteDialect) isRetryable(err error) bool {
-	return err != nil && (strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked"))
+func (sqliteDialect) classify(err error) errClass {
+	if errors.Is(err, errRaced) {
+		return errConflict
+	}
+	if err != nil && (strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked")) {
+		return errConflict
+	}
+	return errPermanent
 }
 func (sqliteDialect) reportUpsert() string {
 	return ` ON CONFLICT (resolution, group_id, job_id, bucket_ms) DO UPDATE SET succeeded = succeeded + excluded.succeeded,

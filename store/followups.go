@@ -7,31 +7,10 @@ import (
 	"github.com/ringjob/ringjob/internal/kind"
 )
 
-// FailedStates are the outcomes that get a follow-up (retry, alarm).
-// Killed runs do not: a kill is a decision, not a failure to retry.
+// FailedStates are the outcomes that get a follow-up (retry, alarm): those
+// for which kind.RunState.Retryable holds. Killed runs do not: a kill is a
+// decision, not a failure to retry.
 var FailedStates = []kind.RunState{kind.RunFailed, kind.RunTimedOut, kind.RunLost}
-
-// RunListFailedPending lists failed runs whose follow-up has not been done,
-// oldest first (served by index runs_followup).
-func (s *Store) RunListFailedPending(ctx context.Context, limit int) ([]Run, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE followup = 0 AND state IN (?, ?, ?) ORDER BY id LIMIT ?",
-		kind.RunFailed, kind.RunTimedOut, kind.RunLost, limit)
-	if err != nil {
-		return nil, fmt.Errorf("list failed runs: %w", err)
-	}
-	return collectRuns(rows)
-}
-
-// RunClaimFollowup claims the follow-up of a run (compare-and-set), so only
-// one replica retries or alarms it.
-func (s *Store) RunClaimFollowup(ctx context.Context, id int64) (bool, error) {
-	res, err := s.execRetry(ctx, "UPDATE runs SET followup = 1 WHERE id = ? AND followup = 0", id)
-	if err != nil {
-		return false, fmt.Errorf("claim follow-up of run %d: %w", id, err)
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
-}
 
 // RunListRunningSince lists runs still running that were dispatched before
 // beforeMs (candidates for the lost-run check).
@@ -85,25 +64,6 @@ func (s *Store) JobSetAlarmState(ctx context.Context, id int64, from, to kind.Jo
 	return n == 1, err
 }
 
-// JobIDsWithFollowups lists the jobs whose successes need a follow-up:
-// those with child jobs.
-func (s *Store) JobIDsWithFollowups(ctx context.Context) (map[int64]bool, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT id FROM jobs WHERE child_job_ids <> ''")
-	if err != nil {
-		return nil, fmt.Errorf("list jobs with follow-ups: %w", err)
-	}
-	defer rows.Close()
-	out := map[int64]bool{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out[id] = true
-	}
-	return out, rows.Err()
-}
-
 // RunGetMany reads runs by id.
 func (s *Store) RunGetMany(ctx context.Context, ids []int64) ([]Run, error) {
 	var out []Run
@@ -144,9 +104,10 @@ func collectRuns(rows interface {
 }
 
 // RunRequeue gives a claimed run back for a later dispatch
-// (dispatching -> scheduled, compare-and-set on state and owner).
+// (dispatching -> scheduled, compare-and-set on state and owner). It was not
+// sent, so its hand-off is undone too.
 func (s *Store) RunRequeue(ctx context.Context, id int64, owner string) (bool, error) {
-	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, dispatched_ms = 0 WHERE id = ? AND state = ? AND owner = ?", kind.RunScheduled, id, kind.RunDispatching, owner)
+	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, dispatched_ms = 0, handed_ms = 0 WHERE id = ? AND state = ? AND owner = ?", kind.RunScheduled, id, kind.RunDispatching, owner)
 	if err != nil {
 		return false, fmt.Errorf("requeue run %d: %w", id, err)
 	}
@@ -197,6 +158,15 @@ func (s *Store) RunRequestKill(ctx context.Context, id int64) (bool, error) {
 	}
 	n, err := res.RowsAffected()
 	return n == 1, err
+}
+
+// RunClearKillRequest withdraws a kill request its target refused (the run
+// was not running there any more), so the run's own result is recorded.
+func (s *Store) RunClearKillRequest(ctx context.Context, id int64) error {
+	if _, err := s.execRetry(ctx, "UPDATE runs SET kill_requested = 0 WHERE id = ?", id); err != nil {
+		return fmt.Errorf("withdraw kill request of run %d: %w", id, err)
+	}
+	return nil
 }
 
 // RunListKillRequested lists an owner's runs that someone asked to kill and

@@ -71,12 +71,16 @@ func scanJob(sc interface{ Scan(...any) error }) (Job, error) {
 
 // JobCreate inserts a job and assigns its lock partition (id mod the number of
 // lock partitions).
-func (s *Store) JobCreate(ctx context.Context, p JobCreateParams) (Job, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return Job{}, fmt.Errorf("create job %q: begin: %w", p.Name, err)
-	}
-	defer tx.Rollback()
+func (s *Store) JobCreate(ctx context.Context, p JobCreateParams) (job Job, err error) {
+	err = s.Tx(ctx, func(tx *Store) error {
+		job, err = tx.jobCreate(ctx, p)
+		return err
+	})
+	return job, err
+}
+
+func (s *Store) jobCreate(ctx context.Context, p JobCreateParams) (Job, error) {
+	tx := s.db
 	f := p.JobFields
 	next := p.NextFireMs
 	if !p.Enabled {
@@ -106,9 +110,6 @@ func (s *Store) JobCreate(ctx context.Context, p JobCreateParams) (Job, error) {
 	}
 	if _, err := tx.ExecContext(ctx, "UPDATE jobs SET lock_partition = ? WHERE id = ?", id%parts, id); err != nil {
 		return Job{}, fmt.Errorf("create job %q: set partition: %w", p.Name, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return Job{}, fmt.Errorf("create job %q: commit: %w", p.Name, err)
 	}
 	return s.JobGet(ctx, id)
 }
@@ -217,11 +218,13 @@ func (s *Store) JobGetMany(ctx context.Context, ids []int64) (map[int64]Job, err
 
 // JobListParams filter a job listing. Results are ordered by id, after AfterID.
 type JobListParams struct {
-	GroupID int64  // 0 = all
-	Name    string // substring match, "" = all
-	Enabled *bool
-	AfterID int64
-	Limit   int
+	GroupID int64 // 0 = all
+	// OnlyGroups, when not nil, keeps only jobs of these groups (empty: none).
+	OnlyGroups []int64
+	Name       string // substring match, "" = all
+	Enabled    *bool
+	AfterID    int64
+	Limit      int
 	// UpToID, when > 0, ends the listing at that id (a window of a bounded
 	// scan, see JobScanWindow).
 	UpToID int64
@@ -275,7 +278,8 @@ func (s *Store) JobList(ctx context.Context, p JobListParams) ([]Job, error) {
 		limit = 100
 	}
 	args = append(args, limit)
-	rows, err := s.db.QueryContext(ctx, "SELECT "+jobCols+" FROM jobs WHERE "+strings.Join(where, " AND ")+" ORDER BY id LIMIT ?", args...)
+	q, args := onlyGroups("SELECT "+jobCols+" FROM jobs WHERE "+strings.Join(where, " AND "), args[:len(args)-1], "group_id", p.OnlyGroups)
+	rows, err := s.db.QueryContext(ctx, q+" ORDER BY id LIMIT ?", append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
@@ -293,11 +297,11 @@ func (s *Store) JobList(ctx context.Context, p JobListParams) ([]Job, error) {
 
 // JobDelete deletes a job and its runs.
 func (s *Store) JobDelete(ctx context.Context, id int64) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("delete job %d: begin: %w", id, err)
-	}
-	defer tx.Rollback()
+	return s.Tx(ctx, func(s *Store) error { return s.jobDelete(ctx, id) })
+}
+
+func (s *Store) jobDelete(ctx context.Context, id int64) error {
+	tx := s.db
 	res, err := tx.ExecContext(ctx, "DELETE FROM jobs WHERE id = ?", id)
 	if err != nil {
 		return fmt.Errorf("delete job %d: %w", id, err)
@@ -309,9 +313,6 @@ func (s *Store) JobDelete(ctx context.Context, id int64) error {
 		if _, err := tx.ExecContext(ctx, q, id); err != nil {
 			return fmt.Errorf("delete job %d: %w", id, err)
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("delete job %d: commit: %w", id, err)
 	}
 	return nil
 }

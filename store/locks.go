@@ -168,6 +168,9 @@ type RunInsert struct {
 	Params      string
 	Message     string
 	CreatedMs   int64
+	// FollowSuccess arms the run's follow-up: its job has child jobs (see
+	// RunCreateParams.FollowSuccess).
+	FollowSuccess bool
 }
 
 type fireKey struct {
@@ -177,7 +180,7 @@ type fireKey struct {
 	att   int
 }
 
-const runInsertCols = 13
+const runInsertCols = 14
 
 // RunInsertBatch inserts schedule-derived runs with multi-row INSERTs and
 // returns their ids in input order. A duplicate fire (same job, time, shard
@@ -195,14 +198,18 @@ func (t *ScheduleTx) RunInsertBatch(ctx context.Context, runs []RunInsert) ([]in
 		end := min(start+per, len(runs))
 		chunk := runs[start:end]
 		var sb strings.Builder
-		sb.WriteString("INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, sched_fire, trigger_type, state, owner, handler, params, message, created_ms) VALUES ")
+		sb.WriteString("INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, sched_fire, trigger_type, state, owner, handler, params, message, created_ms, followup) VALUES ")
 		args := make([]any, 0, len(chunk)*runInsertCols)
 		for i, r := range chunk {
 			if i > 0 {
 				sb.WriteString(",")
 			}
-			sb.WriteString("(?,?,?,?,?,?,1,?,?,?,?,?,?,?)")
-			args = append(args, r.JobID, r.GroupID, r.ScheduledMs, r.ShardIndex, r.ShardTotal, r.Attempt, r.TriggerType, r.State, r.Owner, r.Handler, r.Params, r.Message, r.CreatedMs)
+			sb.WriteString("(?,?,?,?,?,?,1,?,?,?,?,?,?,?,?)")
+			var follow any
+			if r.FollowSuccess && r.State == kind.RunScheduled {
+				follow = followupArmed
+			}
+			args = append(args, r.JobID, r.GroupID, r.ScheduledMs, r.ShardIndex, r.ShardTotal, r.Attempt, r.TriggerType, r.State, r.Owner, r.Handler, r.Params, r.Message, r.CreatedMs, follow)
 		}
 		res, err := t.tx.ExecContext(ctx, sb.String(), args...)
 		if err != nil {

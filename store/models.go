@@ -77,6 +77,12 @@ type Run struct {
 	Attempts    string
 	RetryOf     int64 // the run this one retries, 0 = none
 	AlarmStatus kind.AlarmStatus
+	// KillRequested is set while a kill is being carried out: the run's
+	// target is being asked to stop it.
+	KillRequested bool
+	// HandedMs is when the run was handed to its target (0: not yet, so a
+	// takeover may send it; otherwise it may have arrived).
+	HandedMs int64
 }
 
 // Node is a scheduler replica as seen through its heartbeat row.
@@ -86,5 +92,11 @@ type Node struct {
 	StartedMs   int64
 	HeartbeatMs int64
 	StoppedMs   int64
-	ReapedMs    int64
+	// ReapedMs is the heartbeat at which another node declared this one dead
+	// (see NodeDeclareDead); equal to HeartbeatMs while it stays dead.
+	ReapedMs int64
 }
+
+// Declared reports whether another node declared this node dead and has not
+// seen it heartbeat since.
+func (n Node) Declared() bool { return n.HeartbeatMs > 0 && n.ReapedMs == n.HeartbeatMs }

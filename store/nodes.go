@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -18,47 +21,64 @@ type NodeLiveness struct {
 	node string
 	mu   sync.Mutex
 	conn *sql.Conn
+	// session counts the lock's acquisitions: it changes whenever the lock
+	// was lost (the connection dropped, the database restarted) and taken
+	// again, so an observer knows its own view of the database broke.
+	session uint64
 }
 
-func nodeLockName(node string) string { return "ringjob_node_" + node }
+// nodeLockName is the name of a node's liveness lock. Named locks are
+// server-wide, so it is scoped by the database: two Ringjob installations
+// (or test databases) on one server never see each other's nodes. A hash
+// keeps it within MySQL's 64 characters.
+func (s *Store) nodeLockName(node string) string {
+	sum := sha256.Sum256([]byte(s.database + "\x00" + node))
+	return "ringjob_node_" + hex.EncodeToString(sum[:16])
+}
 
 // NodeLivenessAcquire takes the node's named lock. Call it before the node
 // registers or owns any run.
 func (s *Store) NodeLivenessAcquire(ctx context.Context, node string) (*NodeLiveness, error) {
 	l := &NodeLiveness{s: s, node: node}
-	if err := l.Ensure(ctx); err != nil {
+	if _, err := l.Ensure(ctx); err != nil {
 		return nil, err
 	}
 	return l, nil
 }
 
 // Ensure checks the lock connection and takes the lock again if it was lost.
-func (l *NodeLiveness) Ensure(ctx context.Context) error {
-	if !l.s.d.namedLocks() {
-		return nil
-	}
+// It returns the session number: the same number as at the last call means
+// the lock was held without a break in between (on SQLite it is always 1).
+func (l *NodeLiveness) Ensure(ctx context.Context) (session uint64, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if !l.s.d.namedLocks() {
+		if l.session == 0 {
+			l.session = 1
+		}
+		return l.session, nil
+	}
 	if l.conn != nil {
 		var held sql.NullInt64
-		err := l.conn.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?) = CONNECTION_ID()", nodeLockName(l.node)).Scan(&held)
+		err := l.conn.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?) = CONNECTION_ID()", l.s.nodeLockName(l.node)).Scan(&held)
 		if err == nil && held.Valid && held.Int64 == 1 {
-			return nil
+			return l.session, nil
 		}
 		l.conn.Close()
 		l.conn = nil
 	}
 	conn, err := l.s.db.Conn(ctx)
 	if err != nil {
-		return fmt.Errorf("node %s liveness lock: get connection: %w", l.node, err)
+		return 0, fmt.Errorf("node %s liveness lock: get connection: %w", l.node, err)
 	}
 	var got sql.NullInt64
-	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 5)", nodeLockName(l.node)).Scan(&got); err != nil || !got.Valid || got.Int64 != 1 {
+	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 5)", l.s.nodeLockName(l.node)).Scan(&got); err != nil || !got.Valid || got.Int64 != 1 {
 		conn.Close()
-		return fmt.Errorf("node %s liveness lock: GET_LOCK returned %v: %v", l.node, got, err)
+		return 0, fmt.Errorf("node %s liveness lock: GET_LOCK returned %v: %v", l.node, got, err)
 	}
 	l.conn = conn
-	return nil
+	l.session++
+	return l.session, nil
 }
 
 // Release frees the lock (graceful stop).
@@ -66,7 +86,7 @@ func (l *NodeLiveness) Release(ctx context.Context) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.conn != nil {
-		l.conn.ExecContext(ctx, "SELECT RELEASE_LOCK(?)", nodeLockName(l.node))
+		l.conn.ExecContext(ctx, "SELECT RELEASE_LOCK(?)", l.s.nodeLockName(l.node))
 		l.conn.Close()
 		l.conn = nil
 	}
@@ -79,11 +99,37 @@ func (s *Store) NodeLockFree(ctx context.Context, node string) (bool, error) {
 		return false, nil
 	}
 	var free int
-	if err := s.db.QueryRowContext(ctx, "SELECT IS_FREE_LOCK(?)", nodeLockName(node)).Scan(&free); err != nil {
+	if err := s.db.QueryRowContext(ctx, "SELECT IS_FREE_LOCK(?)", s.nodeLockName(node)).Scan(&free); err != nil {
 		return false, fmt.Errorf("check liveness lock of node %s: %w", node, err)
 	}
 	return free == 1, nil
 }
+
+// NodeFence ends the database session that holds a node's liveness lock
+// (KILL CONNECTION), so the lock is free. It is for a node that stopped
+// heartbeating while its session lives on (a paused process, a frozen VM):
+// once fenced, and declared dead, it can no longer look alive. It reports
+// whether a session was ended; always false on databases without named locks.
+func (s *Store) NodeFence(ctx context.Context, node string) (bool, error) {
+	if !s.d.namedLocks() {
+		return false, nil
+	}
+	var holder sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", s.nodeLockName(node)).Scan(&holder); err != nil {
+		return false, fmt.Errorf("find the liveness session of node %s: %w", node, err)
+	}
+	if !holder.Valid {
+		return false, nil
+	}
+	if _, err := s.db.ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", holder.Int64)); err != nil {
+		return false, fmt.Errorf("end the liveness session %d of node %s: %w", holder.Int64, node, err)
+	}
+	return true, nil
+}
+
+// ErrDeclaredDead is returned by NodeHeartbeat when another node declared
+// this one dead (and took over its runs) since its last heartbeat.
+var ErrDeclaredDead = errors.New("declared dead by another node")
 
 // NodeHeartbeatParams record that a node is alive.
 type NodeHeartbeatParams struct {
@@ -92,19 +138,62 @@ type NodeHeartbeatParams struct {
 	NowMs int64
 }
 
-// NodeHeartbeat upserts the node's row with a fresh heartbeat.
+// NodeHeartbeat records that a node is alive, registering it when it has no
+// row yet. A heartbeat is a compare-and-set against NodeDeclareDead: when
+// another node declared this one dead first, it changes nothing and returns
+// ErrDeclaredDead; the node must drop what it holds and NodeRejoin.
 func (s *Store) NodeHeartbeat(ctx context.Context, p NodeHeartbeatParams) error {
-	res, err := s.db.ExecContext(ctx, "UPDATE nodes SET heartbeat_ms = ?, stopped_ms = 0 WHERE id = ?", p.NowMs, p.ID)
+	res, err := s.execRetry(ctx, "UPDATE nodes SET heartbeat_ms = ?, stopped_ms = 0 WHERE id = ? AND reaped_ms <> heartbeat_ms", p.NowMs, p.ID)
 	if err != nil {
 		return fmt.Errorf("heartbeat node %s: %w", p.ID, err)
 	}
 	if n, _ := res.RowsAffected(); n == 1 {
 		return nil
 	}
-	if _, err := s.db.ExecContext(ctx, s.d.insertIgnore()+" INTO nodes (id, host, started_ms, heartbeat_ms) VALUES (?, ?, ?, ?)", p.ID, p.Host, p.NowMs, p.NowMs); err != nil {
+	// No row changed: not registered, declared dead, or (MySQL counts
+	// changed rows only) the same heartbeat written twice.
+	var hb, reaped int64
+	err = s.db.QueryRowContext(ctx, "SELECT heartbeat_ms, reaped_ms FROM nodes WHERE id = ?", p.ID).Scan(&hb, &reaped)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return s.NodeRejoin(ctx, p)
+	case err != nil:
+		return fmt.Errorf("heartbeat node %s: %w", p.ID, err)
+	case hb == reaped:
+		return fmt.Errorf("heartbeat node %s: %w at heartbeat %d", p.ID, ErrDeclaredDead, hb)
+	}
+	return nil
+}
+
+// NodeRejoin registers a node or makes a node that was declared dead alive
+// again (a fresh start, or a rejoin after it dropped what it held).
+func (s *Store) NodeRejoin(ctx context.Context, p NodeHeartbeatParams) error {
+	// The new heartbeat must differ from the one the node was declared dead at.
+	if _, err := s.execRetry(ctx, "UPDATE nodes SET heartbeat_ms = CASE WHEN ? > reaped_ms THEN ? ELSE reaped_ms + 1 END, stopped_ms = 0, host = ? WHERE id = ?",
+		p.NowMs, p.NowMs, p.Host, p.ID); err != nil {
+		return fmt.Errorf("rejoin node %s: %w", p.ID, err)
+	}
+	if _, err := s.execRetry(ctx, s.d.insertIgnore()+" INTO nodes (id, host, started_ms, heartbeat_ms) VALUES (?, ?, ?, ?)", p.ID, p.Host, p.NowMs, p.NowMs); err != nil {
 		return fmt.Errorf("register node %s: %w", p.ID, err)
 	}
 	return nil
+}
+
+// NodeDeclareDead declares a node dead as of the heartbeat the caller saw,
+// unless it heartbeat since (compare-and-set against NodeHeartbeat): once it
+// returns true, the node can no longer heartbeat without learning it was
+// declared dead, and any node may take over its runs (each run moves by
+// compare-and-set on its owner).
+func (s *Store) NodeDeclareDead(ctx context.Context, id string, heartbeatMs int64) (bool, error) {
+	res, err := s.execRetry(ctx, "UPDATE nodes SET reaped_ms = heartbeat_ms WHERE id = ? AND heartbeat_ms = ? AND reaped_ms <> heartbeat_ms", id, heartbeatMs)
+	if err != nil {
+		return false, fmt.Errorf("declare node %s dead: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("declare node %s dead: %w", id, err)
+	}
+	return n == 1, nil
 }
 
 // NodeStop marks a node stopped (graceful exit), so others take its work at once.
@@ -131,15 +220,6 @@ func (s *Store) NodeList(ctx context.Context) ([]Node, error) {
 		out = append(out, n)
 	}
 	return out, rows.Err()
-}
-
-// NodeMarkReaped records that a dead node's runs were taken over as of its
-// last heartbeat; a node that heartbeats again is considered anew.
-func (s *Store) NodeMarkReaped(ctx context.Context, id string, heartbeatMs int64) error {
-	if _, err := s.db.ExecContext(ctx, "UPDATE nodes SET reaped_ms = ? WHERE id = ? AND heartbeat_ms = ?", heartbeatMs, id, heartbeatMs); err != nil {
-		return fmt.Errorf("mark node %s reaped: %w", id, err)
-	}
-	return nil
 }
 
 // NodeDelete removes nodes whose heartbeat is older than beforeMs and that

@@ -162,3 +162,22 @@ func (s *Store) GroupExecutorSettingsByApp(ctx context.Context, appName string) 
 	}
 	return g, true, nil
 }
+
+// RegistryAppsOf lists the app names an address is registered under, heard
+// from at or after sinceMs.
+func (s *Store) RegistryAppsOf(ctx context.Context, address string, sinceMs int64) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT app_name FROM executor_registry WHERE address = ? AND updated_ms >= ? ORDER BY app_name", address, sinceMs)
+	if err != nil {
+		return nil, fmt.Errorf("list registrations of %s: %w", address, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var a string
+		if err := rows.Scan(&a); err != nil {
+			return nil, fmt.Errorf("list registrations of %s: %w", address, err)
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/ringjob/ringjob/internal/kind"
 )
@@ -27,21 +26,25 @@ func (s *Store) RunLogAppend(ctx context.Context, runID int64, text string) erro
 		text += "\n"
 	}
 	lines := strings.Count(text, "\n")
-	for attempt := 0; ; attempt++ {
+	// Concurrent appends to one run race for the next sequence number (the
+	// loser gets a duplicate key) or deadlock on the INSERT ... SELECT's
+	// locks (the database rolls one back): both only ask to run again.
+	// A statement cut off mid-flight is not repeated (it may have appended).
+	dupes := 0
+	err := s.retry(ctx, false, func() error {
 		_, err := s.db.ExecContext(ctx, `INSERT INTO run_logs (run_id, seq, first_line, line_count, content)
  SELECT ?, COALESCE(MAX(seq), 0) + 1, COALESCE(MAX(first_line + line_count), 1), ?, ? FROM run_logs WHERE run_id = ?`,
 			runID, lines, text, runID)
-		if err == nil {
-			return nil
+		if s.d.isDuplicate(err) && dupes < retryConflictMax {
+			dupes++
+			return fmt.Errorf("%w: %w", errRaced, err)
 		}
-		if (s.d.isDuplicate(err) || s.d.isRetryable(err)) && attempt < 8 {
-			// A concurrent append took the sequence number, or the
-			// INSERT ... SELECT lost a lock race: it was rolled back, so again.
-			time.Sleep(time.Duration(attempt+1) * 3 * time.Millisecond)
-			continue
-		}
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("append to log of run %d: %w", runID, err)
 	}
+	return nil
 }
 
 // RunLogRead reads a run's log from a 1-based line.

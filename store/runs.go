@@ -10,14 +10,15 @@ import (
 	"github.com/ringjob/ringjob/internal/kind"
 )
 
-const runCols = "id, job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, trigger_type, state, owner, target, handler, params, created_ms, dispatched_ms, finished_ms, late, result_code, message, COALESCE(idempotency_key, ''), COALESCE(attempts, ''), retry_of, alarm_status"
+const runCols = "id, job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, trigger_type, state, owner, target, handler, params, created_ms, dispatched_ms, finished_ms, late, result_code, message, COALESCE(idempotency_key, ''), COALESCE(attempts, ''), retry_of, alarm_status, handed_ms, kill_requested"
 
 func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 	var r Run
-	var late int
+	var late, kill int
 	err := sc.Scan(&r.ID, &r.JobID, &r.GroupID, &r.ScheduledMs, &r.ShardIndex, &r.ShardTotal, &r.Attempt, &r.TriggerType, &r.State,
-		&r.Owner, &r.Target, &r.Handler, &r.Params, &r.CreatedMs, &r.DispatchedMs, &r.FinishedMs, &late, &r.ResultCode, &r.Message, &r.IdempotencyKey, &r.Attempts, &r.RetryOf, &r.AlarmStatus)
-	r.Late = late != 0
+		&r.Owner, &r.Target, &r.Handler, &r.Params, &r.CreatedMs, &r.DispatchedMs, &r.FinishedMs, &late, &r.ResultCode, &r.Message, &r.IdempotencyKey, &r.Attempts, &r.RetryOf, &r.AlarmStatus,
+		&r.HandedMs, &kill)
+	r.Late, r.KillRequested = late != 0, kill != 0
 	return r, err
 }
 
@@ -36,7 +37,10 @@ type RunCreateParams struct {
 	Params         string
 	IdempotencyKey string // "" = none; a repeated key for the same job returns the existing run
 	RetryOf        int64  // the run this one retries, 0 = none
-	CreatedMs      int64
+	// FollowSuccess arms the run's follow-up: its job has child jobs, so
+	// its success is recorded as a pending follow-up (see followupSQL).
+	FollowSuccess bool
+	CreatedMs     int64
 }
 
 // RunCreate inserts one run in state scheduled. With an idempotency key that
@@ -74,10 +78,14 @@ func (s *Store) RunCreate(ctx context.Context, p RunCreateParams) (run Run, crea
 			return existing, false, err
 		}
 	}
+	var follow any
+	if p.FollowSuccess {
+		follow = followupArmed
+	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, sched_fire, trigger_type, state, owner,
- handler, params, message, created_ms, idempotency_key, retry_of) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,'',?,?,?)`,
+ handler, params, message, created_ms, idempotency_key, retry_of, followup) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,'',?,?,?,?)`,
 		p.JobID, p.GroupID, p.ScheduledMs, p.ShardIndex, p.ShardTotal, p.Attempt, sched, p.TriggerType, kind.RunScheduled, p.Owner,
-		p.Handler, p.Params, p.CreatedMs, key, p.RetryOf)
+		p.Handler, p.Params, p.CreatedMs, key, p.RetryOf, follow)
 	if err != nil {
 		if s.d.isDuplicate(err) && key == nil {
 			_ = tx.Rollback()
@@ -125,8 +133,10 @@ func (s *Store) RunGet(ctx context.Context, id int64) (Run, error) {
 
 // RunListParams filter a run listing; results are newest first, before BeforeID.
 type RunListParams struct {
-	JobID       int64
-	GroupID     int64
+	JobID   int64
+	GroupID int64
+	// OnlyGroups, when not nil, keeps only runs of these groups (empty: none).
+	OnlyGroups  []int64
 	States      []kind.RunState
 	FromMs      int64 // scheduled_ms >= FromMs when > 0
 	ToMs        int64 // scheduled_ms < ToMs when > 0
@@ -174,7 +184,8 @@ func (s *Store) RunList(ctx context.Context, p RunListParams) ([]Run, error) {
 		limit = 100
 	}
 	args = append(args, limit)
-	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE "+strings.Join(where, " AND ")+" ORDER BY id DESC LIMIT ?", args...)
+	q, args := onlyGroups("SELECT "+runCols+" FROM runs WHERE "+strings.Join(where, " AND "), args[:len(args)-1], "group_id", p.OnlyGroups)
+	rows, err := s.db.QueryContext(ctx, q+" ORDER BY id DESC LIMIT ?", append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
@@ -196,20 +207,32 @@ type RunClaimParams struct {
 	Owner       string
 	NowMs       int64
 	LateAfterMs int64 // a claim later than scheduled+LateAfterMs marks the run late
+	// Token marks the rows this claim changes (0: a new random token). A
+	// claim tried again after an error that may have applied it passes the
+	// same token, so it also gets back the rows the first try claimed.
+	Token int64
 }
 
 // RunClaimBatch moves runs from scheduled to dispatching with a
 // compare-and-set on state and owner, and returns the ids it claimed. Only a
-// claimed run may be dispatched; a run someone else took over is not returned.
+// claimed run may be dispatched; a run someone else took over is not
+// returned. The rows are stamped with the claim's token and, unless every
+// row changed, read back by it, so a claim returns exactly its own rows even
+// when another claim of the same runs ran in the same millisecond.
 func (s *Store) RunClaimBatch(ctx context.Context, p RunClaimParams) ([]int64, error) {
+	token := p.Token
+	if token == 0 {
+		token = newToken()
+	}
 	var claimed []int64
-	for _, chunk := range chunkInt64(p.IDs, 1000) {
-		args := []any{kind.RunDispatching, p.NowMs, p.NowMs, p.LateAfterMs}
+	for _, chunk := range chunkInt64(uniqueInt64(p.IDs), 1000) {
+		args := []any{kind.RunDispatching, p.NowMs, token, p.NowMs, p.LateAfterMs}
 		for _, id := range chunk {
 			args = append(args, id)
 		}
 		args = append(args, kind.RunScheduled, p.Owner)
-		res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, dispatched_ms = ?, late = CASE WHEN ? - scheduled_ms > ? THEN 1 ELSE 0 END WHERE id IN ("+
+		// Repeatable: after a dropped connection the rows are read back by token.
+		res, err := s.execRepeatable(ctx, "UPDATE runs SET state = ?, dispatched_ms = ?, claim_token = ?, late = CASE WHEN ? - scheduled_ms > ? THEN 1 ELSE 0 END WHERE id IN ("+
 			placeholders(len(chunk))+") AND state = ? AND owner = ?", args...)
 		if err != nil {
 			return claimed, fmt.Errorf("claim %d runs: %w", len(chunk), err)
@@ -218,34 +241,82 @@ func (s *Store) RunClaimBatch(ctx context.Context, p RunClaimParams) ([]int64, e
 		if err != nil {
 			return claimed, fmt.Errorf("claim %d runs: rows affected: %w", len(chunk), err)
 		}
-		if int(n) == len(chunk) {
+		if int(n) == len(chunk) && p.Token == 0 {
 			claimed = append(claimed, chunk...)
 			continue
 		}
-		if n == 0 {
-			continue
-		}
-		// Some were taken by another node: find which ones we got.
-		sel := []any{}
-		for _, id := range chunk {
-			sel = append(sel, id)
-		}
-		sel = append(sel, kind.RunDispatching, p.Owner, p.NowMs)
-		rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE id IN ("+placeholders(len(chunk))+") AND state = ? AND owner = ? AND dispatched_ms = ?", sel...)
+		got, err := s.runIDsByToken(ctx, chunk, p.Owner, token)
 		if err != nil {
 			return claimed, fmt.Errorf("read claimed runs: %w", err)
 		}
+		claimed = append(claimed, got...)
+	}
+	return claimed, nil
+}
+
+// runIDsByToken reads back which of ids carry token and are owned by owner.
+func (s *Store) runIDsByToken(ctx context.Context, ids []int64, owner string, token int64) ([]int64, error) {
+	args := make([]any, 0, len(ids)+2)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	args = append(args, token, owner)
+	var out []int64
+	err := s.retry(ctx, true, func() error {
+		out = out[:0]
+		rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE id IN ("+placeholders(len(ids))+") AND claim_token = ? AND owner = ?", args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
 		for rows.Next() {
 			var id int64
 			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return claimed, fmt.Errorf("read claimed runs: %w", err)
+				return err
 			}
-			claimed = append(claimed, id)
+			out = append(out, id)
 		}
-		rows.Close()
+		return rows.Err()
+	})
+	return out, err
+}
+
+// RunHandOff records that the owner is about to send claimed runs to their
+// targets (handed_ms): each run is marked only if it is still dispatching,
+// still owned by owner, and not handed yet. It returns the ids marked; only
+// those may be sent. It is the last gate before a send, and the one a
+// takeover respects: a run a takeover re-owned (claimed, not sent) is not
+// handed by its old owner, and a run handed once is never handed again, so
+// however many copies of a fire a node holds in memory, one send goes out.
+func (s *Store) RunHandOff(ctx context.Context, owner string, ids []int64, nowMs int64) ([]int64, error) {
+	token := newToken()
+	var handed []int64
+	for _, chunk := range chunkInt64(uniqueInt64(ids), 1000) {
+		args := []any{nowMs, token}
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		args = append(args, kind.RunDispatching, owner)
+		res, err := s.execRepeatable(ctx, "UPDATE runs SET handed_ms = ?, claim_token = ? WHERE id IN ("+placeholders(len(chunk))+
+			") AND state = ? AND owner = ? AND handed_ms = 0", args...)
+		if err != nil {
+			return handed, fmt.Errorf("hand off %d runs: %w", len(chunk), err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return handed, fmt.Errorf("hand off %d runs: rows affected: %w", len(chunk), err)
+		}
+		if int(n) == len(chunk) {
+			handed = append(handed, chunk...)
+			continue
+		}
+		got, err := s.runIDsByToken(ctx, chunk, owner, token)
+		if err != nil {
+			return handed, fmt.Errorf("read handed-off runs: %w", err)
+		}
+		handed = append(handed, got...)
 	}
-	return claimed, nil
+	return handed, nil
 }
 
 // RunUpdate is the new state of one run.
@@ -296,13 +367,18 @@ func (s *Store) RunUpdateBatch(ctx context.Context, p RunUpdateBatchParams) (int
 		args = setByValue(&q, args, "result_code", ids, code)
 		args = setByValue(&q, args, "message", ids, msg)
 		args = setByValue(&q, args, "finished_ms", ids, fin)
-		follow := make([]any, n)
-		for i, u := range chunk {
-			if isFailed(u.State) {
-				follow[i] = 0 // a failure waits for its follow-up (retry, alarm)
+		// A run that ends here gets its follow-up marker as it would
+		// through RunRecordOutcomes; other rows keep theirs.
+		var fq strings.Builder
+		for _, u := range chunk {
+			if u.State.Final() {
+				fq.WriteString(" WHEN id = ? THEN " + followupSQL(u.State))
+				args = append(args, u.ID)
 			}
 		}
-		args = setByValue(&q, args, "followup", ids, follow)
+		if fq.Len() > 0 {
+			q.WriteString(", followup = CASE" + fq.String() + " ELSE followup END")
+		}
 		q.WriteString(" WHERE id IN (" + placeholders(n) + ") AND state IN (" + placeholders(len(p.FromStates)) + ")")
 		for _, id := range ids {
 			args = append(args, id)
@@ -310,7 +386,9 @@ func (s *Store) RunUpdateBatch(ctx context.Context, p RunUpdateBatchParams) (int
 		for _, st := range p.FromStates {
 			args = append(args, st)
 		}
-		res, err := s.execRetry(ctx, q.String(), args...)
+		// Repeatable: each row moves only from FromStates, so a second run
+		// of a statement that was applied changes nothing.
+		res, err := s.execRepeatable(ctx, q.String(), args...)
 		if err != nil {
 			return total, fmt.Errorf("update %d runs: %w", n, err)
 		}
@@ -386,8 +464,8 @@ type RunCompleteParams struct {
 // RunComplete records a run's outcome if it has none yet (first outcome
 // wins). It reports whether this call recorded it.
 func (s *Store) RunComplete(ctx context.Context, p RunCompleteParams) (bool, error) {
-	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, result_code = ?, message = ?, finished_ms = ?, followup = ? WHERE id = ? AND state IN (?, ?)",
-		p.State, p.Code, p.Message, p.FinishedMs, followupFor(p.State), p.ID, kind.RunDispatching, kind.RunRunning)
+	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, result_code = ?, message = ?, finished_ms = ?, followup = "+followupSQL(p.State)+" WHERE id = ? AND state IN (?, ?)",
+		p.State, p.Code, p.Message, p.FinishedMs, p.ID, kind.RunDispatching, kind.RunRunning)
 	if err != nil {
 		return false, fmt.Errorf("complete run %d: %w", p.ID, err)
 	}
@@ -400,7 +478,7 @@ func (s *Store) RunComplete(ctx context.Context, p RunCompleteParams) (bool, err
 
 // RunSetState moves one run from one state to another (compare-and-set).
 func (s *Store) RunSetState(ctx context.Context, id int64, from, to kind.RunState, message string, nowMs int64) (bool, error) {
-	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, message = ?, finished_ms = ?, followup = ? WHERE id = ? AND state = ?", to, message, nowMs, followupFor(to), id, from)
+	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, message = ?, finished_ms = ?, followup = "+followupSQL(to)+" WHERE id = ? AND state = ?", to, message, nowMs, id, from)
 	if err != nil {
 		return false, fmt.Errorf("move run %d from %s to %s: %w", id, from, to, err)
 	}
@@ -408,90 +486,96 @@ func (s *Store) RunSetState(ctx context.Context, id int64, from, to kind.RunStat
 	return n == 1, err
 }
 
-// RunTakeOverParams move scheduled runs of a dead node to a live one.
+// RunTakeOverParams move runs of a dead node to a live one.
 type RunTakeOverParams struct {
-	From  string
-	To    string
-	Limit int
+	From string
+	To   string // may be From: a node adopting its own runs after a restart or rejoin
+	// DueBeforeMs limits it to runs due before this time (0: all).
+	DueBeforeMs int64
+	// Claimed takes the runs the node claimed (dispatching) but never handed
+	// to a target, instead of its scheduled runs. They stay dispatching,
+	// claimed now by To, which must send them.
+	Claimed bool
+	Limit   int
+	Message string
 }
 
-// RunTakeOver re-owns up to Limit scheduled runs of a dead node
-// (compare-and-set on the owner, so two survivors never take the same run)
-// and returns the runs taken.
+// RunTakeOver re-owns up to Limit scheduled (or claimed, never handed) runs
+// of a node (compare-and-set on owner, state and hand-off, so two survivors
+// never take the same run and the old owner can no longer claim or hand
+// them) and returns the runs taken, read back by token.
 func (s *Store) RunTakeOver(ctx context.Context, p RunTakeOverParams) ([]Run, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE owner = ? AND state = ? ORDER BY scheduled_ms LIMIT ?", p.From, kind.RunScheduled, p.Limit)
+	state, cond := kind.RunScheduled, ""
+	if p.Claimed {
+		state, cond = kind.RunDispatching, " AND handed_ms = 0"
+	}
+	if p.DueBeforeMs > 0 {
+		cond += fmt.Sprintf(" AND scheduled_ms < %d", p.DueBeforeMs)
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE owner = ? AND state = ?"+cond+" ORDER BY scheduled_ms LIMIT ?", p.From, state, p.Limit)
 	if err != nil {
-		return nil, fmt.Errorf("list orphan runs of node %s: %w", p.From, err)
+		return nil, fmt.Errorf("list %s runs of node %s: %w", state, p.From, err)
 	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("list orphan runs: %w", err)
-		}
-		ids = append(ids, id)
+	ids, err := collectIDs(rows)
+	if err != nil {
+		return nil, fmt.Errorf("list %s runs of node %s: %w", state, p.From, err)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list orphan runs: %w", err)
-	}
+	token := newToken()
 	var out []Run
 	for _, chunk := range chunkInt64(ids, 1000) {
-		args := []any{p.To, "taken over from dead node " + p.From}
+		args := []any{p.To, token, p.Message}
 		for _, id := range chunk {
 			args = append(args, id)
 		}
-		args = append(args, p.From, kind.RunScheduled)
-		if _, err := s.execRetry(ctx, "UPDATE runs SET owner = ?, message = ? WHERE id IN ("+placeholders(len(chunk))+") AND owner = ? AND state = ?", args...); err != nil {
+		args = append(args, p.From, state)
+		if _, err := s.execRepeatable(ctx, "UPDATE runs SET owner = ?, claim_token = ?, message = ? WHERE id IN ("+placeholders(len(chunk))+") AND owner = ? AND state = ?"+cond, args...); err != nil {
 			return out, fmt.Errorf("take over %d runs of node %s: %w", len(chunk), p.From, err)
 		}
 		sel := []any{}
 		for _, id := range chunk {
 			sel = append(sel, id)
 		}
-		sel = append(sel, p.To, kind.RunScheduled)
-		rs, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE id IN ("+placeholders(len(chunk))+") AND owner = ? AND state = ? ORDER BY scheduled_ms", sel...)
+		sel = append(sel, token, p.To, state)
+		rs, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE id IN ("+placeholders(len(chunk))+") AND claim_token = ? AND owner = ? AND state = ? ORDER BY scheduled_ms", sel...)
 		if err != nil {
 			return out, fmt.Errorf("read taken-over runs: %w", err)
 		}
-		for rs.Next() {
-			r, err := scanRun(rs)
-			if err != nil {
-				rs.Close()
-				return out, fmt.Errorf("read taken-over runs: %w", err)
-			}
-			out = append(out, r)
+		got, err := collectRuns(rs)
+		if err != nil {
+			return out, fmt.Errorf("read taken-over runs: %w", err)
 		}
-		rs.Close()
+		out = append(out, got...)
 	}
 	return out, nil
 }
 
-// RunMarkLostParams complete the runs a dead node left mid-dispatch.
+// RunMarkLostParams complete the runs a node handed to their targets but
+// never saw answered.
 type RunMarkLostParams struct {
-	Owner   string
-	Message string
-	NowMs   int64
+	Owner string
+	// HandedBeforeMs limits it to runs handed before this time (0: all).
+	HandedBeforeMs int64
+	Message        string
+	NowMs          int64
 }
 
-// RunMarkLost moves a dead node's dispatching runs to lost; they are not
-// re-sent blindly. Returns the ids marked.
+// RunMarkLost moves a node's dispatching runs that were handed to their
+// target to lost: they may have arrived, so they are never re-sent blindly
+// (runs claimed but not handed are taken over and sent instead). Returns the
+// ids marked.
 func (s *Store) RunMarkLost(ctx context.Context, p RunMarkLostParams) ([]int64, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE owner = ? AND state = ?", p.Owner, kind.RunDispatching)
+	before := p.HandedBeforeMs
+	if before <= 0 {
+		before = 1<<62 - 1
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE owner = ? AND state = ? AND handed_ms > 0 AND handed_ms < ?", p.Owner, kind.RunDispatching, before)
 	if err != nil {
 		return nil, fmt.Errorf("list dispatching runs of node %s: %w", p.Owner, err)
 	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		ids = append(ids, id)
+	ids, err := collectIDs(rows)
+	if err != nil {
+		return nil, fmt.Errorf("list dispatching runs of node %s: %w", p.Owner, err)
 	}
-	rows.Close()
 	var lost []int64
 	for _, id := range ids {
 		ok, err := s.RunSetState(ctx, id, kind.RunDispatching, kind.RunLost, p.Message, p.NowMs)
@@ -503,6 +587,44 @@ func (s *Store) RunMarkLost(ctx context.Context, p RunMarkLostParams) ([]int64, 
 		}
 	}
 	return lost, nil
+}
+
+// RunListClaimedSince lists an owner's runs claimed before beforeMs and still
+// neither handed to a target nor finished: their sender gave up or is gone
+// (the claim's answer was lost, the node dropped its memory). They are safe
+// to send again through RunHandOff.
+func (s *Store) RunListClaimedSince(ctx context.Context, owner string, beforeMs int64, limit int) ([]Run, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE owner = ? AND state = ? AND handed_ms = 0 AND dispatched_ms < ? ORDER BY scheduled_ms LIMIT ?",
+		owner, kind.RunDispatching, beforeMs, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list stuck claimed runs of node %s: %w", owner, err)
+	}
+	return collectRuns(rows)
+}
+
+func collectIDs(rows *sql.Rows) ([]int64, error) {
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+func uniqueInt64(ids []int64) []int64 {
+	seen := make(map[int64]bool, len(ids))
+	out := make([]int64, 0, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // RunCountByState counts a job's runs per state (0 = all jobs).
@@ -538,13 +660,4 @@ func isFailed(state kind.RunState) bool {
 		}
 	}
 	return false
-}
-
-// followupFor is the followup column a write to state sets: 0 (pending) for
-// failures, NULL otherwise.
-func followupFor(state kind.RunState) any {
-	if isFailed(state) {
-		return 0
-	}
-	return nil
 }

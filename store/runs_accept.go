@@ -44,7 +44,7 @@ func (s *Store) RunAcceptBatch(ctx context.Context, accepts []RunAccept) error {
 			" WHERE id IN (" + placeholders(len(idA)) + ")"
 		args = append(args, kind.RunDispatching, kind.RunRunning)
 		args = append(args, idA...)
-		if _, err := s.execRetry(ctx, q, args...); err != nil {
+		if _, err := s.execRepeatable(ctx, q, args...); err != nil {
 			return fmt.Errorf("record %d accepted dispatches: %w", len(chunk), err)
 		}
 	}

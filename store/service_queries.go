@@ -12,6 +12,8 @@ import (
 type GroupListPageParams struct {
 	AfterID int64 // groups with a larger id
 	Limit   int   // 1..1000; other values mean 100
+	// OnlyGroups, when not nil, keeps only these group ids (empty: none).
+	OnlyGroups []int64
 }
 
 // GroupListPage lists groups by id, after AfterID.
@@ -20,7 +22,9 @@ func (s *Store) GroupListPage(ctx context.Context, p GroupListPageParams) ([]Gro
 	if limit <= 0 || limit > 1000 {
 		limit = 100
 	}
-	rows, err := s.db.QueryContext(ctx, "SELECT "+groupCols+" FROM job_groups WHERE id > ? ORDER BY id LIMIT ?", p.AfterID, limit)
+	q, args := "SELECT "+groupCols+" FROM job_groups WHERE id > ?", []any{p.AfterID}
+	q, args = onlyGroups(q, args, "id", p.OnlyGroups)
+	rows, err := s.db.QueryContext(ctx, q+" ORDER BY id LIMIT ?", append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("list groups: %w", err)
 	}
@@ -68,4 +72,20 @@ func (s *Store) JobUpdateFields(ctx context.Context, p JobUpdateFieldsParams) (J
 		}
 	}
 	return s.JobGet(ctx, p.ID)
+}
+
+// onlyGroups adds "AND col IN (ids)" to a query when ids is not nil; an
+// empty, non-nil list matches nothing.
+func onlyGroups(q string, args []any, col string, ids []int64) (string, []any) {
+	if ids == nil {
+		return q, args
+	}
+	if len(ids) == 0 {
+		return q + " AND 1=0", args
+	}
+	q += " AND " + col + " IN (" + placeholders(len(ids)) + ")"
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	return q, args
 }

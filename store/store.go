@@ -19,8 +19,12 @@ import (
 
 // Store is Ringjob's storage seam. All SQL lives behind its methods.
 type Store struct {
-	db *sql.DB
-	d  dialect
+	db   conn    // the pool, or the transaction of a Store made by Tx
+	pool *sql.DB // always the pool
+	d    dialect
+	inTx bool
+	// database is the MySQL schema name (it scopes server-wide named locks).
+	database string
 	// box seals secrets at rest (nil = plaintext); see UseSecrets.
 	box            *secretbox.Box
 	sealedSettings map[string]bool
@@ -29,11 +33,15 @@ type Store struct {
 // Kind reports the database kind: "mysql" or "sqlite".
 func (s *Store) Kind() string { return s.d.name() }
 
+// NamedLocks reports whether the database has session-scoped named locks
+// (MySQL GET_LOCK): node liveness is then seen through them.
+func (s *Store) NamedLocks() bool { return s.d.namedLocks() }
+
 // DB exposes the pool for health checks.
-func (s *Store) DB() *sql.DB { return s.db }
+func (s *Store) DB() *sql.DB { return s.pool }
 
 // Close closes the pool.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error { return s.pool.Close() }
 
 // Open connects to a database given as a URL:
 //
@@ -119,7 +127,12 @@ func OpenMySQL(ctx context.Context, dsn string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("connect to mysql at %s: %w", cfg.Addr, err)
 	}
-	return &Store{db: db, d: mysqlDialect{}}, nil
+	var database sql.NullString
+	if err := db.QueryRowContext(pctx, "SELECT DATABASE()").Scan(&database); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("read the database name at %s: %w", cfg.Addr, err)
+	}
+	return &Store{db: db, pool: db, d: mysqlDialect{}, database: database.String}, nil
 }
 
 // OpenSQLite opens (creating if needed) an SQLite database file.
@@ -150,7 +163,7 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 			return nil, err
 		}
 	}
-	return &Store{db: db, d: sqliteDialect{}}, nil
+	return &Store{db: db, pool: db, d: sqliteDialect{}}, nil
 }
 
 // prepareSQLiteFile creates the database's directory (0700) and file (0600)
@@ -204,23 +217,4 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// execRetry runs one autocommit statement, again when it lost a deadlock or
-// lock wait (the database rolled it back, so running it again is safe).
-func (s *Store) execRetry(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	var err error
-	for attempt := 0; attempt < 5; attempt++ {
-		var res sql.Result
-		res, err = s.db.ExecContext(ctx, query, args...)
-		if err == nil || !s.d.isRetryable(err) {
-			return res, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, err
-		case <-time.After(time.Duration(attempt+1) * 5 * time.Millisecond):
-		}
-	}
-	return nil, err
 }

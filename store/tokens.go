@@ -91,12 +91,21 @@ func (s *Store) TokenCount(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// TokenDeleteByName deletes the tokens named name, except the one whose
-// hash is keepHash ("" keeps none), and returns how many went.
+// TokenDeleteByName deletes the server tokens (owned by no user or service
+// account) named name, except the one whose hash is keepHash ("" keeps
+// none), and returns how many went. When any went, the auth version moves
+// on, so every replica drops them from its credential cache.
 func (s *Store) TokenDeleteByName(ctx context.Context, name, keepHash string) (int64, error) {
-	res, err := s.execRetry(ctx, "DELETE FROM api_tokens WHERE name = ? AND token_hash <> ?", name, keepHash)
-	if err != nil {
-		return 0, fmt.Errorf("delete api tokens named %q: %w", name, err)
-	}
-	return res.RowsAffected()
+	var n int64
+	err := s.Tx(ctx, func(tx *Store) error {
+		res, err := tx.db.ExecContext(ctx, "DELETE FROM api_tokens WHERE name = ? AND token_hash <> ? AND principal_id = 0", name, keepHash)
+		if err != nil {
+			return fmt.Errorf("delete api tokens named %q: %w", name, err)
+		}
+		if n, _ = res.RowsAffected(); n > 0 {
+			return tx.AuthVersionBump(ctx)
+		}
+		return nil
+	})
+	return n, err
 }

@@ -51,12 +51,32 @@ type LogChunk struct {
 // output reach the fire ledger. It is safe for concurrent use.
 type Sink interface {
 	// Complete records the final outcome of a run that Run accepted without Done.
-	// Only the first outcome for a run counts; later ones are ignored.
+	// Only the first outcome for a run counts; later ones are logged on the
+	// run and not applied.
 	Complete(ctx context.Context, runID int64, out Outcome) error
 	// AppendLog appends text (one or more lines) to the run's central log.
 	AppendLog(ctx context.Context, runID int64, text string) error
 	// ReadLog reads the run's central log from a 1-based line.
 	ReadLog(ctx context.Context, runID int64, fromLine int) (LogChunk, error)
+}
+
+// Result is one run's final outcome with who reported it, for BatchSink.
+type Result struct {
+	RunID int64
+	Outcome
+	// Source names the reporter for the run's log when the outcome comes
+	// after the run has ended ("executor callback", "kill", ...); "" = the
+	// target's driver.
+	Source string
+}
+
+// BatchSink is a Sink that records many outcomes in one write. It returns
+// only once they are durable (so a caller may acknowledge them), and says per
+// result whether it was applied: the first final outcome of a run wins; a
+// later one is written to the run's log, never applied.
+type BatchSink interface {
+	Sink
+	CompleteMany(ctx context.Context, results []Result) ([]bool, error)
 }
 
 // Driver runs targets of one or more URI schemes. Every method takes the full

@@ -187,7 +187,13 @@ func TestCallbackWireFormats(t *testing.T) {
 				{"go-client", `[{"logId":%d,"logDateTim":1780315205000,"executeResult":{"code":500,"msg":"boom"},"handleCode":500,"handleMsg":"task panic:boom"}]`, kind.RunFailed},
 				// 3.5: {"callbackList": [...]} with logDateTime.
 				{"java-3.5", `{"callbackList":[{"logId":%d,"logDateTime":1780315205000,"handleCode":502,"handleMsg":"job execute timeout "}]}`, kind.RunTimedOut},
-				{"killed", `[{"logId":%d,"logDateTim":0,"handleCode":500,"handleMsg":"scheduling center kill job. [job running, killed]"}]`, kind.RunKilled},
+				// The message is never read: a 500 that says "killed" is a
+				// failure, as XXL-JOB records it; only a kill the server sent
+				// and the executor accepted makes a run killed.
+				{"killed in the message", `[{"logId":%d,"logDateTim":0,"handleCode":500,"handleMsg":"scheduling center kill job. [job running, killed]"}]`, kind.RunFailed},
+				{"OOM killer in the message", `[{"logId":%d,"logDateTim":0,"handleCode":500,"handleMsg":"child process was killed by the OOM killer"}]`, kind.RunFailed},
+				// Codes other than 200 and 502 are failures, as in XXL-JOB.
+				{"other code", `[{"logId":%d,"logDateTim":0,"handleCode":404,"handleMsg":"killed"}]`, kind.RunFailed},
 			}
 			for _, tc := range cases {
 				r := b.runningRun(t)
@@ -371,4 +377,29 @@ func TestCallbackBeforeTheTargetIsRecorded(t *testing.T) {
 	got, err := b.st.RunGet(ctx, r.ID)
 	require.NoError(t, err)
 	require.Equal(t, kind.RunSucceeded, got.State)
+}
+
+// TestAddressBelongsToOneGroup: a holder of one group's credential cannot
+// register an address another group's executor holds (the server would
+// then send that executor the wrong group's jobs and token).
+func TestAddressBelongsToOneGroup(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "sqlite")
+	ctx := context.Background()
+	_, err := b.st.GroupCreate(ctx, store.GroupCreateParams{AppName: "orders", NowMs: 1,
+		GroupExecutorSettings: store.GroupExecutorSettings{AccessToken: "orders-token-0123456789", AcceptRegistrations: true}})
+	require.NoError(t, err)
+	env := b.post(t, "/api/registry", `{"registryGroup":"EXECUTOR","registryKey":"orders","registryValue":"http://10.0.0.8:9999"}`,
+		map[string]string{"XXL-JOB-ACCESS-TOKEN": "orders-token-0123456789"})
+	require.EqualValues(t, 200, env["code"], "%v", env)
+	env = b.post(t, "/api/registry", `{"registryGroup":"EXECUTOR","registryKey":"xxl-job-executor-sample","registryValue":"http://10.0.0.8:9999/"}`, token)
+	require.EqualValues(t, 500, env["code"])
+	require.Contains(t, env["msg"], `registered by group "orders"`)
+	live, err := b.ex.List(ctx, "xxl-job-executor-sample", 90_000)
+	require.NoError(t, err)
+	require.Empty(t, live)
+	appName, tok, _, err := b.ex.Auth(ctx, "http://10.0.0.8:9999")
+	require.NoError(t, err)
+	require.Equal(t, "orders", appName)
+	require.Equal(t, "orders-token-0123456789", tok)
 }

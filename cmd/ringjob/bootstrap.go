@@ -35,7 +35,8 @@ func bootstrap(ctx context.Context, svc *service.Service, b Bootstrap, log *logr
 		if _, ok := groups[bg.AppName]; ok {
 			continue
 		}
-		g, err := svc.CreateGroup(ctx, service.GroupCreateParams{AppName: bg.AppName, Title: bg.Title, Members: bg.Members})
+		g, err := svc.CreateGroup(ctx, service.GroupCreateParams{AppName: bg.AppName, Title: bg.Title, Members: bg.Members,
+			AcceptRegistrations: bg.AcceptRegistrations})
 		if err != nil {
 			return fmt.Errorf("bootstrap.groups[%d] (%s): %w", i, bg.AppName, err)
 		}

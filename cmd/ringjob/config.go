@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/ringjob/ringjob/sso"
 	"net/url"
 	"os"
 	"strconv"
@@ -38,6 +39,7 @@ type Config struct {
 	TLS       TLSConfig       `yaml:"tls"`
 	Log       LogConfig       `yaml:"log"`
 	API       APIConfig       `yaml:"api"`
+	Auth      AuthConfig      `yaml:"auth"`
 	Executors ExecutorsConfig `yaml:"executors"`
 	Lambda    LambdaConfig    `yaml:"lambda"`
 	// Alarms declares the alarm channels jobs may name (email, webhook,
@@ -129,6 +131,17 @@ type APIConfig struct {
 	Pprof bool `yaml:"pprof"`
 }
 
+// AuthConfig configures browser sessions and single sign-on.
+type AuthConfig struct {
+	// SessionIdle ends a browser session unused for this long (default 30m).
+	SessionIdle time.Duration `yaml:"session_idle"`
+	// SessionMax ends a browser session this long after login (default 12h).
+	SessionMax time.Duration `yaml:"session_max"`
+	// SSO configures OIDC single sign-on; off when issuer_url is empty. Env
+	// RINGJOB_SSO_CLIENT_SECRET sets the client secret.
+	SSO sso.Config `yaml:"sso"`
+}
+
 // ExecutorsConfig configures HTTP executors (XXL-JOB protocol).
 type ExecutorsConfig struct {
 	// AccessToken is the global XXL-JOB-ACCESS-TOKEN executors and server
@@ -217,6 +230,9 @@ type BootstrapGroup struct {
 	AppName string   `yaml:"app_name"`
 	Title   string   `yaml:"title"`
 	Members []string `yaml:"members"`
+	// AcceptRegistrations: omitted = true unless every member is a
+	// lambda:// or local:// target (see docs/security.md).
+	AcceptRegistrations *bool `yaml:"accept_registrations"`
 }
 
 // BootstrapJob is a job to create, in the group with app name Group.
@@ -279,6 +295,12 @@ func (c *Config) Validate() error {
 	case "text", "json":
 	default:
 		errs = append(errs, fmt.Errorf("log.format must be text or json, got %q", c.Log.Format))
+	}
+	if c.Auth.SessionIdle < 0 || c.Auth.SessionMax < 0 {
+		errs = append(errs, fmt.Errorf("auth.session_idle and auth.session_max must not be negative"))
+	}
+	if err := c.Auth.SSO.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.API.BodyLimitBytes < 1024 {
 		errs = append(errs, fmt.Errorf("api.body_limit_bytes must be at least 1024, got %d", c.API.BodyLimitBytes))
@@ -372,6 +394,7 @@ func loadConfig(path string, getenv func(string) string, fl *flagValues) (*Confi
 	str(&c.Log.Level, "RINGJOB_LOG_LEVEL")
 	str(&c.Log.Format, "RINGJOB_LOG_FORMAT")
 	str(&c.API.AdminToken, "RINGJOB_ADMIN_TOKEN")
+	str(&c.Auth.SSO.ClientSecret, "RINGJOB_SSO_CLIENT_SECRET")
 	str(&c.Executors.AccessToken, "RINGJOB_EXECUTOR_TOKEN")
 	str(&c.Lambda.Endpoint, "RINGJOB_LAMBDA_ENDPOINT")
 	str(&c.Secrets.Key, "RINGJOB_SECRETS_KEY")

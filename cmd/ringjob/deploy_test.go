@@ -33,9 +33,28 @@ import (
 // replica is a ringjob server process with its JSON log lines kept.
 type replica struct {
 	*server
-	logMu sync.Mutex
-	logs  []map[string]any
-	raw   []string
+	logMu  sync.Mutex
+	logs   []map[string]any
+	raw    []string
+	stderr syncBuf
+}
+
+// syncBuf is a buffer safe for the process writer and the test reading it.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func (r *replica) logLines(msg string) []map[string]any {
@@ -62,16 +81,18 @@ func startReplica(t *testing.T, cfg string, scheme string, client *http.Client, 
 	r := &replica{server: &server{t: t, base: fmt.Sprintf("%s://127.0.0.1:%d", scheme, port), exited: make(chan error, 1)}}
 	r.cmd = exec.Command(ringjobBinary(t), "server", "--config", cfgPath)
 	r.cmd.Env = append(os.Environ(), env...)
-	r.cmd.Stdout = lockedWriter{r.server}
-	stderr, err := r.cmd.StderrPipe()
+	// JSON logs are on stdout, alone; stderr stays empty.
+	stdout, err := r.cmd.StdoutPipe()
 	require.NoError(t, err)
+	r.cmd.Stderr = &r.stderr
 	require.NoError(t, r.cmd.Start())
 	go func() {
-		sc := bufio.NewScanner(stderr)
+		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
 			var m map[string]any
 			line := sc.Text()
+			_, _ = lockedWriter{r.server}.Write([]byte(line + "\n"))
 			_ = json.Unmarshal([]byte(line), &m)
 			r.logMu.Lock()
 			r.raw = append(r.raw, line)
@@ -98,10 +119,11 @@ func startReplica(t *testing.T, cfg string, scheme string, client *http.Client, 
 	return r
 }
 
-// checkJSONLogs: every stderr line is a JSON object with a millisecond UTC
-// timestamp, a level and a message.
+// checkJSONLogs: every stdout line is a JSON object with a millisecond UTC
+// timestamp, a level and a message, and nothing is written to stderr.
 func (r *replica) checkJSONLogs(t *testing.T) {
 	t.Helper()
+	require.Empty(t, r.stderr.String(), "stderr of a server logging JSON")
 	r.logMu.Lock()
 	defer r.logMu.Unlock()
 	require.NotEmpty(t, r.raw)
@@ -133,12 +155,12 @@ func TestRollingStop(t *testing.T) {
 	mark := filepath.Join(t.TempDir(), "first-attempt-ran")
 	cfg := func(node string) string {
 		return fmt.Sprintf(`database_url: %q
-scheduler: {node_id: %s, stop_grace: 2s, followup_interval: 200ms}
+scheduler: {node_id: %s, stop_grace: 6s, followup_interval: 200ms}
 local:
   kill_grace: 1s
   commands:
     - name: quick
-      argv: ["/bin/sh", "-c", "echo started; sleep 1; echo quick done"]
+      argv: ["/bin/sh", "-c", "echo started; sleep 4; echo quick done"]
     - name: slow
       argv: ["/bin/sh", "-c", "if [ -e \"$MARK\" ]; then echo second attempt; exit 0; fi; touch \"$MARK\"; echo first attempt; exec sleep 120"]
       env: {MARK: %q}
@@ -184,7 +206,8 @@ local:
 		t.Fatal("replica A did not stop within 30 s of SIGTERM")
 	}
 	took := time.Since(stopped)
-	require.Less(t, took, 2*time.Second+1*time.Second+10*time.Second, "stop took %s: stop grace 2s + kill grace 1s + margin", took)
+	require.Less(t, took, 6*time.Second+1*time.Second+10*time.Second, "stop took %s: stop grace 6s + kill grace 1s + margin", took)
+	require.GreaterOrEqual(t, took, 5*time.Second, "stop took %s: the slow process must get the whole stop grace", took)
 
 	// The quick process finished inside the grace: a success.
 	require.Equal(t, "succeeded", runState(b.server, quick)["state"], "%v", runState(b.server, quick))
@@ -253,7 +276,9 @@ func TestNativeTLS(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, 200, resp.StatusCode)
-	require.Contains(t, s.output(), "API:     https://127.0.0.1:", "the public URL defaults to https")
+	running := s.logLines("ringjob is running")
+	require.Len(t, running, 1)
+	require.Regexp(t, `^https://127\.0\.0\.1:\d+$`, running[0]["public_url"], "the public URL defaults to https")
 	// Plain HTTP is not served.
 	plain, err := net.DialTimeout("tcp", strings.TrimPrefix(s.base, "https://"), 5*time.Second)
 	require.NoError(t, err)
@@ -264,6 +289,7 @@ func TestNativeTLS(t *testing.T) {
 	plain.Close()
 	require.False(t, bytes.HasPrefix(buf[:n], []byte("HTTP/1.1 200")), "plain HTTP answered: %q", buf[:n])
 	s.stop()
+	s.checkJSONLogs(t)
 }
 
 // writeCert writes a self-signed certificate for 127.0.0.1 and returns a

@@ -66,15 +66,16 @@ type server struct {
 	token  string
 	mu     sync.Mutex
 	stdout bytes.Buffer
-	stderr bytes.Buffer // the server's log
+	stderr bytes.Buffer
 	exited chan error
 }
 
-// logs is what the server logged so far.
+// logs is what the server logged so far: JSON logs go to stdout, text logs
+// to stderr.
 func (s *server) logs() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.stderr.String()
+	return s.stderr.String() + s.stdout.String()
 }
 
 func (s *server) output() string {

@@ -2,6 +2,7 @@
 //
 //	ringjob server  [--config FILE] [flags]   run a scheduler replica with the API
 //	ringjob migrate [--config FILE] [flags]   apply database migrations and exit
+//	ringjob admin create-user NAME --role admin   create or reset a local admin (password shown once)
 //	ringjob dev lambda --function NAME=PATH   run the Lambda emulator (no AWS account needed)
 //	ringjob version                           print the version
 package main
@@ -29,6 +30,7 @@ func usage(w io.Writer) {
 Usage:
   ringjob server  [--config FILE] [--database-url URL] [--listen ADDR] [--log-level L] [--log-format text|json]
   ringjob migrate [--config FILE] [--database-url URL]
+  ringjob admin create-user NAME --role admin [--config FILE] [--database-url URL]
   ringjob dev lambda --function NAME=PATH [--function ...] [--listen ADDR]
   ringjob version
 
@@ -58,6 +60,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 		defer stop()
 		return devLambda(ctx, rest[1:], stdout, stderr)
+	case "admin":
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+		return adminCommand(ctx, rest, stdout, stderr)
 	case "server", "migrate":
 	default:
 		fmt.Fprintf(stderr, "ringjob: unknown command %q\n\n", cmd)
@@ -89,7 +95,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = serve(ctx, cfg, stdout, stderr)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "ringjob %s: %v\n", cmd, err)
+		if cmd == "server" && cfg.Log.Format == "json" {
+			newLogger(cfg, stdout).WithError(err).Error("ringjob server failed")
+		} else {
+			fmt.Fprintf(stderr, "ringjob %s: %v\n", cmd, err)
+		}
 		return 1
 	}
 	return 0

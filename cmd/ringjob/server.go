@@ -22,6 +22,7 @@ import (
 	"github.com/ringjob/ringjob/retention"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/service"
+	"github.com/ringjob/ringjob/sso"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
 	httptarget "github.com/ringjob/ringjob/targets/http"
@@ -39,6 +40,16 @@ func (utcHook) Levels() []logrus.Level { return logrus.AllLevels }
 func (utcHook) Fire(e *logrus.Entry) error {
 	e.Time = e.Time.UTC()
 	return nil
+}
+
+// logOutput: JSON logs go to stdout, where container platforms collect
+// them, and stdout then carries nothing else; text logs go to stderr,
+// beside the banner a person reads on stdout.
+func logOutput(cfg *Config, stdout, stderr io.Writer) io.Writer {
+	if cfg.Log.Format == "json" {
+		return stdout
+	}
+	return stderr
 }
 
 func newLogger(cfg *Config, w io.Writer) *logrus.Entry {
@@ -86,7 +97,7 @@ func migrate(ctx context.Context, cfg *Config, stdout io.Writer) error {
 // gracefully: the API stops taking requests, the scheduler hands its ring
 // back, local processes are ended, and the database is closed.
 func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
-	log := newLogger(cfg, stderr)
+	log := newLogger(cfg, logOutput(cfg, stdout, stderr))
 	st, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -165,6 +176,7 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	drivers.Register("lambda", lambdaDriver)
 
 	svc := service.New(service.Options{Store: st, Scheduler: sched, Drivers: drivers, Clock: clock, AlarmChannels: channels,
+		Log: log.WithField("component", "service"), Access: service.AccessOptions{SessionIdle: cfg.Auth.SessionIdle, SessionMax: cfg.Auth.SessionMax},
 		OnGroupChange: func() {
 			executors.GroupsChanged()
 			sched.ForgetTargets()
@@ -177,12 +189,22 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 		return err
 	}
 
+	// The auth watcher drops cached credentials when another replica revokes one.
+	authWatcher := svc.Watcher()
+	if err := authWatcher.Start(context.WithoutCancel(ctx)); err != nil {
+		return err
+	}
+	defer authWatcher.Stop()
+
 	app := api.New(api.Options{
-		Service:   svc,
-		Registry:  reg,
-		Log:       log.WithField("component", "api"),
-		BodyLimit: cfg.API.BodyLimitBytes,
-		Pprof:     cfg.API.Pprof,
+		Service:       svc,
+		Registry:      reg,
+		Log:           log.WithField("component", "api"),
+		BodyLimit:     cfg.API.BodyLimitBytes,
+		Pprof:         cfg.API.Pprof,
+		SecureCookies: strings.HasPrefix(cfg.PublicURL, "https://"),
+		Clock:         clock,
+		SSO:           ssoProvider(cfg, clock),
 	})
 	xxlapi.Mount(app, executors, log.WithField("component", "executor-api"))
 	ln, err := net.Listen("tcp", cfg.Listen)
@@ -202,6 +224,10 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 
 	if err := sched.Start(ctx); err != nil {
 		_ = app.Shutdown()
+		if ctx.Err() != nil {
+			log.Info("stopped while starting: signal received")
+			return nil // asked to stop before the scheduler was up: a clean exit
+		}
 		return err
 	}
 	stopMaintenance, err := startMaintenance(ctx, cfg, st, sched.NodeID(), clock, reg, log)
@@ -210,16 +236,18 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 		_ = app.Shutdown()
 		return err
 	}
-	fmt.Fprintf(stdout, "Ringjob %s is running (node %s, database %s)\n", version, sched.NodeID(), st.Kind())
-	fmt.Fprintf(stdout, "  API:     %s/api/v1   (OpenAPI: %s/api/v1/openapi.json)\n", cfg.PublicURL, cfg.PublicURL)
-	fmt.Fprintf(stdout, "  Health:  %s/healthz  %s/readyz   Metrics: %s/metrics\n", cfg.PublicURL, cfg.PublicURL, cfg.PublicURL)
-	if execTokenNew {
-		fmt.Fprintf(stdout, "\n  Executor access token (generated; set it as the executors' accessToken):\n\n    %s\n", execToken)
-	}
-	fmt.Fprintf(stdout, "  Executors register at: %s (XXL-JOB admin address; /xxl-job-admin also works)\n", cfg.PublicURL)
-	if token != "" {
-		fmt.Fprintf(stdout, "\n  Admin API token (shown once, only its hash is stored):\n\n    %s\n\n", token)
-		fmt.Fprintf(stdout, "  Try: curl -H 'Authorization: Bearer %s' %s/api/v1/jobs\n\n", token, cfg.PublicURL)
+	if cfg.Log.Format == "json" {
+		// Nothing but JSON lines on stdout: the banner is a log line too.
+		log.WithFields(logrus.Fields{"version": version, "node": sched.NodeID(), "database": st.Kind(),
+			"api": cfg.PublicURL + "/api/v1", "public_url": cfg.PublicURL}).Info("ringjob is running")
+		if execTokenNew {
+			log.WithField("executor_token", execToken).Warn("executor access token generated; set it as the executors' accessToken")
+		}
+		if token != "" {
+			log.WithField("admin_token", token).Warn("admin API token generated; shown once, only its hash is stored")
+		}
+	} else {
+		printBanner(stdout, cfg, sched.NodeID(), st.Kind(), execToken, execTokenNew, token)
 	}
 
 	var serveErr error
@@ -261,6 +289,22 @@ func drainLocal(local *localexec.Driver, graceEnd time.Time, cfg *Config, node s
 	msg := fmt.Sprintf("lost: replica %s stopped and the process was still running after its stop grace (%s); retried per the job's retry policy", node, cfg.Scheduler.StopGrace)
 	if err := local.Abandon(actx, msg); err != nil {
 		log.WithError(err).Warn("end local processes")
+	}
+}
+
+// printBanner tells a person at a terminal where the server is and what
+// it generated.
+func printBanner(stdout io.Writer, cfg *Config, node, dbKind, execToken string, execTokenNew bool, token string) {
+	fmt.Fprintf(stdout, "Ringjob %s is running (node %s, database %s)\n", version, node, dbKind)
+	fmt.Fprintf(stdout, "  API:     %s/api/v1   (OpenAPI: %s/api/v1/openapi.json)\n", cfg.PublicURL, cfg.PublicURL)
+	fmt.Fprintf(stdout, "  Health:  %s/healthz  %s/readyz   Metrics: %s/metrics\n", cfg.PublicURL, cfg.PublicURL, cfg.PublicURL)
+	if execTokenNew {
+		fmt.Fprintf(stdout, "\n  Executor access token (generated; set it as the executors' accessToken):\n\n    %s\n", execToken)
+	}
+	fmt.Fprintf(stdout, "  Executors register at: %s (XXL-JOB admin address; /xxl-job-admin also works)\n", cfg.PublicURL)
+	if token != "" {
+		fmt.Fprintf(stdout, "\n  Admin API token (shown once, only its hash is stored):\n\n    %s\n\n", token)
+		fmt.Fprintf(stdout, "  Try: curl -H 'Authorization: Bearer %s' %s/api/v1/jobs\n\n", token, cfg.PublicURL)
 	}
 }
 
@@ -325,6 +369,14 @@ func startMaintenance(ctx context.Context, cfg *Config, st *store.Store, node st
 		stops = append(stops, w.Stop)
 	}
 	return stop, nil
+}
+
+// ssoProvider is the OIDC provider of the config, or nil when SSO is off.
+func ssoProvider(cfg *Config, clock clockwork.Clock) *sso.Provider {
+	if !cfg.Auth.SSO.Enabled() {
+		return nil
+	}
+	return sso.New(cfg.Auth.SSO, clock)
 }
 
 // sealSecrets makes the store seal the secrets it keeps (group executor

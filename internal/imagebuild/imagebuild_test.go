@@ -282,18 +282,20 @@ func runServer(t *testing.T, img v1.Image, root string) {
 	if os.Geteuid() == 0 {
 		cmd.Dir = cf.Config.WorkingDir
 	}
-	stderr, err := cmd.StderrPipe()
+	// JSON logs on stdout, alone; nothing on stderr.
+	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stdout = io.Discard
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	lines := make(chan []string, 1)
 	go func() {
 		var ls []string
-		sc := bufio.NewScanner(stderr)
+		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
 			ls = append(ls, sc.Text())
@@ -330,6 +332,9 @@ func runServer(t *testing.T, img v1.Image, root string) {
 	ls := <-lines
 	if len(ls) == 0 {
 		t.Fatal("server logged nothing")
+	}
+	if stderr.Len() > 0 {
+		t.Errorf("server wrote to stderr: %q", stderr.String())
 	}
 	for _, l := range ls {
 		var m map[string]any

@@ -18,27 +18,28 @@ import (
 )
 
 // A burst of dispatches to one executor reuses a bounded set of keep-alive
-// connections: the executor sees at most MaxConnsPerExecutor connections at
-// once and far fewer connections than triggers, and every trigger arrives.
+// connections: the executor serves at most MaxConnsPerExecutor triggers at
+// once, over far fewer connections than triggers, and every trigger arrives.
 func TestConnectionsAreReusedAndBounded(t *testing.T) {
 	t.Parallel()
 	const limit, workers, perWorker = 4, 32, 25
 	ex := &rawExecutor{t: t, token: "tok", dialect: "2.x"}
-	var opened, open, maxOpen atomic.Int64
-	srv := httptest.NewUnstartedServer(ex)
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		switch s {
-		case http.StateNew:
-			opened.Add(1)
-			n := open.Add(1)
-			for {
-				m := maxOpen.Load()
-				if n <= m || maxOpen.CompareAndSwap(m, n) {
-					break
-				}
+	var opened, inFlight, maxInFlight atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for {
+			m := maxInFlight.Load()
+			if n <= m || maxInFlight.CompareAndSwap(m, n) {
+				break
 			}
-		case http.StateClosed, http.StateHijacked:
-			open.Add(-1)
+		}
+		time.Sleep(time.Millisecond) // requests overlap, as on a busy executor
+		ex.ServeHTTP(w, r)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			opened.Add(1)
 		}
 	}
 	srv.Start()
@@ -71,6 +72,7 @@ func TestConnectionsAreReusedAndBounded(t *testing.T) {
 	got := len(ex.requests)
 	ex.mu.Unlock()
 	require.Equal(t, workers*perWorker, got, "every trigger reached the executor")
-	require.LessOrEqual(t, maxOpen.Load(), int64(limit), "connections open at once stay within MaxConnsPerExecutor")
+	require.LessOrEqual(t, maxInFlight.Load(), int64(limit), "triggers in flight at once stay within MaxConnsPerExecutor")
+	require.Equal(t, int64(limit), maxInFlight.Load(), "and the pool is used in full")
 	require.LessOrEqual(t, opened.Load(), int64(2*limit), "%d triggers went over %d connections: they are kept alive and reused", got, opened.Load())
 }

@@ -59,3 +59,25 @@ resource "aws_lb_listener" "http" {
   }
   tags = var.tags
 }
+
+# /metrics and the profiler are for the operator's scraper inside the VPC
+# (metrics_scraper_security_group_ids), never for the load balancer's clients.
+resource "aws_lb_listener_rule" "internal_paths" {
+  listener_arn = aws_lb_listener.https.arn
+  priority     = 1
+
+  condition {
+    path_pattern {
+      values = ["/metrics", "/metrics/*", "/debug/*"]
+    }
+  }
+  action {
+    type = "fixed-response"
+    fixed_response {
+      content_type = "text/plain"
+      message_body = "not found"
+      status_code  = "404"
+    }
+  }
+  tags = var.tags
+}

@@ -113,6 +113,13 @@ resource "aws_ecs_service" "this" {
     container_port   = 8080
   }
 
+  dynamic "service_registries" {
+    for_each = aws_service_discovery_service.this
+    content {
+      registry_arn = service_registries.value.arn
+    }
+  }
+
   depends_on = [aws_lb_listener.https, aws_iam_role_policy.execution]
   tags       = var.tags
 }

@@ -96,3 +96,40 @@ resource "aws_vpc_security_group_ingress_rule" "database_from_tasks" {
   to_port                      = var.database.port
   referenced_security_group_id = aws_security_group.tasks.id
 }
+
+resource "aws_vpc_security_group_ingress_rule" "tasks_from_scrapers" {
+  for_each                     = toset(var.metrics_scraper_security_group_ids)
+  security_group_id            = aws_security_group.tasks.id
+  description                  = "Prometheus scrapes of /metrics"
+  ip_protocol                  = "tcp"
+  from_port                    = 8080
+  to_port                      = 8080
+  referenced_security_group_id = each.value
+}
+
+# A private DNS name with one A record per running task, for the scraper to
+# discover them (Prometheus dns_sd_configs).
+resource "aws_service_discovery_private_dns_namespace" "this" {
+  count       = length(var.metrics_scraper_security_group_ids) > 0 ? 1 : 0
+  name        = "${var.name}.internal"
+  description = "Ringjob ${var.name}: task discovery for metrics scrapers"
+  vpc         = var.vpc_id
+  tags        = var.tags
+}
+
+resource "aws_service_discovery_service" "this" {
+  count = length(var.metrics_scraper_security_group_ids) > 0 ? 1 : 0
+  name  = "tasks"
+  dns_config {
+    namespace_id   = aws_service_discovery_private_dns_namespace.this[0].id
+    routing_policy = "MULTIVALUE"
+    dns_records {
+      type = "A"
+      ttl  = 10
+    }
+  }
+  health_check_custom_config {
+    failure_threshold = 1
+  }
+  tags = var.tags
+}

@@ -47,3 +47,8 @@ output "security_group_id" {
   description = "Security group of the tasks (allow it into executors or other services)."
   value       = aws_security_group.tasks.id
 }
+
+output "metrics_dns_name" {
+  description = "DNS name with one A record per task, for scraping /metrics on port 8080 (null unless metrics_scraper_security_group_ids is set)."
+  value       = length(aws_service_discovery_service.this) > 0 ? "tasks.${aws_service_discovery_private_dns_namespace.this[0].name}" : null
+}

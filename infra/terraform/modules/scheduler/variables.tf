@@ -270,6 +270,12 @@ variable "alb_deletion_protection" {
   default     = false
 }
 
+variable "metrics_scraper_security_group_ids" {
+  description = "Security groups (a Prometheus or OpenTelemetry collector in the VPC) that may scrape each task's /metrics on 8080 directly. Non-empty also registers the tasks in a private DNS name (output metrics_dns_name) to discover them. The load balancer never serves /metrics."
+  type        = list(string)
+  default     = []
+}
+
 variable "alarm_topic_arn" {
   description = "SNS topic for CloudWatch alarms (unhealthy replicas, fewer tasks than replicas, 5xx from the API); null creates no alarms."
   type        = string

@@ -118,3 +118,26 @@ run "secret_in_environment_is_refused" {
   }
   expect_failures = [var.environment]
 }
+
+run "metrics_not_through_the_load_balancer" {
+  command = plan
+  assert {
+    condition     = anytrue([for c in aws_lb_listener_rule.internal_paths.condition : contains(flatten([for p in c.path_pattern : tolist(p.values)]), "/metrics")]) && aws_lb_listener_rule.internal_paths.action[0].fixed_response[0].status_code == "404"
+    error_message = "the load balancer must not serve /metrics"
+  }
+  assert {
+    condition     = length(aws_service_discovery_service.this) == 0 && length(aws_vpc_security_group_ingress_rule.tasks_from_scrapers) == 0
+    error_message = "no scraper access unless asked for"
+  }
+}
+
+run "scraper_access" {
+  command = plan
+  variables {
+    metrics_scraper_security_group_ids = ["sg-0123456789abcdef0"]
+  }
+  assert {
+    condition     = length(aws_vpc_security_group_ingress_rule.tasks_from_scrapers) == 1 && length(aws_service_discovery_service.this) == 1
+    error_message = "a scraper group gets port 8080 and a discovery name"
+  }
+}

@@ -1,0 +1,387 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/service"
+)
+
+const testPassword = "correct horse battery"
+
+// createUser makes a local user and grants it role (on group, for group roles).
+func (b *bundle) createUser(name, role string, group int64) int64 {
+	b.t.Helper()
+	u := b.must(201, "POST", "/api/v1/users", map[string]any{"name": name, "password": testPassword})
+	if role != "" {
+		b.must(201, "POST", "/api/v1/role-bindings", map[string]any{"role": role, "group_id": group, "principal_id": id(u)})
+	}
+	return id(u)
+}
+
+// session is a logged-in browser: its cookie and CSRF token.
+type session struct {
+	b      *bundle
+	cookie *http.Cookie
+	csrf   string
+}
+
+func (b *bundle) login(name, password string) (resp, *session) {
+	b.t.Helper()
+	r := b.call("POST", "/api/v1/session", map[string]any{"username": name, "password": password}, "Authorization", "")
+	if r.Status != 201 {
+		return r, nil
+	}
+	s := &session{b: b, csrf: r.JSON(b.t)["csrf_token"].(string)}
+	for _, c := range (&http.Response{Header: r.Header}).Cookies() {
+		if c.Name == "rj_session" {
+			s.cookie = c
+		}
+	}
+	require.NotNil(b.t, s.cookie, "no session cookie in %v", r.Header)
+	return r, s
+}
+
+// call sends a request with the session cookie and, when withCSRF, the token.
+func (s *session) call(method, path string, body any, withCSRF bool) resp {
+	s.b.t.Helper()
+	hdr := []string{"Authorization", "", "Cookie", s.cookie.Name + "=" + s.cookie.Value}
+	if withCSRF {
+		hdr = append(hdr, "X-CSRF-Token", s.csrf)
+	}
+	return s.b.call(method, path, body, hdr...)
+}
+
+func (b *bundle) auditCount() int {
+	b.t.Helper()
+	var n int
+	require.NoError(b.t, b.st.DB().QueryRow("SELECT COUNT(*) FROM audit_events").Scan(&n))
+	return n
+}
+
+func TestSessions(t *testing.T) {
+	t.Parallel()
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			clock := clockwork.NewFakeClockAt(time.Now())
+			b := setup(t, kind, setupOpts{noSched: true, clock: clock,
+				access: service.AccessOptions{SessionIdle: 10 * time.Minute, SessionMax: time.Hour}})
+			gid := b.group("sessions", "local://echo")
+			b.createUser("alice", "owner", gid)
+
+			r, s := b.login("alice", testPassword)
+			require.NotNil(t, s, "%s", r.Body)
+			require.True(t, s.cookie.HttpOnly)
+			require.Equal(t, http.SameSiteLaxMode, s.cookie.SameSite)
+			require.False(t, s.cookie.Secure, "plain HTTP without SecureCookies")
+			require.NotContains(t, string(r.Body), s.cookie.Value, "the cookie value is never in a body")
+
+			me := s.call("GET", "/api/v1/me", nil, false).JSON(t)
+			require.Equal(t, "alice", me["name"])
+			require.Equal(t, "session", me["auth"])
+			require.Equal(t, s.csrf, me["csrf_token"])
+			require.Equal(t, []any{"groups.edit", "groups.read", "jobs.operate", "jobs.read", "jobs.write", "runs.kill", "runs.read"},
+				me["group_permissions"].(map[string]any)[fmt.Sprint(gid)])
+
+			job := map[string]any{"group_id": gid, "name": "by-session", "handler": "h"}
+			t.Run("writes need the CSRF token", func(t *testing.T) {
+				before := b.counts()
+				r := s.call("POST", "/api/v1/jobs", job, false)
+				require.Equal(t, 403, r.Status, "%s", r.Body)
+				code, _, _ := r.errCode(t)
+				require.Equal(t, "csrf_failed", code)
+				r = s.call("POST", "/api/v1/jobs", job, false)
+				wrong := b.call("POST", "/api/v1/jobs", job, "Authorization", "", "Cookie", "rj_session="+s.cookie.Value, "X-CSRF-Token", "not-the-token")
+				require.Equal(t, 403, wrong.Status)
+				require.Equal(t, before, b.counts(), "nothing changed")
+				require.Equal(t, 201, s.call("POST", "/api/v1/jobs", job, true).Status)
+				require.Equal(t, 200, s.call("GET", "/api/v1/jobs", nil, false).Status, "reads need no CSRF token")
+			})
+			t.Run("idle expiry", func(t *testing.T) {
+				_, s2 := b.login("alice", testPassword)
+				clock.Advance(9 * time.Minute)
+				require.Equal(t, 200, s2.call("GET", "/api/v1/me", nil, false).Status)
+				clock.Advance(2 * time.Minute) // 11 minutes since login, 2 since the last use
+				require.Equal(t, 200, s2.call("GET", "/api/v1/me", nil, false).Status, "use within the idle time keeps it")
+				clock.Advance(11 * time.Minute)
+				r := s2.call("GET", "/api/v1/me", nil, false)
+				require.Equal(t, 401, r.Status, "%s", r.Body)
+			})
+			t.Run("absolute expiry", func(t *testing.T) {
+				_, s3 := b.login("alice", testPassword)
+				for i := 0; i < 6; i++ {
+					clock.Advance(9 * time.Minute)
+					r := s3.call("GET", "/api/v1/me", nil, false)
+					require.Equal(t, 200, r.Status, "%d %s", i, r.Body)
+				}
+				clock.Advance(9 * time.Minute)
+				require.Equal(t, 401, s3.call("GET", "/api/v1/me", nil, false).Status, "63 minutes after login, past session_max")
+			})
+			t.Run("logout ends the session; the cookie replayed is refused", func(t *testing.T) {
+				_, s4 := b.login("alice", testPassword)
+				require.Equal(t, 403, s4.call("DELETE", "/api/v1/session", nil, false).Status, "logout needs CSRF too")
+				require.Equal(t, 204, s4.call("DELETE", "/api/v1/session", nil, true).Status)
+				r := s4.call("GET", "/api/v1/me", nil, false)
+				require.Equal(t, 401, r.Status)
+				require.Contains(t, string(r.Body), "logged out")
+				before := b.counts()
+				require.Equal(t, 401, s4.call("POST", "/api/v1/jobs", map[string]any{"group_id": gid, "name": "replayed", "handler": "h"}, true).Status)
+				require.Equal(t, before, b.counts())
+			})
+			t.Run("a stale cookie does not block a new login", func(t *testing.T) {
+				r := b.call("POST", "/api/v1/session", map[string]any{"username": "alice", "password": testPassword}, "Authorization", "", "Cookie", "rj_session=stale")
+				require.Equal(t, 201, r.Status, "%s", r.Body)
+			})
+			require.NotContains(t, b.logs.String(), testPassword)
+		})
+	}
+}
+
+func TestSecureCookieBehindTLS(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "sqlite", setupOpts{noSched: true, secure: true})
+	b.createUser("bob", "", 0)
+	_, s := b.login("bob", testPassword)
+	require.True(t, s.cookie.Secure)
+}
+
+func TestLoginLimiter(t *testing.T) {
+	t.Parallel()
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			clock := clockwork.NewFakeClockAt(time.Now())
+			b := setup(t, kind, setupOpts{noSched: true, clock: clock})
+			b.createUser("carol", "", 0)
+
+			// Unknown user and wrong password answer alike.
+			r1, _ := b.login("nobody-here", "whatever password")
+			r2, _ := b.login("carol", "wrong password!!")
+			require.Equal(t, 401, r1.Status)
+			require.Equal(t, r1.JSON(t), r2.JSON(t))
+
+			for i := 0; i < 3; i++ {
+				r, _ := b.login("carol", "wrong password!!")
+				require.Equal(t, 401, r.Status, "%d: %s", i, r.Body)
+			}
+			// Five failures from this client address: the next attempt waits,
+			// even with the right password.
+			r, _ := b.login("carol", testPassword)
+			require.Equal(t, 429, r.Status, "%s", r.Body)
+			require.Equal(t, "1", r.Header.Get("Retry-After"))
+			clock.Advance(1100 * time.Millisecond)
+			r, s := b.login("carol", testPassword)
+			require.Equal(t, 201, r.Status, "%s", r.Body)
+			require.NotNil(t, s)
+			r, _ = b.login("carol", "wrong password!!") // the 6th failure from here: 2 s now
+			require.Equal(t, 401, r.Status, "%s", r.Body)
+			r, _ = b.login("carol", testPassword)
+			require.Equal(t, 429, r.Status, "%s", r.Body)
+			require.Equal(t, "2", r.Header.Get("Retry-After"))
+
+			// Failed logins are audited, without the password.
+			page := b.must(200, "GET", "/api/v1/audit?action=login.failed", nil)
+			require.Len(t, page["items"], 6)
+			require.NotContains(t, string(b.call("GET", "/api/v1/audit", nil).Body), "wrong password")
+
+			t.Run("per user, from any address", func(t *testing.T) {
+				b.createUser("dave", "", 0)
+				ctx := context.Background()
+				for i := 0; i < 5; i++ {
+					_, err := b.svc.Login(ctx, service.LoginParams{Username: "dave", Password: "wrong password!!", ClientAddr: fmt.Sprintf("10.0.0.%d", i)})
+					require.ErrorIs(t, err, service.ErrLoginFailed)
+				}
+				_, err := b.svc.Login(ctx, service.LoginParams{Username: "dave", Password: testPassword, ClientAddr: "10.9.9.9"})
+				var th *service.ThrottledError
+				require.ErrorAs(t, err, &th)
+				clock.Advance(time.Second)
+				_, err = b.svc.Login(ctx, service.LoginParams{Username: "dave", Password: testPassword, ClientAddr: "10.9.9.9"})
+				require.NoError(t, err)
+			})
+		})
+	}
+}
+
+func TestTokens(t *testing.T) {
+	t.Parallel()
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			clock := clockwork.NewFakeClockAt(time.Now())
+			b := setup(t, kind, setupOpts{noSched: true, clock: clock, watch: true})
+			gid := b.group("ci-group", "local://echo")
+			sa := b.must(201, "POST", "/api/v1/service-accounts", map[string]any{"name": "ci"})
+			b.must(201, "POST", "/api/v1/role-bindings", map[string]any{"role": "operator", "group_id": gid, "principal_id": id(sa)})
+			tok := b.must(201, "POST", "/api/v1/tokens", map[string]any{"name": "github-actions", "principal_id": id(sa), "expires_in_sec": 3600})
+			secret := tok["token"].(string)
+			require.True(t, strings.HasPrefix(secret, "rj_"))
+			require.True(t, strings.HasPrefix(secret, tok["prefix"].(string)))
+			ci := func(method, path string, body any) resp {
+				return b.call(method, path, body, "Authorization", "Bearer "+secret)
+			}
+			me := ci("GET", "/api/v1/me", nil).JSON(t)
+			require.Equal(t, "ci", me["name"])
+			require.Equal(t, "github-actions", me["token_name"])
+
+			list := b.must(200, "GET", fmt.Sprintf("/api/v1/tokens?principal_id=%d", id(sa)), nil)
+			require.Len(t, list["items"], 1)
+			item := list["items"].([]any)[0].(map[string]any)
+			require.Nil(t, item["token"], "a listed token never shows its secret")
+			require.Eventually(t, func() bool { // written by the auth watcher, off the request path
+				it := b.must(200, "GET", fmt.Sprintf("/api/v1/tokens/%d", id(tok)), nil)
+				return it["last_used_at"] != nil
+			}, 5*time.Second, 10*time.Millisecond)
+			require.NotNil(t, item["expires_at"])
+			require.NotContains(t, fmt.Sprint(list), secret)
+
+			t.Run("expired", func(t *testing.T) {
+				short := b.must(201, "POST", "/api/v1/tokens", map[string]any{"name": "short", "principal_id": id(sa), "expires_in_sec": 60})
+				require.Equal(t, 200, b.call("GET", "/api/v1/me", nil, "Authorization", "Bearer "+short["token"].(string)).Status)
+				clock.Advance(61 * time.Second)
+				r := b.call("GET", "/api/v1/me", nil, "Authorization", "Bearer "+short["token"].(string))
+				require.Equal(t, 401, r.Status)
+				require.Contains(t, string(r.Body), "expired")
+			})
+			t.Run("revoked at once", func(t *testing.T) {
+				require.Equal(t, 200, ci("GET", "/api/v1/jobs", nil).Status)
+				rev := b.must(200, "DELETE", fmt.Sprintf("/api/v1/tokens/%d", id(tok)), nil)
+				require.NotNil(t, rev["revoked_at"])
+				r := ci("GET", "/api/v1/jobs", nil)
+				require.Equal(t, 401, r.Status)
+				require.Contains(t, string(r.Body), "revoked")
+			})
+			t.Run("malformed", func(t *testing.T) {
+				for _, h := range []string{"Bearer", "Basic abc", "Bearer rj_nope", "Bearer " + strings.Repeat("x", 2000), "Bearer \xff\xfe"} {
+					r := b.call("GET", "/api/v1/me", nil, "Authorization", h)
+					require.Equal(t, 401, r.Status, "%.40q: %s", h, r.Body)
+				}
+			})
+			t.Run("token of a deleted service account", func(t *testing.T) {
+				sa2 := b.must(201, "POST", "/api/v1/service-accounts", map[string]any{"name": "temp"})
+				t2 := b.must(201, "POST", "/api/v1/tokens", map[string]any{"name": "t", "principal_id": id(sa2)})
+				require.Equal(t, 200, b.call("GET", "/api/v1/me", nil, "Authorization", "Bearer "+t2["token"].(string)).Status)
+				b.must(204, "DELETE", fmt.Sprintf("/api/v1/service-accounts/%d", id(sa2)), nil)
+				require.Equal(t, 401, b.call("GET", "/api/v1/me", nil, "Authorization", "Bearer "+t2["token"].(string)).Status)
+			})
+			t.Run("a principal reaches only its own tokens", func(t *testing.T) {
+				own := b.must(201, "POST", "/api/v1/tokens", map[string]any{"name": "own", "principal_id": id(sa)})
+				sec := own["token"].(string)
+				as := func(method, path string, body any) resp {
+					return b.call(method, path, body, "Authorization", "Bearer "+sec)
+				}
+				mine := as("POST", "/api/v1/tokens", map[string]any{"name": "self-made"})
+				require.Equal(t, 201, mine.Status, "%s", mine.Body)
+				r := as("GET", "/api/v1/tokens", nil).JSON(t)
+				for _, it := range r["items"].([]any) {
+					require.Equal(t, float64(id(sa)), it.(map[string]any)["principal_id"])
+				}
+				other := as("POST", "/api/v1/tokens", map[string]any{"name": "for someone else", "principal_id": 999})
+				require.Equal(t, 403, other.Status)
+				require.Equal(t, 403, as("GET", "/api/v1/tokens/1", nil).Status, "the initial admin token is not theirs")
+				require.Equal(t, 403, as("DELETE", "/api/v1/tokens/1", nil).Status)
+			})
+			require.NotContains(t, b.logs.String(), secret)
+		})
+	}
+}
+
+func TestAccountsBadInput(t *testing.T) {
+	t.Parallel()
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, kind, setupOpts{noSched: true})
+			gid := b.group("bad-input", "local://echo")
+			admin := b.createUser("root-user", "admin", 0)
+			sa := id(b.must(201, "POST", "/api/v1/service-accounts", map[string]any{"name": "svc"}))
+			cases := []struct {
+				name, method, path string
+				body               any
+				status             int
+				field              string
+			}{
+				{"unknown role", "POST", "/api/v1/role-bindings", map[string]any{"role": "superuser", "group_id": gid, "principal_id": sa}, 400, "role"},
+				{"group that does not exist", "POST", "/api/v1/role-bindings", map[string]any{"role": "viewer", "group_id": 9999, "principal_id": sa}, 400, "group_id"},
+				{"group role without group", "POST", "/api/v1/role-bindings", map[string]any{"role": "viewer", "principal_id": sa}, 400, "group_id"},
+				{"admin on a group", "POST", "/api/v1/role-bindings", map[string]any{"role": "admin", "group_id": gid, "principal_id": sa}, 400, "group_id"},
+				{"principal that does not exist", "POST", "/api/v1/role-bindings", map[string]any{"role": "viewer", "group_id": gid, "principal_id": 9999}, 400, "principal_id"},
+				{"both principal and sso group", "POST", "/api/v1/role-bindings", map[string]any{"role": "viewer", "group_id": gid, "principal_id": sa, "sso_group": "x"}, 400, "sso_group"},
+				{"oversized username", "POST", "/api/v1/users", map[string]any{"name": strings.Repeat("a", 65), "password": testPassword}, 400, "name"},
+				{"non-UTF-8 username", "POST", "/api/v1/users", "{\"name\": \"bad\xff\", \"password\": \"correct horse battery\"}", 400, ""},
+				{"username with spaces", "POST", "/api/v1/users", map[string]any{"name": "a b", "password": testPassword}, 400, "name"},
+				{"short password", "POST", "/api/v1/users", map[string]any{"name": "shorty", "password": "short"}, 400, "password"},
+				{"taken name", "POST", "/api/v1/service-accounts", map[string]any{"name": "svc"}, 409, "name"},
+				{"token in the past", "POST", "/api/v1/tokens", map[string]any{"name": "x", "principal_id": sa, "expires_at": "2001-01-01T00:00:00Z"}, 400, "expires_at"},
+				{"token without name", "POST", "/api/v1/tokens", map[string]any{"principal_id": sa}, 400, "name"},
+				{"token for nobody", "POST", "/api/v1/tokens", map[string]any{"name": "x", "principal_id": 9999}, 404, ""},
+				{"oversized login name", "POST", "/api/v1/session", map[string]any{"username": strings.Repeat("a", 300), "password": "x"}, 400, "username"},
+				{"non-UTF-8 login name", "POST", "/api/v1/session", "{\"username\": \"\xff\xfe\", \"password\": \"x\"}", 400, ""},
+				{"last admin removed", "DELETE", fmt.Sprintf("/api/v1/users/%d", admin), nil, 409, ""},
+			}
+			for _, c := range cases {
+				t.Run(c.name, func(t *testing.T) {
+					before, audits := b.counts(), b.auditCount()
+					var n int
+					require.NoError(t, b.st.DB().QueryRow("SELECT (SELECT COUNT(*) FROM principals) + (SELECT COUNT(*) FROM role_bindings) + (SELECT COUNT(*) FROM api_tokens)").Scan(&n))
+					r := b.call(c.method, c.path, c.body)
+					require.Equal(t, c.status, r.Status, "%s", r.Body)
+					_, field, msg := r.errCode(t)
+					require.Equal(t, c.field, field, msg)
+					require.NotEmpty(t, msg)
+					require.Equal(t, before, b.counts())
+					require.Equal(t, audits, b.auditCount(), "a refused change writes no audit row")
+					var m int
+					require.NoError(t, b.st.DB().QueryRow("SELECT (SELECT COUNT(*) FROM principals) + (SELECT COUNT(*) FROM role_bindings) + (SELECT COUNT(*) FROM api_tokens)").Scan(&m))
+					require.Equal(t, n, m, "nothing changed")
+				})
+			}
+			t.Run("last admin binding removed", func(t *testing.T) {
+				bs := b.must(200, "GET", "/api/v1/role-bindings", nil)
+				var adminBinding int64
+				for _, it := range bs["items"].([]any) {
+					if m := it.(map[string]any); m["role"] == "admin" && int64(m["principal_id"].(float64)) == admin {
+						adminBinding = id(m)
+					}
+				}
+				r := b.call("DELETE", fmt.Sprintf("/api/v1/role-bindings/%d", adminBinding), nil)
+				require.Equal(t, 409, r.Status, "%s", r.Body)
+				require.Contains(t, string(r.Body), "last admin")
+				// With a second admin, the first may go.
+				b.createUser("second-admin", "admin", 0)
+				b.must(204, "DELETE", fmt.Sprintf("/api/v1/role-bindings/%d", adminBinding), nil)
+			})
+		})
+	}
+}
+
+func TestListsShowOnlyWhatMayBeSeen(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "sqlite", setupOpts{noSched: true})
+	ga := b.group("visible", "local://echo")
+	gb := b.group("hidden", "local://echo")
+	ja := b.job(map[string]any{"group_id": ga, "name": "a", "handler": "h"})
+	b.job(map[string]any{"group_id": gb, "name": "b", "handler": "h"})
+	ctx := context.Background()
+	_ = ctx
+	b.createUser("vera", "viewer", ga)
+	_, s := b.login("vera", testPassword)
+
+	groups := s.call("GET", "/api/v1/groups", nil, false).JSON(t)["items"].([]any)
+	require.Len(t, groups, 1)
+	require.Equal(t, float64(ga), groups[0].(map[string]any)["id"])
+	jobs := s.call("GET", "/api/v1/jobs", nil, false).JSON(t)["items"].([]any)
+	require.Len(t, jobs, 1)
+	require.Equal(t, float64(id(ja)), jobs[0].(map[string]any)["id"])
+	require.Len(t, s.call("GET", "/api/v1/runs", nil, false).JSON(t)["items"], 0)
+	r := s.call("GET", fmt.Sprintf("/api/v1/jobs?group_id=%d", gb), nil, false)
+	require.Equal(t, 403, r.Status)
+	require.Contains(t, string(r.Body), "jobs.read")
+}

@@ -1,0 +1,8 @@
+// Package faults is the fault-injection suite: several real `ringjob server`
+// processes on a throwaway mariadbd, an XXL-JOB executor on a socket that
+// records every arrival, and faults injected from outside (SIGKILL and
+// SIGSTOP of replicas, mariadbd SIGTERM and SIGKILL with restart, the
+// executor down). Every fire is counted at the executor, by job and
+// scheduled time, and compared with the run ledger. The short form runs in
+// `make test`; `make test-faults` runs the long form (docs/reliability.md).
+package faults

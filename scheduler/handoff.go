@@ -1,0 +1,104 @@
+package scheduler
+
+import (
+	"context"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/ringjob/ringjob/internal/lifecycle"
+	"github.com/ringjob/ringjob/store"
+)
+
+// handoffGate records hand-offs (store.RunHandOff) for the trigger pool
+// workers, many runs per statement: each worker asks for its run just
+// before sending it, and the runs asked for while one statement runs go in
+// the next one.
+type handoffGate struct {
+	lifecycle.Loop
+	st    *store.Store
+	node  string
+	clock clockwork.Clock
+	in    chan handoffReq
+}
+
+type handoffReq struct {
+	id   int64
+	done chan handoffAnswer
+}
+
+type handoffAnswer struct {
+	ok  bool
+	err error
+}
+
+const handoffBatch = 1000
+
+func newHandoffGate(st *store.Store, node string, clock clockwork.Clock) *handoffGate {
+	return &handoffGate{st: st, node: node, clock: clock, in: make(chan handoffReq, handoffBatch)}
+}
+
+func (g *handoffGate) Start(ctx context.Context) { g.Loop.Start(ctx, g.run) }
+func (g *handoffGate) Stop()                     { g.Loop.Stop() }
+
+// pass records that run id is handed to its target now. ok=false: it may
+// not be sent (taken over, or already handed). An error: the database did
+// not answer; the run stays claimed and unsent.
+func (g *handoffGate) pass(ctx context.Context, id int64) (ok bool, err error) {
+	req := handoffReq{id: id, done: make(chan handoffAnswer, 1)}
+	select {
+	case g.in <- req:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	select {
+	case a := <-req.done:
+		return a.ok, a.err
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+func (g *handoffGate) run(ctx context.Context) {
+	for {
+		var batch []handoffReq
+		select {
+		case <-ctx.Done():
+			return
+		case r := <-g.in:
+			batch = append(batch, r)
+		}
+	more:
+		for len(batch) < handoffBatch {
+			select {
+			case r := <-g.in:
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		g.apply(ctx, batch)
+	}
+}
+
+func (g *handoffGate) apply(ctx context.Context, batch []handoffReq) {
+	ids := make([]int64, len(batch))
+	for i, r := range batch {
+		ids[i] = r.id
+	}
+	// Not cut short by Stop: an answer never heard leaves runs unsent.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+	defer cancel()
+	handed, err := g.st.RunHandOff(cctx, g.node, ids, g.clock.Now().UnixMilli())
+	ok := make(map[int64]bool, len(handed))
+	for _, id := range handed {
+		ok[id] = true
+	}
+	for _, r := range batch {
+		a := handoffAnswer{ok: ok[r.id]}
+		if ok[r.id] {
+			delete(ok, r.id) // one send per run, even if two copies asked
+		} else if err != nil {
+			a.err = err
+		}
+		r.done <- a
+	}
+}

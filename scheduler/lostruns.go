@@ -1,0 +1,92 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/lifecycle"
+	"github.com/ringjob/ringjob/store"
+	"github.com/sirupsen/logrus"
+)
+
+// lostRuns records as lost the runs that will not report: still running
+// long past their timeout, on an executor gone from the registry, or a local
+// process of a node that died. Lost is an outcome like any other: the first
+// final outcome wins, so a result that arrives first keeps the run.
+type lostRuns struct {
+	lifecycle.Loop
+	*followupDeps
+	log *logrus.Entry
+}
+
+func (l *lostRuns) Start(ctx context.Context) {
+	l.Loop.Start(ctx, func(ctx context.Context) {
+		every(ctx, l.clock, l.cfg.LostCheckInterval, l.log, "look for lost runs", l.tick)
+	})
+}
+
+func (l *lostRuns) Stop() { l.Loop.Stop() }
+
+func (l *lostRuns) tick(ctx context.Context) error {
+	now := l.clock.Now()
+	runs, err := l.st.RunListRunningSince(ctx, now.Add(-l.cfg.LostGrace).UnixMilli(), 1000)
+	if err != nil || len(runs) == 0 {
+		return err
+	}
+	execs, err := l.st.RegistryList(ctx, store.RegistryListParams{SinceMs: now.Add(-l.cfg.ExecutorDeadAfter).UnixMilli()})
+	if err != nil {
+		return err
+	}
+	live := map[string]bool{}
+	for _, e := range execs {
+		live[strings.TrimRight(e.Address, "/")] = true
+	}
+	nodes, err := l.st.NodeList(ctx)
+	if err != nil {
+		return err
+	}
+	deadNode := map[string]bool{}
+	for _, n := range nodes {
+		if n.Declared() || n.StoppedMs > 0 {
+			deadNode[n.ID] = true
+		}
+	}
+	jobs := map[int64]store.Job{}
+	var lost []store.RunResult
+	for _, r := range runs {
+		j, ok := jobs[r.JobID]
+		if !ok {
+			if j, err = l.st.JobGet(ctx, r.JobID); err != nil {
+				continue
+			}
+			jobs[r.JobID] = j
+		}
+		since := now.Sub(time.UnixMilli(r.DispatchedMs))
+		var why string
+		switch {
+		case j.TimeoutSec > 0 && since > time.Duration(j.TimeoutSec)*time.Second+l.cfg.LostGrace:
+			why = fmt.Sprintf("still running %s after dispatch, past its %ds timeout: no result will come; marked lost", since.Round(time.Second), j.TimeoutSec)
+		case (strings.HasPrefix(r.Target, "http://") || strings.HasPrefix(r.Target, "https://")) && !live[strings.TrimRight(r.Target, "/")] && since > l.cfg.LostAfter:
+			why = fmt.Sprintf("executor %s has been gone from the registry; its result is lost", r.Target)
+		case strings.HasPrefix(r.Target, "local://") && deadNode[r.Owner]:
+			why = fmt.Sprintf("scheduler node %s that ran this local process died; its result is lost", r.Owner)
+		default:
+			continue
+		}
+		lost = append(lost, store.RunResult{ID: r.ID, State: kind.RunLost, Code: 500, Message: why, FinishedMs: now.UnixMilli(), Source: store.SourceLost})
+	}
+	applied, err := l.record(ctx, lost)
+	if err != nil {
+		return err
+	}
+	for i, ok := range applied {
+		if ok {
+			l.metrics.Lost.Inc()
+			l.log.WithField("run_id", lost[i].ID).Warn(lost[i].Message)
+		}
+	}
+	return nil
+}

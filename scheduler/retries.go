@@ -1,0 +1,134 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/lifecycle"
+	"github.com/ringjob/ringjob/store"
+	"github.com/sirupsen/logrus"
+)
+
+// retries follows failed, timed-out and lost runs: a new attempt while the
+// job has retries left, else a failure alarm. Each failure is retried once:
+// the retry run's idempotency key is derived from the failed run, and the
+// failure is marked done only after the retry exists.
+type retries struct {
+	lifecycle.Loop
+	*followupDeps
+	log *logrus.Entry
+}
+
+func (r *retries) Start(ctx context.Context) {
+	r.Loop.Start(ctx, func(ctx context.Context) {
+		every(ctx, r.clock, r.cfg.FollowupInterval, r.log, "follow up failed runs", r.tick)
+	})
+}
+
+func (r *retries) Stop() { r.Loop.Stop() }
+
+func (r *retries) tick(ctx context.Context) error {
+	runs, err := r.st.RunListFollowups(ctx, store.FailedStates, followupScan)
+	if err != nil {
+		return err
+	}
+	for _, run := range runs {
+		if err := r.follow(ctx, run); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			r.log.WithError(err).WithField("run_id", run.ID).Warn("follow up a failed run; trying again at the next look")
+		}
+	}
+	return nil
+}
+
+func (r *retries) follow(ctx context.Context, run store.Run) error {
+	job, err := r.st.JobGet(ctx, run.JobID)
+	if err != nil {
+		r.log.WithError(err).WithField("run_id", run.ID).Warn("failed run of a job that is gone; no retry, no alarm")
+		if _, err := r.st.RunFollowupDone(ctx, run.ID); err != nil {
+			return err
+		}
+		return r.st.RunSetAlarmStatus(ctx, run.ID, kind.AlarmNotNeeded)
+	}
+	if run.Attempt < job.RetryCount {
+		if err := r.retry(ctx, job, run); err != nil {
+			return err
+		}
+		if _, err := r.st.RunFollowupDone(ctx, run.ID); err != nil {
+			return err
+		}
+		return r.st.RunSetAlarmStatus(ctx, run.ID, kind.AlarmNotNeeded)
+	}
+	// The last attempt failed (one log line, on the replica that marks
+	// the follow-up done), then the alarm. Marking done first makes the alarm
+	// go out at most once even when two replicas look at the same run.
+	done, err := r.st.RunFollowupDone(ctx, run.ID)
+	if err != nil || !done {
+		return err
+	}
+	r.log.WithFields(logrus.Fields{"run_id": run.ID, "job_id": job.ID, "state": run.State, "attempt": run.Attempt,
+		"code": run.ResultCode, "message": run.Message}).Warn("run failed; no retry left")
+	if len(job.AlarmChannels) == 0 {
+		return r.st.RunSetAlarmStatus(ctx, run.ID, kind.AlarmNotNeeded)
+	}
+	if _, err := r.st.JobSetAlarmState(ctx, job.ID, kind.JobAlarmOK, kind.JobAlarmFailing); err != nil {
+		return err
+	}
+	raise(ctx, r.followupDeps, r.log, Alarm{Kind: kind.AlarmFailure, Job: job, Run: run, Channels: job.AlarmChannels})
+	return nil
+}
+
+// retryDelay is the wait before retry number attempt (1, 2, ...).
+func retryDelay(j store.Job, attempt int) time.Duration {
+	d := time.Duration(j.RetryDelaySec) * time.Second
+	if j.RetryBackoff == kind.BackoffExponential && d > 0 {
+		for i := 1; i < attempt; i++ {
+			d *= 2
+			if j.RetryMaxDelaySec > 0 && d >= time.Duration(j.RetryMaxDelaySec)*time.Second {
+				break
+			}
+		}
+		if j.RetryMaxDelaySec > 0 && d > time.Duration(j.RetryMaxDelaySec)*time.Second {
+			d = time.Duration(j.RetryMaxDelaySec) * time.Second
+		}
+	}
+	return d
+}
+
+// retry creates the next attempt of a failed run: same params and shard,
+// after the backoff, linked to it, and puts it in this node's ring. When it
+// exists already (a replica made it and died before marking the failure
+// done), the run is left to its owner, or to the takeover of a dead one.
+func (r *retries) retry(ctx context.Context, job store.Job, run store.Run) error {
+	attempt := run.Attempt + 1
+	// The backoff counts from the failure, not from when this scan saw it.
+	now := r.clock.Now()
+	base := now
+	if run.FinishedMs > 0 && run.FinishedMs < now.UnixMilli() {
+		base = time.UnixMilli(run.FinishedMs)
+	}
+	at := base.Add(retryDelay(job, attempt))
+	if at.Before(now) {
+		at = now
+	}
+	nr, created, err := r.st.RunCreate(ctx, store.RunCreateParams{
+		JobID: run.JobID, GroupID: run.GroupID, ScheduledMs: at.UnixMilli(), ShardIndex: run.ShardIndex, ShardTotal: run.ShardTotal,
+		Attempt: attempt, TriggerType: kind.TriggerRetry, Owner: r.node, Handler: run.Handler, Params: run.Params,
+		IdempotencyKey: fmt.Sprintf("retry-of-%d", run.ID), RetryOf: run.ID, CreatedMs: now.UnixMilli(),
+		FollowSuccess: len(job.ChildJobIDs) > 0,
+	})
+	if err != nil {
+		return fmt.Errorf("retry run %d: %w", run.ID, err)
+	}
+	if !created {
+		return nil
+	}
+	r.log.WithFields(logrus.Fields{"run_id": run.ID, "retry_run_id": nr.ID, "attempt": attempt, "at": at.UTC().Format(time.RFC3339)}).Info("retrying a failed run")
+	j := job
+	r.ring.push(fire{runID: nr.ID, scheduledMs: nr.ScheduledMs, shardIndex: nr.ShardIndex, shardTotal: nr.ShardTotal, attempt: attempt, params: nr.Params, job: &j})
+	return nil
+}

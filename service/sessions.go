@@ -1,0 +1,224 @@
+package service
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ringjob/ringjob/access"
+	"github.com/ringjob/ringjob/store"
+)
+
+// Login limiter defaults.
+const (
+	DefaultLoginFreeTries = 5
+	DefaultLoginMaxDelay  = 15 * time.Minute
+	// loginFailuresForget: a key with no failure for this long starts afresh.
+	loginFailuresForget = time.Hour
+	maxLoginNameBytes   = 256
+)
+
+// ErrLoginFailed is the one answer to a wrong password and to an unknown
+// user, so a caller cannot tell which names exist.
+var ErrLoginFailed = errors.New("wrong username or password")
+
+// ThrottledError refuses a login attempt during the limiter's delay. The
+// REST API answers it with 429 and Retry-After.
+type ThrottledError struct {
+	RetryAfter time.Duration
+}
+
+func (e *ThrottledError) Error() string {
+	return fmt.Sprintf("too many failed logins; try again in %s", e.RetryAfter.Round(time.Second))
+}
+
+// LoginParams are a username/password login from a client address.
+type LoginParams struct {
+	Username   string
+	Password   string
+	ClientAddr string
+}
+
+// LoginResult is a new session: Cookie is its secret value (shown to the
+// browser once, stored hashed).
+type LoginResult struct {
+	Cookie    string
+	Session   store.Session
+	Principal *access.Principal
+}
+
+// Login checks a local user's password and opens a session. Failed logins
+// are counted per user and per client address: after LoginFreeTries, each
+// further attempt must wait 1 s, 2 s, 4 s ... (up to LoginMaxDelay) after the
+// last failure, answered with a *ThrottledError. Unknown users and wrong
+// passwords both get ErrLoginFailed, after the same argon2id work.
+func (s *Service) Login(ctx context.Context, p LoginParams) (LoginResult, error) {
+	if !utf8.ValidString(p.Username) {
+		return LoginResult{}, invalid("username", "is not valid UTF-8 text")
+	}
+	if len(p.Username) > maxLoginNameBytes {
+		return LoginResult{}, invalid("username", "must be at most %d bytes, got %d", maxLoginNameBytes, len(p.Username))
+	}
+	if p.Username == "" {
+		return LoginResult{}, invalid("username", "is required and must not be empty")
+	}
+	if p.Password == "" {
+		return LoginResult{}, invalid("password", "is required and must not be empty")
+	}
+	if len(p.Password) > 4*access.MaxPasswordLen {
+		return LoginResult{}, invalid("password", "is longer than any password here")
+	}
+	keys := []string{limiterUserKey(p.Username), "addr:" + p.ClientAddr}
+	if err := s.loginAllowed(ctx, keys); err != nil {
+		return LoginResult{}, err
+	}
+	pr, err := s.st.PrincipalByName(ctx, p.Username)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return LoginResult{}, fmt.Errorf("login: %w", err)
+	}
+	hash := pr.PasswordHash
+	if err != nil || pr.Kind != store.PrincipalUser || hash == "" {
+		hash = access.DummyHash()
+	}
+	verr := access.VerifyPassword(hash, p.Password)
+	if err != nil || pr.Kind != store.PrincipalUser || pr.PasswordHash == "" || verr != nil {
+		if verr != nil && !errors.Is(verr, access.ErrPasswordMismatch) {
+			s.log.WithError(verr).WithField("user_id", pr.ID).Warn("login: stored password hash is unreadable")
+		}
+		return LoginResult{}, s.loginFailed(ctx, p, keys)
+	}
+	res, err := s.openSession(ctx, pr, p.ClientAddr, map[string]any{"method": "password"})
+	if err != nil {
+		return LoginResult{}, err
+	}
+	if err := s.st.LoginFailureClear(ctx, keys[0]); err != nil {
+		s.log.WithError(err).Warn("login: clear failure count")
+	}
+	return res, nil
+}
+
+// loginAllowed refuses an attempt inside the delay of any of keys.
+func (s *Service) loginAllowed(ctx context.Context, keys []string) error {
+	now := s.clock.Now()
+	for _, k := range keys {
+		n, last, err := s.st.LoginFailures(ctx, k)
+		if err != nil {
+			return fmt.Errorf("login: %w", err)
+		}
+		if n < s.loginFree || now.Sub(time.UnixMilli(last)) >= loginFailuresForget {
+			continue
+		}
+		delay := time.Second << min(n-s.loginFree, 20)
+		if delay > s.loginMaxDelay {
+			delay = s.loginMaxDelay
+		}
+		if wait := time.UnixMilli(last).Add(delay).Sub(now); wait > 0 {
+			return &ThrottledError{RetryAfter: wait}
+		}
+	}
+	return nil
+}
+
+// loginFailed counts the failure on every key and audits it, then answers
+// ErrLoginFailed.
+func (s *Service) loginFailed(ctx context.Context, p LoginParams, keys []string) error {
+	now := s.clock.Now()
+	err := s.st.Tx(ctx, func(tx *store.Store) error {
+		for _, k := range keys {
+			n, last, err := tx.LoginFailures(ctx, k)
+			if err != nil {
+				return err
+			}
+			if n > 0 && now.Sub(time.UnixMilli(last)) >= loginFailuresForget {
+				if err := tx.LoginFailureClear(ctx, k); err != nil {
+					return err
+				}
+			}
+			if err := tx.LoginFailureRecord(ctx, k, now.UnixMilli()); err != nil {
+				return err
+			}
+		}
+		return s.audit(ctx, tx, auditEntry{Action: ActLoginFailed, ObjectType: store.PrincipalUser, ObjectName: p.Username,
+			Changes: map[string]any{"username": p.Username}})
+	})
+	if err != nil {
+		return fmt.Errorf("login: record failure: %w", err)
+	}
+	return ErrLoginFailed
+}
+
+// openSession stores a new session for pr and audits the login.
+func (s *Service) openSession(ctx context.Context, pr store.Principal, clientAddr string, details map[string]any) (LoginResult, error) {
+	cookie, err := randomSecret("rjs_")
+	if err != nil {
+		return LoginResult{}, err
+	}
+	csrf, err := randomSecret("")
+	if err != nil {
+		return LoginResult{}, err
+	}
+	now := s.clock.Now()
+	x := store.Session{TokenHash: HashToken(cookie), PrincipalID: pr.ID, CSRFToken: csrf, ClientAddr: truncate(clientAddr, 64),
+		CreatedMs: now.UnixMilli(), LastSeenMs: now.UnixMilli(), ExpiresMs: now.Add(s.sessionMax).UnixMilli()}
+	err = s.st.Tx(ctx, func(tx *store.Store) error {
+		var err error
+		if x, err = tx.SessionCreate(ctx, x); err != nil {
+			return err
+		}
+		if err := tx.PrincipalTouchLogin(ctx, pr.ID, now.UnixMilli()); err != nil {
+			return err
+		}
+		return s.audit(WithActor(ctx, Actor{Principal: access.NewPrincipal(access.Principal{ID: pr.ID, Name: pr.Name, Kind: access.Kind(pr.Kind)}, nil),
+			ClientAddr: clientAddr, RequestID: ActorFrom(ctx).RequestID}), tx,
+			auditEntry{Action: ActLogin, ObjectType: "session", ObjectID: x.ID, Changes: details})
+	})
+	if err != nil {
+		return LoginResult{}, fmt.Errorf("open session: %w", err)
+	}
+	p, err := s.AuthenticateSession(ctx, cookie)
+	if err != nil {
+		return LoginResult{}, fmt.Errorf("open session: read it back: %w", err)
+	}
+	return LoginResult{Cookie: cookie, Session: x, Principal: p}, nil
+}
+
+// Logout ends a session on every replica.
+func (s *Service) Logout(ctx context.Context, sessionID int64) error {
+	err := s.st.Tx(ctx, func(tx *store.Store) error {
+		ok, err := tx.SessionDelete(ctx, sessionID)
+		if err != nil || !ok {
+			return err
+		}
+		if err := tx.AuthVersionBump(ctx); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, auditEntry{Action: ActLogout, ObjectType: "session", ObjectID: sessionID})
+	})
+	if err != nil {
+		return fmt.Errorf("logout: %w", err)
+	}
+	s.authChanged()
+	return nil
+}
+
+// SessionLifetimes are the idle and absolute session lifetimes.
+func (s *Service) SessionLifetimes() (idle, max time.Duration) { return s.sessionIdle, s.sessionMax }
+
+func randomSecret(prefix string) (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generate secret: %w", err)
+	}
+	return prefix + base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}

@@ -1,0 +1,253 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ringjob/ringjob/internal/kind"
+)
+
+// The followup column says what follows a run, so that the follow-up
+// services find their work in the database (index runs_followup) and every
+// follow-up happens once, whichever replica is alive:
+//
+//	NULL  nothing pending
+//	2     armed at creation: the run's job has child jobs, so a success
+//	      becomes pending (the write that records the success moves it to 0)
+//	0     pending: a failure to retry or alarm, or a success whose child jobs
+//	      are to be triggered; set by the write that records the outcome
+//	1     done: set by the follow-up service after it has acted
+const (
+	followupPending = 0
+	followupDone    = 1
+	followupArmed   = 2
+)
+
+// followupSQL is the value the write that moves a run to state gives its
+// followup column: pending for a failure, pending for a success when armed,
+// nothing otherwise. It reads only the row's own followup, so it means the
+// same whatever order the dialect evaluates SET assignments in.
+func followupSQL(state kind.RunState) string {
+	switch {
+	case isFailed(state):
+		return "0"
+	case state == kind.RunSucceeded:
+		return "CASE WHEN followup = 2 THEN 0 ELSE NULL END"
+	}
+	return "NULL"
+}
+
+// OutcomeSource says who reported an outcome (for the run's log when it
+// arrives after the run already ended).
+type OutcomeSource string
+
+// Outcome sources.
+const (
+	SourceCallback OutcomeSource = "executor callback"
+	SourceDispatch OutcomeSource = "dispatch"
+	SourceTarget   OutcomeSource = "target"
+	SourceKill     OutcomeSource = "kill"
+	SourceLost     OutcomeSource = "lost-run check"
+)
+
+// RunResult is one final outcome reported for a run.
+type RunResult struct {
+	ID         int64
+	State      kind.RunState // a final state
+	Code       int
+	Message    string
+	Target     string // "" keeps the recorded target
+	FinishedMs int64
+	Source     OutcomeSource
+}
+
+// outcomeCAS is the compare-and-set every outcome is guarded by: a run takes
+// its first final outcome while it is dispatching or running.
+var outcomeFrom = []kind.RunState{kind.RunDispatching, kind.RunRunning}
+
+// RunRecordOutcomes records final outcomes, many per statement, each as a
+// compare-and-set on the run's state: the first final outcome of a run wins.
+// It returns, per input, whether that outcome was applied. An outcome that
+// was not (the run had already ended, or a second outcome for the same run
+// in the batch) is appended to the run's log, never applied.
+//
+// The common case is one round trip per 500 outcomes: a multi-row UPDATE
+// whose affected-row count says every outcome applied. Only when some did
+// not are the runs read back to tell which.
+func (s *Store) RunRecordOutcomes(ctx context.Context, outs []RunResult) ([]bool, error) {
+	applied := make([]bool, len(outs))
+	const per = 500
+	for start := 0; start < len(outs); start += per {
+		end := min(start+per, len(outs))
+		if err := s.recordOutcomeChunk(ctx, outs[start:end], applied[start:end]); err != nil {
+			return applied, err
+		}
+	}
+	return applied, nil
+}
+
+func (s *Store) recordOutcomeChunk(ctx context.Context, outs []RunResult, applied []bool) error {
+	// One outcome per run per statement: the first in the batch; the others
+	// are late by definition.
+	first := make(map[int64]int, len(outs))
+	var idx []int
+	for i, o := range outs {
+		if !o.State.Final() {
+			return fmt.Errorf("record outcome of run %d: state %q is not final", o.ID, o.State)
+		}
+		if _, dup := first[o.ID]; dup {
+			continue
+		}
+		first[o.ID] = i
+		idx = append(idx, i)
+	}
+	n := len(idx)
+	ids := make([]int64, n)
+	state, target, code, msg, fin := make([]any, n), make([]any, n), make([]any, n), make([]any, n), make([]any, n)
+	var failIDs, okIDs []int64
+	for j, i := range idx {
+		o := outs[i]
+		ids[j] = o.ID
+		state[j], code[j], msg[j], fin[j] = o.State, o.Code, o.Message, o.FinishedMs
+		if o.Target != "" {
+			target[j] = o.Target
+		}
+		switch {
+		case isFailed(o.State):
+			failIDs = append(failIDs, o.ID)
+		case o.State == kind.RunSucceeded:
+			okIDs = append(okIDs, o.ID)
+		}
+	}
+	var q strings.Builder
+	q.WriteString("UPDATE runs SET ")
+	args := make([]any, 0, 4*n)
+	args = setByValue(&q, args, "state", ids, state)
+	args = setByValue(&q, args, "target", ids, target)
+	args = setByValue(&q, args, "result_code", ids, code)
+	args = setByValue(&q, args, "message", ids, msg)
+	args = setByValue(&q, args, "finished_ms", ids, fin)
+	q.WriteString(", followup = ")
+	if len(failIDs)+len(okIDs) > 0 {
+		q.WriteString("CASE")
+	}
+	if len(failIDs) > 0 {
+		q.WriteString(" WHEN id IN (" + placeholders(len(failIDs)) + ") THEN 0")
+		for _, id := range failIDs {
+			args = append(args, id)
+		}
+	}
+	if len(okIDs) > 0 {
+		q.WriteString(" WHEN followup = 2 AND id IN (" + placeholders(len(okIDs)) + ") THEN 0")
+		for _, id := range okIDs {
+			args = append(args, id)
+		}
+	}
+	if len(failIDs)+len(okIDs) > 0 {
+		q.WriteString(" ELSE NULL END")
+	} else {
+		q.WriteString("NULL")
+	}
+	q.WriteString(" WHERE id IN (" + placeholders(n) + ") AND state IN (?, ?)")
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	args = append(args, outcomeFrom[0], outcomeFrom[1])
+	res, err := s.execRetry(ctx, q.String(), args...)
+	if err != nil {
+		return fmt.Errorf("record %d run outcomes: %w", n, err)
+	}
+	affected, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("record %d run outcomes: %w", n, err)
+	}
+	if int(affected) == n && n == len(outs) {
+		for i := range applied {
+			applied[i] = true
+		}
+		return nil
+	}
+	// Some did not apply: read the runs back and keep, per run, the
+	// outcome its row now holds.
+	now, err := s.RunGetMany(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("read back %d run outcomes: %w", n, err)
+	}
+	byID := make(map[int64]Run, len(now))
+	for _, r := range now {
+		byID[r.ID] = r
+	}
+	for _, i := range idx {
+		o := outs[i]
+		r, ok := byID[o.ID]
+		applied[i] = ok && r.State == o.State && r.ResultCode == o.Code && r.Message == o.Message && r.FinishedMs == o.FinishedMs
+	}
+	for i, o := range outs {
+		if applied[i] {
+			continue
+		}
+		r, ok := byID[o.ID]
+		if !ok {
+			continue // no such run: nothing to log it on
+		}
+		if err := s.RunLogAppend(ctx, o.ID, lateOutcomeLine(o, r)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lateOutcomeLine is what the run's log says about an outcome that came
+// after the run had ended.
+func lateOutcomeLine(o RunResult, r Run) string {
+	src := o.Source
+	if src == "" {
+		src = SourceTarget
+	}
+	line := fmt.Sprintf("[ringjob] ignored a later outcome from the %s: %s (code %d)", src, o.State, o.Code)
+	if m := strings.TrimSpace(o.Message); m != "" {
+		line += ": " + strings.ReplaceAll(m, "\n", " ")
+	}
+	if r.State.Final() {
+		line += fmt.Sprintf("; the run had already ended as %s", r.State)
+	} else {
+		line += fmt.Sprintf("; the run was %s", r.State)
+	}
+	return line
+}
+
+// RunListFollowups lists runs whose follow-up is pending and that ended in
+// one of states, oldest first (served by index runs_followup).
+func (s *Store) RunListFollowups(ctx context.Context, states []kind.RunState, limit int) ([]Run, error) {
+	args := []any{followupPending}
+	for _, st := range states {
+		args = append(args, st)
+	}
+	args = append(args, limit)
+	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE followup = ? AND state IN ("+placeholders(len(states))+") ORDER BY id LIMIT ?", args...)
+	if err != nil {
+		return nil, fmt.Errorf("list pending follow-ups: %w", err)
+	}
+	return collectRuns(rows)
+}
+
+// RunFollowupDone marks a run's follow-up done (compare-and-set from
+// pending); it reports whether this call did.
+func (s *Store) RunFollowupDone(ctx context.Context, id int64) (bool, error) {
+	res, err := s.execRetry(ctx, "UPDATE runs SET followup = ? WHERE id = ? AND followup = ?", followupDone, id, followupPending)
+	if err != nil {
+		return false, fmt.Errorf("mark follow-up of run %d done: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// KilledResult is the outcome of a run whose kill its target accepted:
+// killed at once, whatever the target reports afterwards (XXL-JOB's admin
+// does the same: the executor's later callback is ignored). Code 500 is
+// XXL-JOB's handle code for a run stopped by hand.
+func KilledResult(runID, nowMs int64) RunResult {
+	return RunResult{ID: runID, State: kind.RunKilled, Code: 500, Message: "killed by request: the target accepted the kill",
+		FinishedMs: nowMs, Source: SourceKill}
+}

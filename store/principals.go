@@ -1,0 +1,211 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Principal kinds and sources as stored.
+const (
+	PrincipalUser    = "user"
+	PrincipalService = "service"
+	SourceLocal      = "local"
+	SourceOIDC       = "oidc"
+)
+
+// Principal is a user or a service account as stored. PasswordHash is the
+// argon2id hash ("" = no password: SSO users and service accounts).
+type Principal struct {
+	ID           int64
+	Name         string
+	Kind         string // PrincipalUser or PrincipalService
+	Source       string // SourceLocal or SourceOIDC
+	Email        string
+	PasswordHash string
+	SSOSubject   string
+	SSOGroups    []string // the groups claim at the last SSO login
+	CreatedMs    int64
+	UpdatedMs    int64
+	LastLoginMs  int64
+}
+
+// PrincipalCreateParams are the fields of a new principal.
+type PrincipalCreateParams struct {
+	Name, Kind, Source, Email, PasswordHash, SSOSubject string
+	SSOGroups                                           []string
+	NowMs                                               int64
+}
+
+const principalCols = "id, name, kind, source, email, password_hash, sso_subject, sso_groups, created_ms, updated_ms, last_login_ms"
+
+func scanPrincipal(sc interface{ Scan(...any) error }) (Principal, error) {
+	var p Principal
+	var groups string
+	if err := sc.Scan(&p.ID, &p.Name, &p.Kind, &p.Source, &p.Email, &p.PasswordHash, &p.SSOSubject, &groups, &p.CreatedMs, &p.UpdatedMs, &p.LastLoginMs); err != nil {
+		return Principal{}, err
+	}
+	if groups != "" {
+		if err := json.Unmarshal([]byte(groups), &p.SSOGroups); err != nil {
+			return Principal{}, fmt.Errorf("decode sso groups of principal %d: %w", p.ID, err)
+		}
+	}
+	return p, nil
+}
+
+// PrincipalCreate inserts a principal. A taken name is ErrConflict.
+func (s *Store) PrincipalCreate(ctx context.Context, p PrincipalCreateParams) (Principal, error) {
+	groups, _ := json.Marshal(nonNil(p.SSOGroups))
+	res, err := s.db.ExecContext(ctx, "INSERT INTO principals (name, kind, source, email, password_hash, sso_subject, sso_groups, created_ms, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		p.Name, p.Kind, p.Source, p.Email, p.PasswordHash, p.SSOSubject, string(groups), p.NowMs, p.NowMs)
+	if err != nil {
+		if s.d.isDuplicate(err) {
+			return Principal{}, fmt.Errorf("the name %q is taken: %w", p.Name, ErrConflict)
+		}
+		return Principal{}, fmt.Errorf("insert principal %q: %w", p.Name, err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return Principal{}, fmt.Errorf("insert principal %q: read id: %w", p.Name, err)
+	}
+	return s.PrincipalGet(ctx, id)
+}
+
+// PrincipalGet reads a principal by id.
+func (s *Store) PrincipalGet(ctx context.Context, id int64) (Principal, error) {
+	p, err := scanPrincipal(s.db.QueryRowContext(ctx, "SELECT "+principalCols+" FROM principals WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Principal{}, fmt.Errorf("principal %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Principal{}, fmt.Errorf("read principal %d: %w", id, err)
+	}
+	return p, nil
+}
+
+// PrincipalByName reads a principal by name.
+func (s *Store) PrincipalByName(ctx context.Context, name string) (Principal, error) {
+	p, err := scanPrincipal(s.db.QueryRowContext(ctx, "SELECT "+principalCols+" FROM principals WHERE name = ?", name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Principal{}, fmt.Errorf("principal %q: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return Principal{}, fmt.Errorf("read principal %q: %w", name, err)
+	}
+	return p, nil
+}
+
+// PrincipalBySSOSubject reads the user an SSO subject ("issuer|sub") logged in as.
+func (s *Store) PrincipalBySSOSubject(ctx context.Context, subject string) (Principal, error) {
+	p, err := scanPrincipal(s.db.QueryRowContext(ctx, "SELECT "+principalCols+" FROM principals WHERE sso_subject = ? AND sso_subject <> ''", subject))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Principal{}, fmt.Errorf("sso subject: %w", ErrNotFound)
+	}
+	if err != nil {
+		return Principal{}, fmt.Errorf("read principal by sso subject: %w", err)
+	}
+	return p, nil
+}
+
+// PrincipalListParams page through principals of one kind by id.
+type PrincipalListParams struct {
+	Kind    string // "" = all
+	AfterID int64
+	Limit   int
+}
+
+// PrincipalList lists principals by id.
+func (s *Store) PrincipalList(ctx context.Context, p PrincipalListParams) ([]Principal, error) {
+	q := "SELECT " + principalCols + " FROM principals WHERE id > ?"
+	args := []any{p.AfterID}
+	if p.Kind != "" {
+		q += " AND kind = ?"
+		args = append(args, p.Kind)
+	}
+	limit := p.Limit
+	if limit <= 0 || limit > 1000 {
+		limit = 100
+	}
+	args = append(args, limit)
+	rows, err := s.db.QueryContext(ctx, q+" ORDER BY id LIMIT ?", args...)
+	if err != nil {
+		return nil, fmt.Errorf("list principals: %w", err)
+	}
+	defer rows.Close()
+	var out []Principal
+	for rows.Next() {
+		pr, err := scanPrincipal(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list principals: %w", err)
+		}
+		out = append(out, pr)
+	}
+	return out, rows.Err()
+}
+
+// PrincipalSetPassword replaces a principal's password hash.
+func (s *Store) PrincipalSetPassword(ctx context.Context, id int64, hash string, nowMs int64) error {
+	res, err := s.db.ExecContext(ctx, "UPDATE principals SET password_hash = ?, updated_ms = ? WHERE id = ?", hash, nowMs, id)
+	if err != nil {
+		return fmt.Errorf("set password of principal %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("principal %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// PrincipalUpdateParams change a principal's profile.
+type PrincipalUpdateParams struct {
+	ID        int64
+	Email     string
+	SSOGroups []string
+	NowMs     int64
+}
+
+// PrincipalUpdate replaces the email and SSO groups of a principal.
+func (s *Store) PrincipalUpdate(ctx context.Context, p PrincipalUpdateParams) error {
+	groups, _ := json.Marshal(nonNil(p.SSOGroups))
+	res, err := s.db.ExecContext(ctx, "UPDATE principals SET email = ?, sso_groups = ?, updated_ms = ? WHERE id = ?", p.Email, string(groups), p.NowMs, p.ID)
+	if err != nil {
+		return fmt.Errorf("update principal %d: %w", p.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("principal %d: %w", p.ID, ErrNotFound)
+	}
+	return nil
+}
+
+// PrincipalTouchLogin records a successful login.
+func (s *Store) PrincipalTouchLogin(ctx context.Context, id, nowMs int64) error {
+	if _, err := s.db.ExecContext(ctx, "UPDATE principals SET last_login_ms = ? WHERE id = ?", nowMs, id); err != nil {
+		return fmt.Errorf("record login of principal %d: %w", id, err)
+	}
+	return nil
+}
+
+// PrincipalDelete deletes a principal with its tokens, sessions and role
+// bindings.
+func (s *Store) PrincipalDelete(ctx context.Context, id int64) error {
+	return s.Tx(ctx, func(tx *Store) error {
+		res, err := tx.db.ExecContext(ctx, "DELETE FROM principals WHERE id = ?", id)
+		if err != nil {
+			return fmt.Errorf("delete principal %d: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("principal %d: %w", id, ErrNotFound)
+		}
+		for _, q := range []string{
+			"DELETE FROM api_tokens WHERE principal_id = ?",
+			"DELETE FROM sessions WHERE principal_id = ?",
+			"DELETE FROM role_bindings WHERE principal_id = ?",
+		} {
+			if _, err := tx.db.ExecContext(ctx, q, id); err != nil {
+				return fmt.Errorf("delete principal %d: %w", id, err)
+			}
+		}
+		return nil
+	})
+}
