@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,9 +61,22 @@ func mkJob(t *testing.T, st *store.Store, name string, next int64) store.Job {
 	} else {
 		gid = gs[0].ID
 	}
-	j, err := st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: gid, Name: name, ScheduleType: "cron",
-		ScheduleConf: "* * * * * ?", TimeZone: "UTC", MisfirePolicy: kind.MisfireDoNothing, ShardCount: 1},
-		Enabled: true, NextFireMs: next, NowMs: t0})
+	// Tests make many jobs from one name; job names are unique in a group,
+	// so a taken name gets a numeric suffix.
+	var j store.Job
+	var err error
+	for n := 0; ; n++ {
+		jname := name
+		if n > 0 {
+			jname = fmt.Sprintf("%s-%d", name, n)
+		}
+		j, err = st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: gid, Name: jname, ScheduleType: "cron",
+			ScheduleConf: "* * * * * ?", TimeZone: "UTC", MisfirePolicy: kind.MisfireDoNothing, ShardCount: 1},
+			Enabled: true, NextFireMs: next, NowMs: t0})
+		if !errors.Is(err, store.ErrConflict) {
+			break
+		}
+	}
 	require.NoError(t, err)
 	return j
 }
