@@ -379,6 +379,31 @@ func TestIdempotencyKey(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, created)
 		require.NotEqual(t, c.ID, d.ID)
+
+		// Concurrent requests with one key make one run (the key is claimed
+		// in run_keys inside the run's transaction).
+		p.IdempotencyKey = "k-race"
+		var wg sync.WaitGroup
+		ids := make([]int64, 8)
+		made := make([]bool, 8)
+		for i := range ids {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r, c, err := st.RunCreate(ctx, p)
+				require.NoError(t, err)
+				ids[i], made[i] = r.ID, c
+			}()
+		}
+		wg.Wait()
+		n := 0
+		for i := range ids {
+			require.Equal(t, ids[0], ids[i])
+			if made[i] {
+				n++
+			}
+		}
+		require.Equal(t, 1, n, "exactly one request creates the run")
 	})
 }
 
