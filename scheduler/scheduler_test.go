@@ -160,7 +160,9 @@ func TestPreReadCases(t *testing.T) {
 		ds := b.waitDispatched(5)
 		require.Equal(t, []int64{at(11, 59, 57), at(11, 59, 58), at(11, 59, 59), at(12, 0, 0), at(12, 0, 1)}, scheduledTimes(ds, j.ID)[:5], fmtSeen(ds))
 		for _, d := range ds {
-			require.Equal(t, noon.Add(time.Second), d.At, "all fire at the first tick")
+			// The pre-read that finds them late may hand them over before or
+			// at the first tick of the fake clock; never later.
+			require.False(t, d.At.After(noon.Add(time.Second)), "all fire at once, by the first tick: %s", fmtSeen(ds))
 		}
 		rs := b.waitSettledRuns(j.ID)
 		late := 0
