@@ -34,11 +34,25 @@ type xxlExecutor struct {
 	arrivals []arrival
 	srv      *http.Server
 	pending  []xxlwire.CallbackItem
+	retries  []retryBatch // failed callbacks, set aside like XXL-JOB's retry file
 	closed   bool
 	refused  int // callback items an admin answered with a failure (then retried)
 	wake     chan struct{}
 	done     chan struct{}
 }
+
+// retryBatch is a callback batch an admin did not take. Like XXL-JOB's
+// executor (which writes it to a retry file and resends it later), it does
+// not hold up the results behind it; the admin records the items it accepts
+// even when it refuses others of the batch, so a batch is given up after
+// maxCallbackTries.
+type retryBatch struct {
+	items []xxlwire.CallbackItem
+	tries int
+	next  time.Time
+}
+
+const maxCallbackTries = 10
 
 func startExecutor(t *testing.T) *xxlExecutor {
 	t.Helper()
@@ -126,6 +140,7 @@ func (e *xxlExecutor) callbacks() {
 		}
 		// Up to 10 results per callback, as an executor's callback thread
 		// sends what queued up meanwhile.
+		e.resendDue(client)
 		e.mu.Lock()
 		n := min(len(e.pending), 10)
 		batch := append([]xxlwire.CallbackItem(nil), e.pending[:n]...)
@@ -143,10 +158,39 @@ func (e *xxlExecutor) callbacks() {
 		}
 		if !e.report(client, batch) {
 			e.mu.Lock()
-			e.pending = append(batch, e.pending...)
+			e.retries = append(e.retries, retryBatch{items: batch, tries: 1, next: time.Now().Add(300 * time.Millisecond)})
 			e.mu.Unlock()
-			time.Sleep(300 * time.Millisecond)
 		}
+	}
+}
+
+// resendDue resends the set-aside batches whose time has come.
+func (e *xxlExecutor) resendDue(client *http.Client) {
+	now := time.Now()
+	e.mu.Lock()
+	var due []retryBatch
+	kept := e.retries[:0]
+	for _, b := range e.retries {
+		if now.After(b.next) {
+			due = append(due, b)
+		} else {
+			kept = append(kept, b)
+		}
+	}
+	e.retries = kept
+	e.mu.Unlock()
+	for _, b := range due {
+		if e.report(client, b.items) {
+			continue
+		}
+		b.tries++
+		if b.tries >= maxCallbackTries {
+			continue // given up, as the items the admin takes were recorded
+		}
+		b.next = time.Now().Add(300 * time.Millisecond)
+		e.mu.Lock()
+		e.retries = append(e.retries, b)
+		e.mu.Unlock()
 	}
 }
 
@@ -187,5 +231,5 @@ func (e *xxlExecutor) all() []arrival {
 func (e *xxlExecutor) pendingCallbacks() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return len(e.pending)
+	return len(e.pending) + len(e.retries)
 }
