@@ -154,12 +154,22 @@ func New(o Options) *fiber.App {
 	v1.get("/jobs", checkedInHandler(access.PermJobsRead), s.listJobs)
 	v1.get("/jobs/:id", onJob(access.PermJobsRead), s.getJob)
 	v1.put("/jobs/:id", onJob(access.PermJobsWrite), s.updateJob)
+	v1.patch("/jobs/:id", onJob(access.PermJobsWrite), s.patchJob)
 	v1.delete("/jobs/:id", onJob(access.PermJobsWrite), s.deleteJob)
 	v1.post("/jobs/:id/start", onJob(access.PermJobsOperate), s.startJob)
 	v1.post("/jobs/:id/stop", onJob(access.PermJobsOperate), s.stopJob)
 	v1.post("/jobs/:id/trigger", onJob(access.PermJobsOperate), s.triggerJob)
 	v1.get("/jobs/:id/next-fires", onJob(access.PermJobsRead), s.jobNextFires)
 	v1.post("/next-fires", authenticated(), s.previewSchedule)
+
+	// A job by its identity: its group's app name and its name.
+	v1.get("/groups/:app_name/jobs/:name", onJobName(access.PermJobsRead), s.jobByName(s.getJob))
+	v1.put("/groups/:app_name/jobs/:name", onJobName(access.PermJobsWrite), s.jobByName(s.updateJob))
+	v1.patch("/groups/:app_name/jobs/:name", onJobName(access.PermJobsWrite), s.jobByName(s.patchJob))
+	v1.delete("/groups/:app_name/jobs/:name", onJobName(access.PermJobsWrite), s.jobByName(s.deleteJob))
+	v1.post("/groups/:app_name/jobs/:name/start", onJobName(access.PermJobsOperate), s.jobByName(s.startJob))
+	v1.post("/groups/:app_name/jobs/:name/stop", onJobName(access.PermJobsOperate), s.jobByName(s.stopJob))
+	v1.post("/groups/:app_name/jobs/:name/trigger", onJobName(access.PermJobsOperate), s.jobByName(s.triggerJob))
 
 	v1.get("/runs", checkedInHandler(access.PermRunsRead), s.listRuns)
 	v1.get("/runs/:id", onRun(access.PermRunsRead), s.getRun)

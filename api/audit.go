@@ -7,7 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/sirupsen/logrus"
 
-	"github.com/ringjob/ringjob/service"
+	"github.com/ringjob/ringjob/access"
 )
 
 // localAuditRunID is the run a write created (a trigger), for its log line.
@@ -28,7 +28,7 @@ func isWrite(method string) bool {
 // more than a token.
 func auditFields(c *fiber.Ctx) logrus.Fields {
 	f := logrus.Fields{}
-	if p, ok := c.Locals(localPrincipal).(service.Principal); ok {
+	if p := principal(c); p != nil {
 		for k, v := range principalFields(p) {
 			f[k] = v
 		}
@@ -50,6 +50,13 @@ func auditFields(c *fiber.Ctx) logrus.Fields {
 	return f
 }
 
-func principalFields(p service.Principal) logrus.Fields {
-	return logrus.Fields{"principal": p.TokenName, "token_id": p.TokenID, "role": p.Role}
+func principalFields(p *access.Principal) logrus.Fields {
+	f := logrus.Fields{"principal": p.Name, "principal_kind": string(p.Kind), "admin": p.IsAdmin()}
+	if p.TokenID != 0 {
+		f["token_id"], f["token_name"] = p.TokenID, p.TokenName
+	}
+	if p.SessionID != 0 {
+		f["session_id"] = p.SessionID
+	}
+	return f
 }

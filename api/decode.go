@@ -96,8 +96,14 @@ func jsonKind(t reflect.Type) string {
 	return "a value of another type"
 }
 
-// pathID reads the :id path parameter.
+// localJobID carries the id of a job addressed by name (jobByName).
+const localJobID = "job_id"
+
+// pathID reads the :id path parameter, or the id of the job the path named.
 func pathID(c *fiber.Ctx) (int64, error) {
+	if id, ok := c.Locals(localJobID).(int64); ok {
+		return id, nil
+	}
 	raw := c.Params("id")
 	id, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil || id <= 0 {

@@ -9,8 +9,10 @@
 //	                                    serve it on an internal network or block it at the load balancer)
 //	GET  /api/v1/openapi.json           the OpenAPI 3.0 document (openapi.json, embedded)
 //	POST|GET /api/v1/groups             GET|PUT|DELETE /api/v1/groups/{id}
-//	POST|GET /api/v1/jobs               GET|PUT|DELETE /api/v1/jobs/{id}
+//	POST|GET /api/v1/jobs               GET|PUT|PATCH|DELETE /api/v1/jobs/{id}
 //	POST /api/v1/jobs/{id}/start|stop|trigger
+//	GET|PUT|PATCH|DELETE /api/v1/groups/{app_name}/jobs/{name}   a job by its identity
+//	POST /api/v1/groups/{app_name}/jobs/{name}/start|stop|trigger
 //	GET  /api/v1/jobs/{id}/next-fires?n=5
 //	POST /api/v1/next-fires             preview an unsaved schedule
 //	GET  /api/v1/runs                   filters job_id, group_id, state, trigger_type, from, to
@@ -63,9 +65,17 @@
 //   - Lists take limit (default 50, max 500) and cursor, and answer
 //     {"items": [...], "next_cursor": "..."} ("" on the last page).
 //   - Times are RFC 3339 strings in UTC; unset times are null.
+//   - A job is identified by its group's app_name and its name, unique within
+//     the group (409 conflict on a taken name); /groups/{app_name}/jobs/{name}
+//     (URL-encoded) serves wherever /jobs/{id} does.
+//   - A job's GET answers an ETag; PUT, PATCH and DELETE with If-Match are
+//     refused with 412 precondition_failed when the job changed since.
+//     PATCH takes a JSON merge patch (RFC 7386); PUT accepts the read-only
+//     fields of the GET output and ignores them (id must be the job's own).
 //   - POST /api/v1/jobs/{id}/trigger honours an Idempotency-Key header: 201
 //     with the new run, or 200 with the run an earlier request with the same
-//     key created.
+//     key and body created; the same key with another body is 422
+//     idempotency_key_reused.
 //   - Each response carries X-Request-Id (the caller's, when it is plain and
 //     short, or a new one).
 package api

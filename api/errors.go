@@ -18,6 +18,8 @@ const (
 	codeInvalidArgument  = "invalid_argument"
 	codeNotFound         = "not_found"
 	codeConflict         = "conflict"
+	codeKeyReused        = "idempotency_key_reused"
+	codePrecondition     = "precondition_failed"
 	codeUnauthenticated  = "unauthenticated"
 	codePayloadTooLarge  = "payload_too_large"
 	codeMethodNotAllowed = "method_not_allowed"
@@ -67,6 +69,7 @@ func toAPIError(err error) (ae *apiError, internal bool) {
 		nf  *service.NotFoundError
 		ce  *service.ConflictError
 		te  *service.TargetError
+		kr  *service.KeyReusedError
 		de  *access.Denied
 		th  *service.ThrottledError
 		fe  *fiber.Error
@@ -87,6 +90,8 @@ func toAPIError(err error) (ae *apiError, internal bool) {
 		return &apiError{Status: fiber.StatusNotFound, Code: codeNotFound, Message: msg}, false
 	case errors.As(err, &ce):
 		return &apiError{Status: fiber.StatusConflict, Code: codeConflict, Field: ce.Field, Message: ce.Message}, false
+	case errors.As(err, &kr):
+		return &apiError{Status: fiber.StatusUnprocessableEntity, Code: codeKeyReused, Field: "Idempotency-Key", Message: msg}, false
 	case errors.As(err, &te):
 		return &apiError{Status: fiber.StatusBadGateway, Code: codeTargetError, Message: msg}, false
 	case errors.Is(err, service.ErrUnauthenticated):

@@ -1,12 +1,17 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/url"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ringjob/ringjob/access"
 	"github.com/ringjob/ringjob/service"
+	"github.com/ringjob/ringjob/store"
 )
 
 // jobRequest is the body of POST and PUT /api/v1/jobs[/{id}].
@@ -33,6 +38,15 @@ type jobRequest struct {
 	MaxInFlight      int      `json:"max_in_flight"`
 	AlarmChannels    []string `json:"alarm_channels"`
 	Enabled          *bool    `json:"enabled"`
+
+	// The read-only fields of a job's GET output are accepted and ignored,
+	// so GET-edit-PUT works; id, when sent, must be the job's own.
+	ID         int64           `json:"id"`
+	AlarmState json.RawMessage `json:"alarm_state"`
+	NextFireAt json.RawMessage `json:"next_fire_at"`
+	LastFireAt json.RawMessage `json:"last_fire_at"`
+	CreatedAt  json.RawMessage `json:"created_at"`
+	UpdatedAt  json.RawMessage `json:"updated_at"`
 }
 
 func (r jobRequest) spec() service.JobSpec {
@@ -80,7 +94,8 @@ func (s *server) createJob(c *fiber.Ctx) error {
 		return err
 	}
 	c.Location("/api/v1/jobs/" + strconv.FormatInt(j.ID, 10))
-	return c.Status(fiber.StatusCreated).JSON(viewJob(j))
+	c.Status(fiber.StatusCreated)
+	return sendJob(c, j)
 }
 
 func (s *server) listJobs(c *fiber.Ctx) error {
@@ -119,7 +134,14 @@ func (s *server) getJob(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(viewJob(j))
+	return sendJob(c, j)
+}
+
+// sendJob answers a job with its ETag.
+func sendJob(c *fiber.Ctx, j store.Job) error {
+	v := viewJob(j)
+	c.Set(fiber.HeaderETag, etagOf(v))
+	return c.JSON(v)
 }
 
 func (s *server) updateJob(c *fiber.Ctx) error {
@@ -127,9 +149,19 @@ func (s *server) updateJob(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if _, err := s.checkIfMatch(c, id); err != nil {
+		return err
+	}
 	var req jobRequest
 	if err := decodeJSON(c, &req, false); err != nil {
 		return err
+	}
+	return s.replaceJob(c, id, req)
+}
+
+func (s *server) replaceJob(c *fiber.Ctx, id int64, req jobRequest) error {
+	if req.ID != 0 && req.ID != id {
+		return badRequest("id", "is read-only: it is %d in the body but the path names job %d; leave it out or send the job's own id", req.ID, id)
 	}
 	if req.GroupID > 0 { // moving a job needs the permission on its new group too
 		if err := require(c, access.PermJobsWrite, req.GroupID); err != nil {
@@ -140,7 +172,56 @@ func (s *server) updateJob(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(viewJob(j))
+	return sendJob(c, j)
+}
+
+// patchJob applies a JSON merge patch (RFC 7386) to the job's GET output
+// and saves the result as PUT would.
+func (s *server) patchJob(c *fiber.Ctx) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	cur, err := s.checkIfMatch(c, id)
+	if err != nil {
+		return err
+	}
+	var patch map[string]any
+	if err := decodeJSON(c, &patch, false); err != nil {
+		return err
+	}
+	raw, err := json.Marshal(viewJob(cur))
+	if err != nil {
+		return fmt.Errorf("patch job %d: encode: %w", id, err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return fmt.Errorf("patch job %d: decode: %w", id, err)
+	}
+	merged, err := json.Marshal(mergePatch(doc, patch))
+	if err != nil {
+		return fmt.Errorf("patch job %d: encode: %w", id, err)
+	}
+	var req jobRequest
+	dec := json.NewDecoder(bytes.NewReader(merged))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return jsonError(err)
+	}
+	return s.replaceJob(c, id, req)
+}
+
+// checkIfMatch reads the job and, when the request has If-Match, refuses
+// with 412 unless it names the job's current ETag.
+func (s *server) checkIfMatch(c *fiber.Ctx, id int64) (store.Job, error) {
+	cur, err := s.svc.GetJob(c.UserContext(), id)
+	if err != nil {
+		return store.Job{}, err
+	}
+	if err := ifMatch(c, etagOf(viewJob(cur))); err != nil {
+		return store.Job{}, err
+	}
+	return cur, nil
 }
 
 func (s *server) deleteJob(c *fiber.Ctx) error {
@@ -148,10 +229,36 @@ func (s *server) deleteJob(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if c.Get(fiber.HeaderIfMatch) != "" {
+		if _, err := s.checkIfMatch(c, id); err != nil {
+			return err
+		}
+	}
 	if err := s.svc.DeleteJob(c.UserContext(), id); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// jobByName resolves /groups/{app_name}/jobs/{name} to the job's id for the
+// handlers that take one.
+func (s *server) jobByName(next fiber.Handler) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		app, err := url.PathUnescape(c.Params("app_name"))
+		if err != nil {
+			return badRequest("app_name", "is not a valid path segment: %v", err)
+		}
+		name, err := url.PathUnescape(c.Params("name"))
+		if err != nil {
+			return badRequest("name", "is not a valid path segment: %v", err)
+		}
+		j, err := s.svc.GetJobByName(c.UserContext(), app, name)
+		if err != nil {
+			return err
+		}
+		c.Locals(localJobID, j.ID)
+		return next(c)
+	}
 }
 
 func (s *server) startJob(c *fiber.Ctx) error {
@@ -163,7 +270,7 @@ func (s *server) startJob(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(viewJob(j))
+	return sendJob(c, j)
 }
 
 func (s *server) stopJob(c *fiber.Ctx) error {
@@ -175,7 +282,7 @@ func (s *server) stopJob(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(viewJob(j))
+	return sendJob(c, j)
 }
 
 func (s *server) triggerJob(c *fiber.Ctx) error {

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -51,6 +52,15 @@ type matrixFixture struct {
 	spareSA   int64
 	callers   map[string]*caller
 	appNameOf map[int64]string
+}
+
+// jobPath is the by-name path of a job as it is named now.
+func (f *matrixFixture) jobPath(id int64) string {
+	j, err := f.b.st.JobGet(context.Background(), id)
+	require.NoError(f.b.t, err)
+	g, err := f.b.st.GroupGet(context.Background(), j.GroupID)
+	require.NoError(f.b.t, err)
+	return "/api/v1/groups/" + url.PathEscape(g.AppName) + "/jobs/" + url.PathEscape(j.Name)
 }
 
 func (f *matrixFixture) uniq(prefix string) string {
@@ -125,6 +135,30 @@ var permissionMatrix = map[string]matrixRow{
 	}},
 	"POST /api/v1/jobs/:id/trigger": {api.Rule{Scope: api.ScopeJob, Perm: access.PermJobsOperate}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
 		return fmt.Sprintf("/api/v1/jobs/%d/trigger", f.jobs[g]), nil
+	}},
+	"PATCH /api/v1/jobs/:id": {api.Rule{Scope: api.ScopeJob, Perm: access.PermJobsWrite}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return fmt.Sprintf("/api/v1/jobs/%d", f.jobs[g]), map[string]any{"description": f.uniq("patched")}
+	}},
+	"GET /api/v1/groups/:app_name/jobs/:name": {api.Rule{Scope: api.ScopeJobName, Perm: access.PermJobsRead}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return f.jobPath(f.jobs[g]), nil
+	}},
+	"PUT /api/v1/groups/:app_name/jobs/:name": {api.Rule{Scope: api.ScopeJobName, Perm: access.PermJobsWrite}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return f.jobPath(f.jobs[g]), f.jobBody(g, f.uniq("renamed"))
+	}},
+	"PATCH /api/v1/groups/:app_name/jobs/:name": {api.Rule{Scope: api.ScopeJobName, Perm: access.PermJobsWrite}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return f.jobPath(f.jobs[g]), map[string]any{"description": f.uniq("patched")}
+	}},
+	"DELETE /api/v1/groups/:app_name/jobs/:name": {api.Rule{Scope: api.ScopeJobName, Perm: access.PermJobsWrite}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return f.jobPath(f.freshJob(g)), nil
+	}},
+	"POST /api/v1/groups/:app_name/jobs/:name/start": {api.Rule{Scope: api.ScopeJobName, Perm: access.PermJobsOperate}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return f.jobPath(f.jobs[g]) + "/start", nil
+	}},
+	"POST /api/v1/groups/:app_name/jobs/:name/stop": {api.Rule{Scope: api.ScopeJobName, Perm: access.PermJobsOperate}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return f.jobPath(f.jobs[g]) + "/stop", nil
+	}},
+	"POST /api/v1/groups/:app_name/jobs/:name/trigger": {api.Rule{Scope: api.ScopeJobName, Perm: access.PermJobsOperate}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return f.jobPath(f.jobs[g]) + "/trigger", nil
 	}},
 	"GET /api/v1/jobs/:id/next-fires": {api.Rule{Scope: api.ScopeJob, Perm: access.PermJobsRead}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
 		return fmt.Sprintf("/api/v1/jobs/%d/next-fires", f.jobs[g]), nil
@@ -242,7 +276,7 @@ func expectAllowed(role string, r api.Rule, g, groupA int64) bool {
 
 func groupScoped(r api.Rule) bool {
 	switch r.Scope {
-	case api.ScopeGroup, api.ScopeJob, api.ScopeRun, api.ScopeHandler:
+	case api.ScopeGroup, api.ScopeJob, api.ScopeRun, api.ScopeJobName, api.ScopeHandler:
 		return true
 	}
 	return false
@@ -400,7 +434,7 @@ refused (403 naming the permission, or 401 when anonymous).
 
 Scopes: *public* needs no credentials; *authenticated* needs any principal (tokens:
 your own, or every one with users.manage); *system* is admin only; *group*, *job*,
-*run* check the permission on the group of the object in the path; *handler* needs
+*run*, *job_name* check the permission on the group of the object in the path; *handler* needs
 it on the group named in the body or query, and lists show only the groups where the
 principal holds it.
 

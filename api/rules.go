@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -31,6 +32,9 @@ const (
 	ScopeJob Scope = "job"
 	// ScopeRun routes check it on the group of the run :id.
 	ScopeRun Scope = "run"
+	// ScopeJobName routes check it on the group named by the :app_name path
+	// parameter (the job :name is looked up within it).
+	ScopeJobName Scope = "job_name"
 	// ScopeHandler routes need the permission on at least one group; the
 	// handler then checks the group named in the body, or lists only what
 	// the principal may see.
@@ -51,6 +55,7 @@ func system(p access.Perm) Rule           { return Rule{Perm: p, Scope: ScopeSys
 func onGroup(p access.Perm) Rule          { return Rule{Perm: p, Scope: ScopeGroup} }
 func onJob(p access.Perm) Rule            { return Rule{Perm: p, Scope: ScopeJob} }
 func onRun(p access.Perm) Rule            { return Rule{Perm: p, Scope: ScopeRun} }
+func onJobName(p access.Perm) Rule        { return Rule{Perm: p, Scope: ScopeJobName} }
 func checkedInHandler(p access.Perm) Rule { return Rule{Perm: p, Scope: ScopeHandler} }
 
 // routeNamePrefix marks a route's name as its rule ("rule:job:jobs.read"),
@@ -89,6 +94,9 @@ func (rt routes) post(path string, rule Rule, h fiber.Handler) {
 	rt.add(fiber.MethodPost, path, rule, h)
 }
 func (rt routes) put(path string, rule Rule, h fiber.Handler) { rt.add(fiber.MethodPut, path, rule, h) }
+func (rt routes) patch(path string, rule Rule, h fiber.Handler) {
+	rt.add(fiber.MethodPatch, path, rule, h)
+}
 func (rt routes) delete(path string, rule Rule, h fiber.Handler) {
 	rt.add(fiber.MethodDelete, path, rule, h)
 }
@@ -117,7 +125,7 @@ func (s *server) authorize(rule Rule) fiber.Handler {
 			if !p.CanSomewhere(rule.Perm) {
 				return &access.Denied{Perm: rule.Perm}
 			}
-		case ScopeGroup, ScopeJob, ScopeRun:
+		case ScopeGroup, ScopeJob, ScopeRun, ScopeJobName:
 			if p.IsAdmin() {
 				break
 			}
@@ -146,6 +154,14 @@ func (s *server) authorize(rule Rule) fiber.Handler {
 // groupOf finds the group a :id path parameter belongs to; found is false
 // when the id is malformed or names nothing.
 func (s *server) groupOf(c *fiber.Ctx, sc Scope) (group int64, found bool, err error) {
+	if sc == ScopeJobName {
+		app, perr := url.PathUnescape(c.Params("app_name"))
+		if perr != nil {
+			return 0, false, nil
+		}
+		g, err := s.svc.GroupIDByAppName(c.UserContext(), app)
+		return g, err == nil, ignoreNotFound(err)
+	}
 	id, perr := strconv.ParseInt(c.Params("id"), 10, 64)
 	if perr != nil || id <= 0 {
 		return 0, false, nil

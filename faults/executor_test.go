@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"sync"
@@ -115,7 +116,7 @@ func (e *xxlExecutor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // callbacks reports results in batches to whichever replica answers.
 func (e *xxlExecutor) callbacks() {
-	client := &http.Client{Timeout: 2 * time.Second}
+	client := &http.Client{Timeout: 30 * time.Second}
 	for {
 		select {
 		case <-e.done:
@@ -123,10 +124,20 @@ func (e *xxlExecutor) callbacks() {
 		case <-e.wake:
 		case <-time.After(200 * time.Millisecond):
 		}
+		// Up to 10 results per callback, as an executor's callback thread
+		// sends what queued up meanwhile.
 		e.mu.Lock()
-		batch := e.pending
-		e.pending = nil
+		n := min(len(e.pending), 10)
+		batch := append([]xxlwire.CallbackItem(nil), e.pending[:n]...)
+		e.pending = e.pending[n:]
+		more := len(e.pending) > 0
 		e.mu.Unlock()
+		if more {
+			select {
+			case e.wake <- struct{}{}:
+			default:
+			}
+		}
 		if len(batch) == 0 {
 			continue
 		}
@@ -141,7 +152,10 @@ func (e *xxlExecutor) callbacks() {
 
 func (e *xxlExecutor) report(client *http.Client, batch []xxlwire.CallbackItem) bool {
 	body, _ := json.Marshal(batch)
-	for _, admin := range e.admins() {
+	admins := e.admins()
+	first := rand.N(len(admins)) // spread over the replicas; a paused one only delays
+	for i := range admins {
+		admin := admins[(first+i)%len(admins)]
 		req, _ := http.NewRequest("POST", admin+xxlwire.PathCallback, bytes.NewReader(body))
 		req.Header.Set("Content-Type", xxlwire.RequestContentType)
 		req.Header.Set(xxlwire.HeaderAccessToken, execToken)

@@ -1,6 +1,7 @@
 package faults_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -294,6 +295,9 @@ func TestFaultsShort(t *testing.T) {
 	s.run("mariadbd SIGKILL, restarted after 3 s", 8*time.Second, s.restartDB(syscall.SIGKILL, 3*time.Second))
 	s.settle(40 * time.Second)
 	rs := s.analyse()
+	for _, r := range c.replicas {
+		t.Log(warningSummary(r))
+	}
 	check(t, rs)
 	for _, r := range c.replicas {
 		require.NotContains(t, r.logs(), `"level":"fatal"`, r.name)
@@ -325,12 +329,69 @@ func TestFaultsLong(t *testing.T) {
 	if p := os.Getenv("RINGJOB_FAULTS_REPORT"); p != "" {
 		require.NoError(t, os.WriteFile(p, []byte(table(rs)), 0o644))
 	}
-	var warned []string
 	for _, r := range c.replicas {
-		n := strings.Count(r.logs(), `"level":"warning"`)
-		warned = append(warned, fmt.Sprintf("%s: %d warnings", r.name, n))
+		t.Log(warningSummary(r))
 	}
-	sort.Strings(warned)
-	t.Logf("replica logs: %s", strings.Join(warned, ", "))
 	check(t, rs)
+}
+
+// warningSummary counts a replica's warning and error lines by message.
+func warningSummary(r *replica) string {
+	counts := map[string]int{}
+	for _, line := range strings.Split(r.logs(), "\n") {
+		var e struct {
+			Level  string `json:"level"`
+			Msg    string `json:"msg"`
+			Reason string `json:"reason"`
+		}
+		if json.Unmarshal([]byte(line), &e) != nil || (e.Level != "warning" && e.Level != "error") {
+			continue
+		}
+		k := e.Level + ": " + e.Msg
+		if e.Reason != "" {
+			k += " (" + e.Reason + ")"
+		}
+		counts[k]++
+	}
+	var keys []string
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return counts[keys[i]] > counts[keys[j]] })
+	var b strings.Builder
+	for i, k := range keys {
+		if i == 8 {
+			break
+		}
+		fmt.Fprintf(&b, "\n  %6d  %s", counts[k], k)
+	}
+	return r.name + ":" + b.String()
+}
+
+func TestFaultsDebug(t *testing.T) {
+	if os.Getenv("RINGJOB_FAULTS") != "debug" {
+		t.Skip()
+	}
+	c := newCluster(t, 3, 50)
+	s := &scenario{c: c}
+	s.warmUp(3 * time.Second)
+	for i := 0; i < 3; i++ {
+		s.run(fmt.Sprintf("kill %d", i), 8*time.Second, s.killReplica(3*time.Second))
+	}
+	s.settle(60 * time.Second)
+	rs := s.analyse()
+	t.Logf("\n%s", table(rs))
+	for _, r := range c.replicas {
+		t.Log(warningSummary(r))
+	}
+	db := c.db.open("ringjob")
+	defer db.Close()
+	rows, _ := db.Query("SELECT state, LEFT(message, 120), COUNT(*) FROM runs GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 10")
+	for rows.Next() {
+		var st, msg string
+		var n int
+		rows.Scan(&st, &msg, &n)
+		t.Logf("%6d %s %s", n, st, msg)
+	}
+	rows.Close()
 }

@@ -155,7 +155,7 @@ func (s *server) group(app string) store.Group {
 }
 
 func (s *server) job(g store.Group, handler string, block kind.Block, timeoutSec int) store.Job {
-	j, err := s.st.JobCreate(context.Background(), store.JobCreateParams{JobFields: store.JobFields{GroupID: g.ID, Name: handler, ScheduleType: "none",
+	j, err := s.st.JobCreate(context.Background(), store.JobCreateParams{JobFields: store.JobFields{GroupID: g.ID, Name: fmt.Sprintf("%s-%d", handler, time.Now().UnixNano()), ScheduleType: "none",
 		TimeZone: "UTC", Handler: handler, BlockStrategy: block, TimeoutSec: timeoutSec, ShardCount: 1, RouteStrategy: "first"}, NowMs: time.Now().UnixMilli()})
 	require.NoError(s.t, err)
 	return j

@@ -92,8 +92,13 @@ func startDemoExecutor(t *testing.T, s *server, app string) string {
 }
 
 type goexecStats struct {
-	Runs      map[string]int `json:"runs"`
-	Kills     int            `json:"kills"`
+	Runs map[string]int `json:"runs"`
+	Seen []struct {
+		LogID   int64  `json:"logId"`
+		JobID   int64  `json:"jobId"`
+		Handler string `json:"handler"`
+	} `json:"seen"`
+	Kills     int `json:"kills"`
 	Callbacks []struct {
 		LogID      int64  `json:"logId"`
 		HandleCode int    `json:"handleCode"`

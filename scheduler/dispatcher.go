@@ -336,6 +336,10 @@ func (d *dispatcher) dispatch(ctx context.Context, f fire) {
 		d.warns.note("handoff_refused", logrus.Fields{"run_id": f.runID, "job_id": f.job.ID},
 			"hand-off refused: the run was taken over by another node or already sent")
 		return
+	case errors.Is(err, errMisfiredAtHandoff):
+		d.metrics.Misfired.Inc()
+		d.ledger.write(ledgerOp{final: true, u: store.RunUpdate{ID: f.runID, State: kind.RunMisfired, Message: err.Error(), FinishedMs: d.clock.Now().UnixMilli()}})
+		return
 	case errors.Is(err, errHandoffUnknown):
 		d.warns.note("handoff_failed", logrus.Fields{"run_id": f.runID, "job_id": f.job.ID, "error": err.Error()},
 			"could not record the hand-off of a claimed run; it stays claimed and is sent by the stuck-claim sweep")

@@ -88,11 +88,12 @@ func (d *recordingDriver) count() int {
 
 // bundle is what a scheduler test needs.
 type bundle struct {
-	t     *testing.T
-	st    *store.Store
-	clock *clockwork.FakeClock
-	group store.Group
-	nodes []*node
+	t      *testing.T
+	st     *store.Store
+	clock  *clockwork.FakeClock
+	group  store.Group
+	nodes  []*node
+	jobSeq int // numbers job names (unique within the group)
 }
 
 type node struct {
@@ -193,8 +194,10 @@ func (b *bundle) job(name, schedType, conf, tz string, misfire kind.Misfire, nex
 	if misfire == "" {
 		misfire = kind.MisfireDoNothing
 	}
+	// Tests make many jobs from one name; job names are unique in a group.
+	b.jobSeq++
 	j, err := b.st.JobCreate(context.Background(), store.JobCreateParams{JobFields: store.JobFields{
-		GroupID: b.group.ID, Name: name, ScheduleType: schedType, ScheduleConf: conf, TimeZone: tz, MisfirePolicy: misfire,
+		GroupID: b.group.ID, Name: fmt.Sprintf("%s-%d", name, b.jobSeq), ScheduleType: schedType, ScheduleConf: conf, TimeZone: tz, MisfirePolicy: misfire,
 		Params: "p", RouteStrategy: "first", BlockStrategy: "SERIAL_EXECUTION", ShardCount: 1,
 	}, Enabled: true, NextFireMs: nextMs, NowMs: b.clock.Now().UnixMilli()})
 	require.NoError(b.t, err)

@@ -71,7 +71,8 @@ func (p *preReader) cycle(ctx context.Context) (full bool, err error) {
 	lockStart := time.Now() // lock hold time is wall time by nature
 	now := p.clock.Now()
 	preferred, max := p.peers.partitionPlan(p.cfg.LockPartitions)
-	tx, err := p.st.ScheduleLock(tctx, store.ScheduleLockParams{Node: p.node, Preferred: preferred, Max: max, NowMs: now.UnixMilli()})
+	tx, err := p.st.ScheduleLock(tctx, store.ScheduleLockParams{Node: p.node, Preferred: preferred, Max: max, NowMs: now.UnixMilli(),
+		IdleTimeoutSec: int((p.cfg.PartitionLease + time.Second - 1) / time.Second)})
 	if err != nil {
 		return false, err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/routes"
@@ -115,6 +116,8 @@ func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Reque
 var (
 	errHandoffRefused = errors.New("hand-off refused")
 	errHandoffUnknown = errors.New("hand-off not recorded")
+	// errMisfiredAtHandoff: the run was handed over too late to be sent.
+	errMisfiredAtHandoff = errors.New("misfired")
 )
 
 // handOff records that the run goes to its target now (store.RunHandOff),
@@ -127,6 +130,13 @@ func (d *dispatcher) handOff(ctx context.Context, f fire) error {
 	}
 	if !ok {
 		return errHandoffRefused
+	}
+	// Claimed on time, but the hand-off waited (the database was away): a
+	// schedule fire now later than the misfire threshold is not sent late.
+	if late := d.clock.Now().UnixMilli() - f.scheduledMs; f.trigger == kind.TriggerSchedule && f.job.MisfirePolicy != kind.MisfireFireOnceNow &&
+		late > d.cfg.MisfireThreshold.Milliseconds() {
+		return fmt.Errorf("%w: due %s ago when its hand-off was recorded (the database did not answer in time); do_nothing skips it",
+			errMisfiredAtHandoff, (time.Duration(late) * time.Millisecond).Round(time.Millisecond))
 	}
 	return nil
 }

@@ -35,11 +35,27 @@ func invalid(field, format string, args ...any) *ValidationError {
 type NotFoundError struct {
 	Resource string // "group", "job", "run"
 	ID       int64
+	// Name is set instead of ID for a lookup by name ("app_name/job_name").
+	Name string
 }
 
 // Error says which resource is missing.
 func (e *NotFoundError) Error() string {
+	if e.Name != "" {
+		return fmt.Sprintf("%s %s does not exist", e.Resource, e.Name)
+	}
 	return fmt.Sprintf("%s %d does not exist", e.Resource, e.ID)
+}
+
+// KeyReusedError reports an Idempotency-Key that an earlier request with a
+// different body used. The REST API answers it with 422.
+type KeyReusedError struct {
+	Key string
+}
+
+// Error says what to do.
+func (e *KeyReusedError) Error() string {
+	return fmt.Sprintf("Idempotency-Key %q was already used for a request with a different body; use a new key for a new request", e.Key)
 }
 
 // Is makes errors.Is(err, store.ErrNotFound) true.

@@ -2,6 +2,8 @@ package service
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -87,7 +89,7 @@ func (s *Service) CreateJob(ctx context.Context, p JobCreateParams) (store.Job, 
 		return s.audit(ctx, tx, auditEntry{Action: ActJobCreate, ObjectType: "job", ObjectID: j.ID, GroupID: j.GroupID, Changes: diffFields(nil, fieldsOf(j))})
 	})
 	if err != nil {
-		return store.Job{}, fmt.Errorf("create job %q: %w", f.Name, err)
+		return store.Job{}, jobNameConflictOr(err, f, fmt.Sprintf("create job %q", f.Name))
 	}
 	return j, nil
 }
@@ -210,7 +212,7 @@ func (s *Service) UpdateJob(ctx context.Context, p JobUpdateParams) (store.Job, 
 		s.authChanged()
 	}
 	if err != nil {
-		return store.Job{}, notFoundOr(err, "job", p.ID, fmt.Sprintf("update job %d", p.ID))
+		return store.Job{}, jobNameConflictOr(notFoundOr(err, "job", p.ID, fmt.Sprintf("update job %d", p.ID)), f, "")
 	}
 	return j, nil
 }
@@ -305,6 +307,16 @@ func (s *Service) TriggerJob(ctx context.Context, p TriggerParams) (run store.Ru
 	if s.trig == nil {
 		return store.Run{}, false, ErrNoScheduler
 	}
+	if p.IdempotencyKey != "" {
+		fp := triggerFingerprint(p)
+		got, err := s.st.TriggerFingerprintClaim(ctx, p.JobID, p.IdempotencyKey, fp, s.nowMs())
+		if err != nil {
+			return store.Run{}, false, fmt.Errorf("trigger job %d: %w", p.JobID, err)
+		}
+		if got != fp {
+			return store.Run{}, false, &KeyReusedError{Key: p.IdempotencyKey}
+		}
+	}
 	run, created, err = s.trig.Trigger(ctx, scheduler.TriggerParams{JobID: p.JobID, Params: p.Params, IdempotencyKey: p.IdempotencyKey, Target: p.Target})
 	if errors.Is(err, scheduler.ErrTargetNotCandidate) {
 		return store.Run{}, false, invalid("target", "%v", err)
@@ -390,4 +402,42 @@ func (s *Service) PreviewSchedule(_ context.Context, p PreviewParams) (NextFires
 		times = []time.Time{}
 	}
 	return NextFires{TimeZone: tz, Times: times}, nil
+}
+
+// jobNameConflictOr turns a taken job name into a ConflictError on "name".
+func jobNameConflictOr(err error, f store.JobFields, doing string) error {
+	if errors.Is(err, store.ErrConflict) {
+		return &ConflictError{Field: "name", Message: fmt.Sprintf("the group already has a job named %q; job names are unique within a group (choose another name, or edit that job)", f.Name)}
+	}
+	if doing == "" {
+		return err
+	}
+	return fmt.Errorf("%s: %w", doing, err)
+}
+
+// GetJobByName reads a job by its identity: its group's app name and its name.
+func (s *Service) GetJobByName(ctx context.Context, appName, name string) (store.Job, error) {
+	j, err := s.st.JobGetByName(ctx, appName, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Job{}, &NotFoundError{Resource: "job", Name: fmt.Sprintf("%s/%s", appName, name)}
+	}
+	if err != nil {
+		return store.Job{}, err
+	}
+	return j, nil
+}
+
+// triggerFingerprint identifies what a trigger request asked for, so an
+// idempotency key reused for another request is refused.
+func triggerFingerprint(p TriggerParams) string {
+	h := sha256.New()
+	if p.Params == nil {
+		h.Write([]byte{0})
+	} else {
+		h.Write([]byte{1})
+		h.Write([]byte(*p.Params))
+	}
+	h.Write([]byte{0})
+	h.Write([]byte(p.Target))
+	return hex.EncodeToString(h.Sum(nil))
 }

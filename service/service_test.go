@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -406,7 +407,7 @@ func TestJobSearchLooksAtOneWindowPerPage(t *testing.T) {
 			require.NoError(t, err)
 			var want []int64
 			for i := 0; i < 30; i++ {
-				name := "beta-" + strings.Repeat("x", i%3)
+				name := fmt.Sprintf("beta-%s%d", strings.Repeat("x", i%3), i)
 				if i%10 == 3 {
 					name = "alpha-" + string(rune('a'+i))
 				}

@@ -3,6 +3,7 @@ package store
 import (
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -29,6 +30,10 @@ type dialect interface {
 	classify(err error) errClass
 	// scheduleTxOptions are the options of the locked pre-read transaction.
 	scheduleTxOptions() *sql.TxOptions
+	// idleTxTimeout is the statement that makes the database end the
+	// session of a transaction left idle for sec seconds ("" when the
+	// database has none).
+	idleTxTimeout(sec int) string
 	// reportUpsert is the clause after a run_reports INSERT that adds the
 	// new counts to an existing bucket row.
 	reportUpsert() string
@@ -55,6 +60,12 @@ func (mysqlDialect) scheduleTxOptions() *sql.TxOptions {
 	return &sql.TxOptions{Isolation: sql.LevelReadCommitted}
 }
 func (mysqlDialect) classify(err error) errClass { return classifyMySQL(err) }
+
+// MariaDB's idle_transaction_timeout (MySQL has none: the statement fails
+// and the transaction goes on without it).
+func (mysqlDialect) idleTxTimeout(sec int) string {
+	return fmt.Sprintf("SET SESSION idle_transaction_timeout = %d", sec)
+}
 func (mysqlDialect) reportUpsert() string {
 	return ` ON DUPLICATE KEY UPDATE succeeded = succeeded + VALUES(succeeded), failed = failed + VALUES(failed),
  timed_out = timed_out + VALUES(timed_out), killed = killed + VALUES(killed), lost = lost + VALUES(lost),
@@ -85,6 +96,7 @@ func (sqliteDialect) insertIgnore() string              { return "INSERT OR IGNO
 func (sqliteDialect) maxParams() int                    { return 30000 }
 func (sqliteDialect) namedLocks() bool                  { return false }
 func (sqliteDialect) scheduleTxOptions() *sql.TxOptions { return nil }
+func (sqliteDialect) idleTxTimeout(int) string          { return "" }
 func (sqliteDialect) classify(err error) errClass {
 	if errors.Is(err, errRaced) {
 		return errConflict

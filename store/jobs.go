@@ -95,7 +95,7 @@ func (s *Store) jobCreate(ctx context.Context, p JobCreateParams) (Job, error) {
 		backoffOr(f.RetryBackoff), f.RetryDelaySec, f.RetryMaxDelaySec, joinIDs(f.ChildJobIDs), f.MaxInFlight, strings.Join(f.AlarmChannels, ","),
 		boolInt(p.Enabled), next, p.NowMs, p.NowMs)
 	if err != nil {
-		return Job{}, fmt.Errorf("insert job %q: %w", p.Name, err)
+		return Job{}, s.jobWriteError(err, f, fmt.Sprintf("insert job %q", p.Name))
 	}
 	id, err := res.LastInsertId()
 	if err != nil {
@@ -139,7 +139,7 @@ func (s *Store) JobUpdate(ctx context.Context, p JobUpdateParams) (Job, error) {
 		backoffOr(f.RetryBackoff), f.RetryDelaySec, f.RetryMaxDelaySec, joinIDs(f.ChildJobIDs), f.MaxInFlight, strings.Join(f.AlarmChannels, ","),
 		boolInt(p.Enabled), next, p.NowMs, p.ID)
 	if err != nil {
-		return Job{}, fmt.Errorf("update job %d: %w", p.ID, err)
+		return Job{}, s.jobWriteError(err, f, fmt.Sprintf("update job %d", p.ID))
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		if _, err := s.JobGet(ctx, p.ID); err != nil {
@@ -324,6 +324,7 @@ func (s *Store) jobDeleteCascade() []string {
 		"DELETE FROM run_logs WHERE run_id IN (SELECT id FROM runs WHERE job_id = ?)",
 		"DELETE FROM runs WHERE job_id = ?",
 		"DELETE FROM run_keys WHERE job_id = ?",
+		"DELETE FROM trigger_fingerprints WHERE job_id = ?",
 	}
 }
 
@@ -388,4 +389,12 @@ func splitNames(s string) []string {
 		}
 	}
 	return out
+}
+
+// jobWriteError names a taken job name as ErrConflict.
+func (s *Store) jobWriteError(err error, f JobFields, doing string) error {
+	if s.d.isDuplicate(err) {
+		return fmt.Errorf("%s: group %d already has a job named %q: %w", doing, f.GroupID, f.Name, ErrConflict)
+	}
+	return fmt.Errorf("%s: %w", doing, err)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/store"
@@ -104,4 +105,31 @@ func TestDeclareDeadAgainstHeartbeat(t *testing.T) {
 		require.False(t, nodes[0].Declared())
 		require.NoError(t, hb(t0+3000))
 	})
+}
+
+// A pre-read transaction whose process froze (idle in the transaction) is
+// ended by the database after its idle timeout, so its partitions are free
+// for the other replicas before the frozen process wakes up.
+func TestFrozenPreReadFreesItsPartitions(t *testing.T) {
+	t.Parallel()
+	st := openStore(t, "mysql")
+	ctx := context.Background()
+	require.NoError(t, st.LockPartitionsEnsure(ctx, 2))
+	frozen, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "frozen", Preferred: []int{0, 1}, Max: 2, NowMs: t0, IdleTimeoutSec: 1})
+	require.NoError(t, err)
+	require.Equal(t, []int{0, 1}, frozen.Held())
+	defer frozen.Rollback()
+	other, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "other", Preferred: []int{0, 1}, Max: 2, NowMs: t0})
+	require.NoError(t, err)
+	require.Empty(t, other.Held())
+	other.Rollback()
+	require.Eventually(t, func() bool {
+		o, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "other", Preferred: []int{0, 1}, Max: 2, NowMs: t0})
+		if err != nil {
+			return false
+		}
+		defer o.Rollback()
+		return len(o.Held()) == 2
+	}, 10*time.Second, 100*time.Millisecond)
+	require.Error(t, frozen.Commit(), "the frozen transaction was ended")
 }

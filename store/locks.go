@@ -54,6 +54,11 @@ type ScheduleLockParams struct {
 	Preferred []int // partitions in the order to try
 	Max       int   // hold at most this many
 	NowMs     int64
+	// IdleTimeoutSec (MariaDB): a pre-read transaction left idle this long
+	// (its process paused or frozen) is ended by the database, so the
+	// partitions it holds do not stay locked until the process wakes up.
+	// 0 = no limit.
+	IdleTimeoutSec int
 }
 
 // ScheduleTx is a transaction that holds the lock rows of some partitions.
@@ -91,6 +96,9 @@ func (s *Store) ScheduleLock(ctx context.Context, p ScheduleLockParams) (*Schedu
 		return nil, fmt.Errorf("begin schedule transaction: %w", err)
 	}
 	t := &ScheduleTx{s: s, tx: tx}
+	if q := s.d.idleTxTimeout(p.IdleTimeoutSec); q != "" && p.IdleTimeoutSec > 0 {
+		_, _ = tx.ExecContext(ctx, q) // best effort: not every database has it
+	}
 	for _, part := range p.Preferred {
 		if len(t.held) >= p.Max {
 			break

@@ -35,6 +35,7 @@ type DataMigration func(ctx context.Context, tx *sql.Tx) error
 // dataMigrations are the migrations written in Go.
 var dataMigrations = []Migration{
 	{Version: 30, Name: "0030_cron_day_of_week_names", Data: migrateCronDayOfWeek},
+	{Version: 70, Name: "0070_job_names_unique", Data: migrateJobNamesUnique},
 }
 
 // Migrations lists the embedded SQL migrations and the data migrations in

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -26,7 +27,7 @@ func TestMigrateCronDayOfWeek(t *testing.T) {
 		}
 		ids := make([]int64, len(cases))
 		for i, c := range cases {
-			j := mkJob(t, st, "legacy", t0)
+			j := mkJob(t, st, fmt.Sprintf("legacy-%d", i), t0)
 			ids[i] = j.ID
 			_, err := st.DB().ExecContext(ctx, "UPDATE jobs SET schedule_type = ?, schedule_conf = ? WHERE id = ?", c.typ, c.old, j.ID)
 			require.NoError(t, err)

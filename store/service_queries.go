@@ -64,7 +64,7 @@ func (s *Store) JobUpdateFields(ctx context.Context, p JobUpdateFieldsParams) (J
 		backoffOr(f.RetryBackoff), f.RetryDelaySec, f.RetryMaxDelaySec, joinIDs(f.ChildJobIDs), f.MaxInFlight, strings.Join(f.AlarmChannels, ","),
 		p.NowMs, p.ID)
 	if err != nil {
-		return Job{}, fmt.Errorf("update job %d: %w", p.ID, err)
+		return Job{}, s.jobWriteError(err, f, fmt.Sprintf("update job %d", p.ID))
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		if _, err := s.JobGet(ctx, p.ID); err != nil {

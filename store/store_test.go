@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,9 +61,22 @@ func mkJob(t *testing.T, st *store.Store, name string, next int64) store.Job {
 	} else {
 		gid = gs[0].ID
 	}
-	j, err := st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: gid, Name: name, ScheduleType: "cron",
-		ScheduleConf: "* * * * * ?", TimeZone: "UTC", MisfirePolicy: kind.MisfireDoNothing, ShardCount: 1},
-		Enabled: true, NextFireMs: next, NowMs: t0})
+	// Tests make many jobs from one name; job names are unique in a group,
+	// so a taken name gets a numeric suffix.
+	var j store.Job
+	var err error
+	for n := 0; ; n++ {
+		jname := name
+		if n > 0 {
+			jname = fmt.Sprintf("%s-%d", name, n)
+		}
+		j, err = st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: gid, Name: jname, ScheduleType: "cron",
+			ScheduleConf: "* * * * * ?", TimeZone: "UTC", MisfirePolicy: kind.MisfireDoNothing, ShardCount: 1},
+			Enabled: true, NextFireMs: next, NowMs: t0})
+		if !errors.Is(err, store.ErrConflict) {
+			break
+		}
+	}
 	require.NoError(t, err)
 	return j
 }
@@ -364,6 +379,31 @@ func TestIdempotencyKey(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, created)
 		require.NotEqual(t, c.ID, d.ID)
+
+		// Concurrent requests with one key make one run (the key is claimed
+		// in run_keys inside the run's transaction).
+		p.IdempotencyKey = "k-race"
+		var wg sync.WaitGroup
+		ids := make([]int64, 8)
+		made := make([]bool, 8)
+		for i := range ids {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r, c, err := st.RunCreate(ctx, p)
+				require.NoError(t, err)
+				ids[i], made[i] = r.ID, c
+			}()
+		}
+		wg.Wait()
+		n := 0
+		for i := range ids {
+			require.Equal(t, ids[0], ids[i])
+			if made[i] {
+				n++
+			}
+		}
+		require.Equal(t, 1, n, "exactly one request creates the run")
 	})
 }
 

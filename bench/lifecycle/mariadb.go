@@ -43,7 +43,7 @@ func startThrowaway(pool string) (*throwaway, error) {
 		bin = "/usr/sbin/mariadbd"
 	}
 	cmd := exec.Command(bin, "--no-defaults", "--datadir="+data, "--socket="+filepath.Join(dir, "s"), "--port="+strconv.Itoa(port),
-		"--bind-address=127.0.0.1", "--user=root", "--innodb-buffer-pool-size="+pool, "--innodb-log-file-size=512M",
+		"--bind-address=127.0.0.1", "--user=root", "--tmpdir="+dir, "--innodb-buffer-pool-size="+pool, "--innodb-log-file-size=512M",
 		"--innodb-flush-log-at-trx-commit=1", "--max-connections=500", "--log-error="+filepath.Join(dir, "err.log"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

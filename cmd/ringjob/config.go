@@ -471,9 +471,15 @@ type flagValues struct {
 }
 
 func (f *flagValues) register(fs *flag.FlagSet) {
+	f.registerStore(fs)
+	fs.StringVar(&f.listen, "listen", "", "API listen address (env RINGJOB_LISTEN, default 127.0.0.1:8080)")
+}
+
+// registerStore registers the flags of commands that use the database but
+// serve nothing (migrate).
+func (f *flagValues) registerStore(fs *flag.FlagSet) {
 	fs.StringVar(&f.config, "config", "", "YAML config file (env RINGJOB_CONFIG)")
 	fs.StringVar(&f.databaseURL, "database-url", "", "sqlite://PATH or mysql://USER:PASS@HOST:PORT/DB (env RINGJOB_DATABASE_URL)")
-	fs.StringVar(&f.listen, "listen", "", "API listen address (env RINGJOB_LISTEN, default 127.0.0.1:8080)")
 	fs.StringVar(&f.logLevel, "log-level", "", "debug, info, warn, error (env RINGJOB_LOG_LEVEL)")
 	fs.StringVar(&f.logFormat, "log-format", "", "text or json (env RINGJOB_LOG_FORMAT)")
 }

@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -72,10 +73,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fs := flag.NewFlagSet("ringjob "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {} // help is printed below, to stdout when asked for
 	var fl flagValues
-	fl.register(fs)
+	if cmd == "migrate" {
+		fl.registerStore(fs) // migrate serves nothing: no --listen
+	} else {
+		fl.register(fs)
+	}
 	if err := fs.Parse(rest); err != nil {
-		return 2
+		out, code := stderr, 2
+		if errors.Is(err, flag.ErrHelp) {
+			out, code = stdout, 0
+		}
+		fmt.Fprintf(out, "Usage: ringjob %s [flags]\n\nFlags:\n", cmd)
+		fs.SetOutput(out)
+		fs.PrintDefaults()
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "ringjob %s: unexpected arguments %v\n", cmd, fs.Args())

@@ -163,7 +163,9 @@ lambda: {allowed_functions: ["billing-*"]}
 				require.Equal(t, 500, code)
 				require.Equal(t, "The access token is wrong.", msg)
 				require.Equal(t, 1, registered("orders"))
-				require.Contains(t, s.logs(), `executor registration refused`)
+				// The log line and the reply are written by different goroutines.
+				require.Eventually(t, func() bool { return strings.Contains(s.logs(), `executor registration refused`) },
+					5*time.Second, 20*time.Millisecond, "the refusal is logged")
 			})
 			t.Run("registration into a local-only group is refused", func(t *testing.T) {
 				code, msg := xxlPost(t, s.base, "/xxl-job-admin/api/registry", beat("payroll", "http://127.0.0.1:1/"), token(trustGlobalToken))

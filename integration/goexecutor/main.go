@@ -64,8 +64,16 @@ type callbackItem struct {
 	HandleMsg  string `json:"handleMsg"`
 }
 
+// seen is one /run the executor accepted.
+type seen struct {
+	LogID   int64  `json:"logId"`
+	JobID   int64  `json:"jobId"`
+	Handler string `json:"handler"`
+}
+
 type executor struct {
-	admin, token string
+	admins []string
+	token  string
 
 	mu      sync.Mutex
 	running map[int64]context.CancelFunc // by job id, as the Go client keys its run list
@@ -75,13 +83,14 @@ type executor struct {
 
 type stats struct {
 	Runs      map[string]int `json:"runs"`
+	Seen      []seen         `json:"seen"` // every /run, in order
 	Kills     int            `json:"kills"`
 	Callbacks []callbackItem `json:"callbacks"`
 }
 
 func main() {
 	listen := flag.String("listen", "127.0.0.1:0", "address to listen on")
-	admin := flag.String("admin", "", "Ringjob server base URL")
+	admin := flag.String("admin", "", "Ringjob server base URLs, comma-separated: callbacks go to the first that answers")
 	token := flag.String("token", "", "executor access token")
 	flag.Parse()
 	ln, err := net.Listen("tcp", *listen)
@@ -89,7 +98,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "goexecutor:", err)
 		os.Exit(1)
 	}
-	e := &executor{admin: strings.TrimRight(*admin, "/"), token: *token, running: map[int64]context.CancelFunc{},
+	var admins []string
+	for _, a := range strings.Split(*admin, ",") {
+		admins = append(admins, strings.TrimRight(strings.TrimSpace(a), "/"))
+	}
+	e := &executor{admins: admins, token: *token, running: map[int64]context.CancelFunc{},
 		logs: map[int64][]string{}, stats: stats{Runs: map[string]int{}}}
 	fmt.Printf("listening http://%s\n", ln.Addr())
 	mux := http.NewServeMux()
@@ -141,6 +154,7 @@ func (e *executor) run(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(context.Background())
 	e.mu.Lock()
 	e.stats.Runs[req.ExecutorHandler]++
+	e.stats.Seen = append(e.stats.Seen, seen{LogID: req.LogID, JobID: req.JobID, Handler: req.ExecutorHandler})
 	e.running[req.JobID] = cancel
 	e.mu.Unlock()
 	go e.execute(ctx, req)
@@ -190,10 +204,12 @@ func (e *executor) callback(req runReq, code int64, msg string) {
 	it := callbackItem{LogID: req.LogID, LogDateTim: req.LogDateTime, HandleCode: code, HandleMsg: msg}
 	it.ExecuteResult.Code, it.ExecuteResult.Msg = code, msg
 	body, _ := json.Marshal([]callbackItem{it})
-	// The Go client tries once; this one retries a little so that a test
-	// is not at the mercy of a busy machine.
-	for attempt := 0; attempt < 5; attempt++ {
-		hr, _ := http.NewRequest(http.MethodPost, e.admin+"/api/callback", bytes.NewReader(body))
+	// The Go client tries once; this one retries a little, over every
+	// admin, so that a test is not at the mercy of a busy machine or of a
+	// replica being restarted.
+	for attempt := 0; attempt < 50; attempt++ {
+		admin := e.admins[attempt%len(e.admins)]
+		hr, _ := http.NewRequest(http.MethodPost, admin+"/api/callback", bytes.NewReader(body))
 		hr.Header.Set("Content-Type", "application/json")
 		hr.Header.Set("XXL-JOB-ACCESS-TOKEN", e.token)
 		resp, err := http.DefaultClient.Do(hr)

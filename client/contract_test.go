@@ -1,0 +1,71 @@
+package client_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/api"
+	"github.com/ringjob/ringjob/client"
+)
+
+// The client's types carry exactly the fields of the OpenAPI schemas they
+// mirror, so a field added to the server (and its document) without the
+// client, or the other way round, fails here.
+func TestTypesMatchOpenAPI(t *testing.T) {
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]struct {
+					ReadOnly bool `json:"readOnly"`
+				} `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	require.NoError(t, json.Unmarshal(api.OpenAPI(), &doc))
+	cases := []struct {
+		schema       string
+		typ          any
+		skipReadOnly bool
+	}{
+		{"Job", client.Job{}, false},
+		{"JobInput", client.JobInput{}, true},
+		{"Group", client.Group{}, false},
+		{"GroupInput", client.GroupInput{}, false},
+		{"Run", client.Run{}, false},
+		{"NextFires", client.NextFires{}, false},
+		{"LogChunk", client.LogChunk{}, false},
+		{"TriggerInput", client.TriggerInput{}, false},
+		{"PreviewInput", client.PreviewInput{}, false},
+	}
+	for _, c := range cases {
+		s, ok := doc.Components.Schemas[c.schema]
+		require.True(t, ok, "schema %s is not in openapi.json", c.schema)
+		var want []string
+		for name, p := range s.Properties {
+			if c.skipReadOnly && p.ReadOnly {
+				continue
+			}
+			want = append(want, name)
+		}
+		sort.Strings(want)
+		require.Equal(t, want, jsonFields(reflect.TypeOf(c.typ)), "client.%T against schema %s", c.typ, c.schema)
+	}
+}
+
+func jsonFields(t reflect.Type) []string {
+	var out []string
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,257 @@
+package integration_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/ringjob/ringjob/api/xxlapi"
+	"github.com/ringjob/ringjob/internal/dbtest"
+	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/scheduler"
+	"github.com/ringjob/ringjob/service"
+	"github.com/ringjob/ringjob/store"
+	"github.com/ringjob/ringjob/targets"
+	httptarget "github.com/ringjob/ringjob/targets/http"
+	"github.com/sirupsen/logrus"
+	"github.com/stretchr/testify/require"
+)
+
+// The crash test re-executes this test binary as a scheduler replica: the
+// replica is a real process that the test SIGKILLs.
+const replicaEnv = "RINGJOB_CRASH_REPLICA" // "dsn|node id|listen address"
+
+func init() {
+	if v := os.Getenv(replicaEnv); v != "" {
+		os.Exit(runReplica(v))
+	}
+}
+
+// runReplica runs a scheduler replica with its executor API until killed.
+func runReplica(spec string) int {
+	parts := strings.SplitN(spec, "|", 3)
+	if len(parts) != 3 {
+		fmt.Fprintln(os.Stderr, "replica: bad", replicaEnv)
+		return 2
+	}
+	dsn, node, listen := parts[0], parts[1], parts[2]
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	l := logrus.New()
+	l.SetLevel(logrus.WarnLevel)
+	log := logrus.NewEntry(l).WithField("node", node)
+	st, err := store.OpenMySQL(ctx, dsn)
+	if err != nil {
+		log.WithError(err).Error("open store")
+		return 1
+	}
+	drivers := targets.NewRegistry()
+	sched, err := scheduler.New(scheduler.Options{Store: st, Drivers: drivers, Log: log,
+		Config: scheduler.Config{NodeID: node, StopGrace: time.Second}})
+	if err != nil {
+		log.WithError(err).Error("scheduler")
+		return 1
+	}
+	ex := service.NewExecutors(service.ExecutorsOptions{Store: st, Sink: sched.Sink(), Log: log})
+	if _, _, err := ex.EnsureToken(ctx, execToken); err != nil {
+		log.WithError(err).Error("token")
+		return 1
+	}
+	drivers.Register("http", httptarget.New(httptarget.Config{
+		AccessToken: execToken,
+		AuthFor: func(ctx context.Context, target string) (httptarget.Auth, error) {
+			app, tok, v35, err := ex.Auth(ctx, target)
+			return httptarget.Auth{AppName: app, AccessToken: tok, Protocol35: v35}, err
+		},
+		RequestTimeout: 5 * time.Second,
+	}))
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		log.WithError(err).Error("listen")
+		return 1
+	}
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	xxlapi.Mount(app, ex, log)
+	go func() { _ = app.Listener(ln) }()
+	if err := sched.Start(ctx); err != nil {
+		log.WithError(err).Error("start")
+		return 1
+	}
+	<-ctx.Done()
+	sched.Stop(context.Background())
+	return 0
+}
+
+type replica struct {
+	t      *testing.T
+	spec   string
+	cmd    *exec.Cmd
+	kills  int
+	listen string
+}
+
+func (r *replica) start() {
+	r.t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), replicaEnv+"="+r.spec)
+	cmd.Stderr = os.Stderr
+	require.NoError(r.t, cmd.Start())
+	r.cmd = cmd
+}
+
+func (r *replica) kill() {
+	_ = r.cmd.Process.Signal(syscall.SIGKILL)
+	_ = r.cmd.Wait()
+	r.kills++
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// Two replicas are SIGKILLed and restarted at random moments while a job
+// with a child succeeds and a job with one retry fails, every second. At the
+// executor, every success of the parent brought exactly one run of the child
+// and every failed first attempt exactly one retry, wherever the kill fell
+// (after the outcome was recorded and before its follow-up, in the middle of
+// a follow-up, ...). Run with `make test-crash`.
+func TestCrashFollowupsExactlyOnce(t *testing.T) {
+	if os.Getenv("RINGJOB_CRASH_TEST") == "" {
+		t.Skip("the crash test takes a minute or two: make test-crash (RINGJOB_CRASH_TEST=1)")
+	}
+	ctx := context.Background()
+	dsn := dbtest.MySQL(t)
+	st, err := store.OpenMySQL(ctx, dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	_, err = st.Migrate(ctx)
+	require.NoError(t, err)
+
+	reps := []*replica{{t: t, listen: freeAddr(t)}, {t: t, listen: freeAddr(t)}}
+	var admins []string
+	for i, r := range reps {
+		r.spec = fmt.Sprintf("%s|crash-%d|%s", dsn, i, r.listen)
+		admins = append(admins, "http://"+r.listen)
+		r.start()
+	}
+	t.Cleanup(func() {
+		for _, r := range reps {
+			_ = r.cmd.Process.Signal(syscall.SIGKILL)
+			_ = r.cmd.Wait()
+		}
+	})
+	_, bin := binaries(t)
+	cmd := exec.Command(bin, "-admin", strings.Join(admins, ","), "-token", execToken)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	var line [128]byte
+	n, err := out.Read(line[:])
+	require.NoError(t, err)
+	execAddr, ok := strings.CutPrefix(strings.TrimSpace(string(line[:n])), "listening ")
+	require.True(t, ok)
+
+	reg := targets.NewRegistry()
+	reg.Register("http", httptarget.New(httptarget.Config{}))
+	svc := service.New(service.Options{Store: st, Drivers: reg})
+	g, err := svc.CreateGroup(ctx, service.GroupCreateParams{AppName: "crash", Members: []string{execAddr}})
+	require.NoError(t, err)
+	child, err := svc.CreateJob(ctx, service.JobCreateParams{JobSpec: service.JobSpec{GroupID: g.ID, Name: "child", Handler: "child"}})
+	require.NoError(t, err)
+	every := func(name, handler string, retries int, children ...int64) store.Job {
+		j, err := svc.CreateJob(ctx, service.JobCreateParams{Enabled: true, JobSpec: service.JobSpec{GroupID: g.ID, Name: name, Handler: handler,
+			ScheduleType: "cron", ScheduleConf: "* * * * * ?", RetryCount: retries, ChildJobIDs: children}})
+		require.NoError(t, err)
+		return j
+	}
+	parent := every("parent", "ok", 0, child.ID)
+	failing := every("failing", "oom", 1)
+
+	// Kill and restart replicas at random moments.
+	deadline := time.Now().Add(40 * time.Second)
+	kills := 0
+	for time.Now().Before(deadline) {
+		time.Sleep(time.Duration(300+rand.IntN(900)) * time.Millisecond)
+		r := reps[rand.IntN(len(reps))]
+		r.kill()
+		kills++
+		r.start()
+	}
+	_, err = svc.StopJob(ctx, parent.ID)
+	require.NoError(t, err)
+	_, err = svc.StopJob(ctx, failing.ID)
+	require.NoError(t, err)
+
+	// Settle: nothing in flight, no follow-up pending.
+	require.Eventually(t, func() bool {
+		rs, err := st.RunList(ctx, store.RunListParams{States: []kind.RunState{kind.RunScheduled, kind.RunDispatching, kind.RunRunning}, Limit: 10})
+		if err != nil || len(rs) > 0 {
+			return false
+		}
+		pending, err := st.RunListFollowups(ctx, append([]kind.RunState{kind.RunSucceeded}, store.FailedStates...), 10)
+		return err == nil && len(pending) == 0
+	}, 90*time.Second, 200*time.Millisecond, "runs still in flight or follow-ups pending")
+
+	all := map[int64]store.Run{}
+	for _, j := range []int64{parent.ID, child.ID, failing.ID} {
+		before := int64(0)
+		for {
+			rs, err := st.RunList(ctx, store.RunListParams{JobID: j, BeforeID: before, Limit: 1000})
+			require.NoError(t, err)
+			for _, r := range rs {
+				all[r.ID] = r
+			}
+			if len(rs) < 1000 {
+				break
+			}
+			before = rs[len(rs)-1].ID
+		}
+	}
+	// Count at the executor.
+	childrenOf := map[int64]int{} // parent run -> child executions
+	retriesOf := map[int64]int{}  // failed run -> retry executions
+	for _, s := range readStats(t, execAddr).Seen {
+		r, ok := all[s.LogID]
+		require.True(t, ok, "the executor ran %d, which is no run of these jobs", s.LogID)
+		switch {
+		case r.JobID == child.ID:
+			p, ok := strings.CutPrefix(r.IdempotencyKey, store.ParentRunKeyPrefix)
+			require.True(t, ok, "child run %d has key %q", r.ID, r.IdempotencyKey)
+			var id int64
+			_, err := fmt.Sscan(p, &id)
+			require.NoError(t, err)
+			childrenOf[id]++
+		case r.JobID == failing.ID && r.RetryOf != 0:
+			retriesOf[r.RetryOf]++
+		}
+	}
+	var succeeded, failed int
+	for _, r := range all {
+		switch {
+		case r.JobID == parent.ID && r.State == kind.RunSucceeded:
+			succeeded++
+			require.Equal(t, 1, childrenOf[r.ID], "parent run %d succeeded: its child ran %d times at the executor", r.ID, childrenOf[r.ID])
+		case r.JobID == parent.ID:
+			require.Zero(t, childrenOf[r.ID], "parent run %d ended %s: no child", r.ID, r.State)
+		case r.JobID == failing.ID && r.Attempt == 0 && r.State.Retryable():
+			failed++
+			require.Equal(t, 1, retriesOf[r.ID], "run %d %s: retried %d times at the executor", r.ID, r.State, retriesOf[r.ID])
+		}
+	}
+	t.Logf("%d SIGKILLs; %d parent successes each with one child; %d failures each with one retry (counted at the executor)", kills, succeeded, failed)
+	require.Greater(t, succeeded, 10)
+	require.Greater(t, failed, 10)
+}
