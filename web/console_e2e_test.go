@@ -97,7 +97,7 @@ local:
   kill_grace: 1s
   commands:
     - name: ticker
-      argv: ["/bin/sh", "-c", "for i in 1 2 3 4; do echo \"tick $i $RINGJOB_PARAMS\"; sleep 1; done"]
+      argv: ["/bin/sh", "-c", "for i in 1 2 3 4 5 6; do echo \"tick $i $RINGJOB_PARAMS\"; sleep 1; done"]
 `, mysqlURL(t, dbtest.MySQL(t)), port)
 	cfgPath := filepath.Join(dir, "ringjob.yaml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o600))
@@ -296,7 +296,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.SendKeys("#trigger-params", "from-the-console", chromedp.ByQuery),
 		chromedp.Click("#trigger-job", chromedp.ByQuery),
 		chromedp.WaitVisible("#run-log", chromedp.ByQuery),
-		chromedp.Text("#run-params", &params, chromedp.ByQuery),
+		// The run page re-renders its details as it polls: read them in one go.
+		chromedp.Poll(`(() => { const p = document.querySelector("#run-params"); return p && p.textContent; })()`, &params),
 	)
 	require.Equal(t, "from-the-console", params)
 
@@ -306,7 +307,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	run(t, ctx, "live log", chromedp.Poll(`(() => {
 		const log = document.querySelector("#run-log").textContent;
 		const state = document.querySelector("#run-state").textContent;
-		return log.includes("tick 1 from-the-console") && !log.includes("tick 4") && state === "running";
+		return log.includes("tick 1 from-the-console") && !log.includes("tick 6") && state === "running";
 	})()`, &partial, chromedp.WithPollingTimeout(20*time.Second)))
 	require.True(t, partial)
 	run(t, ctx, "screenshot", screenshot("run-live-log"))
@@ -319,10 +320,10 @@ func TestConsoleInBrowser(t *testing.T) {
 		return s === "succeeded" && st.includes("finished") && {log: document.querySelector("#run-log").textContent, state: s, status: st};
 	})()`, &final, chromedp.WithPollingTimeout(20*time.Second)))
 	var details string
-	run(t, ctx, "run details", chromedp.Text("#run-details", &details, chromedp.ByQuery))
+	run(t, ctx, "run details", chromedp.Evaluate(`document.querySelector("#run-details").textContent`, &details))
 	require.Contains(t, details, "local://ticker")
 	require.NotContains(t, details, "null", "unset fields read as a dash, not null")
-	require.Equal(t, "tick 1 from-the-console\ntick 2 from-the-console\ntick 3 from-the-console\ntick 4 from-the-console\n", final.Log,
+	require.Equal(t, "tick 1 from-the-console\ntick 2 from-the-console\ntick 3 from-the-console\ntick 4 from-the-console\ntick 5 from-the-console\ntick 6 from-the-console\n", final.Log,
 		"every line exactly once, in order")
 
 	// The jobs list finds the job by name; the job page lists the run.
