@@ -122,11 +122,14 @@ func freeAddr(t *testing.T) string {
 }
 
 // Two replicas are SIGKILLed and restarted at random moments while a job
-// with a child succeeds and a job with one retry fails, every second. At the
-// executor, every success of the parent brought exactly one run of the child
-// and every failed first attempt exactly one retry, wherever the kill fell
-// (after the outcome was recorded and before its follow-up, in the middle of
-// a follow-up, ...). Run with `make test-crash`.
+// with a child succeeds and a job with one retry fails, every second.
+// Wherever the kill fell (after the outcome was recorded and before its
+// follow-up, in the middle of a follow-up, ...), every success of the parent
+// made exactly one child run and every failure exactly one retry run, and
+// the executor ran each once; the one exception allowed is a run whose
+// replica died while handing it to the executor, which the scheduler records
+// lost (delivery unknown) and does not re-send (the hand-off rule), so the
+// executor may not have seen it. Run with `make test-crash`.
 func TestCrashFollowupsExactlyOnce(t *testing.T) {
 	if os.Getenv("RINGJOB_CRASH_TEST") == "" {
 		t.Skip("the crash test takes a minute or two: make test-crash (RINGJOB_CRASH_TEST=1)")
@@ -238,20 +241,41 @@ func TestCrashFollowupsExactlyOnce(t *testing.T) {
 			retriesOf[r.RetryOf]++
 		}
 	}
-	var succeeded, failed int
+	var succeeded, failed, unsent int
 	for _, r := range all {
 		switch {
 		case r.JobID == parent.ID && r.State == kind.RunSucceeded:
 			succeeded++
-			require.Equal(t, 1, childrenOf[r.ID], "parent run %d succeeded: its child ran %d times at the executor", r.ID, childrenOf[r.ID])
+			checkOnce(t, fmt.Sprintf("parent run %d succeeded: its child", r.ID), childrenOf[r.ID], all, func(x store.Run) bool { return x.IdempotencyKey == store.ParentRunKey(r.ID) }, &unsent)
 		case r.JobID == parent.ID:
 			require.Zero(t, childrenOf[r.ID], "parent run %d ended %s: no child", r.ID, r.State)
 		case r.JobID == failing.ID && r.Attempt == 0 && r.State.Retryable():
 			failed++
-			require.Equal(t, 1, retriesOf[r.ID], "run %d %s: retried %d times at the executor", r.ID, r.State, retriesOf[r.ID])
+			checkOnce(t, fmt.Sprintf("run %d %s: its retry", r.ID, r.State), retriesOf[r.ID], all, func(x store.Run) bool { return x.RetryOf == r.ID }, &unsent)
 		}
 	}
-	t.Logf("%d SIGKILLs; %d parent successes each with one child; %d failures each with one retry (counted at the executor)", kills, succeeded, failed)
+	t.Logf("%d SIGKILLs; %d parent successes each with one child run; %d failures each with one retry run; at the executor each ran once, "+
+		"except %d whose replica died as it handed them over (recorded lost: delivery unknown)", kills, succeeded, failed, unsent)
 	require.Greater(t, succeeded, 10)
 	require.Greater(t, failed, 10)
+}
+
+// checkOnce checks one follow-up: exactly one run made for it in the ledger,
+// and that run executed once at the executor, or not at all when its replica
+// died while handing it over (then it is recorded lost, delivery unknown,
+// and not re-sent: the hand-off rule of the scheduler).
+func checkOnce(t *testing.T, what string, executed int, all map[int64]store.Run, mine func(store.Run) bool, unsent *int) {
+	t.Helper()
+	var made []store.Run
+	for _, x := range all {
+		if mine(x) {
+			made = append(made, x)
+		}
+	}
+	require.Len(t, made, 1, "%s: runs made in the ledger: %v", what, made)
+	if executed == 0 && made[0].State == kind.RunLost && strings.Contains(made[0].Message, "whether it arrived is unknown") {
+		*unsent++
+		return
+	}
+	require.Equal(t, 1, executed, "%s (run %d, %s %q) ran %d times at the executor", what, made[0].ID, made[0].State, made[0].Message, executed)
 }

@@ -26,6 +26,12 @@ type Options struct {
 	Log     *logrus.Entry   // nil = a discarding logger
 	Metrics *Metrics        // nil = unregistered collectors
 	Alarmer Alarmer         // nil = no alarms: a job that names alarm channels records its alarms as failed
+	// Drain, if set, is called by Stop after the trigger pools have stopped
+	// and before outcomes stop being recorded: work that runs inside this
+	// process (local commands) finishes or is ended there, and its outcomes
+	// still reach the ledger. The heartbeat goes on meanwhile, so the other
+	// replicas do not take this node for dead while it drains.
+	Drain func(ctx context.Context)
 }
 
 // Scheduler is one replica: heartbeat, takeover, pre-read loop, time ring,
@@ -39,6 +45,7 @@ type Scheduler struct {
 	log     *logrus.Entry
 	metrics *Metrics
 	drivers *targets.Registry
+	drain   func(ctx context.Context)
 
 	liveness  *store.NodeLiveness
 	peers     *peerView
@@ -93,7 +100,7 @@ func New(o Options) (*Scheduler, error) {
 	if m == nil {
 		m = NewMetrics(nil)
 	}
-	s := &Scheduler{cfg: cfg, node: cfg.NodeID, st: o.Store, clock: clock, log: log, metrics: m, drivers: o.Drivers, peers: &peerView{}, watch: &peerWatch{}}
+	s := &Scheduler{cfg: cfg, node: cfg.NodeID, st: o.Store, clock: clock, log: log, metrics: m, drivers: o.Drivers, drain: o.Drain, peers: &peerView{}, watch: &peerWatch{}}
 	s.gate = newHandoffGate(o.Store, s.node, clock)
 	s.ledger = newLedgerWriter(o.Store, log.WithField("service", "ledger"))
 	s.disp = &dispatcher{
@@ -213,6 +220,9 @@ func (s *Scheduler) Stop(ctx context.Context) {
 	handedBack := len(s.ring.drain())
 	s.disp.fast.Stop(s.clock, s.cfg.StopGrace)
 	s.disp.slow.Stop(s.clock, s.cfg.StopGrace)
+	if s.drain != nil {
+		s.drain(ctx)
+	}
 	s.outcomes.Stop()
 	s.gate.Stop()
 	s.ledger.Stop(ctx)

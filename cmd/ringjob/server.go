@@ -121,8 +121,16 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer alarms.Stop()
+	// drainOnStop is set when the server stops; the scheduler calls it while
+	// it still records outcomes, so local runs ended by the stop are recorded.
+	var drainOnStop func()
 	sched, err := scheduler.New(scheduler.Options{Config: cfg.Scheduler, Store: st, Drivers: drivers, Clock: clock,
 		Log: log.WithField("component", "scheduler"), Metrics: scheduler.NewMetrics(reg),
+		Drain: func(context.Context) {
+			if drainOnStop != nil {
+				drainOnStop()
+			}
+		},
 		Alarmer: scheduler.DispatcherAlarmer{Dispatcher: alarms, ConsoleURL: strings.TrimRight(cfg.PublicURL, "/") + "/api/v1"}})
 	if err != nil {
 		return err
@@ -268,9 +276,11 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 		log.WithError(err).Warn("stop API server")
 	}
 	stopMaintenance()
-	// No new fires; the ring goes back to the other replicas.
+	// No new fires; the ring goes back to the other replicas; local
+	// processes finish (or are ended and recorded lost) before outcomes stop
+	// being recorded.
+	drainOnStop = func() { drainLocal(local, graceEnd, cfg, sched.NodeID(), log) }
 	sched.Stop(sctx)
-	drainLocal(local, graceEnd, cfg, sched.NodeID(), log)
 	log.Info("stopped")
 	return serveErr
 }
