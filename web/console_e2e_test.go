@@ -338,6 +338,33 @@ func TestConsoleInBrowser(t *testing.T) {
 	)
 	require.Equal(t, 1, rows)
 
+	// Editing works, and a save over someone else's change is refused (the
+	// form sends the job's ETag as If-Match) with a readable message.
+	var conflict string
+	run(t, ctx, "edit",
+		chromedp.Click(`tr[data-job] a`, chromedp.ByQuery),
+		chromedp.Click("#edit-job", chromedp.ByQuery),
+		chromedp.WaitVisible("#f-description", chromedp.ByQuery),
+		chromedp.SendKeys("#f-description", "prints ticks", chromedp.ByQuery),
+		chromedp.Click("#save-job", chromedp.ByQuery),
+		chromedp.WaitVisible("#trigger-job", chromedp.ByQuery),
+		chromedp.Click("#edit-job", chromedp.ByQuery),
+		chromedp.WaitVisible("#f-description", chromedp.ByQuery),
+	)
+	var editedID string
+	run(t, ctx, "job id", chromedp.Evaluate(`location.hash.match(/\d+/)[0]`, &editedID))
+	require.Equal(t, "prints ticks", srv.call("GET", "jobs/"+editedID, nil)["description"])
+	srv.call("PATCH", "jobs/"+editedID, map[string]any{"description": "changed elsewhere"})
+	run(t, ctx, "conflict",
+		chromedp.SendKeys("#f-description", " and more", chromedp.ByQuery),
+		chromedp.Click("#save-job", chromedp.ByQuery),
+		chromedp.Poll(`(() => { const t = document.querySelector("#form-error").textContent; return t !== "" && t; })()`, &conflict),
+		chromedp.Navigate(srv.base+"/#/jobs?name=ticker"),
+		chromedp.WaitVisible(`tr[data-job] a`, chromedp.ByQuery),
+	)
+	require.Contains(t, conflict, "Someone changed this job")
+	require.Equal(t, "changed elsewhere", srv.call("GET", "jobs/"+editedID, nil)["description"])
+
 	// At phone width the page has no horizontal scroll.
 	var overflow bool
 	run(t, ctx, "phone width",

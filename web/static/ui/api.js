@@ -17,8 +17,9 @@ export class APIError extends Error {
   }
 }
 
-export async function call(method, path, body) {
-  const headers = { Accept: "application/json" };
+// call sends one request; meta, when given, receives the answer's ETag.
+export async function call(method, path, body, extraHeaders, meta) {
+  const headers = { Accept: "application/json", ...(extraHeaders || {}) };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (method !== "GET" && csrfToken) headers["X-CSRF-Token"] = csrfToken;
   let resp;
@@ -30,6 +31,7 @@ export async function call(method, path, body) {
   } catch (e) {
     throw new APIError(0, { code: "unavailable", message: "The server cannot be reached: " + e.message });
   }
+  if (meta) meta.etag = resp.headers.get("ETag") || "";
   if (resp.status === 204) return null;
   let data = null;
   const text = await resp.text();

@@ -1,5 +1,5 @@
 // The Ringjob console: a hash-routed single page over the REST API.
-import { APIError, call, del, get, post, put, query, setCSRF } from "./api.js";
+import { APIError, call, del, get, post, query, setCSRF } from "./api.js";
 
 const main = document.getElementById("main");
 let me = null; // GET /api/v1/me, null when signed out
@@ -44,6 +44,7 @@ function describe(err) {
     }
     if (err.status === 403 && err.code === "csrf_failed") return "Your session's security token is stale: reload the page and try again.";
     if (err.status === 404) return "Not found: " + err.message;
+    if (err.status === 412) return "Someone changed this job since you opened it: reload the page to see their changes, then edit again.";
     return err.message;
   }
   return String(err && err.message ? err.message : err);
@@ -196,8 +197,9 @@ const jobFields = [
 
 async function jobFormPage(id) {
   const editing = id !== undefined;
+  const meta = {}; // the job's ETag: a save is refused if someone changed it since
   const [job, groups] = await Promise.all([
-    editing ? get(`jobs/${id}`) : Promise.resolve({ schedule_type: "cron", time_zone: "UTC", route_strategy: "first", block_strategy: "SERIAL_EXECUTION", misfire_policy: "do_nothing", enabled: true }),
+    editing ? call("GET", `jobs/${id}`, undefined, undefined, meta) : Promise.resolve({ schedule_type: "cron", time_zone: "UTC", route_strategy: "first", block_strategy: "SERIAL_EXECUTION", misfire_policy: "do_nothing", enabled: true }),
     get("groups" + query({ limit: 500 })),
   ]);
   const writable = groups.items.filter((g) => can("jobs.write", g.id));
@@ -288,7 +290,9 @@ async function jobFormPage(id) {
       for (const k of ["shard_count", "pinned_targets", "retry_backoff", "retry_delay_sec", "retry_max_delay_sec", "child_job_ids", "max_in_flight", "alarm_channels"]) body[k] = job[k];
     }
     try {
-      const saved = editing ? await put(`jobs/${id}`, body) : await post("jobs", body);
+      const saved = editing
+        ? await call("PUT", `jobs/${id}`, body, meta.etag ? { "If-Match": meta.etag } : {})
+        : await post("jobs", body);
       flash(`Saved job “${saved.name}”.`, "info");
       keepFlash = true;
       location.hash = `#/jobs/${saved.id}`;
