@@ -27,6 +27,7 @@ import (
 	"github.com/ringjob/ringjob/targets"
 	httptarget "github.com/ringjob/ringjob/targets/http"
 	"github.com/ringjob/ringjob/targets/localexec"
+	"github.com/ringjob/ringjob/web"
 	"github.com/sirupsen/logrus"
 )
 
@@ -215,6 +216,7 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 		SSO:           ssoProvider(cfg, clock),
 	})
 	xxlapi.Mount(app, executors, log.WithField("component", "executor-api"))
+	web.Mount(app)
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)

@@ -1,0 +1,416 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/internal/dbtest"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+// chromiumPath finds Debian's chromium (or another Chrome) on PATH.
+func chromiumPath() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// ringjob is a real `ringjob server` process on MariaDB.
+type ringjob struct {
+	t     *testing.T
+	base  string
+	token string
+	mu    sync.Mutex
+	out   bytes.Buffer
+}
+
+func (r *ringjob) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.out.Write(p)
+}
+
+func (r *ringjob) output() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.out.String()
+}
+
+// call sends an API request with the admin token and decodes the answer.
+func (r *ringjob) call(method, path string, body any) map[string]any {
+	r.t.Helper()
+	b, err := json.Marshal(body)
+	require.NoError(r.t, err)
+	req, err := http.NewRequest(method, r.base+"/api/v1/"+path, bytes.NewReader(b))
+	require.NoError(r.t, err)
+	req.Header.Set("Authorization", "Bearer "+r.token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(r.t, err)
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	require.Less(r.t, resp.StatusCode, 300, "%s %s: %s", method, path, raw)
+	var out map[string]any
+	require.NoError(r.t, json.Unmarshal(raw, &out))
+	return out
+}
+
+func startRingjob(t *testing.T) *ringjob {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "ringjob")
+	out, err := exec.Command("go", "build", "-o", bin, "../cmd/ringjob").CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+
+	cfg := fmt.Sprintf(`database_url: %q
+listen: 127.0.0.1:%d
+log: {level: info, format: json}
+local:
+  kill_grace: 1s
+  commands:
+    - name: ticker
+      argv: ["/bin/sh", "-c", "for i in 1 2 3 4 5 6; do echo \"tick $i $RINGJOB_PARAMS\"; sleep 1; done"]
+`, mysqlURL(t, dbtest.MySQL(t)), port)
+	cfgPath := filepath.Join(dir, "ringjob.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o600))
+
+	r := &ringjob{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), token: "rj_consolee2eadmintoken0123456789"}
+	cmd := exec.Command(bin, "server", "--config", cfgPath)
+	cmd.Env = append(os.Environ(), "RINGJOB_ADMIN_TOKEN="+r.token)
+	cmd.Stdout, cmd.Stderr = r, r
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("server output:\n%s", r.output())
+		}
+	})
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(r.base + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 30*time.Second, 100*time.Millisecond, "server never became ready:\n%s", r.output())
+	return r
+}
+
+// mysqlURL turns a go-sql-driver DSN into the mysql:// URL the server takes.
+func mysqlURL(t *testing.T, dsn string) string {
+	t.Helper()
+	m := regexp.MustCompile(`^([^:@]*)(?::([^@]*))?@tcp\(([^)]+)\)/([^?]+)`).FindStringSubmatch(dsn)
+	require.NotNil(t, m, "unexpected dsn %q", dsn)
+	u := url.URL{Scheme: "mysql", Host: m[3], Path: "/" + m[4], User: url.User(m[1])}
+	if m[2] != "" {
+		u.User = url.UserPassword(m[1], m[2])
+	}
+	return u.String()
+}
+
+// browser starts headless chromium and returns a tab context.
+func browser(t *testing.T, chromium string) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromium),
+		chromedp.NoSandbox, // the tests may run as root
+		chromedp.Headless,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(alloc)
+	// Browser errors go to the test log: a failing page says why.
+	chromedp.ListenTarget(ctx, func(ev any) {
+		switch ev := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			t.Logf("browser exception: %s", ev.ExceptionDetails.Error())
+		case *runtime.EventConsoleAPICalled:
+			for _, a := range ev.Args {
+				t.Logf("browser console.%s: %s", ev.Type, a.Value)
+			}
+		}
+	})
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	// Start the browser on the long-lived context: a step's shorter one would
+	// close it when the step ends.
+	require.NoError(t, chromedp.Run(ctx), "start chromium")
+	return ctx
+}
+
+// screenshot saves the page as docs/console/NAME.png when
+// RINGJOB_UPDATE_DOCS=1 (the README shows them).
+func screenshot(name string) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		if os.Getenv("RINGJOB_UPDATE_DOCS") != "1" {
+			return nil
+		}
+		var png []byte
+		if err := chromedp.FullScreenshot(&png, 100).Do(ctx); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join("..", "docs", "console", name+".png"), png, 0o644)
+	})
+}
+
+// clearInput empties an input, so that SendKeys types into an empty field.
+func clearInput(sel string) chromedp.Action {
+	var done bool
+	return chromedp.Evaluate(fmt.Sprintf(`(() => { document.querySelector(%q).value = ""; return true; })()`, sel), &done)
+}
+
+// run runs one step of a flow within 20 s; when it fails, the test log
+// shows the page as it was.
+func run(t *testing.T, ctx context.Context, step string, actions ...chromedp.Action) {
+	t.Helper()
+	stepCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Run(stepCtx, actions...); err != nil {
+		var page string
+		_ = chromedp.Run(ctx, chromedp.Evaluate(`location.href + "\n" + document.querySelector("main").outerHTML`, &page))
+		t.Fatalf("%s: %v\npage:\n%s", step, err, page)
+	}
+}
+
+func TestConsoleInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the browser test starts a server and chromium; skipped with -short")
+	}
+	chromium := chromiumPath()
+	if chromium == "" {
+		t.Skip("SKIPPED: chromium is not installed, so the console's browser test cannot run (apt-get install chromium; CI installs it)")
+	}
+	srv := startRingjob(t)
+
+	// A group with the ticker command, an owner and a viewer of it.
+	group := srv.call("POST", "groups", map[string]any{"app_name": "console-e2e", "title": "Console e2e", "members": []string{"local://ticker"}})
+	gid := group["id"]
+	owner := srv.call("POST", "users", map[string]any{"name": "olivia", "password": "owner-password-1234"})
+	srv.call("POST", "role-bindings", map[string]any{"role": "owner", "group_id": gid, "principal_id": owner["id"]})
+	viewer := srv.call("POST", "users", map[string]any{"name": "victor", "password": "viewer-password-1234"})
+	srv.call("POST", "role-bindings", map[string]any{"role": "viewer", "group_id": gid, "principal_id": viewer["id"]})
+
+	ctx := browser(t, chromium)
+	signIn := func(user, password string) chromedp.Tasks {
+		return chromedp.Tasks{
+			chromedp.Navigate(srv.base + "/#/login"),
+			chromedp.WaitVisible("#username", chromedp.ByQuery),
+			clearInput("#username"),
+			clearInput("#password"),
+			chromedp.SendKeys("#username", user, chromedp.ByQuery),
+			chromedp.SendKeys("#password", password, chromedp.ByQuery),
+			chromedp.Click("#signin", chromedp.ByQuery),
+			chromedp.WaitVisible("#job-search", chromedp.ByQuery),
+		}
+	}
+
+	// A wrong password is refused with a readable message.
+	var loginErr string
+	run(t, ctx, "wrong password",
+		chromedp.Navigate(srv.base+"/"),
+		chromedp.WaitVisible("#username", chromedp.ByQuery),
+		screenshot("sign-in"),
+		chromedp.SendKeys("#username", "olivia", chromedp.ByQuery),
+		chromedp.SendKeys("#password", "not-her-password", chromedp.ByQuery),
+		chromedp.Click("#signin", chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector("#login-error").textContent`, &loginErr),
+	)
+	require.Equal(t, "Wrong user name or password.", loginErr)
+
+	// The owner signs in and creates a job with a bad cron: the API's field
+	// error shows under the schedule field.
+	var fieldErr string
+	run(t, ctx, "bad cron",
+		signIn("olivia", "owner-password-1234"),
+		chromedp.Click("#new-job", chromedp.ByQuery),
+		chromedp.WaitVisible("#f-name", chromedp.ByQuery),
+		chromedp.SendKeys("#f-name", "console-ticker", chromedp.ByQuery),
+		chromedp.Click("#f-enabled", chromedp.ByQuery), // by hand only: no scheduled runs in the way
+		chromedp.SendKeys("#f-schedule_conf", "every tuesday", chromedp.ByQuery),
+		chromedp.Click("#save-job", chromedp.ByQuery),
+		chromedp.Poll(`(() => { const t = document.querySelector("#f-schedule_conf-error").textContent; return t !== "" && t; })()`, &fieldErr),
+	)
+	require.Contains(t, fieldErr, "schedule_conf", "the field error names the field")
+	var invalid string
+	run(t, ctx, "aria-invalid", chromedp.AttributeValue("#f-schedule_conf", "aria-invalid", &invalid, nil, chromedp.ByQuery))
+	require.Equal(t, "true", invalid)
+
+	// Fixing the cron shows the next five fire times as it is typed.
+	var fires []string
+	run(t, ctx, "preview",
+		clearInput("#f-schedule_conf"),
+		chromedp.SendKeys("#f-schedule_conf", "0 0 9 * * ?", chromedp.ByQuery),
+		clearInput("#f-time_zone"),
+		chromedp.SendKeys("#f-time_zone", "Europe/Paris", chromedp.ByQuery),
+		chromedp.Poll(`(() => { const li = [...document.querySelectorAll("#next-fires li")].map(e => e.textContent); return li.length === 5 && li.every(t => t.includes("Europe/Paris")) && li; })()`, &fires),
+		screenshot("job-form"),
+	)
+	require.Len(t, fires, 5)
+	for _, f := range fires {
+		require.Contains(t, f, "T09:00:00+0", "9:00 in Paris, in the job's zone: %s", f)
+	}
+
+	// Save, then trigger by hand with params; the run page follows its log live.
+	var params string
+	run(t, ctx, "save and trigger",
+		chromedp.Click("#save-job", chromedp.ByQuery),
+		chromedp.WaitVisible("#trigger-job", chromedp.ByQuery),
+		clearInput("#trigger-params"),
+		chromedp.SendKeys("#trigger-params", "from-the-console", chromedp.ByQuery),
+		chromedp.Click("#trigger-job", chromedp.ByQuery),
+		chromedp.WaitVisible("#run-log", chromedp.ByQuery),
+		// The run page re-renders its details as it polls: read them in one go.
+		chromedp.Poll(`(() => { const p = document.querySelector("#run-params"); return p && p.textContent; })()`, &params),
+	)
+	require.Equal(t, "from-the-console", params)
+
+	// Live: the page shows the first line while the run is still running,
+	// before the last line exists.
+	var partial bool
+	run(t, ctx, "live log", chromedp.Poll(`(() => {
+		const log = document.querySelector("#run-log").textContent;
+		const state = document.querySelector("#run-state").textContent;
+		return log.includes("tick 1 from-the-console") && !log.includes("tick 6") && state === "running";
+	})()`, &partial, chromedp.WithPollingTimeout(20*time.Second)))
+	require.True(t, partial)
+	run(t, ctx, "screenshot", screenshot("run-live-log"))
+	var final struct {
+		Log, State, Status string
+	}
+	run(t, ctx, "run finishes", chromedp.Poll(`(() => {
+		const s = document.querySelector("#run-state").textContent;
+		const st = document.querySelector("#log-status").textContent;
+		return s === "succeeded" && st.includes("finished") && {log: document.querySelector("#run-log").textContent, state: s, status: st};
+	})()`, &final, chromedp.WithPollingTimeout(20*time.Second)))
+	var details string
+	run(t, ctx, "run details", chromedp.Evaluate(`document.querySelector("#run-details").textContent`, &details))
+	require.Contains(t, details, "local://ticker")
+	require.NotContains(t, details, "null", "unset fields read as a dash, not null")
+	require.Equal(t, "tick 1 from-the-console\ntick 2 from-the-console\ntick 3 from-the-console\ntick 4 from-the-console\ntick 5 from-the-console\ntick 6 from-the-console\n", final.Log,
+		"every line exactly once, in order")
+
+	// The jobs list finds the job by name; the job page lists the run.
+	var rows int
+	run(t, ctx, "search",
+		chromedp.Navigate(srv.base+"/#/jobs"),
+		chromedp.WaitVisible("#job-search", chromedp.ByQuery),
+		chromedp.SendKeys("#job-search", "ticker\n", chromedp.ByQuery),
+		chromedp.WaitVisible(`tr[data-job] a`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll("tr[data-job]").length`, &rows),
+		screenshot("jobs"),
+	)
+	require.Equal(t, 1, rows)
+
+	// Editing works, and a save over someone else's change is refused (the
+	// form sends the job's ETag as If-Match) with a readable message.
+	var conflict string
+	run(t, ctx, "edit",
+		chromedp.Click(`tr[data-job] a`, chromedp.ByQuery),
+		chromedp.Click("#edit-job", chromedp.ByQuery),
+		chromedp.WaitVisible("#f-description", chromedp.ByQuery),
+		chromedp.SendKeys("#f-description", "prints ticks", chromedp.ByQuery),
+		chromedp.Click("#save-job", chromedp.ByQuery),
+		chromedp.WaitVisible("#trigger-job", chromedp.ByQuery),
+		chromedp.Click("#edit-job", chromedp.ByQuery),
+		chromedp.WaitVisible("#f-description", chromedp.ByQuery),
+	)
+	var editedID string
+	run(t, ctx, "job id", chromedp.Evaluate(`location.hash.match(/\d+/)[0]`, &editedID))
+	require.Equal(t, "prints ticks", srv.call("GET", "jobs/"+editedID, nil)["description"])
+	srv.call("PATCH", "jobs/"+editedID, map[string]any{"description": "changed elsewhere"})
+	run(t, ctx, "conflict",
+		chromedp.SendKeys("#f-description", " and more", chromedp.ByQuery),
+		chromedp.Click("#save-job", chromedp.ByQuery),
+		chromedp.Poll(`(() => { const t = document.querySelector("#form-error").textContent; return t !== "" && t; })()`, &conflict),
+		chromedp.Navigate(srv.base+"/#/jobs?name=ticker"),
+		chromedp.WaitVisible(`tr[data-job] a`, chromedp.ByQuery),
+	)
+	require.Contains(t, conflict, "Someone changed this job")
+	require.Equal(t, "changed elsewhere", srv.call("GET", "jobs/"+editedID, nil)["description"])
+
+	// At phone width the page has no horizontal scroll.
+	var overflow bool
+	run(t, ctx, "phone width",
+		emulation.SetDeviceMetricsOverride(390, 844, 2, true),
+		chromedp.Sleep(200*time.Millisecond),
+		chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth + 1`, &overflow),
+		screenshot("jobs-phone"),
+		emulation.ClearDeviceMetricsOverride(),
+	)
+	require.False(t, overflow, "the jobs list fits a phone's width")
+
+	// Sign out; the viewer sees the job but no edit, trigger or new-job
+	// buttons, and the edit page says why it cannot be used.
+	var jobID string
+	var buttons int
+	var editMsg string
+	run(t, ctx, "sign out, viewer signs in",
+		chromedp.Click(`tr[data-job] a`, chromedp.ByQuery),
+		chromedp.WaitVisible("#edit-job", chromedp.ByQuery),
+		chromedp.Evaluate(`location.hash.match(/\d+/)[0]`, &jobID),
+		chromedp.Click("#signout", chromedp.ByQuery),
+		chromedp.WaitVisible("#username", chromedp.ByQuery),
+		signIn("victor", "viewer-password-1234"),
+		chromedp.Evaluate(`document.querySelectorAll("#new-job").length`, &buttons),
+	)
+	require.Zero(t, buttons, "a viewer is not offered to create jobs")
+	run(t, ctx, "viewer job page",
+		chromedp.Navigate(srv.base+"/#/jobs/"+jobID),
+		chromedp.WaitVisible("#job-runs", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll("#edit-job, #trigger-job, #stop-job, #start-job").length`, &buttons),
+		chromedp.Navigate(srv.base+"/#/jobs/"+jobID+"/edit"),
+		chromedp.Poll(`(() => { const p = document.querySelector("main p[role=alert]"); return p && p.textContent; })()`, &editMsg),
+	)
+	require.Zero(t, buttons, "a viewer is not offered to edit, trigger, start or stop")
+	require.Contains(t, editMsg, "jobs.write")
+
+	// A 403 from the API is a readable message, not a blank page: the
+	// viewer opens a job of a group they have no role on.
+	other := srv.call("POST", "groups", map[string]any{"app_name": "console-e2e-other", "title": "Other", "members": []string{"local://ticker"}})
+	hidden := srv.call("POST", "jobs", map[string]any{"group_id": other["id"], "name": "not-for-victor", "schedule_type": "none"})
+	var denied string
+	run(t, ctx, "403 page",
+		chromedp.Navigate(fmt.Sprintf("%s/#/jobs/%v", srv.base, hidden["id"])),
+		chromedp.Poll(`(() => { const p = document.querySelector("#page-error"); return p && p.textContent; })()`, &denied),
+	)
+	require.Contains(t, denied, "You do not have permission")
+	require.Contains(t, denied, "jobs.read")
+	require.False(t, strings.Contains(srv.output(), "viewer-password-1234"), "passwords are never logged")
+}
