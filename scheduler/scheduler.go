@@ -293,6 +293,10 @@ type TriggerParams struct {
 	// Target sends the run to this target instead of routing; it must be one
 	// of the job's candidates (ErrTargetNotCandidate otherwise).
 	Target string
+	// Record, when set, is called with the new run in the transaction that
+	// creates the runs (not for a repeated idempotency key): what it writes
+	// (the audit event) is committed with them, and its error creates none.
+	Record func(ctx context.Context, tx *store.Store, run store.Run) error
 }
 
 // Trigger creates a run for now and dispatches it at once (or at the next
@@ -323,25 +327,37 @@ func (s *Scheduler) Trigger(ctx context.Context, p TriggerParams) (run store.Run
 	// repeated key finds the earlier fire and creates nothing.
 	n := s.disp.candidates.shards(ctx, &job, s.log)
 	var fires []fire
-	for i := 0; i < n; i++ {
-		p := store.RunCreateParams{
-			JobID: job.ID, GroupID: job.GroupID, ScheduledMs: now.UnixMilli(), ShardIndex: i, ShardTotal: n, TriggerType: tt,
-			Owner: s.node, Handler: job.Handler, Params: params, CreatedMs: now.UnixMilli(), FollowSuccess: len(job.ChildJobIDs) > 0,
-		}
-		if i == 0 {
-			p.IdempotencyKey = p0key
-		}
-		r, ok, err := s.st.RunCreate(ctx, p)
-		if err != nil {
-			return run, created, err
-		}
-		if i == 0 {
-			run, created = r, ok
-			if !ok {
-				return run, false, nil
+	err = s.st.Tx(ctx, func(tx *store.Store) error {
+		for i := 0; i < n; i++ {
+			p := store.RunCreateParams{
+				JobID: job.ID, GroupID: job.GroupID, ScheduledMs: now.UnixMilli(), ShardIndex: i, ShardTotal: n, TriggerType: tt,
+				Owner: s.node, Handler: job.Handler, Params: params, CreatedMs: now.UnixMilli(), FollowSuccess: len(job.ChildJobIDs) > 0,
 			}
+			if i == 0 {
+				p.IdempotencyKey = p0key
+			}
+			r, ok, err := tx.RunCreate(ctx, p)
+			if err != nil {
+				return err
+			}
+			if i == 0 {
+				run, created = r, ok
+				if !ok {
+					return nil
+				}
+			}
+			fires = append(fires, fire{runID: r.ID, scheduledMs: r.ScheduledMs, shardIndex: i, shardTotal: n, params: params, job: &job, target: target, trigger: tt})
 		}
-		fires = append(fires, fire{runID: r.ID, scheduledMs: r.ScheduledMs, shardIndex: i, shardTotal: n, params: params, job: &job, target: target, trigger: tt})
+		if p.Record != nil {
+			return p.Record(ctx, tx, run)
+		}
+		return nil
+	})
+	if err != nil {
+		return store.Run{}, false, err
+	}
+	if !created {
+		return run, false, nil
 	}
 	s.disp.fire(ctx, fires)
 	return run, true, nil

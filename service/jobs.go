@@ -317,28 +317,23 @@ func (s *Service) TriggerJob(ctx context.Context, p TriggerParams) (run store.Ru
 			return store.Run{}, false, &KeyReusedError{Key: p.IdempotencyKey}
 		}
 	}
-	run, created, err = s.trig.Trigger(ctx, scheduler.TriggerParams{JobID: p.JobID, Params: p.Params, IdempotencyKey: p.IdempotencyKey, Target: p.Target})
+	changes := map[string]any{}
+	if p.Params != nil {
+		changes["params"] = *p.Params
+	}
+	if p.Target != "" {
+		changes["target"] = p.Target
+	}
+	record := func(ctx context.Context, tx *store.Store, run store.Run) error {
+		changes["run_id"] = run.ID
+		return s.audit(ctx, tx, auditEntry{Action: ActJobTrigger, ObjectType: "job", ObjectID: job.ID, GroupID: job.GroupID, Changes: changes})
+	}
+	run, created, err = s.trig.Trigger(ctx, scheduler.TriggerParams{JobID: p.JobID, Params: p.Params, IdempotencyKey: p.IdempotencyKey, Target: p.Target, Record: record})
 	if errors.Is(err, scheduler.ErrTargetNotCandidate) {
 		return store.Run{}, false, invalid("target", "%v", err)
 	}
 	if err != nil {
 		return store.Run{}, false, notFoundOr(err, "job", p.JobID, fmt.Sprintf("trigger job %d", p.JobID))
-	}
-	if created {
-		// The scheduler creates the run in its own statement, so this event
-		// follows it rather than sharing its transaction.
-		changes := map[string]any{"run_id": run.ID}
-		if p.Params != nil {
-			changes["params"] = *p.Params
-		}
-		if p.Target != "" {
-			changes["target"] = p.Target
-		}
-		if err := s.st.Tx(ctx, func(tx *store.Store) error {
-			return s.audit(ctx, tx, auditEntry{Action: ActJobTrigger, ObjectType: "job", ObjectID: job.ID, GroupID: job.GroupID, Changes: changes})
-		}); err != nil {
-			s.log.WithError(err).WithField("run_id", run.ID).Error("audit a trigger")
-		}
 	}
 	return run, created, nil
 }

@@ -158,10 +158,20 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 					"run %d is being dispatched and its target is not recorded yet; try again in a moment", id)}
 			}
 			// The replica that owns the run carries the request out too:
-			// a local process runs on one replica only.
+			// a local process runs on one replica only. For a local run the
+			// recorded request is the change (it stands until the process
+			// ends), so it is audited with it; for any other target the
+			// kill is audited when the target has accepted it, with the
+			// run's killed outcome.
+			scheme, _ := targets.Scheme(r.Target)
+			audit := auditEntry{Action: ActRunKill, ObjectType: "run", ObjectID: id, GroupID: r.GroupID,
+				Changes: map[string]any{"state": map[string]any{"before": r.State, "after": kind.RunKilled}, "target": r.Target}}
 			if err := s.st.Tx(ctx, func(tx *store.Store) error {
 				if _, err := tx.RunRequestKill(ctx, id); err != nil {
 					return err
+				}
+				if scheme != "local" {
+					return nil
 				}
 				return s.audit(ctx, tx, auditEntry{Action: ActRunKill, ObjectType: "run", ObjectID: id, GroupID: r.GroupID,
 					Changes: map[string]any{"kill_requested": true, "state": r.State, "target": r.Target}})
@@ -172,7 +182,6 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 			if err != nil {
 				return store.Run{}, &TargetError{Target: r.Target, Op: fmt.Sprintf("kill run %d", id), Err: err}
 			}
-			scheme, _ := targets.Scheme(r.Target)
 			if err := drv.Kill(ctx, r.Target, r.ID, r.JobID); err != nil {
 				if scheme != "local" {
 					// The run goes on (or has ended): its own result counts.
@@ -188,7 +197,12 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 			// process is reported killed by the replica that runs it, when its
 			// process group has ended.
 			if scheme != "local" {
-				if _, err := s.st.RunRecordOutcomes(ctx, []store.RunResult{store.KilledResult(id, s.nowMs())}); err != nil {
+				if err := s.st.Tx(ctx, func(tx *store.Store) error {
+					if _, err := tx.RunRecordOutcomes(ctx, []store.RunResult{store.KilledResult(id, s.nowMs())}); err != nil {
+						return err
+					}
+					return s.audit(ctx, tx, audit)
+				}); err != nil {
 					return store.Run{}, fmt.Errorf("kill run %d: record it killed: %w", id, err)
 				}
 			}

@@ -151,34 +151,51 @@ func (s *Service) loginFailed(ctx context.Context, p LoginParams, keys []string)
 	return ErrLoginFailed
 }
 
-// openSession stores a new session for pr and audits the login.
+// openSession stores a new session for pr and audits the login, in one
+// transaction.
 func (s *Service) openSession(ctx context.Context, pr store.Principal, clientAddr string, details map[string]any) (LoginResult, error) {
-	cookie, err := randomSecret("rjs_")
+	var cookie string
+	var x store.Session
+	err := s.st.Tx(ctx, func(tx *store.Store) error {
+		var err error
+		cookie, x, err = s.openSessionIn(ctx, tx, pr, clientAddr, details)
+		return err
+	})
 	if err != nil {
 		return LoginResult{}, err
 	}
+	return s.sessionOpened(ctx, cookie, x)
+}
+
+// openSessionIn stores a new session for pr and its login audit event in tx.
+func (s *Service) openSessionIn(ctx context.Context, tx *store.Store, pr store.Principal, clientAddr string, details map[string]any) (string, store.Session, error) {
+	cookie, err := randomSecret("rjs_")
+	if err != nil {
+		return "", store.Session{}, err
+	}
 	csrf, err := randomSecret("")
 	if err != nil {
-		return LoginResult{}, err
+		return "", store.Session{}, err
 	}
 	now := s.clock.Now()
 	x := store.Session{TokenHash: HashToken(cookie), PrincipalID: pr.ID, CSRFToken: csrf, ClientAddr: truncate(clientAddr, 64),
 		CreatedMs: now.UnixMilli(), LastSeenMs: now.UnixMilli(), ExpiresMs: now.Add(s.sessionMax).UnixMilli()}
-	err = s.st.Tx(ctx, func(tx *store.Store) error {
-		var err error
-		if x, err = tx.SessionCreate(ctx, x); err != nil {
-			return err
-		}
-		if err := tx.PrincipalTouchLogin(ctx, pr.ID, now.UnixMilli()); err != nil {
-			return err
-		}
-		return s.audit(WithActor(ctx, Actor{Principal: access.NewPrincipal(access.Principal{ID: pr.ID, Name: pr.Name, Kind: access.Kind(pr.Kind)}, nil),
-			ClientAddr: clientAddr, RequestID: ActorFrom(ctx).RequestID}), tx,
-			auditEntry{Action: ActLogin, ObjectType: "session", ObjectID: x.ID, Changes: details})
-	})
-	if err != nil {
-		return LoginResult{}, fmt.Errorf("open session: %w", err)
+	if x, err = tx.SessionCreate(ctx, x); err != nil {
+		return "", store.Session{}, fmt.Errorf("open session: %w", err)
 	}
+	if err := tx.PrincipalTouchLogin(ctx, pr.ID, now.UnixMilli()); err != nil {
+		return "", store.Session{}, fmt.Errorf("open session: %w", err)
+	}
+	actor := Actor{Principal: access.NewPrincipal(access.Principal{ID: pr.ID, Name: pr.Name, Kind: access.Kind(pr.Kind)}, nil),
+		ClientAddr: clientAddr, RequestID: ActorFrom(ctx).RequestID}
+	if err := s.audit(WithActor(ctx, actor), tx, auditEntry{Action: ActLogin, ObjectType: "session", ObjectID: x.ID, Changes: details}); err != nil {
+		return "", store.Session{}, fmt.Errorf("open session: %w", err)
+	}
+	return cookie, x, nil
+}
+
+// sessionOpened reads a committed new session back as the login's result.
+func (s *Service) sessionOpened(ctx context.Context, cookie string, x store.Session) (LoginResult, error) {
 	p, err := s.AuthenticateSession(ctx, cookie)
 	if err != nil {
 		return LoginResult{}, fmt.Errorf("open session: read it back: %w", err)

@@ -62,6 +62,10 @@ func (s *Service) LoginSSO(ctx context.Context, id SSOIdentity, clientAddr strin
 	}
 	now := s.nowMs()
 	var pr store.Principal
+	var cookie string
+	var x store.Session
+	// The user, its claims, the session and the login's audit event are
+	// written together.
 	err := s.st.Tx(ctx, func(tx *store.Store) error {
 		var err error
 		pr, err = tx.PrincipalBySSOSubject(ctx, id.Subject)
@@ -87,13 +91,17 @@ func (s *Service) LoginSSO(ctx context.Context, id SSOIdentity, clientAddr strin
 			}
 			pr.Email, pr.SSOGroups = id.Email, groups
 		}
-		return tx.AuthVersionBump(ctx) // group claims may have changed what this user may do
+		if err := tx.AuthVersionBump(ctx); err != nil { // group claims may have changed what this user may do
+			return err
+		}
+		cookie, x, err = s.openSessionIn(ctx, tx, pr, clientAddr, map[string]any{"method": "oidc", "sso_groups": groups})
+		return err
 	})
 	if err != nil {
 		return LoginResult{}, fmt.Errorf("sso login: %w", err)
 	}
 	s.authChanged()
-	return s.openSession(ctx, pr, clientAddr, map[string]any{"method": "oidc", "sso_groups": groups})
+	return s.sessionOpened(ctx, cookie, x)
 }
 
 // SSOLoginFailed audits a refused SSO callback.

@@ -79,7 +79,7 @@ func (s *Service) EnsureAdminToken(ctx context.Context, configured string) (gene
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return "", fmt.Errorf("look up the configured admin token: %w", err)
 		}
-		_, err := s.st.TokenCreate(ctx, store.TokenCreateParams{Name: ConfiguredTokenName, TokenHash: hash, Role: store.RoleAdmin, NowMs: s.nowMs()})
+		err := s.createBootstrapToken(ctx, ConfiguredTokenName, hash)
 		if err != nil && !errors.Is(err, store.ErrConflict) { // a replica starting alongside stored it first
 			return "", fmt.Errorf("store the configured admin token: %w", err)
 		}
@@ -102,10 +102,23 @@ func (s *Service) EnsureAdminToken(ctx context.Context, configured string) (gene
 	if err != nil {
 		return "", err
 	}
-	if _, err := s.st.TokenCreate(ctx, store.TokenCreateParams{Name: "initial-admin", TokenHash: HashToken(tok), Role: store.RoleAdmin, NowMs: s.nowMs()}); err != nil {
+	if err := s.createBootstrapToken(ctx, "initial-admin", HashToken(tok)); err != nil {
 		return "", fmt.Errorf("store the generated admin token: %w", err)
 	}
 	return tok, nil
+}
+
+// createBootstrapToken stores an admin token of the configuration or the
+// first start, with its audit event.
+func (s *Service) createBootstrapToken(ctx context.Context, name, hash string) error {
+	return s.st.Tx(ctx, func(tx *store.Store) error {
+		t, err := tx.TokenCreate(ctx, store.TokenCreateParams{Name: name, TokenHash: hash, Role: store.RoleAdmin, NowMs: s.nowMs()})
+		if err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, auditEntry{Action: ActTokenCreate, ObjectType: "token", ObjectID: t.ID,
+			Changes: map[string]any{"name": name, "role": store.RoleAdmin, "source": "server start"}})
+	})
 }
 
 // Authenticate returns the token identity of an API token, or an error

@@ -48,6 +48,59 @@ type RunCreateParams struct {
 // Keys live in run_keys, claimed in the run's own transaction, so two
 // concurrent requests with one key make one run.
 func (s *Store) RunCreate(ctx context.Context, p RunCreateParams) (run Run, created bool, err error) {
+	if s.inTx {
+		// The caller's transaction (a trigger and its audit event): the run
+		// is made, or an earlier one found, in it.
+		id, made, byFire, err := s.insertRun(ctx, s.db, p)
+		if err != nil {
+			return Run{}, false, err
+		}
+		return s.runCreated(ctx, p, id, made, byFire)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Run{}, false, fmt.Errorf("create run for job %d: begin: %w", p.JobID, err)
+	}
+	defer tx.Rollback()
+	id, made, byFire, err := s.insertRun(ctx, tx, p)
+	if err != nil {
+		return Run{}, false, err
+	}
+	if made {
+		if err := tx.Commit(); err != nil {
+			return Run{}, false, fmt.Errorf("create run for job %d: commit: %w", p.JobID, err)
+		}
+	} else {
+		// The earlier run is read outside the transaction (SQLite has one
+		// connection).
+		_ = tx.Rollback()
+	}
+	return s.runCreated(ctx, p, id, made, byFire)
+}
+
+// runCreated reads the run insertRun made, or found.
+func (s *Store) runCreated(ctx context.Context, p RunCreateParams, id int64, made, byFire bool) (Run, bool, error) {
+	if byFire {
+		existing, err := s.runByFire(ctx, p)
+		if err != nil {
+			return Run{}, false, fmt.Errorf("create run for job %d: duplicate, and reading the existing run failed: %w", p.JobID, err)
+		}
+		return existing, false, nil
+	}
+	r, err := s.RunGet(ctx, id)
+	return r, made && err == nil, err
+}
+
+// execQuerier is a transaction: *sql.Tx or a txConn.
+type execQuerier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// insertRun inserts p's run in q and returns its id with made=true. Or it
+// finds the run made earlier: by p's idempotency key (its id, made=false),
+// or by its schedule fire (byFire=true; read it with runByFire).
+func (s *Store) insertRun(ctx context.Context, q execQuerier, p RunCreateParams) (id int64, made, byFire bool, err error) {
 	var key, sched any
 	if p.IdempotencyKey != "" {
 		key = p.IdempotencyKey
@@ -58,59 +111,41 @@ func (s *Store) RunCreate(ctx context.Context, p RunCreateParams) (run Run, crea
 	if p.ShardTotal < 1 {
 		p.ShardTotal = 1
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return Run{}, false, fmt.Errorf("create run for job %d: begin: %w", p.JobID, err)
-	}
-	defer tx.Rollback()
 	if key != nil {
-		res, err := tx.ExecContext(ctx, s.d.insertIgnore()+" INTO run_keys (job_id, idempotency_key, run_id, created_ms) VALUES (?, ?, 0, ?)", p.JobID, p.IdempotencyKey, p.CreatedMs)
+		res, err := q.ExecContext(ctx, s.d.insertIgnore()+" INTO run_keys (job_id, idempotency_key, run_id, created_ms) VALUES (?, ?, 0, ?)", p.JobID, p.IdempotencyKey, p.CreatedMs)
 		if err != nil {
-			return Run{}, false, fmt.Errorf("create run for job %d: claim idempotency key: %w", p.JobID, err)
+			return 0, false, false, fmt.Errorf("create run for job %d: claim idempotency key: %w", p.JobID, err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			var id int64
-			if err := tx.QueryRowContext(ctx, "SELECT run_id FROM run_keys WHERE job_id = ? AND idempotency_key = ?", p.JobID, p.IdempotencyKey).Scan(&id); err != nil {
-				return Run{}, false, fmt.Errorf("create run for job %d: read the run of idempotency key: %w", p.JobID, err)
+			if err := q.QueryRowContext(ctx, "SELECT run_id FROM run_keys WHERE job_id = ? AND idempotency_key = ?", p.JobID, p.IdempotencyKey).Scan(&id); err != nil {
+				return 0, false, false, fmt.Errorf("create run for job %d: read the run of idempotency key: %w", p.JobID, err)
 			}
-			_ = tx.Rollback()
-			existing, err := s.RunGet(ctx, id)
-			return existing, false, err
+			return id, false, false, nil
 		}
 	}
 	var follow any
 	if p.FollowSuccess {
 		follow = followupArmed
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, sched_fire, trigger_type, state, owner,
+	res, err := q.ExecContext(ctx, `INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, sched_fire, trigger_type, state, owner,
  handler, params, message, created_ms, idempotency_key, retry_of, followup) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,'',?,?,?,?)`,
 		p.JobID, p.GroupID, p.ScheduledMs, p.ShardIndex, p.ShardTotal, p.Attempt, sched, p.TriggerType, kind.RunScheduled, p.Owner,
 		p.Handler, p.Params, p.CreatedMs, key, p.RetryOf, follow)
 	if err != nil {
 		if s.d.isDuplicate(err) && key == nil {
-			_ = tx.Rollback()
-			existing, gerr := s.runByFire(ctx, p)
-			if gerr != nil {
-				return Run{}, false, fmt.Errorf("create run for job %d: duplicate, and reading the existing run failed: %w", p.JobID, gerr)
-			}
-			return existing, false, nil
+			return 0, false, true, nil
 		}
-		return Run{}, false, fmt.Errorf("create run for job %d: %w", p.JobID, err)
+		return 0, false, false, fmt.Errorf("create run for job %d: %w", p.JobID, err)
 	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return Run{}, false, fmt.Errorf("create run for job %d: read id: %w", p.JobID, err)
+	if id, err = res.LastInsertId(); err != nil {
+		return 0, false, false, fmt.Errorf("create run for job %d: read id: %w", p.JobID, err)
 	}
 	if key != nil {
-		if _, err := tx.ExecContext(ctx, "UPDATE run_keys SET run_id = ? WHERE job_id = ? AND idempotency_key = ?", id, p.JobID, p.IdempotencyKey); err != nil {
-			return Run{}, false, fmt.Errorf("create run for job %d: record idempotency key: %w", p.JobID, err)
+		if _, err := q.ExecContext(ctx, "UPDATE run_keys SET run_id = ? WHERE job_id = ? AND idempotency_key = ?", id, p.JobID, p.IdempotencyKey); err != nil {
+			return 0, false, false, fmt.Errorf("create run for job %d: record idempotency key: %w", p.JobID, err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return Run{}, false, fmt.Errorf("create run for job %d: commit: %w", p.JobID, err)
-	}
-	r, err := s.RunGet(ctx, id)
-	return r, err == nil, err
+	return id, true, false, nil
 }
 
 // runByFire reads the schedule-derived run of a fire (job, time, shard, attempt).
