@@ -18,16 +18,19 @@ func (s *server) accountRoutes(v1 routes) {
 	v1.post("/session", public(), s.login)
 	v1.delete("/session", authenticated(), s.logout)
 	v1.get("/me", authenticated(), s.me)
+	v1.put("/me/password", authenticated(), s.changeOwnPassword)
 
 	v1.get("/users", system(access.PermUsersManage), s.listUsers)
 	v1.post("/users", system(access.PermUsersManage), s.createUser)
 	v1.get("/users/:id", system(access.PermUsersManage), s.getUser)
+	v1.patch("/users/:id", system(access.PermUsersManage), s.updateUser)
 	v1.delete("/users/:id", system(access.PermUsersManage), s.deleteUser)
 	v1.put("/users/:id/password", system(access.PermUsersManage), s.setPassword)
 
 	v1.get("/service-accounts", system(access.PermUsersManage), s.listServiceAccounts)
 	v1.post("/service-accounts", system(access.PermUsersManage), s.createServiceAccount)
 	v1.get("/service-accounts/:id", system(access.PermUsersManage), s.getServiceAccount)
+	v1.patch("/service-accounts/:id", system(access.PermUsersManage), s.updateServiceAccount)
 	v1.delete("/service-accounts/:id", system(access.PermUsersManage), s.deleteServiceAccount)
 
 	// Anyone may manage their own tokens; users.manage reaches everyone's.
@@ -157,11 +160,66 @@ type principalView struct {
 	CreatedAt   *string  `json:"created_at"`
 	UpdatedAt   *string  `json:"updated_at"`
 	LastLoginAt *string  `json:"last_login_at"`
+	Disabled    bool     `json:"disabled"`
+	DisabledAt  *string  `json:"disabled_at"`
 }
 
 func viewPrincipal(p store.Principal) principalView {
 	return principalView{ID: p.ID, Name: p.Name, Kind: p.Kind, Source: p.Source, Email: p.Email, SSOGroups: nonNilStrings(p.SSOGroups),
-		CreatedAt: rfc3339(p.CreatedMs), UpdatedAt: rfc3339(p.UpdatedMs), LastLoginAt: rfc3339(p.LastLoginMs)}
+		CreatedAt: rfc3339(p.CreatedMs), UpdatedAt: rfc3339(p.UpdatedMs), LastLoginAt: rfc3339(p.LastLoginMs),
+		Disabled: p.DisabledMs != 0, DisabledAt: rfc3339(p.DisabledMs)}
+}
+
+// principalPatch is the body of PATCH /users/{id} and
+// /service-accounts/{id}: the fields given change, the others stay.
+type principalPatch struct {
+	Name     *string `json:"name"`
+	Email    *string `json:"email"`
+	Disabled *bool   `json:"disabled"`
+}
+
+func (s *server) updatePrincipal(c *fiber.Ctx, kind string) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	var req principalPatch
+	if err := decodeJSON(c, &req, false); err != nil {
+		return err
+	}
+	p, err := s.svc.UpdatePrincipal(c.UserContext(), service.PrincipalUpdateParams{Kind: kind, ID: id, Name: req.Name, Email: req.Email, Disabled: req.Disabled})
+	if err != nil {
+		return err
+	}
+	return c.JSON(viewPrincipal(p))
+}
+
+func (s *server) updateUser(c *fiber.Ctx) error { return s.updatePrincipal(c, store.PrincipalUser) }
+func (s *server) updateServiceAccount(c *fiber.Ctx) error {
+	return s.updatePrincipal(c, store.PrincipalService)
+}
+
+type ownPasswordRequest struct {
+	OldPassword string `json:"old_password"`
+	NewPassword string `json:"new_password"`
+}
+
+// changeOwnPassword: a signed-in user replaces its password; its other
+// sessions end, the one it calls from stays.
+func (s *server) changeOwnPassword(c *fiber.Ctx) error {
+	var req ownPasswordRequest
+	if err := decodeJSON(c, &req, false); err != nil {
+		return err
+	}
+	p := principal(c)
+	if p.Kind == access.KindToken {
+		return badRequest("", "this request is authenticated with a server token, which belongs to no user; sign in as the user")
+	}
+	if err := s.svc.ChangeOwnPassword(c.UserContext(), service.ChangeOwnPasswordParams{UserID: p.ID, OldPassword: req.OldPassword,
+		NewPassword: req.NewPassword, KeepSession: p.SessionID, ClientAddr: c.IP()}); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
 }
 
 type userRequest struct {

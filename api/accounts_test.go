@@ -385,3 +385,116 @@ func TestListsShowOnlyWhatMayBeSeen(t *testing.T) {
 	require.Equal(t, 403, r.Status)
 	require.Contains(t, string(r.Body), "jobs.read")
 }
+
+// TestUserLifecycle: a user changes its own password (the old one
+// required), an admin renames and disables it (its session and token are
+// refused at once), enables it again, and cannot disable the last admin.
+func TestUserLifecycle(t *testing.T) {
+	t.Parallel()
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, kind, setupOpts{noSched: true})
+			gid := b.group("lifecycle", "local://echo")
+			root := b.createUser("root", "admin", 0)
+			bob := b.createUser("bob", "viewer", gid)
+			_, s := b.login("bob", testPassword)
+			_, other := b.login("bob", testPassword)
+			tok := s.call("POST", "/api/v1/tokens", map[string]any{"name": "laptop"}, true).JSON(t)["token"].(string)
+			asToken := func(method, path string, body any) resp {
+				return b.call(method, path, body, "Authorization", "Bearer "+tok)
+			}
+			hash := func() string {
+				var h string
+				require.NoError(t, b.st.DB().QueryRow("SELECT password_hash FROM principals WHERE id = ?", bob).Scan(&h))
+				return h
+			}
+
+			// Own password: the old one is required and must be right.
+			before := hash()
+			for _, c := range []struct {
+				body  map[string]any
+				field string
+			}{
+				{map[string]any{"new_password": "a brand new password"}, "old_password"},
+				{map[string]any{"old_password": "not my password", "new_password": "a brand new password"}, "old_password"},
+				{map[string]any{"old_password": testPassword, "new_password": "short"}, "new_password"},
+				{map[string]any{"old_password": testPassword, "new_password": testPassword}, "new_password"},
+			} {
+				r := s.call("PUT", "/api/v1/me/password", c.body, true)
+				require.Equal(t, 400, r.Status, "%s", r.Body)
+				_, field, msg := r.errCode(t)
+				require.Equal(t, c.field, field, msg)
+				require.Equal(t, before, hash(), "a refused change changes nothing")
+			}
+			require.Equal(t, 403, s.call("PUT", "/api/v1/me/password", map[string]any{"old_password": testPassword, "new_password": "a brand new password"}, false).Status,
+				"a session write needs its CSRF token")
+			r := b.call("PUT", "/api/v1/me/password", map[string]any{"old_password": "x", "new_password": "a brand new password"})
+			require.Equal(t, 400, r.Status, "the server token belongs to no user: %s", r.Body)
+			require.Equal(t, 204, s.call("PUT", "/api/v1/me/password", map[string]any{"old_password": testPassword, "new_password": "a brand new password"}, true).Status)
+			require.NotEqual(t, before, hash())
+			require.Equal(t, 200, s.call("GET", "/api/v1/me", nil, false).Status, "the session that changed it stays")
+			require.Equal(t, 401, other.call("GET", "/api/v1/me", nil, false).Status, "the user's other sessions end")
+			require.Equal(t, 200, asToken("GET", "/api/v1/me", nil).Status, "tokens stay")
+			r, _ = b.login("bob", testPassword)
+			require.Equal(t, 401, r.Status)
+			_, s = b.login("bob", "a brand new password")
+			require.NotNil(t, s)
+
+			// Rename: the user's credentials follow the new name.
+			renamed := b.must(200, "PATCH", fmt.Sprintf("/api/v1/users/%d", bob), map[string]any{"name": "robert", "email": "robert@example.com"})
+			require.Equal(t, "robert", renamed["name"])
+			require.Equal(t, "robert@example.com", renamed["email"])
+			require.Equal(t, "robert", s.call("GET", "/api/v1/me", nil, false).JSON(t)["name"])
+			for _, c := range []struct {
+				body   map[string]any
+				status int
+				field  string
+			}{
+				{map[string]any{"name": "root"}, 409, "name"},
+				{map[string]any{"name": "has space"}, 400, "name"},
+				{map[string]any{"name": strings.Repeat("x", 65)}, 400, "name"},
+				{map[string]any{"email": strings.Repeat("x", 256)}, 400, "email"},
+				{map[string]any{"role": "admin"}, 400, "role"},
+			} {
+				r := b.call("PATCH", fmt.Sprintf("/api/v1/users/%d", bob), c.body)
+				require.Equal(t, c.status, r.Status, "%v: %s", c.body, r.Body)
+				_, field, _ := r.errCode(t)
+				require.Equal(t, c.field, field)
+			}
+			require.Equal(t, "robert", b.must(200, "GET", fmt.Sprintf("/api/v1/users/%d", bob), nil)["name"])
+
+			// Disable: session and token refused at once; login refused.
+			require.Equal(t, true, b.must(200, "PATCH", fmt.Sprintf("/api/v1/users/%d", bob), map[string]any{"disabled": true})["disabled"])
+			r = asToken("GET", "/api/v1/me", nil)
+			require.Equal(t, 401, r.Status)
+			require.Contains(t, string(r.Body), "disabled")
+			require.Equal(t, 401, s.call("GET", "/api/v1/me", nil, false).Status)
+			r, _ = b.login("robert", "a brand new password")
+			require.Equal(t, 401, r.Status)
+			require.Contains(t, string(r.Body), "disabled")
+			b.must(200, "PATCH", fmt.Sprintf("/api/v1/users/%d", bob), map[string]any{"disabled": false})
+			require.Equal(t, 200, asToken("GET", "/api/v1/me", nil).Status, "enabled again: its tokens work")
+
+			// The last admin can be neither disabled nor deleted nor demoted.
+			audits := b.auditCount()
+			r = b.call("PATCH", fmt.Sprintf("/api/v1/users/%d", root), map[string]any{"disabled": true})
+			require.Equal(t, 409, r.Status, "%s", r.Body)
+			require.Contains(t, string(r.Body), "last admin")
+			require.Equal(t, false, b.must(200, "GET", fmt.Sprintf("/api/v1/users/%d", root), nil)["disabled"])
+			require.Equal(t, 409, b.call("DELETE", fmt.Sprintf("/api/v1/users/%d", root), nil).Status)
+			require.Equal(t, audits, b.auditCount())
+
+			// Every change is in the audit log with its before and after.
+			page := b.must(200, "GET", fmt.Sprintf("/api/v1/audit?object_type=user&object_id=%d", bob), nil)
+			var actions []string
+			for _, it := range page["items"].([]any) {
+				actions = append(actions, it.(map[string]any)["action"].(string))
+			}
+			require.Equal(t, []string{"user.update", "login.failed", "user.update", "user.update", "user.password"}, actions[:5],
+				"enabled, refused login while disabled, disabled, renamed, own password")
+			renameEvent := page["items"].([]any)[3].(map[string]any)
+			require.Equal(t, map[string]any{"name": map[string]any{"before": "bob", "after": "robert"}, "email": map[string]any{"before": "", "after": "robert@example.com"}}, renameEvent["changes"])
+		})
+	}
+}

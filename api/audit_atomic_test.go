@@ -23,6 +23,7 @@ func (b *bundle) state() string {
 		"SELECT id, name, revoked_ms FROM api_tokens ORDER BY id",
 		"SELECT id, principal_id FROM sessions ORDER BY id",
 		"SELECT limiter_key, failures FROM login_failures ORDER BY limiter_key",
+		"SELECT principal_id FROM principal_disabled ORDER BY principal_id",
 	} {
 		rows, err := b.st.DB().Query(q)
 		require.NoError(b.t, err, q)
@@ -80,8 +81,11 @@ func TestEveryWriteIsAuditedInItsTransaction(t *testing.T) {
 			sleepers := b.group("atomic-sleep", "local://sleep")
 			job := id(b.job(map[string]any{"group_id": gid, "name": "audited", "schedule_type": "cron", "schedule_conf": "0 0 3 * * ?", "enabled": false}))
 			sleeper := id(b.job(map[string]any{"group_id": sleepers, "name": "sleeps"}))
-			running := id(b.must(201, "POST", fmt.Sprintf("/api/v1/jobs/%d/trigger", sleeper), map[string]any{}))
-			b.waitRun(running, "running", func(r map[string]any) bool { return r["state"] == "running" })
+			var running int64
+			startSleeper := func() { // just before the kill: it sleeps 30 s
+				running = id(b.must(201, "POST", fmt.Sprintf("/api/v1/jobs/%d/trigger", sleeper), map[string]any{}))
+				b.waitRun(running, "running", func(r map[string]any) bool { return r["state"] == "running" })
+			}
 			b.createUser("ulla", "", 0)
 			_, sess := b.login("ulla", testPassword)
 			var lastID = map[string]int64{}
@@ -92,7 +96,9 @@ func TestEveryWriteIsAuditedInItsTransaction(t *testing.T) {
 				status       int
 				remember     string // keep the created object's id under this key
 			}{
-				{"create group", "group.create", func() resp { return b.call("POST", "/api/v1/groups", map[string]any{"app_name": "made", "members": []string{}}) }, 201, "group"},
+				{"create group", "group.create", func() resp {
+					return b.call("POST", "/api/v1/groups", map[string]any{"app_name": "made", "members": []string{}})
+				}, 201, "group"},
 				{"update group", "group.update", func() resp {
 					return b.call("PUT", fmt.Sprintf("/api/v1/groups/%d", lastID["group"]), map[string]any{"app_name": "made", "title": "edited", "members": []string{}})
 				}, 200, ""},
@@ -114,6 +120,9 @@ func TestEveryWriteIsAuditedInItsTransaction(t *testing.T) {
 				{"set password", "user.password", func() resp {
 					return b.call("PUT", fmt.Sprintf("/api/v1/users/%d/password", lastID["user"]), map[string]any{"password": "another long password"})
 				}, 204, ""},
+				{"update user", "user.update", func() resp {
+					return b.call("PATCH", fmt.Sprintf("/api/v1/users/%d", lastID["user"]), map[string]any{"name": "renamed", "disabled": true})
+				}, 200, ""},
 				{"create service account", "service_account.create", func() resp {
 					return b.call("POST", "/api/v1/service-accounts", map[string]any{"name": "made-sa"})
 				}, 201, "sa"},
@@ -125,6 +134,9 @@ func TestEveryWriteIsAuditedInItsTransaction(t *testing.T) {
 					return b.call("POST", "/api/v1/tokens", map[string]any{"name": "ci", "principal_id": lastID["sa"]})
 				}, 201, "token"},
 				{"revoke token", "token.revoke", func() resp { return b.call("DELETE", fmt.Sprintf("/api/v1/tokens/%d", lastID["token"]), nil) }, 200, ""},
+				{"disable service account", "service_account.update", func() resp {
+					return b.call("PATCH", fmt.Sprintf("/api/v1/service-accounts/%d", lastID["sa"]), map[string]any{"disabled": true})
+				}, 200, ""},
 				{"delete service account", "service_account.delete", func() resp { return b.call("DELETE", fmt.Sprintf("/api/v1/service-accounts/%d", lastID["sa"]), nil) }, 204, ""},
 				{"delete user", "user.delete", func() resp { return b.call("DELETE", fmt.Sprintf("/api/v1/users/%d", lastID["user"]), nil) }, 204, ""},
 				{"failed login", "login.failed", func() resp {
@@ -133,9 +145,16 @@ func TestEveryWriteIsAuditedInItsTransaction(t *testing.T) {
 				{"login", "login", func() resp {
 					return b.call("POST", "/api/v1/session", map[string]any{"username": "ulla", "password": testPassword}, "Authorization", "")
 				}, 201, ""},
+				{"change own password", "user.password", func() resp {
+					return sess.call("PUT", "/api/v1/me/password", map[string]any{"old_password": testPassword, "new_password": "her new password"}, true)
+				}, 204, ""},
 				{"logout", "logout", func() resp { return sess.call("DELETE", "/api/v1/session", nil, true) }, 204, ""},
 			}
+			prepare := map[string]func(){"kill run": startSleeper}
 			for _, w := range writes {
+				if p := prepare[w.name]; p != nil {
+					p()
+				}
 				before, audits := b.state(), b.auditActions()
 				_, err := b.st.DB().Exec("ALTER TABLE audit_events RENAME TO audit_events_away")
 				require.NoError(t, err)

@@ -187,6 +187,8 @@ var permissionMatrix = map[string]matrixRow{
 	}},
 	"DELETE /api/v1/session": {api.Rule{Scope: api.ScopeAuthenticated}, fixed("/api/v1/session", nil)},
 	"GET /api/v1/me":         {api.Rule{Scope: api.ScopeAuthenticated}, fixed("/api/v1/me", nil)},
+	// The callers are service accounts (no password: 400, past the check).
+	"PUT /api/v1/me/password": {api.Rule{Scope: api.ScopeAuthenticated}, fixed("/api/v1/me/password", map[string]any{"old_password": "x", "new_password": "a long enough password"})},
 
 	"GET /api/v1/users": {api.Rule{Scope: api.ScopeSystem, Perm: access.PermUsersManage}, fixed("/api/v1/users", nil)},
 	"POST /api/v1/users": {api.Rule{Scope: api.ScopeSystem, Perm: access.PermUsersManage}, func(f *matrixFixture, _ *caller, _ int64) (string, any) {
@@ -199,6 +201,9 @@ var permissionMatrix = map[string]matrixRow{
 		u := f.b.must(201, "POST", "/api/v1/users", map[string]any{"name": f.uniq("doomed-user"), "password": "a long enough password"})
 		return fmt.Sprintf("/api/v1/users/%d", id(u)), nil
 	}},
+	"PATCH /api/v1/users/:id": {api.Rule{Scope: api.ScopeSystem, Perm: access.PermUsersManage}, func(f *matrixFixture, _ *caller, _ int64) (string, any) {
+		return fmt.Sprintf("/api/v1/users/%d", f.userID), map[string]any{"email": f.uniq("matrix") + "@example.com"}
+	}},
 	"PUT /api/v1/users/:id/password": {api.Rule{Scope: api.ScopeSystem, Perm: access.PermUsersManage}, func(f *matrixFixture, _ *caller, _ int64) (string, any) {
 		return fmt.Sprintf("/api/v1/users/%d/password", f.userID), map[string]any{"password": f.password}
 	}},
@@ -209,6 +214,9 @@ var permissionMatrix = map[string]matrixRow{
 	}},
 	"GET /api/v1/service-accounts/:id": {api.Rule{Scope: api.ScopeSystem, Perm: access.PermUsersManage}, func(f *matrixFixture, _ *caller, _ int64) (string, any) {
 		return fmt.Sprintf("/api/v1/service-accounts/%d", f.spareSA), nil
+	}},
+	"PATCH /api/v1/service-accounts/:id": {api.Rule{Scope: api.ScopeSystem, Perm: access.PermUsersManage}, func(f *matrixFixture, _ *caller, _ int64) (string, any) {
+		return fmt.Sprintf("/api/v1/service-accounts/%d", f.spareSA), map[string]any{"name": f.uniq("spare")}
 	}},
 	"DELETE /api/v1/service-accounts/:id": {api.Rule{Scope: api.ScopeSystem, Perm: access.PermUsersManage}, func(f *matrixFixture, _ *caller, _ int64) (string, any) {
 		sa := f.b.must(201, "POST", "/api/v1/service-accounts", map[string]any{"name": f.uniq("doomed-sa")})

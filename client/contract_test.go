@@ -41,6 +41,15 @@ func TestTypesMatchOpenAPI(t *testing.T) {
 		{"LogChunk", client.LogChunk{}, false},
 		{"TriggerInput", client.TriggerInput{}, false},
 		{"PreviewInput", client.PreviewInput{}, false},
+		{"Principal", client.Principal{}, false},
+		{"UserInput", client.UserInput{}, false},
+		{"PrincipalPatch", client.PrincipalPatch{}, false},
+		{"Token", client.Token{}, false},
+		{"TokenInput", client.TokenInput{}, false},
+		{"RoleBinding", client.RoleBinding{}, false},
+		{"RoleBindingInput", client.RoleBindingInput{}, false},
+		{"AuditEvent", client.AuditEvent{}, false},
+		{"Me", client.Me{}, false},
 	}
 	for _, c := range cases {
 		s, ok := doc.Components.Schemas[c.schema]

@@ -217,6 +217,183 @@ func (s *Service) SetPassword(ctx context.Context, id int64, password string) er
 	return nil
 }
 
+// PrincipalUpdateParams change a user or service account; nil fields stay.
+type PrincipalUpdateParams struct {
+	Kind     string // store.PrincipalUser or store.PrincipalService
+	ID       int64
+	Name     *string
+	Email    *string // users only
+	Disabled *bool
+}
+
+// UpdatePrincipal renames, re-addresses, disables or enables a user or
+// service account. Disabling ends its sessions and refuses its tokens on
+// every replica (the auth version moves); disabling the last enabled admin
+// user is a *ConflictError.
+func (s *Service) UpdatePrincipal(ctx context.Context, p PrincipalUpdateParams) (store.Principal, error) {
+	if p.Name != nil {
+		if err := checkPrincipalName("name", *p.Name); err != nil {
+			return store.Principal{}, err
+		}
+	}
+	if p.Email != nil {
+		if p.Kind != store.PrincipalUser {
+			return store.Principal{}, invalid("email", "a service account has no email")
+		}
+		if err := checkText("email", *p.Email, 0, MaxEmail, false); err != nil {
+			return store.Principal{}, err
+		}
+	}
+	cur, err := s.GetPrincipal(ctx, p.Kind, p.ID)
+	if err != nil {
+		return store.Principal{}, err
+	}
+	if p.Name != nil && *p.Name != cur.Name && cur.Source == store.SourceOIDC {
+		return store.Principal{}, invalid("name", "user %q signs in through SSO: its name comes from the identity provider", cur.Name)
+	}
+	act := ActUserUpdate
+	if p.Kind == store.PrincipalService {
+		act = ActServiceUpdate
+	}
+	now := s.nowMs()
+	changes := map[string]any{}
+	authMoved := false
+	err = s.st.Tx(ctx, func(tx *store.Store) error {
+		if p.Name != nil && *p.Name != cur.Name {
+			if err := tx.PrincipalRename(ctx, p.ID, *p.Name, now); err != nil {
+				return err
+			}
+			changes["name"] = map[string]any{"before": cur.Name, "after": *p.Name}
+			authMoved = true // cached principals carry the name
+		}
+		if p.Email != nil && *p.Email != cur.Email {
+			if err := tx.PrincipalSetEmail(ctx, p.ID, *p.Email, now); err != nil {
+				return err
+			}
+			changes["email"] = map[string]any{"before": cur.Email, "after": *p.Email}
+		}
+		if p.Disabled != nil && *p.Disabled != (cur.DisabledMs != 0) {
+			before, err := tx.BindingCountAdminUsers(ctx)
+			if err != nil {
+				return err
+			}
+			at := int64(0)
+			if *p.Disabled {
+				at = now
+			}
+			if err := tx.PrincipalSetDisabled(ctx, p.ID, at, now); err != nil {
+				return err
+			}
+			if *p.Disabled {
+				if err := lastAdminCheck(ctx, tx, before); err != nil {
+					return err
+				}
+				if err := tx.SessionDeleteForPrincipal(ctx, p.ID); err != nil {
+					return err
+				}
+			}
+			changes["disabled"] = map[string]any{"before": cur.DisabledMs != 0, "after": *p.Disabled}
+			authMoved = true
+		}
+		if len(changes) == 0 {
+			return nil
+		}
+		if authMoved {
+			if err := tx.AuthVersionBump(ctx); err != nil {
+				return err
+			}
+		}
+		return s.audit(ctx, tx, auditEntry{Action: act, ObjectType: p.Kind, ObjectID: p.ID, Changes: changes})
+	})
+	var ce *ConflictError
+	if p.Name != nil && errors.Is(err, store.ErrConflict) && !errors.As(err, &ce) {
+		return store.Principal{}, &ConflictError{Field: "name", Message: fmt.Sprintf("the name %q is taken by a user or service account; pick another", *p.Name)}
+	}
+	if err != nil {
+		return store.Principal{}, notFoundOr(err, resourceOf(p.Kind), p.ID, fmt.Sprintf("update %s %d", p.Kind, p.ID))
+	}
+	if authMoved {
+		s.authChanged()
+	}
+	return s.GetPrincipal(ctx, p.Kind, p.ID)
+}
+
+// ChangeOwnPasswordParams are a signed-in user's password change.
+type ChangeOwnPasswordParams struct {
+	UserID      int64
+	OldPassword string
+	NewPassword string
+	// KeepSession is the caller's session (0 = none): it stays signed in;
+	// every other session of the user ends.
+	KeepSession int64
+	ClientAddr  string
+}
+
+// ChangeOwnPassword replaces the caller's password when the old one is
+// right. A wrong old password counts as a failed login for the limiter
+// (so a stolen session cannot guess it quickly) and is an error naming
+// old_password.
+func (s *Service) ChangeOwnPassword(ctx context.Context, p ChangeOwnPasswordParams) error {
+	pr, err := s.GetPrincipal(ctx, store.PrincipalUser, p.UserID)
+	if err != nil {
+		var nf *NotFoundError
+		if errors.As(err, &nf) {
+			return invalid("", "only a user has a password; a service account signs in with tokens")
+		}
+		return err
+	}
+	if pr.Source != store.SourceLocal || pr.PasswordHash == "" {
+		return invalid("", "user %q signs in through SSO and has no password here", pr.Name)
+	}
+	if p.OldPassword == "" {
+		return invalid("old_password", "is required: give your current password")
+	}
+	if len(p.OldPassword) > 4*access.MaxPasswordLen {
+		return invalid("old_password", "is wrong")
+	}
+	if err := access.CheckPassword(p.NewPassword); err != nil {
+		return invalid("new_password", "%v", err)
+	}
+	keys := []string{limiterUserKey(pr.Name), "addr:" + p.ClientAddr}
+	if err := s.loginAllowed(ctx, keys); err != nil {
+		return err
+	}
+	if err := access.VerifyPassword(pr.PasswordHash, p.OldPassword); err != nil {
+		if !errors.Is(err, access.ErrPasswordMismatch) {
+			return fmt.Errorf("change password: %w", err)
+		}
+		if err := s.countFailure(ctx, keys); err != nil {
+			return fmt.Errorf("change password: %w", err)
+		}
+		return invalid("old_password", "is wrong")
+	}
+	if p.NewPassword == p.OldPassword {
+		return invalid("new_password", "is the current password; choose a new one")
+	}
+	hash, err := access.HashPassword(p.NewPassword)
+	if err != nil {
+		return err
+	}
+	err = s.st.Tx(ctx, func(tx *store.Store) error {
+		if err := tx.PrincipalSetPassword(ctx, pr.ID, hash, s.nowMs()); err != nil {
+			return err
+		}
+		if err := tx.SessionDeleteForPrincipal(ctx, pr.ID, p.KeepSession); err != nil {
+			return err
+		}
+		if err := tx.AuthVersionBump(ctx); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, auditEntry{Action: ActUserPassword, ObjectType: store.PrincipalUser, ObjectID: pr.ID,
+			Changes: map[string]any{"password": "***", "by": "self"}})
+	})
+	if err != nil {
+		return fmt.Errorf("change password of user %d: %w", pr.ID, err)
+	}
+	s.authChanged()
+	return nil
+}
+
 // TokenCreateParams are a new API token.
 type TokenCreateParams struct {
 	PrincipalID int64

@@ -103,6 +103,35 @@ func TestRevocationReachesEveryReplica(t *testing.T) {
 				_, err := two.AuthenticateSession(ctx, res.Cookie)
 				return errors.Is(err, service.ErrSessionExpired)
 			})
+
+			// A disabled user's token and session are refused by the other
+			// replica too, and work again once it is enabled.
+			res, err = one.Login(ctx, service.LoginParams{Username: "alice", Password: "a long enough password", ClientAddr: "127.0.0.1"})
+			require.NoError(t, err)
+			atok, _, err := one.CreateToken(ctx, service.TokenCreateParams{PrincipalID: res.Principal.ID, Name: "alice's"})
+			require.NoError(t, err)
+			_, err = two.AuthenticateToken(ctx, atok)
+			require.NoError(t, err)
+			_, err = two.AuthenticateSession(ctx, res.Cookie)
+			require.NoError(t, err)
+			yes, no := true, false
+			_, err = one.UpdatePrincipal(ctx, service.PrincipalUpdateParams{Kind: store.PrincipalUser, ID: res.Principal.ID, Disabled: &yes})
+			require.NoError(t, err)
+			_, err = one.AuthenticateToken(ctx, atok)
+			require.ErrorIs(t, err, service.ErrDisabled, "refused at once where it was disabled")
+			start = time.Now()
+			waitUntil(t, time.Second, func() bool {
+				_, terr := two.AuthenticateToken(ctx, atok)
+				_, serr := two.AuthenticateSession(ctx, res.Cookie)
+				return errors.Is(terr, service.ErrDisabled) && errors.Is(serr, service.ErrUnauthenticated)
+			})
+			t.Logf("%s: disabling seen by the other replica after %s", kind, time.Since(start))
+			_, err = one.UpdatePrincipal(ctx, service.PrincipalUpdateParams{Kind: store.PrincipalUser, ID: res.Principal.ID, Disabled: &no})
+			require.NoError(t, err)
+			waitUntil(t, time.Second, func() bool {
+				_, err := two.AuthenticateToken(ctx, atok)
+				return err == nil
+			})
 		})
 	}
 }

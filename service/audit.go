@@ -50,6 +50,8 @@ const (
 	ActUserCreate    = "user.create"
 	ActUserDelete    = "user.delete"
 	ActUserPassword  = "user.password"
+	ActUserUpdate    = "user.update"
+	ActServiceUpdate = "service_account.update"
 	ActServiceCreate = "service_account.create"
 	ActServiceDelete = "service_account.delete"
 	ActTokenCreate   = "token.create"

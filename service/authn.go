@@ -26,6 +26,7 @@ var (
 	ErrTokenExpired   = &authError{"the API token has expired; create a new one"}
 	ErrOwnerGone      = &authError{"the API token's user or service account was deleted"}
 	ErrSessionExpired = &authError{"the session has expired or was logged out; log in again"}
+	ErrDisabled       = &authError{"this user or service account is disabled; an admin can enable it again"}
 )
 
 type authError struct{ msg string }
@@ -269,6 +270,9 @@ func (s *Service) loadCred(ctx context.Context, kind, hash string) (*credEntry, 
 		if err != nil {
 			return nil, fmt.Errorf("authenticate: %w", err)
 		}
+		if pr.DisabledMs != 0 {
+			return nil, ErrDisabled
+		}
 		p, err := s.principalOf(ctx, pr, access.Principal{SessionID: x.ID, CSRFToken: x.CSRFToken})
 		if err != nil {
 			return nil, err
@@ -301,6 +305,9 @@ func (s *Service) loadCred(ctx context.Context, kind, hash string) (*credEntry, 
 		}
 		if err != nil {
 			return nil, fmt.Errorf("authenticate: %w", err)
+		}
+		if pr.DisabledMs != 0 {
+			return nil, ErrDisabled
 		}
 		if p, err = s.principalOf(ctx, pr, access.Principal{TokenID: t.ID, TokenName: t.Name}); err != nil {
 			return nil, err

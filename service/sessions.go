@@ -91,6 +91,16 @@ func (s *Service) Login(ctx context.Context, p LoginParams) (LoginResult, error)
 		}
 		return LoginResult{}, s.loginFailed(ctx, p, keys)
 	}
+	if pr.DisabledMs != 0 {
+		// The password was right: saying so gives nothing away.
+		if err := s.st.Tx(ctx, func(tx *store.Store) error {
+			return s.audit(ctx, tx, auditEntry{Action: ActLoginFailed, ObjectType: store.PrincipalUser, ObjectID: pr.ID,
+				Changes: map[string]any{"username": p.Username, "reason": "disabled"}})
+		}); err != nil {
+			return LoginResult{}, fmt.Errorf("login: %w", err)
+		}
+		return LoginResult{}, ErrDisabled
+	}
 	res, err := s.openSession(ctx, pr, p.ClientAddr, map[string]any{"method": "password"})
 	if err != nil {
 		return LoginResult{}, err
@@ -126,21 +136,9 @@ func (s *Service) loginAllowed(ctx context.Context, keys []string) error {
 // loginFailed counts the failure on every key and audits it, then answers
 // ErrLoginFailed.
 func (s *Service) loginFailed(ctx context.Context, p LoginParams, keys []string) error {
-	now := s.clock.Now()
 	err := s.st.Tx(ctx, func(tx *store.Store) error {
-		for _, k := range keys {
-			n, last, err := tx.LoginFailures(ctx, k)
-			if err != nil {
-				return err
-			}
-			if n > 0 && now.Sub(time.UnixMilli(last)) >= loginFailuresForget {
-				if err := tx.LoginFailureClear(ctx, k); err != nil {
-					return err
-				}
-			}
-			if err := tx.LoginFailureRecord(ctx, k, now.UnixMilli()); err != nil {
-				return err
-			}
+		if err := s.countFailureIn(ctx, tx, keys); err != nil {
+			return err
 		}
 		return s.audit(ctx, tx, auditEntry{Action: ActLoginFailed, ObjectType: store.PrincipalUser, ObjectName: p.Username,
 			Changes: map[string]any{"username": p.Username}})
@@ -149,6 +147,30 @@ func (s *Service) loginFailed(ctx context.Context, p LoginParams, keys []string)
 		return fmt.Errorf("login: record failure: %w", err)
 	}
 	return ErrLoginFailed
+}
+
+// countFailure counts a failed password check on every key.
+func (s *Service) countFailure(ctx context.Context, keys []string) error {
+	return s.st.Tx(ctx, func(tx *store.Store) error { return s.countFailureIn(ctx, tx, keys) })
+}
+
+func (s *Service) countFailureIn(ctx context.Context, tx *store.Store, keys []string) error {
+	now := s.clock.Now()
+	for _, k := range keys {
+		n, last, err := tx.LoginFailures(ctx, k)
+		if err != nil {
+			return err
+		}
+		if n > 0 && now.Sub(time.UnixMilli(last)) >= loginFailuresForget {
+			if err := tx.LoginFailureClear(ctx, k); err != nil {
+				return err
+			}
+		}
+		if err := tx.LoginFailureRecord(ctx, k, now.UnixMilli()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // openSession stores a new session for pr and audits the login, in one

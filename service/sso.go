@@ -85,6 +85,8 @@ func (s *Service) LoginSSO(ctx context.Context, id SSOIdentity, clientAddr strin
 			}
 		case err != nil:
 			return err
+		case pr.DisabledMs != 0:
+			return ErrDisabled
 		default:
 			if err := tx.PrincipalUpdate(ctx, store.PrincipalUpdateParams{ID: pr.ID, Email: truncate(id.Email, MaxEmail), SSOGroups: groups, NowMs: now}); err != nil {
 				return err

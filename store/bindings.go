@@ -93,12 +93,12 @@ func (s *Store) BindingDeleteGroup(ctx context.Context, groupID int64) error {
 	return nil
 }
 
-// BindingCountAdminUsers counts the users holding admin through a direct
-// binding: the ones who can always get in.
+// BindingCountAdminUsers counts the enabled users holding admin through a
+// direct binding: the ones who can always get in.
 func (s *Store) BindingCountAdminUsers(ctx context.Context) (int, error) {
 	var n int
 	err := s.db.QueryRowContext(ctx, `SELECT COUNT(DISTINCT b.principal_id) FROM role_bindings b JOIN principals p ON p.id = b.principal_id
- WHERE b.role = 'admin' AND p.kind = 'user'`).Scan(&n)
+ WHERE b.role = 'admin' AND p.kind = 'user' AND NOT EXISTS (SELECT 1 FROM principal_disabled d WHERE d.principal_id = p.id)`).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count admin users: %w", err)
 	}

@@ -308,9 +308,14 @@ func (s *Store) SSOStateTake(ctx context.Context, hash string, nowMs int64) (SSO
 	return x, nil
 }
 
-// SessionDeleteForPrincipal ends every session of a principal.
-func (s *Store) SessionDeleteForPrincipal(ctx context.Context, principalID int64) error {
-	if _, err := s.db.ExecContext(ctx, "DELETE FROM sessions WHERE principal_id = ?", principalID); err != nil {
+// SessionDeleteForPrincipal ends every session of a principal but keep (0 =
+// none).
+func (s *Store) SessionDeleteForPrincipal(ctx context.Context, principalID int64, keep ...int64) error {
+	q, args := "DELETE FROM sessions WHERE principal_id = ?", []any{principalID}
+	if len(keep) > 0 && keep[0] != 0 {
+		q, args = q+" AND id <> ?", append(args, keep[0])
+	}
+	if _, err := s.db.ExecContext(ctx, q, args...); err != nil {
 		return fmt.Errorf("delete sessions of principal %d: %w", principalID, err)
 	}
 	return nil

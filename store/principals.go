@@ -30,6 +30,7 @@ type Principal struct {
 	CreatedMs    int64
 	UpdatedMs    int64
 	LastLoginMs  int64
+	DisabledMs   int64 // 0 = enabled
 }
 
 // PrincipalCreateParams are the fields of a new principal.
@@ -39,12 +40,16 @@ type PrincipalCreateParams struct {
 	NowMs                                               int64
 }
 
-const principalCols = "id, name, kind, source, email, password_hash, sso_subject, sso_groups, created_ms, updated_ms, last_login_ms"
+// principalCols are read FROM principalFrom: a principal with whether it
+// is disabled (principal_disabled).
+const principalCols = "p.id, p.name, p.kind, p.source, p.email, p.password_hash, p.sso_subject, p.sso_groups, p.created_ms, p.updated_ms, p.last_login_ms, COALESCE(d.disabled_ms, 0)"
+
+const principalFrom = "principals p LEFT JOIN principal_disabled d ON d.principal_id = p.id"
 
 func scanPrincipal(sc interface{ Scan(...any) error }) (Principal, error) {
 	var p Principal
 	var groups string
-	if err := sc.Scan(&p.ID, &p.Name, &p.Kind, &p.Source, &p.Email, &p.PasswordHash, &p.SSOSubject, &groups, &p.CreatedMs, &p.UpdatedMs, &p.LastLoginMs); err != nil {
+	if err := sc.Scan(&p.ID, &p.Name, &p.Kind, &p.Source, &p.Email, &p.PasswordHash, &p.SSOSubject, &groups, &p.CreatedMs, &p.UpdatedMs, &p.LastLoginMs, &p.DisabledMs); err != nil {
 		return Principal{}, err
 	}
 	if groups != "" {
@@ -75,7 +80,7 @@ func (s *Store) PrincipalCreate(ctx context.Context, p PrincipalCreateParams) (P
 
 // PrincipalGet reads a principal by id.
 func (s *Store) PrincipalGet(ctx context.Context, id int64) (Principal, error) {
-	p, err := scanPrincipal(s.db.QueryRowContext(ctx, "SELECT "+principalCols+" FROM principals WHERE id = ?", id))
+	p, err := scanPrincipal(s.db.QueryRowContext(ctx, "SELECT "+principalCols+" FROM "+principalFrom+" WHERE p.id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Principal{}, fmt.Errorf("principal %d: %w", id, ErrNotFound)
 	}
@@ -87,7 +92,7 @@ func (s *Store) PrincipalGet(ctx context.Context, id int64) (Principal, error) {
 
 // PrincipalByName reads a principal by name.
 func (s *Store) PrincipalByName(ctx context.Context, name string) (Principal, error) {
-	p, err := scanPrincipal(s.db.QueryRowContext(ctx, "SELECT "+principalCols+" FROM principals WHERE name = ?", name))
+	p, err := scanPrincipal(s.db.QueryRowContext(ctx, "SELECT "+principalCols+" FROM "+principalFrom+" WHERE p.name = ?", name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Principal{}, fmt.Errorf("principal %q: %w", name, ErrNotFound)
 	}
@@ -99,7 +104,7 @@ func (s *Store) PrincipalByName(ctx context.Context, name string) (Principal, er
 
 // PrincipalBySSOSubject reads the user an SSO subject ("issuer|sub") logged in as.
 func (s *Store) PrincipalBySSOSubject(ctx context.Context, subject string) (Principal, error) {
-	p, err := scanPrincipal(s.db.QueryRowContext(ctx, "SELECT "+principalCols+" FROM principals WHERE sso_subject = ? AND sso_subject <> ''", subject))
+	p, err := scanPrincipal(s.db.QueryRowContext(ctx, "SELECT "+principalCols+" FROM "+principalFrom+" WHERE p.sso_subject = ? AND p.sso_subject <> ''", subject))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Principal{}, fmt.Errorf("sso subject: %w", ErrNotFound)
 	}
@@ -118,10 +123,10 @@ type PrincipalListParams struct {
 
 // PrincipalList lists principals by id.
 func (s *Store) PrincipalList(ctx context.Context, p PrincipalListParams) ([]Principal, error) {
-	q := "SELECT " + principalCols + " FROM principals WHERE id > ?"
+	q := "SELECT " + principalCols + " FROM " + principalFrom + " WHERE p.id > ?"
 	args := []any{p.AfterID}
 	if p.Kind != "" {
-		q += " AND kind = ?"
+		q += " AND p.kind = ?"
 		args = append(args, p.Kind)
 	}
 	limit := p.Limit
@@ -129,7 +134,7 @@ func (s *Store) PrincipalList(ctx context.Context, p PrincipalListParams) ([]Pri
 		limit = 100
 	}
 	args = append(args, limit)
-	rows, err := s.db.QueryContext(ctx, q+" ORDER BY id LIMIT ?", args...)
+	rows, err := s.db.QueryContext(ctx, q+" ORDER BY p.id LIMIT ?", args...)
 	if err != nil {
 		return nil, fmt.Errorf("list principals: %w", err)
 	}
@@ -178,6 +183,46 @@ func (s *Store) PrincipalUpdate(ctx context.Context, p PrincipalUpdateParams) er
 	return nil
 }
 
+// PrincipalRename renames a principal; a taken name is ErrConflict.
+func (s *Store) PrincipalRename(ctx context.Context, id int64, name string, nowMs int64) error {
+	res, err := s.db.ExecContext(ctx, "UPDATE principals SET name = ?, updated_ms = ? WHERE id = ?", name, nowMs, id)
+	if err != nil {
+		if s.d.isDuplicate(err) {
+			return fmt.Errorf("the name %q is taken: %w", name, ErrConflict)
+		}
+		return fmt.Errorf("rename principal %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("principal %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// PrincipalSetEmail replaces a principal's email.
+func (s *Store) PrincipalSetEmail(ctx context.Context, id int64, email string, nowMs int64) error {
+	if _, err := s.db.ExecContext(ctx, "UPDATE principals SET email = ?, updated_ms = ? WHERE id = ?", email, nowMs, id); err != nil {
+		return fmt.Errorf("set email of principal %d: %w", id, err)
+	}
+	return nil
+}
+
+// PrincipalSetDisabled disables a principal (disabledMs > 0, when) or
+// enables it (0).
+func (s *Store) PrincipalSetDisabled(ctx context.Context, id int64, disabledMs, nowMs int64) error {
+	if _, err := s.db.ExecContext(ctx, "DELETE FROM principal_disabled WHERE principal_id = ?", id); err != nil {
+		return fmt.Errorf("enable principal %d: %w", id, err)
+	}
+	if disabledMs != 0 {
+		if _, err := s.db.ExecContext(ctx, "INSERT INTO principal_disabled (principal_id, disabled_ms) VALUES (?, ?)", id, disabledMs); err != nil {
+			return fmt.Errorf("disable principal %d: %w", id, err)
+		}
+	}
+	if _, err := s.db.ExecContext(ctx, "UPDATE principals SET updated_ms = ? WHERE id = ?", nowMs, id); err != nil {
+		return fmt.Errorf("disable principal %d: %w", id, err)
+	}
+	return nil
+}
+
 // PrincipalTouchLogin records a successful login.
 func (s *Store) PrincipalTouchLogin(ctx context.Context, id, nowMs int64) error {
 	if _, err := s.db.ExecContext(ctx, "UPDATE principals SET last_login_ms = ? WHERE id = ?", nowMs, id); err != nil {
@@ -201,6 +246,7 @@ func (s *Store) PrincipalDelete(ctx context.Context, id int64) error {
 			"DELETE FROM api_tokens WHERE principal_id = ?",
 			"DELETE FROM sessions WHERE principal_id = ?",
 			"DELETE FROM role_bindings WHERE principal_id = ?",
+			"DELETE FROM principal_disabled WHERE principal_id = ?",
 		} {
 			if _, err := tx.db.ExecContext(ctx, q, id); err != nil {
 				return fmt.Errorf("delete principal %d: %w", id, err)
