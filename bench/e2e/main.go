@@ -63,6 +63,7 @@ type options struct {
 	profile   string
 	noCalls   bool
 	maxConns  int
+	extraYAML string
 }
 
 type rowSpec struct {
@@ -121,6 +122,7 @@ func main() {
 	flag.StringVar(&o.profile, "server-cpuprofile", "", "write a CPU profile of the server (20 s from the start of the interval, through /debug/pprof) to DIR/TARGET-N.pprof")
 	flag.BoolVar(&o.noCalls, "no-callbacks", false, "diagnostic: the xxl-batch executor never calls back, to see the dispatch path alone (runs stay running)")
 	flag.IntVar(&o.maxConns, "max-conns", 0, "the server's executors.max_connections_per_executor (0 = its default)")
+	flag.StringVar(&o.extraYAML, "server-yaml", "", "YAML appended to the server's configuration (for A/B runs), e.g. $'scheduler:\\n  fast_pool:\\n    workers: 1000'")
 	flag.IntVar(&o.lambdaCon, "lambda-concurrency", 64, "function processes the emulator may run at once")
 	flag.StringVar(&role, "role", "", "internal: run as a target process (xxl-batch, xxl-sdk, local-cmd)")
 	flag.StringVar(&ro.admin, "admin", "", "internal (role): server URL")

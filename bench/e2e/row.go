@@ -142,6 +142,9 @@ local:
     - name: bench
       argv: [%q, "-role", "local-cmd", "-rec", %q]
 `, mysqlHostPart(env.serverDSN), dbName, port, adminToken, execToken, o.maxConns, lambdaEndpoint, env.self, filepath.Join(recDir, "local"))
+	if o.extraYAML != "" {
+		cfg += o.extraYAML + "\n"
+	}
 	cfgPath := filepath.Join(dir, "ringjob.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return nil, err
