@@ -1,126 +1,187 @@
 package api_test
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/stretchr/testify/require"
+	"github.com/zitadel/oidc/v3/example/server/storage"
+	zoidc "github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
 
 	"github.com/ringjob/ringjob/sso"
 )
 
-// issuer is a real OpenID provider in the test process: discovery, JWKS, an
-// authorization endpoint that signs the user in at once, and a token
-// endpoint that checks the client secret and the PKCE verifier and answers
-// an RS256-signed ID token. Knobs make it misbehave.
+// issuer is a real OpenID provider in the test process, built from
+// zitadel's OpenID Provider package (op) with its example storage: discovery,
+// JWKS, authorization with PKCE, a token endpoint that checks the client
+// secret and the verifier, and signed ID tokens. Its login page signs the
+// user of claims in at once. Knobs make it misbehave, each through a seam of
+// op's own interfaces (signing key, audience, token lifetime).
 type issuer struct {
 	srv      *httptest.Server
-	key      *rsa.PrivateKey
-	otherKey *rsa.PrivateKey // signs "bad signature" tokens under the same kid
+	store    *storage.Storage
+	otherKey *rsa.PrivateKey // signs "bad signature" tokens under the real key's id
 
 	mu        sync.Mutex
-	codes     map[string]authReq
-	claims    map[string]any // of the next login
+	claims    map[string]any // of the next login: preferred_username, email, groups
 	badSig    bool
 	audience  string
 	expiresIn time.Duration
 }
 
-type authReq struct{ challenge, nonce string }
-
 func newIssuer(t *testing.T) *issuer {
 	t.Helper()
-	k1, err := rsa.GenerateKey(rand.Reader, 2048)
+	other, err := rsa.GenerateKey(rand.Reader, 2048)
 	require.NoError(t, err)
-	k2, err := rsa.GenerateKey(rand.Reader, 2048)
-	require.NoError(t, err)
-	is := &issuer{key: k1, otherKey: k2, codes: map[string]authReq{}, audience: "ringjob", expiresIn: time.Hour}
+	is := &issuer{otherKey: other, audience: "ringjob", expiresIn: time.Hour}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"issuer": is.srv.URL, "authorization_endpoint": is.srv.URL + "/authorize", "token_endpoint": is.srv.URL + "/token",
-			"jwks_uri": is.srv.URL + "/keys", "id_token_signing_alg_values_supported": []string{"RS256"},
-			"response_types_supported": []string{"code"}, "subject_types_supported": []string{"public"},
-			"code_challenge_methods_supported": []string{"S256"},
-		})
-	})
-	mux.HandleFunc("/keys", func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &is.key.PublicKey, KeyID: "k1", Algorithm: "RS256", Use: "sig"}}})
-	})
-	mux.HandleFunc("/authorize", func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		if q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("client_id") != "ringjob" || q.Get("response_type") != "code" {
-			http.Error(w, "bad authorization request", 400)
-			return
-		}
-		code := fmt.Sprintf("code-%d", time.Now().UnixNano())
-		is.mu.Lock()
-		is.codes[code] = authReq{challenge: q.Get("code_challenge"), nonce: q.Get("nonce")}
-		is.mu.Unlock()
-		back, _ := url.Parse(q.Get("redirect_uri"))
-		bq := back.Query()
-		bq.Set("code", code)
-		bq.Set("state", q.Get("state"))
-		back.RawQuery = bq.Encode()
-		http.Redirect(w, r, back.String(), http.StatusFound)
-	})
-	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
-		_ = r.ParseForm()
-		id, secret, ok := r.BasicAuth()
-		if !ok {
-			id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
-		}
-		is.mu.Lock()
-		req, found := is.codes[r.PostForm.Get("code")]
-		delete(is.codes, r.PostForm.Get("code"))
-		claims, badSig, aud, exp := is.claims, is.badSig, is.audience, is.expiresIn
-		is.mu.Unlock()
-		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
-		if id != "ringjob" || secret != "s3cret" || !found || base64.RawURLEncoding.EncodeToString(sum[:]) != req.challenge {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(400)
-			_, _ = w.Write([]byte(`{"error":"invalid_grant"}`))
-			return
-		}
-		now := time.Now()
-		c := map[string]any{"iss": is.srv.URL, "sub": "user-42", "aud": aud, "iat": now.Unix(), "exp": now.Add(exp).Unix(), "nonce": req.nonce}
-		for k, v := range claims {
-			c[k] = v
-		}
-		key := is.key
-		if badSig {
-			key = is.otherKey
-		}
-		signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key}, (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", "k1"))
-		if err != nil {
-			http.Error(w, err.Error(), 500)
-			return
-		}
-		payload, _ := json.Marshal(c)
-		obj, err := signer.Sign(payload)
-		if err != nil {
-			http.Error(w, err.Error(), 500)
-			return
-		}
-		raw, _ := obj.CompactSerialize()
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "at", "token_type": "Bearer", "expires_in": 3600, "id_token": raw})
-	})
 	is.srv = httptest.NewServer(mux)
 	t.Cleanup(is.srv.Close)
+	// Ringjob's callback is not known yet (its server starts later): the
+	// client accepts any redirect under 127.0.0.1 via the bundle's URL,
+	// registered by allowRedirect.
+	is.store = storage.NewStorageWithClients(issuerUsers{is}, map[string]*storage.Client{})
+	var key [32]byte
+	_, err = rand.Read(key[:])
+	require.NoError(t, err)
+	prov, err := op.NewProvider(&op.Config{CryptoKey: key, CodeMethodS256: true}, issuerStorage{Storage: is.store, is: is},
+		op.StaticIssuer(is.srv.URL), op.WithAllowInsecure())
+	require.NoError(t, err)
+	mux.HandleFunc("/login/username", func(w http.ResponseWriter, r *http.Request) {
+		id := r.URL.Query().Get("authRequestID")
+		if err := is.store.CheckUsernamePassword(is.username(), "pw", id); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		http.Redirect(w, r, is.srv.URL+"/authorize/callback?id="+url.QueryEscape(id), http.StatusFound)
+	})
+	mux.Handle("/", prov)
 	return is
 }
+
+// allowRedirect registers Ringjob (client "ringjob", secret "s3cret") with
+// its callback URL.
+func (is *issuer) allowRedirect(callback string) {
+	storage.RegisterClients(storage.WebClient("ringjob", "s3cret", callback))
+}
+
+func (is *issuer) username() string {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	u, _ := is.claims["preferred_username"].(string)
+	return u
+}
+
+// issuerUsers is the issuer's one user: whoever the claims say.
+type issuerUsers struct{ is *issuer }
+
+func (u issuerUsers) GetUserByID(id string) *storage.User {
+	if id != "user-42" {
+		return nil
+	}
+	u.is.mu.Lock()
+	defer u.is.mu.Unlock()
+	name, _ := u.is.claims["preferred_username"].(string)
+	email, _ := u.is.claims["email"].(string)
+	return &storage.User{ID: "user-42", Username: name, Password: "pw", Email: email, EmailVerified: true}
+}
+
+func (u issuerUsers) GetUserByUsername(name string) *storage.User {
+	if usr := u.GetUserByID("user-42"); usr != nil && usr.Username == name {
+		return usr
+	}
+	return nil
+}
+
+func (u issuerUsers) ExampleClientID() string { return "service" }
+
+// issuerStorage is the example storage with the knobs: the groups claim,
+// a foreign signing key, another audience, the ID token's lifetime, and
+// every claim in the ID token (as most IdPs are configured for groups).
+type issuerStorage struct {
+	*storage.Storage
+	is *issuer
+}
+
+func (s issuerStorage) SetUserinfoFromScopes(ctx context.Context, info *zoidc.UserInfo, userID, clientID string, scopes []string) error {
+	if err := s.Storage.SetUserinfoFromScopes(ctx, info, userID, clientID, scopes); err != nil {
+		return err
+	}
+	s.is.mu.Lock()
+	defer s.is.mu.Unlock()
+	if g, ok := s.is.claims["groups"]; ok {
+		info.AppendClaims("groups", g)
+	}
+	return nil
+}
+
+func (s issuerStorage) SigningKey(ctx context.Context) (op.SigningKey, error) {
+	k, err := s.Storage.SigningKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.is.mu.Lock()
+	defer s.is.mu.Unlock()
+	if s.is.badSig {
+		return foreignKey{id: k.ID(), key: s.is.otherKey}, nil
+	}
+	return k, nil
+}
+
+func (s issuerStorage) AuthRequestByCode(ctx context.Context, code string) (op.AuthRequest, error) {
+	r, err := s.Storage.AuthRequestByCode(ctx, code)
+	if err != nil {
+		return nil, err
+	}
+	s.is.mu.Lock()
+	defer s.is.mu.Unlock()
+	return audienceOf{AuthRequest: r, aud: s.is.audience}, nil
+}
+
+func (s issuerStorage) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {
+	c, err := s.Storage.GetClientByClientID(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	s.is.mu.Lock()
+	defer s.is.mu.Unlock()
+	return lifetimeOf{Client: c, idToken: s.is.expiresIn}, nil
+}
+
+type foreignKey struct {
+	id  string
+	key *rsa.PrivateKey
+}
+
+func (k foreignKey) SignatureAlgorithm() jose.SignatureAlgorithm { return jose.RS256 }
+func (k foreignKey) Key() any                                    { return k.key }
+func (k foreignKey) ID() string                                  { return k.id }
+
+type audienceOf struct {
+	op.AuthRequest
+	aud string
+}
+
+func (a audienceOf) GetAudience() []string { return []string{a.aud} }
+
+type lifetimeOf struct {
+	op.Client
+	idToken time.Duration
+}
+
+func (c lifetimeOf) IDTokenLifetime() time.Duration       { return c.idToken }
+func (c lifetimeOf) IDTokenUserinfoClaimsAssertion() bool { return true }
 
 func (is *issuer) set(f func(is *issuer)) {
 	is.mu.Lock()
@@ -150,10 +211,16 @@ func ssoLogin(t *testing.T, b *bundle) (*http.Response, string) {
 	t.Helper()
 	start := get(t, b.url+"/api/v1/sso/login?return_to=/jobs")
 	require.Equal(t, 302, start.StatusCode)
-	atIdP := get(t, start.Header.Get("Location"))
-	require.Equal(t, 302, atIdP.StatusCode, "the issuer refused the authorization request")
-	callback := atIdP.Header.Get("Location")
-	return get(t, callback), callback
+	next := start.Header.Get("Location")
+	for hops := 0; !strings.HasPrefix(next, b.url); hops++ {
+		require.Less(t, hops, 5, "the issuer keeps redirecting")
+		atIdP := get(t, next)
+		require.Equal(t, 302, atIdP.StatusCode, "the issuer refused the authorization request at %s", next)
+		loc, err := atIdP.Location()
+		require.NoError(t, err)
+		next = loc.String()
+	}
+	return get(t, next), next
 }
 
 func TestSSO(t *testing.T) {
@@ -163,6 +230,7 @@ func TestSSO(t *testing.T) {
 			t.Parallel()
 			is := newIssuer(t)
 			b := setup(t, kind, setupOpts{noSched: true, sso: func(u string) *sso.Provider {
+				is.allowRedirect(u + "/api/v1/sso/callback")
 				return sso.New(sso.Config{IssuerURL: is.srv.URL, ClientID: "ringjob", ClientSecret: "s3cret", RedirectURL: u + "/api/v1/sso/callback",
 					UsernameClaim: "preferred_username", GroupsClaim: "groups"}, nil)
 			}})

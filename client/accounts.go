@@ -90,34 +90,6 @@ type AuditEvent struct {
 	Changes    json.RawMessage `json:"changes"`
 }
 
-// Me is who the client is and what it may do (GET /api/v1/me).
-type Me struct {
-	ID                int64               `json:"id"`
-	Name              string              `json:"name"`
-	Kind              string              `json:"kind"`
-	Auth              string              `json:"auth"`
-	TokenName         string              `json:"token_name"`
-	Admin             bool                `json:"admin"`
-	SSOGroups         []string            `json:"sso_groups"`
-	Roles             []MeRole            `json:"roles"`
-	SystemPermissions []string            `json:"system_permissions"`
-	GroupPermissions  map[string][]string `json:"group_permissions"`
-	CSRFToken         string              `json:"csrf_token"`
-}
-
-// MeRole is one role the client holds (GroupID 0: admin).
-type MeRole struct {
-	GroupID int64  `json:"group_id"`
-	Role    string `json:"role"`
-}
-
-// Me says who the token belongs to and what it may do.
-func (c *Client) Me(ctx context.Context) (Me, error) {
-	var m Me
-	_, err := c.do(ctx, http.MethodGet, "/api/v1/me", nil, nil, &m)
-	return m, err
-}
-
 // ChangeOwnPassword replaces the password of the token's user.
 func (c *Client) ChangeOwnPassword(ctx context.Context, oldPassword, newPassword string) error {
 	_, err := c.do(ctx, http.MethodPut, "/api/v1/me/password", nil, map[string]string{"old_password": oldPassword, "new_password": newPassword}, nil)
