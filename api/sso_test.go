@@ -31,6 +31,7 @@ import (
 type issuer struct {
 	srv      *httptest.Server
 	store    *storage.Storage
+	clients  map[string]*storage.Client
 	otherKey *rsa.PrivateKey // signs "bad signature" tokens under the real key's id
 
 	mu        sync.Mutex
@@ -48,10 +49,10 @@ func newIssuer(t *testing.T) *issuer {
 	mux := http.NewServeMux()
 	is.srv = httptest.NewServer(mux)
 	t.Cleanup(is.srv.Close)
-	// Ringjob's callback is not known yet (its server starts later): the
-	// client accepts any redirect under 127.0.0.1 via the bundle's URL,
-	// registered by allowRedirect.
-	is.store = storage.NewStorageWithClients(issuerUsers{is}, map[string]*storage.Client{})
+	// Ringjob's callback is not known yet (its server starts later):
+	// allowRedirect registers the client.
+	is.clients = map[string]*storage.Client{}
+	is.store = storage.NewStorageWithClients(issuerUsers{is}, is.clients)
 	var key [32]byte
 	_, err = rand.Read(key[:])
 	require.NoError(t, err)
@@ -73,7 +74,9 @@ func newIssuer(t *testing.T) *issuer {
 // allowRedirect registers Ringjob (client "ringjob", secret "s3cret") with
 // its callback URL.
 func (is *issuer) allowRedirect(callback string) {
-	storage.RegisterClients(storage.WebClient("ringjob", "s3cret", callback))
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	is.clients["ringjob"] = storage.WebClient("ringjob", "s3cret", callback)
 }
 
 func (is *issuer) username() string {
@@ -156,7 +159,7 @@ func (s issuerStorage) GetClientByClientID(ctx context.Context, id string) (op.C
 	}
 	s.is.mu.Lock()
 	defer s.is.mu.Unlock()
-	return lifetimeOf{Client: c, idToken: s.is.expiresIn}, nil
+	return lifetimeOf{Client: c, idToken: s.is.expiresIn, id: s.is.audience}, nil
 }
 
 type foreignKey struct {
@@ -173,13 +176,19 @@ type audienceOf struct {
 	aud string
 }
 
+// The token is issued to another client: op always adds the client's id to
+// the audience, so the client id itself is what the knob changes (on the
+// request and the client alike, which op compares).
 func (a audienceOf) GetAudience() []string { return []string{a.aud} }
+func (a audienceOf) GetClientID() string   { return a.aud }
 
 type lifetimeOf struct {
 	op.Client
 	idToken time.Duration
+	id      string
 }
 
+func (c lifetimeOf) GetID() string                        { return c.id }
 func (c lifetimeOf) IDTokenLifetime() time.Duration       { return c.idToken }
 func (c lifetimeOf) IDTokenUserinfoClaimsAssertion() bool { return true }
 
