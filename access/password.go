@@ -47,15 +47,30 @@ func CheckPassword(pw string) error {
 	return nil
 }
 
+// HashParams are the argon2id costs of new hashes. A hash carries its own
+// parameters, so verifying never depends on them.
+type HashParams struct {
+	Time      uint32
+	MemoryKiB uint32
+	Threads   uint8
+}
+
+// DefaultHashParams are the costs of production hashes.
+var DefaultHashParams = HashParams{Time: argonTime, MemoryKiB: argonMemory, Threads: argonThreads}
+
 // HashPassword returns the argon2id hash of pw with a fresh random salt in
 // the PHC string format ($argon2id$v=19$m=...,t=...,p=...$salt$hash).
-func HashPassword(pw string) (string, error) {
+func HashPassword(pw string) (string, error) { return HashPasswordWith(pw, DefaultHashParams) }
+
+// HashPasswordWith hashes with the given costs (tests use cheap ones; the
+// race detector makes argon2id many times slower).
+func HashPasswordWith(pw string, c HashParams) (string, error) {
 	salt := make([]byte, argonSaltLen)
 	if _, err := rand.Read(salt); err != nil {
 		return "", fmt.Errorf("hash password: read salt: %w", err)
 	}
-	key := argon2.IDKey([]byte(pw), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
-	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemory, argonTime, argonThreads,
+	key := argon2.IDKey([]byte(pw), salt, c.Time, c.MemoryKiB, c.Threads, argonKeyLen)
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, c.MemoryKiB, c.Time, c.Threads,
 		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key)), nil
 }
 

@@ -169,7 +169,7 @@ func TestEveryWriteIsAuditedInItsTransaction(t *testing.T) {
 				if w.action == "run.kill" && r.Status == 200 { // 202 while the process is being ended
 					r.Status = 202
 				}
-				require.Equal(t, w.status, r.Status, "%s: %s", w.name, r.Body)
+				require.Equal(t, w.status, r.Status, "%s: %s\nserver errors:\n%s", w.name, r.Body, b.errorLines())
 				if w.remember != "" {
 					lastID[w.remember] = id(r.JSON(t))
 				}
@@ -183,4 +183,15 @@ func TestEveryWriteIsAuditedInItsTransaction(t *testing.T) {
 			}
 		})
 	}
+}
+
+// errorLines are the server's error log lines, to say why a request failed.
+func (b *bundle) errorLines() string {
+	var out []string
+	for _, l := range strings.Split(b.logs.String(), "\n") {
+		if strings.Contains(l, `"level":"error"`) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

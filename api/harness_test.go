@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/ringjob/ringjob/access"
 	"github.com/ringjob/ringjob/api"
 	"github.com/ringjob/ringjob/internal/dbtest"
 	"github.com/ringjob/ringjob/scheduler"
@@ -96,6 +97,10 @@ func openStore(t *testing.T, dialect string) *store.Store {
 	return st
 }
 
+// cheapHashes are argon2id costs for tests: the hashing is the same code,
+// with little memory and one pass.
+var cheapHashes = access.HashParams{Time: 1, MemoryKiB: 1024, Threads: 1}
+
 func setup(t *testing.T, dialect string, o setupOpts) *bundle {
 	t.Helper()
 	ctx := context.Background()
@@ -138,6 +143,9 @@ func setup(t *testing.T, dialect string, o setupOpts) *bundle {
 		_ = drv.Close(cctx)
 	})
 
+	if o.access.PasswordHash == (access.HashParams{}) {
+		o.access.PasswordHash = cheapHashes // the race detector makes argon2id's real costs take seconds
+	}
 	so := service.Options{Store: st, Drivers: reg, Clock: o.clock, Access: o.access, Log: log.WithField("component", "service")}
 	if sched != nil {
 		so.Scheduler = sched

@@ -58,7 +58,7 @@ func (s *Service) CreateUser(ctx context.Context, p UserCreateParams) (store.Pri
 	if err := access.CheckPassword(p.Password); err != nil {
 		return store.Principal{}, invalid("password", "%v", err)
 	}
-	hash, err := access.HashPassword(p.Password)
+	hash, err := s.hashPassword(p.Password)
 	if err != nil {
 		return store.Principal{}, err
 	}
@@ -194,7 +194,7 @@ func (s *Service) SetPassword(ctx context.Context, id int64, password string) er
 	if err := access.CheckPassword(password); err != nil {
 		return invalid("password", "%v", err)
 	}
-	hash, err := access.HashPassword(password)
+	hash, err := s.hashPassword(password)
 	if err != nil {
 		return err
 	}
@@ -370,7 +370,7 @@ func (s *Service) ChangeOwnPassword(ctx context.Context, p ChangeOwnPasswordPara
 	if p.NewPassword == p.OldPassword {
 		return invalid("new_password", "is the current password; choose a new one")
 	}
-	hash, err := access.HashPassword(p.NewPassword)
+	hash, err := s.hashPassword(p.NewPassword)
 	if err != nil {
 		return err
 	}
@@ -392,6 +392,14 @@ func (s *Service) ChangeOwnPassword(ctx context.Context, p ChangeOwnPasswordPara
 	}
 	s.authChanged()
 	return nil
+}
+
+func (s *Service) hashPassword(pw string) (string, error) {
+	c := s.hashCost
+	if c == (access.HashParams{}) {
+		c = access.DefaultHashParams
+	}
+	return access.HashPasswordWith(pw, c)
 }
 
 // TokenCreateParams are a new API token.
@@ -609,7 +617,7 @@ func (s *Service) EnsureAdminUser(ctx context.Context, name string) (password st
 	if err != nil {
 		return "", false, err
 	}
-	hash, err := access.HashPassword(pw)
+	hash, err := s.hashPassword(pw)
 	if err != nil {
 		return "", false, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/ringjob/ringjob/access"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
@@ -64,6 +65,9 @@ type AccessOptions struct {
 	LoginFreeTries int
 	// LoginMaxDelay caps that delay; 0 = DefaultLoginMaxDelay.
 	LoginMaxDelay time.Duration
+	// PasswordHash are the argon2id costs of new password hashes; zero =
+	// access.DefaultHashParams. Tests lower them.
+	PasswordHash access.HashParams
 }
 
 // Service is the one service layer over groups, jobs, runs and API tokens.
@@ -85,6 +89,7 @@ type Service struct {
 	sessionMax    time.Duration
 	loginFree     int
 	loginMaxDelay time.Duration
+	hashCost      access.HashParams
 }
 
 // New builds a Service. It panics when Store or Drivers is nil, which is a
@@ -118,7 +123,7 @@ func New(o Options) *Service {
 	a := o.Access
 	svc := &Service{st: o.Store, trig: o.Scheduler, drivers: o.Drivers, clock: clock, channels: channels, changed: changed, window: window, log: log,
 		creds: newCredCache(), authPoll: orDur(a.AuthPoll, DefaultAuthPoll), sessionIdle: orDur(a.SessionIdle, DefaultSessionIdle),
-		sessionMax: orDur(a.SessionMax, DefaultSessionMax), loginFree: a.LoginFreeTries, loginMaxDelay: orDur(a.LoginMaxDelay, DefaultLoginMaxDelay)}
+		sessionMax: orDur(a.SessionMax, DefaultSessionMax), loginFree: a.LoginFreeTries, loginMaxDelay: orDur(a.LoginMaxDelay, DefaultLoginMaxDelay), hashCost: a.PasswordHash}
 	if svc.loginFree <= 0 {
 		svc.loginFree = DefaultLoginFreeTries
 	}

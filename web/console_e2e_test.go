@@ -78,7 +78,8 @@ func (r *ringjob) call(method, path string, body any) map[string]any {
 	return out
 }
 
-func startRingjob(t *testing.T) *ringjob {
+// startRingjob starts a server; extra is YAML appended to its config.
+func startRingjob(t *testing.T, extra ...string) *ringjob {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "ringjob")
@@ -98,7 +99,7 @@ local:
   commands:
     - name: ticker
       argv: ["/bin/sh", "-c", "for i in 1 2 3 4 5 6; do echo \"tick $i $RINGJOB_PARAMS\"; sleep 1; done"]
-`, mysqlURL(t, dbtest.MySQL(t)), port)
+`, mysqlURL(t, dbtest.MySQL(t)), port) + strings.Join(extra, "\n")
 	cfgPath := filepath.Join(dir, "ringjob.yaml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o600))
 

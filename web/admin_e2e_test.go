@@ -1,0 +1,154 @@
+package web_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+)
+
+// TestAdminPagesInBrowser: an admin creates a user and a token for it in
+// the console and sees both in the audit log; a user creates a token in
+// "my tokens", sees it once, and revokes it; a non-admin gets a readable
+// refusal; the sign-in page offers SSO when the server has it configured.
+func TestAdminPagesInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the browser test starts a server and chromium; skipped with -short")
+	}
+	chromium := chromiumPath()
+	if chromium == "" {
+		t.Skip("SKIPPED: chromium is not installed, so the console's browser test cannot run (apt-get install chromium; CI installs it)")
+	}
+	// SSO is configured (the issuer is only asked at a sign-in, which this
+	// test does not make).
+	srv := startRingjob(t, `auth:
+  sso:
+    issuer_url: https://sso.example.com/realms/acme
+    client_id: ringjob
+    client_secret: not-used-here
+    redirect_url: http://127.0.0.1/api/v1/sso/callback
+`)
+	admin := srv.call("POST", "users", map[string]any{"name": "ada", "password": "admin-password-1234"})
+	srv.call("POST", "role-bindings", map[string]any{"role": "admin", "principal_id": admin["id"]})
+	srv.call("POST", "users", map[string]any{"name": "walt", "password": "walt-password-1234"})
+
+	ctx := browser(t, chromium)
+	signIn := func(user, password string) chromedp.Tasks {
+		return chromedp.Tasks{
+			chromedp.Navigate(srv.base + "/#/login"),
+			chromedp.WaitVisible("#username", chromedp.ByQuery),
+			clearInput("#username"),
+			clearInput("#password"),
+			chromedp.SendKeys("#username", user, chromedp.ByQuery),
+			chromedp.SendKeys("#password", password, chromedp.ByQuery),
+			chromedp.Click("#signin", chromedp.ByQuery),
+			chromedp.WaitVisible("#job-search", chromedp.ByQuery), // signed in: the console went on to the jobs
+		}
+	}
+	// Confirmation dialogs are answered yes.
+	autoConfirm := chromedp.Evaluate(`window.confirm = () => true`, nil)
+
+	var ssoHref string
+	run(t, ctx, "sign-in offers SSO",
+		chromedp.Navigate(srv.base+"/#/login"),
+		chromedp.WaitVisible("#sso-login", chromedp.ByQuery),
+		chromedp.AttributeValue("#sso-login", "href", &ssoHref, nil, chromedp.ByQuery),
+	)
+	require.True(t, strings.HasPrefix(ssoHref, "api/v1/sso/login"), ssoHref)
+
+	// The admin creates a user, then a token for it.
+	var flashText string
+	run(t, ctx, "admin creates a user",
+		signIn("ada", "admin-password-1234"),
+		chromedp.Navigate(srv.base+"/#/admin/users"),
+		chromedp.WaitVisible("#new-user", chromedp.ByQuery),
+		chromedp.SendKeys("#nu-name", "uma", chromedp.ByQuery),
+		chromedp.SendKeys("#nu-email", "uma@example.com", chromedp.ByQuery),
+		chromedp.SendKeys("#nu-password", "uma-password-12345", chromedp.ByQuery),
+		chromedp.Click("#new-user-submit", chromedp.ByQuery),
+		chromedp.WaitVisible(`//td[text()="uma"]`, chromedp.BySearch),
+		chromedp.Text("#flash", &flashText, chromedp.ByQuery),
+	)
+	require.Contains(t, flashText, "uma")
+	users := srv.call("GET", "users", nil)["items"].([]any)
+	var umaID any
+	for _, u := range users {
+		if u.(map[string]any)["name"] == "uma" {
+			umaID = u.(map[string]any)["id"]
+		}
+	}
+	require.NotNil(t, umaID, "the user is in the API too")
+	var secret string
+	run(t, ctx, "admin creates a token for the user",
+		chromedp.Navigate(fmt.Sprintf("%s/#/admin/tokens?principal_id=%v", srv.base, umaID)),
+		chromedp.WaitVisible("#new-admin-token", chromedp.ByQuery),
+		chromedp.SendKeys("#at-name", "uma-ci", chromedp.ByQuery),
+		chromedp.Click("#new-admin-token-submit", chromedp.ByQuery),
+		chromedp.WaitVisible("#admin-token-value", chromedp.ByQuery),
+		chromedp.Value("#admin-token-value", &secret, chromedp.ByQuery),
+		chromedp.WaitVisible(`//td[text()="uma-ci"]`, chromedp.BySearch),
+	)
+	require.True(t, strings.HasPrefix(secret, "rj_"), secret)
+
+	// Both are in the audit log, and the filter narrows it.
+	var actions string
+	run(t, ctx, "audit log",
+		chromedp.Navigate(srv.base+"/#/admin/audit"),
+		chromedp.WaitVisible("#audit-table", chromedp.ByQuery),
+		chromedp.Text("#audit-table tbody", &actions, chromedp.ByQuery),
+		screenshot("audit"),
+	)
+	require.Contains(t, actions, "user.create")
+	require.Contains(t, actions, "token.create")
+	require.Contains(t, actions, "user:ada", "the admin's session is the principal")
+	run(t, ctx, "audit filter",
+		chromedp.SendKeys("#audit-action", "token.", chromedp.ByQuery),
+		chromedp.Click("#audit-apply", chromedp.ByQuery),
+		chromedp.WaitVisible(`#audit-table tbody tr[data-audit]`, chromedp.ByQuery),
+		chromedp.Poll(`location.hash.includes("action=token.") && !document.querySelector("#audit-table tbody").textContent.includes("user.create")`, nil),
+		chromedp.Text("#audit-table tbody", &actions, chromedp.ByQuery),
+	)
+	require.Contains(t, actions, "token.create")
+
+	// My tokens: created, shown once with a copy button, revoked.
+	var mine, after string
+	run(t, ctx, "my tokens",
+		chromedp.Navigate(srv.base+"/#/account/tokens"),
+		chromedp.WaitVisible("#create-token", chromedp.ByQuery),
+		chromedp.SendKeys("#token-name", "ada-laptop", chromedp.ByQuery),
+		chromedp.SendKeys("#token-days", "30", chromedp.ByQuery),
+		chromedp.Click("#create-token", chromedp.ByQuery),
+		chromedp.WaitVisible("#token-value", chromedp.ByQuery),
+		chromedp.Value("#token-value", &mine, chromedp.ByQuery),
+		chromedp.WaitVisible("#copy-token", chromedp.ByQuery),
+		chromedp.Click("#token-done", chromedp.ByQuery),
+		chromedp.WaitNotPresent("#token-value", chromedp.ByQuery),
+		chromedp.WaitVisible(`//td[text()="ada-laptop"]`, chromedp.BySearch),
+		chromedp.Text("#tokens-table", &after, chromedp.ByQuery),
+	)
+	require.True(t, strings.HasPrefix(mine, "rj_"), mine)
+	require.NotContains(t, after, mine, "the secret is shown once, never in the list")
+	require.Contains(t, after, mine[:9], "the list shows the prefix")
+	run(t, ctx, "revoke my token",
+		autoConfirm,
+		chromedp.Click(`//tr[td[text()="ada-laptop"]]//button`, chromedp.BySearch),
+		chromedp.WaitVisible(`//tr[td[text()="ada-laptop"]]/td[contains(text(), "revoked")]`, chromedp.BySearch),
+	)
+
+	// A user without admin sees no Administration link and a readable
+	// refusal on the page.
+	var refusal, menu string
+	run(t, ctx, "non-admin",
+		chromedp.Click("#signout", chromedp.ByQuery),
+		chromedp.WaitVisible("#username", chromedp.ByQuery),
+		signIn("walt", "walt-password-1234"),
+		chromedp.Text("#nav-links", &menu, chromedp.ByQuery),
+		chromedp.Navigate(srv.base+"/#/admin/audit"),
+		chromedp.WaitVisible("#page-error", chromedp.ByQuery),
+		chromedp.Text("#page-error", &refusal, chromedp.ByQuery),
+	)
+	require.NotContains(t, menu, "Administration")
+	require.Contains(t, refusal, "admin")
+}
