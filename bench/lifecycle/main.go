@@ -64,6 +64,7 @@ type options struct {
 	warmup     time.Duration
 	batch      int
 	pause      time.Duration
+	share      float64
 	out        string
 	label      string
 	serverBin  string
@@ -90,6 +91,7 @@ func main() {
 	flag.DurationVar(&o.warmup, "warmup", 10*time.Second, "time before measuring")
 	flag.IntVar(&o.batch, "batch", 0, "retention.batch_size (0 = default)")
 	flag.DurationVar(&o.pause, "pause", 0, "retention.pause (0 = default)")
+	flag.Float64Var(&o.share, "db-share", 0, "retention.db_share (0 = default)")
 	flag.StringVar(&o.out, "out", "", "append the JSON result to this file")
 	flag.StringVar(&o.label, "label", "", "label in the result")
 	flag.StringVar(&o.serverBin, "server-bin", "", "jobs mode: time the start-up of this ringjob binary on the benchmark database")
@@ -527,6 +529,12 @@ type purgeResult struct {
 	Done       bool    `json:"caught_up"`
 	Batch      int     `json:"batch_size"`
 	PauseMs    float64 `json:"pause_ms"`
+	DBShare    float64 `json:"db_share"`
+	// BusyS is the time spent in the purge's DELETE statements; rows per
+	// busy second is the statement's own speed, which the machine's other
+	// load changes less than the wall-clock rate.
+	BusyS          float64 `json:"busy_s"`
+	RowsPerBusySec float64 `json:"rows_per_busy_s"`
 }
 
 type bigResult struct {
@@ -662,7 +670,7 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 
 	sleepUntil(ctx, time.Unix(phaseB, 0))
 	logf("phase B: retention purges runs older than %d days while 1,000 jobs fire every second", o.retainDays)
-	w, err := retention.New(retention.Options{Config: retention.Config{Runs: retention.Age(time.Duration(o.retainDays) * 24 * time.Hour), BatchSize: o.batch, Pause: o.pause, Partitioned: o.partition},
+	w, err := retention.New(retention.Options{Config: retention.Config{Runs: retention.Age(time.Duration(o.retainDays) * 24 * time.Hour), BatchSize: o.batch, Pause: o.pause, DBShare: o.share, Partitioned: o.partition},
 		Store: e.st, Node: "bench-node", Log: quietLog(), CountedOnly: true})
 	if err != nil {
 		return nil, err
@@ -673,7 +681,7 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 		defer close(purgeDone)
 		pt := time.Now()
 		res, err := w.Cycle(pctx)
-		r.Purge = purgeResult{Purged: res.Runs, LogsPurged: res.Logs, Seconds: time.Since(pt).Seconds(), Done: err == nil}
+		r.Purge = purgeResult{Purged: res.Runs, LogsPurged: res.Logs, Seconds: time.Since(pt).Seconds(), Done: err == nil, BusyS: res.Busy.Seconds()}
 		r.Partitions = res.Dropped
 		if len(res.Dropped) > 0 {
 			r.Purge.Purged += old
@@ -685,8 +693,11 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 	sleepUntil(ctx, stopAt)
 	pcancel()
 	<-purgeDone
-	cfg := retention.Config{BatchSize: o.batch, Pause: o.pause}.WithDefaults()
-	r.Purge.Batch, r.Purge.PauseMs = cfg.BatchSize, float64(cfg.Pause.Microseconds())/1000
+	cfg := retention.Config{BatchSize: o.batch, Pause: o.pause, DBShare: o.share}.WithDefaults()
+	r.Purge.Batch, r.Purge.PauseMs, r.Purge.DBShare = cfg.BatchSize, float64(cfg.Pause.Microseconds())/1000, cfg.DBShare
+	if r.Purge.BusyS > 0 {
+		r.Purge.RowsPerBusySec = float64(r.Purge.Purged) / r.Purge.BusyS
+	}
 	if r.Purge.Seconds > 0 {
 		r.Purge.RowsPerSec = float64(r.Purge.Purged) / r.Purge.Seconds
 	}
