@@ -41,6 +41,7 @@ func TestTypesMatchOpenAPI(t *testing.T) {
 		{"LogChunk", client.LogChunk{}, false},
 		{"TriggerInput", client.TriggerInput{}, false},
 		{"PreviewInput", client.PreviewInput{}, false},
+		{"Me", client.Me{}, false},
 	}
 	for _, c := range cases {
 		s, ok := doc.Components.Schemas[c.schema]

@@ -20,6 +20,8 @@ type ledgerWriter struct {
 	st  *store.Store
 	log *logrus.Entry
 	in  chan ledgerOp
+	// sent forgets the runs whose target this writer has recorded.
+	sent *sentTargets
 }
 
 type ledgerOp struct {
@@ -33,8 +35,8 @@ const (
 	ledgerLinger = 25 * time.Millisecond // how long a write waits for more changes
 )
 
-func newLedgerWriter(st *store.Store, log *logrus.Entry) *ledgerWriter {
-	return &ledgerWriter{st: st, log: log, in: make(chan ledgerOp, 8192)}
+func newLedgerWriter(st *store.Store, log *logrus.Entry, sent *sentTargets) *ledgerWriter {
+	return &ledgerWriter{st: st, log: log, in: make(chan ledgerOp, 8192), sent: sent}
 }
 
 // write queues a change; it blocks only when the writer is far behind.
@@ -109,7 +111,9 @@ func (w *ledgerWriter) run(ctx context.Context) {
 func (w *ledgerWriter) apply(ctx context.Context, batch []ledgerOp) {
 	var accepted, final []store.RunUpdate
 	var markers []chan struct{}
+	var ids []int64
 	defer func() {
+		w.sent.drop(ids...)
 		for _, m := range markers {
 			close(m)
 		}
@@ -119,6 +123,7 @@ func (w *ledgerWriter) apply(ctx context.Context, batch []ledgerOp) {
 			markers = append(markers, op.flushed)
 			continue
 		}
+		ids = append(ids, op.u.ID)
 		if op.final {
 			final = append(final, op.u)
 		} else {

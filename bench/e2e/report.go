@@ -24,8 +24,12 @@ func tableRow(r *rowResult) string {
 			over += fmt.Sprintf(" (%d item sends refused or timed out)", r.CallbackFail)
 		}
 	}
+	target := r.Target
+	if r.PeriodS > 1 {
+		target += fmt.Sprintf(", all in one second every %d s", r.PeriodS)
+	}
 	return fmt.Sprintf("| %s | %d | %.0f | %d | %d | %d | %d | %.1f / %.1f / %.1f | %s | %s | %d | %.2f, %.3f | %.2f | %.2f | %.2f | %.2f | %.0f MiB |\n",
-		r.Target, r.Jobs, r.FiresPerS, r.Expected, r.Received, r.Missing, r.Duplicates,
+		target, r.Jobs, r.FiresPerS, r.Expected, r.Received, r.Missing, r.Duplicates,
 		r.Lag.P50, r.Lag.P99, r.Lag.Max, ack, over, r.NonFinal,
 		r.CPUServer, r.ServerMsFire, r.CPUDB, r.CPUTargets, r.CPUOther, r.StmtsFire, r.ServerRSSMiB)
 }
