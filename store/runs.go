@@ -218,8 +218,9 @@ type RunClaimParams struct {
 // compare-and-set on state and owner, and returns the ids it claimed. Only a
 // claimed run may be dispatched; a run someone else took over is not
 // returned. The rows are stamped with the claim's token and, unless every
-// row changed, read back by it, so a claim returns exactly its own rows even
-// when another claim of the same runs ran in the same millisecond.
+// row changed (the common case: no read-back), read back by it, so a claim
+// returns exactly its own rows even when another claim of the same runs ran
+// in the same millisecond.
 func (s *Store) RunClaimBatch(ctx context.Context, p RunClaimParams) ([]int64, error) {
 	token := p.Token
 	if token == 0 {
@@ -243,7 +244,10 @@ func (s *Store) RunClaimBatch(ctx context.Context, p RunClaimParams) ([]int64, e
 		if err != nil {
 			return claimed, fmt.Errorf("claim %d runs: rows affected: %w", len(chunk), err)
 		}
-		if int(n) == len(chunk) && p.Token == 0 {
+		// Every row changed: all are this statement's, whatever the token's
+		// history. Fewer: the rest are another claimer's, or an earlier try's
+		// with this token (its answer lost), so read back by token.
+		if int(n) == len(chunk) {
 			claimed = append(claimed, chunk...)
 			continue
 		}
