@@ -44,7 +44,8 @@ func TestAdminPagesInBrowser(t *testing.T) {
 			chromedp.SendKeys("#username", user, chromedp.ByQuery),
 			chromedp.SendKeys("#password", password, chromedp.ByQuery),
 			chromedp.Click("#signin", chromedp.ByQuery),
-			chromedp.WaitVisible("#job-search", chromedp.ByQuery), // signed in: the console went on to the jobs
+			// Signed in: the console has gone on to its first page.
+			chromedp.Poll(`location.hash === "#/" && !document.querySelector("#username") && !!document.querySelector("#signout") && !!document.querySelector("main h1")`, nil),
 		}
 	}
 	// Confirmation dialogs are answered yes.

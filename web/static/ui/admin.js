@@ -33,7 +33,7 @@ function formOf(id, title, fields, submit, onsubmit) {
     ev.preventDefault();
     err.textContent = "";
     try { await onsubmit(new FormData(form)); form.reset(); } catch (e) { err.textContent = (e.field ? e.field + ": " : "") + describe(e); }
-  } }, h("h2", {}, title), fields, err, h("div", { class: "actions" }, h("button", { type: "submit", id: id + "-submit" }, submit)));
+  } }, h("h2", {}, title), fields.flat(), err, h("div", { class: "actions" }, h("button", { type: "submit", id: id + "-submit" }, submit)));
   return form;
 }
 
