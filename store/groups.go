@@ -48,8 +48,8 @@ type GroupUpdateParams struct {
 	// IfVersion makes the write conditional: it changes nothing and fails
 	// with ErrVersionMismatch unless the group is at this version (0: any).
 	IfVersion int64
-	Title   string
-	Members []string
+	Title     string
+	Members   []string
 	GroupExecutorSettings
 	NowMs int64
 }
