@@ -94,3 +94,36 @@ func TestOverview(t *testing.T) {
 		})
 	}
 }
+
+// TestJobSearch covers the jobs list's search box (name, handler or pinned
+// target) and its schedule type filter.
+func TestJobSearch(t *testing.T) {
+	t.Parallel()
+	for _, dialect := range kinds {
+		t.Run(dialect, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, dialect, setupOpts{noSched: true})
+			g := b.group("search", "local://echo", "local://sleep")
+			b.job(map[string]any{"group_id": g, "name": "nightly-report", "handler": "reportHandler", "schedule_type": "cron", "schedule_conf": "0 0 3 * * ?"})
+			b.job(map[string]any{"group_id": g, "name": "cleanup", "handler": "sweepHandler", "schedule_type": "fixed_rate", "schedule_conf": "60",
+				"pinned_targets": []string{"local://sleep"}})
+			b.job(map[string]any{"group_id": g, "name": "by-hand", "handler": "manual", "schedule_type": "none"})
+			names := func(query string) []string {
+				var out []string
+				for _, it := range b.must(200, "GET", "/api/v1/jobs?"+query, nil)["items"].([]any) {
+					out = append(out, it.(map[string]any)["name"].(string))
+				}
+				return out
+			}
+			require.Equal(t, []string{"nightly-report"}, names("q=report"), "by name")
+			require.Equal(t, []string{"cleanup"}, names("q=sweepH"), "by handler")
+			require.Equal(t, []string{"cleanup"}, names("q=sleep"), "by pinned target")
+			require.Equal(t, []string{"cleanup"}, names("schedule_type=fixed_rate"))
+			require.Equal(t, []string{"nightly-report"}, names("q=Handler&schedule_type=cron"), "filters combine")
+			r := b.call("GET", "/api/v1/jobs?schedule_type=hourly", nil)
+			require.Equal(t, 400, r.Status)
+			_, field, _ := r.errCode(t)
+			require.Equal(t, "schedule_type", field)
+		})
+	}
+}
