@@ -42,6 +42,7 @@ func TestTypesMatchOpenAPI(t *testing.T) {
 		{"TriggerInput", client.TriggerInput{}, false},
 		{"PreviewInput", client.PreviewInput{}, false},
 		{"Me", client.Me{}, false},
+		{"RegisteredExecutor", client.RegisteredExecutor{}, false},
 	}
 	for _, c := range cases {
 		s, ok := doc.Components.Schemas[c.schema]
