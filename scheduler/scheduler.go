@@ -131,6 +131,7 @@ func New(o Options) (*Scheduler, error) {
 		metrics: m, watch: s.watch}
 	s.registry = &registryMonitor{cfg: cfg, st: o.Store, clock: clock, log: log.WithField("service", "registry")}
 	s.outcomes = newOutcomeWriter(o.Store, log.WithField("service", "outcomes"), m)
+	s.outcomes.settled = s.ledger.settled
 	fd := &followupDeps{cfg: cfg, node: s.node, st: o.Store, clock: clock, metrics: m, alarmer: o.Alarmer, ring: s.ring,
 		drivers: o.Drivers, record: s.outcomes.record, trigger: s.Trigger}
 	s.followups = append(s.followups,
@@ -389,7 +390,12 @@ func (l ledgerSink) CompleteMany(ctx context.Context, results []targets.Result) 
 		if src == "" {
 			src = store.SourceTarget
 		}
-		outs[i] = store.RunResult{ID: r.RunID, State: r.State, Code: r.Code, Message: r.Message, Target: r.Target, FinishedMs: now, Source: src}
+		target := r.Target
+		if target == "" {
+			// Its accept may be held (ledgerWriter): the outcome records where it went.
+			target = l.s.disp.sent.get(r.RunID)
+		}
+		outs[i] = store.RunResult{ID: r.RunID, State: r.State, Code: r.Code, Message: r.Message, Target: target, FinishedMs: now, Source: src}
 	}
 	return l.s.outcomes.record(ctx, outs)
 }

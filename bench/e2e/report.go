@@ -40,8 +40,9 @@ func printRow(w io.Writer, r *rowResult, header bool) {
 	}
 	fmt.Fprint(w, tableRow(r))
 	d := r.DBPerFire
-	fmt.Fprintf(os.Stderr, "   per fire: %.2f select, %.2f insert, %.2f update, %.2f commit, %.3f fsync; runs by state: %v\n",
-		d["Com_select"], d["Com_insert"], d["Com_update"], d["Com_commit"], d["Innodb_data_fsyncs"], r.RunStates)
+	fmt.Fprintf(os.Stderr, "   per fire: %.2f select, %.2f insert, %.2f insert-select, %.2f update, %.2f commit, %.3f fsync; handler: %.2f update, %.2f write; runs by state: %v\n",
+		d["Com_select"], d["Com_insert"], d["Com_insert_select"], d["Com_update"], d["Com_commit"], d["Innodb_data_fsyncs"],
+		d["Handler_update"], d["Handler_write"], r.RunStates)
 	if r.CPUOther > 0.25 {
 		fmt.Fprintf(os.Stderr, "   WARNING: other processes used %.2f cores during the interval: the machine was busy\n", r.CPUOther)
 	}
