@@ -3,9 +3,12 @@ package service
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ringjob/ringjob/schedule"
@@ -39,8 +42,10 @@ type JobListParams struct {
 	Search       string
 	ScheduleType string // none, cron, fixed_rate or at; "" = all
 	Enabled      *bool  // nil = both
-	Cursor       string
-	Limit        int // 0 = DefaultPageLimit; at most MaxPageLimit
+	// Sort is "id" (default, oldest first) or "name".
+	Sort   string
+	Cursor string
+	Limit  int // 0 = DefaultPageLimit; at most MaxPageLimit
 }
 
 // TriggerParams ask for one run of a job now.
@@ -118,23 +123,18 @@ func (s *Service) ListJobs(ctx context.Context, p JobListParams) (Page[store.Job
 	if err != nil {
 		return Page[store.Job]{}, err
 	}
+	if p.Sort == "name" {
+		return s.listJobsByName(ctx, p, limit)
+	}
+	if p.Sort != "" && p.Sort != "id" {
+		return Page[store.Job]{}, invalid("sort", "must be id or name, got %q", p.Sort)
+	}
 	after, err := decodeCursor("j", p.Cursor)
 	if err != nil {
 		return Page[store.Job]{}, err
 	}
-	if p.GroupID < 0 {
-		return Page[store.Job]{}, invalid("group_id", "must be a positive id, got %d", p.GroupID)
-	}
-	if err := checkText("name", p.Name, 0, maxNameFilterChars, false); err != nil {
+	if err := checkListFilters(p); err != nil {
 		return Page[store.Job]{}, err
-	}
-	if err := checkText("q", p.Search, 0, maxNameFilterChars, false); err != nil {
-		return Page[store.Job]{}, err
-	}
-	switch p.ScheduleType {
-	case "", "none", "cron", "fixed_rate", "at":
-	default:
-		return Page[store.Job]{}, invalid("schedule_type", "must be none, cron, fixed_rate or at, got %q", p.ScheduleType)
 	}
 	lp := store.JobListParams{GroupID: p.GroupID, OnlyGroups: p.OnlyGroups, Name: p.Name, Search: p.Search, ScheduleType: p.ScheduleType,
 		Enabled: p.Enabled, AfterID: after, Limit: limit + 1}
@@ -161,6 +161,57 @@ func (s *Service) ListJobs(ctx context.Context, p JobListParams) (Page[store.Job
 		page.NextCursor = encodeCursor("j", lp.UpToID)
 	}
 	return page, nil
+}
+
+// checkListFilters checks the filters of a job listing.
+func checkListFilters(p JobListParams) error {
+	if p.GroupID < 0 {
+		return invalid("group_id", "must be a positive id, got %d", p.GroupID)
+	}
+	if err := checkText("name", p.Name, 0, maxNameFilterChars, false); err != nil {
+		return err
+	}
+	if err := checkText("q", p.Search, 0, maxNameFilterChars, false); err != nil {
+		return err
+	}
+	switch p.ScheduleType {
+	case "", "none", "cron", "fixed_rate", "at":
+	default:
+		return invalid("schedule_type", "must be none, cron, fixed_rate or at, got %q", p.ScheduleType)
+	}
+	return nil
+}
+
+// listJobsByName lists jobs by name, then id. The index on (name, id)
+// serves it; with filters it reads the index until a page is full.
+func (s *Service) listJobsByName(ctx context.Context, p JobListParams, limit int) (Page[store.Job], error) {
+	lp := store.JobListParams{GroupID: p.GroupID, OnlyGroups: p.OnlyGroups, Name: p.Name, Search: p.Search, ScheduleType: p.ScheduleType,
+		Enabled: p.Enabled, ByName: true, Limit: limit + 1}
+	if p.Cursor != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(p.Cursor)
+		kind, rest, _ := strings.Cut(string(raw), ":")
+		num, name, ok := strings.Cut(rest, ":")
+		id, perr := strconv.ParseInt(num, 10, 64)
+		if err != nil || kind != "jn" || !ok || perr != nil || id <= 0 {
+			return Page[store.Job]{}, invalid("cursor", "is not a cursor of this listing; pass next_cursor from the previous page unchanged, or omit it for the first page")
+		}
+		lp.AfterID, lp.AfterName = id, name
+	}
+	if err := checkListFilters(p); err != nil {
+		return Page[store.Job]{}, err
+	}
+	js, err := s.st.JobList(ctx, lp)
+	if err != nil {
+		return Page[store.Job]{}, fmt.Errorf("list jobs by name: %w", err)
+	}
+	if js == nil {
+		js = []store.Job{}
+	}
+	if len(js) <= limit {
+		return Page[store.Job]{Items: js}, nil
+	}
+	last := js[limit-1]
+	return Page[store.Job]{Items: js[:limit], NextCursor: base64.RawURLEncoding.EncodeToString([]byte("jn:" + strconv.FormatInt(last.ID, 10) + ":" + last.Name))}, nil
 }
 
 // UpdateJob replaces a job's editable fields. A started job whose schedule

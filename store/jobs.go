@@ -228,7 +228,11 @@ type JobListParams struct {
 	ScheduleType string // "" = all
 	Enabled      *bool
 	AfterID      int64
-	Limit        int
+	// ByName orders by name, then id, after (AfterName, AfterID); served
+	// by index jobs_name.
+	ByName    bool
+	AfterName string
+	Limit     int
 	// UpToID, when > 0, ends the listing at that id (a window of a bounded
 	// scan, see JobScanWindow).
 	UpToID int64
@@ -257,10 +261,19 @@ func (s *Store) JobScanWindow(ctx context.Context, groupID, afterID int64, scan 
 
 // JobList lists jobs.
 func (s *Store) JobList(ctx context.Context, p JobListParams) ([]Job, error) {
-	var where []string
+	where := []string{"1=1"}
 	var args []any
-	where = append(where, "id > ?")
-	args = append(args, p.AfterID)
+	order := " ORDER BY id LIMIT ?"
+	if p.ByName {
+		if p.AfterID > 0 {
+			where = append(where, "(name > ? OR (name = ? AND id > ?))")
+			args = append(args, p.AfterName, p.AfterName, p.AfterID)
+		}
+		order = " ORDER BY name, id LIMIT ?"
+	} else {
+		where = append(where, "id > ?")
+		args = append(args, p.AfterID)
+	}
 	if p.UpToID > 0 {
 		where = append(where, "id <= ?")
 		args = append(args, p.UpToID)
@@ -292,7 +305,7 @@ func (s *Store) JobList(ctx context.Context, p JobListParams) ([]Job, error) {
 	}
 	args = append(args, limit)
 	q, args := onlyGroups("SELECT "+jobCols+" FROM jobs WHERE "+strings.Join(where, " AND "), args[:len(args)-1], "group_id", p.OnlyGroups)
-	rows, err := s.db.QueryContext(ctx, q+" ORDER BY id LIMIT ?", append(args, limit)...)
+	rows, err := s.db.QueryContext(ctx, q+order, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
