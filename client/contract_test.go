@@ -35,13 +35,14 @@ func TestTypesMatchOpenAPI(t *testing.T) {
 		{"Job", client.Job{}, false},
 		{"JobInput", client.JobInput{}, true},
 		{"Group", client.Group{}, false},
-		{"GroupInput", client.GroupInput{}, false},
+		{"GroupInput", client.GroupInput{}, true},
 		{"Run", client.Run{}, false},
 		{"NextFires", client.NextFires{}, false},
 		{"LogChunk", client.LogChunk{}, false},
 		{"TriggerInput", client.TriggerInput{}, false},
 		{"PreviewInput", client.PreviewInput{}, false},
 		{"Me", client.Me{}, false},
+		{"RegisteredExecutor", client.RegisteredExecutor{}, false},
 	}
 	for _, c := range cases {
 		s, ok := doc.Components.Schemas[c.schema]

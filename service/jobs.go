@@ -30,6 +30,9 @@ type JobUpdateParams struct {
 	ID int64
 	JobSpec
 	Enabled *bool
+	// IfVersion makes the update conditional (If-Match): it is refused with
+	// a *PreconditionError unless the job is still at this version (0: any).
+	IfVersion int64
 }
 
 // JobListParams filter and page a job listing (by id).
@@ -221,6 +224,9 @@ func (s *Service) UpdateJob(ctx context.Context, p JobUpdateParams) (store.Job, 
 	if err != nil {
 		return store.Job{}, err
 	}
+	if p.IfVersion != 0 && cur.Version != p.IfVersion {
+		return store.Job{}, &PreconditionError{Resource: "job", ID: p.ID, Version: cur.Version}
+	}
 	f, sched, err := s.checkJob(ctx, p.JobSpec)
 	if err != nil {
 		return store.Job{}, err
@@ -247,16 +253,16 @@ func (s *Service) UpdateJob(ctx context.Context, p JobUpdateParams) (store.Job, 
 			return store.Job{}, ferr
 		}
 		write = func(tx *store.Store) (store.Job, error) {
-			return tx.JobUpdate(ctx, store.JobUpdateParams{ID: p.ID, JobFields: f, Enabled: true, NextFireMs: next, NowMs: now.UnixMilli()})
+			return tx.JobUpdate(ctx, store.JobUpdateParams{ID: p.ID, IfVersion: p.IfVersion, JobFields: f, Enabled: true, NextFireMs: next, NowMs: now.UnixMilli()})
 		}
 	case !enabled && cur.Enabled:
 		write = func(tx *store.Store) (store.Job, error) {
-			return tx.JobUpdate(ctx, store.JobUpdateParams{ID: p.ID, JobFields: f, Enabled: false, NowMs: now.UnixMilli()})
+			return tx.JobUpdate(ctx, store.JobUpdateParams{ID: p.ID, IfVersion: p.IfVersion, JobFields: f, Enabled: false, NowMs: now.UnixMilli()})
 		}
 	default:
 		// Same scheduling state: leave next_fire_ms to the scheduler.
 		write = func(tx *store.Store) (store.Job, error) {
-			return tx.JobUpdateFields(ctx, store.JobUpdateFieldsParams{ID: p.ID, JobFields: f, NowMs: now.UnixMilli()})
+			return tx.JobUpdateFields(ctx, store.JobUpdateFieldsParams{ID: p.ID, IfVersion: p.IfVersion, JobFields: f, NowMs: now.UnixMilli()})
 		}
 	}
 	err = s.st.Tx(ctx, func(tx *store.Store) error {
@@ -282,12 +288,18 @@ func (s *Service) UpdateJob(ctx context.Context, p JobUpdateParams) (store.Job, 
 
 // DeleteJob deletes a job and its run history.
 func (s *Service) DeleteJob(ctx context.Context, id int64) error {
+	return s.DeleteJobIf(ctx, id, 0)
+}
+
+// DeleteJobIf deletes a job if it is at version ifVersion (0: any), else
+// answers a *PreconditionError and deletes nothing.
+func (s *Service) DeleteJobIf(ctx context.Context, id, ifVersion int64) error {
 	err := s.st.Tx(ctx, func(tx *store.Store) error {
 		cur, err := tx.JobGet(ctx, id)
 		if err != nil {
 			return err
 		}
-		if err := tx.JobDelete(ctx, id); err != nil {
+		if err := tx.JobDeleteIf(ctx, id, ifVersion); err != nil {
 			return err
 		}
 		return s.audit(ctx, tx, auditEntry{Action: ActJobDelete, ObjectType: "job", ObjectID: id, GroupID: cur.GroupID, Changes: map[string]any{"name": cur.Name}})
