@@ -185,6 +185,9 @@ type LogChunk struct {
 	ToLine   int    `json:"to_line"`
 	Content  string `json:"content"`
 	IsEnd    bool   `json:"end"`
+	// ServerLog: for a run whose log is its executor's, the lines the
+	// server wrote on the run (later outcomes it ignored, alarm results).
+	ServerLog string `json:"server_log,omitempty"`
 }
 
 // ListOptions page through a list and filter it (filters by name, as the
@@ -547,4 +550,30 @@ func (c *Client) Me(ctx context.Context) (Me, error) {
 	var m Me
 	_, err := c.do(ctx, http.MethodGet, "/api/v1/me", nil, nil, &m)
 	return m, err
+}
+
+// RegisteredExecutor is an executor that registered by heartbeat
+// (GET /api/v1/executors).
+type RegisteredExecutor struct {
+	GroupID        int64   `json:"group_id"`
+	AppName        string  `json:"app_name"`
+	Address        string  `json:"address"`
+	Protocol       string  `json:"protocol"`
+	RegisteredAt   *string `json:"registered_at"`
+	HeartbeatAt    *string `json:"heartbeat_at"`
+	HeartbeatAgeMs int64   `json:"heartbeat_age_ms"`
+}
+
+// ListExecutors lists the executors registered by heartbeat, of one group
+// (groupID > 0) or of every group the caller may read.
+func (c *Client) ListExecutors(ctx context.Context, groupID int64) ([]RegisteredExecutor, error) {
+	path := "/api/v1/executors"
+	if groupID > 0 {
+		path += "?group_id=" + id(groupID)
+	}
+	var out struct {
+		Items []RegisteredExecutor `json:"items"`
+	}
+	_, err := c.do(ctx, http.MethodGet, path, nil, nil, &out)
+	return out.Items, err
 }

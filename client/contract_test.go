@@ -35,7 +35,7 @@ func TestTypesMatchOpenAPI(t *testing.T) {
 		{"Job", client.Job{}, false},
 		{"JobInput", client.JobInput{}, true},
 		{"Group", client.Group{}, false},
-		{"GroupInput", client.GroupInput{}, false},
+		{"GroupInput", client.GroupInput{}, true},
 		{"Run", client.Run{}, false},
 		{"NextFires", client.NextFires{}, false},
 		{"LogChunk", client.LogChunk{}, false},
@@ -50,6 +50,7 @@ func TestTypesMatchOpenAPI(t *testing.T) {
 		{"RoleBindingInput", client.RoleBindingInput{}, false},
 		{"AuditEvent", client.AuditEvent{}, false},
 		{"Me", client.Me{}, false},
+		{"RegisteredExecutor", client.RegisteredExecutor{}, false},
 	}
 	for _, c := range cases {
 		s, ok := doc.Components.Schemas[c.schema]

@@ -440,6 +440,18 @@ func TestConsoleInBrowser(t *testing.T) {
 	copied := srv.call("GET", "jobs/"+copyID, nil)
 	require.Equal(t, "0 0 9 * * ?", copied["schedule_conf"], "the copy keeps the schedule")
 	require.Equal(t, "Europe/Paris", copied["time_zone"])
+	var sorted []string
+	run(t, ctx, "sort by name",
+		chromedp.Navigate(srv.base+"/#/jobs?q=console"),
+		chromedp.WaitVisible("#job-sort", chromedp.ByQuery),
+		chromedp.SetValue("#job-sort", "name", chromedp.ByQuery),
+		chromedp.Click("#job-search-go", chromedp.ByQuery),
+		chromedp.Poll(`location.hash.includes("sort=name") && document.querySelectorAll("tr[data-job]").length === 2 &&
+			[...document.querySelectorAll("tr[data-job] td:first-child")].map(e => e.textContent)`, &sorted),
+		chromedp.Navigate(srv.base+"/#/jobs/"+copyID),
+		chromedp.WaitVisible("#delete-job", chromedp.ByQuery),
+	)
+	require.Equal(t, []string{"console-ticker", "console-ticker-copy"}, sorted)
 	run(t, ctx, "delete",
 		acceptDialogs(),
 		chromedp.Click("#delete-job", chromedp.ByQuery),
@@ -495,6 +507,27 @@ func TestConsoleInBrowser(t *testing.T) {
 		emulation.ClearDeviceMetricsOverride(),
 	)
 	require.False(t, overflow, "the jobs list fits a phone's width")
+	for _, page := range []struct{ path, ready string }{
+		{"/#/", "#runs-chart canvas"},
+		{"/#/jobs/" + editedID + "/edit", "#next-fires li"},
+		{"/#/jobs/" + editedID, "#job-runs"},
+		{"/#/runs?job_id=" + editedID, "tr[data-run]"},
+		{"/#/groups", "#executors"},
+	} {
+		run(t, ctx, "phone width "+page.path,
+			emulation.SetDeviceMetricsOverride(390, 844, 2, true),
+			chromedp.Navigate(srv.base+page.path),
+			chromedp.WaitVisible(page.ready, chromedp.ByQuery),
+			chromedp.Sleep(200*time.Millisecond),
+			chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth + 1`, &overflow),
+			emulation.ClearDeviceMetricsOverride(),
+		)
+		require.False(t, overflow, "%s fits a phone's width", page.path)
+	}
+	run(t, ctx, "back to the jobs list",
+		chromedp.Navigate(srv.base+"/#/jobs?q=ticker"),
+		chromedp.WaitVisible(`tr[data-job] a`, chromedp.ByQuery),
+	)
 
 	// Sign out; the viewer sees the job but no edit, trigger or new-job
 	// buttons, and the edit page says why it cannot be used.
