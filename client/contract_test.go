@@ -41,6 +41,11 @@ func TestTypesMatchOpenAPI(t *testing.T) {
 		{"LogChunk", client.LogChunk{}, false},
 		{"TriggerInput", client.TriggerInput{}, false},
 		{"PreviewInput", client.PreviewInput{}, false},
+		{"ApplyInput", client.ApplyInput{}, false},
+		{"ApplyGroup", client.ApplyGroup{}, false},
+		{"ApplyJob", client.ApplyJob{}, false},
+		{"PlanChange", client.PlanChange{}, false},
+		{"Plan", client.Plan{}, false},
 	}
 	for _, c := range cases {
 		s, ok := doc.Components.Schemas[c.schema]

@@ -80,6 +80,28 @@ const MaxPinnedTargets = 32
 // checkJob applies defaults, validates every field (each error names it) and
 // returns the store fields and the compiled schedule.
 func (s *Service) checkJob(ctx context.Context, j JobSpec) (store.JobFields, schedule.Schedule, error) {
+	f, sched, err := s.checkJobFields(j)
+	if err != nil {
+		return f, nil, err
+	}
+	for i, c := range j.ChildJobIDs {
+		if _, err := s.st.JobGet(ctx, c); err != nil {
+			return f, nil, invalid(fmt.Sprintf("child_job_ids[%d]", i), "job %d does not exist", c)
+		}
+	}
+	if _, err := s.st.GroupGet(ctx, f.GroupID); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return f, nil, invalid("group_id", "group %d does not exist; create it first (POST /api/v1/groups) or pick one from GET /api/v1/groups", f.GroupID)
+		}
+		return f, nil, fmt.Errorf("check group %d: %w", f.GroupID, err)
+	}
+	return f, sched, nil
+}
+
+// checkJobFields is checkJob without the database: defaults and every check
+// that needs only the spec (the group and child jobs are the caller's to
+// check). A GroupID of -1 stands for a group that does not exist yet.
+func (s *Service) checkJobFields(j JobSpec) (store.JobFields, schedule.Schedule, error) {
 	f := store.JobFields{
 		GroupID:       j.GroupID,
 		Name:          j.Name,
@@ -113,8 +135,10 @@ func (s *Service) checkJob(ctx context.Context, j JobSpec) (store.JobFields, sch
 	if f.GroupID == 0 {
 		return f, nil, invalid("group_id", "is required: the id of the group (target pool) the job runs on; list groups with GET /api/v1/groups")
 	}
-	if err := checkID("group_id", f.GroupID); err != nil {
-		return f, nil, err
+	if f.GroupID != -1 {
+		if err := checkID("group_id", f.GroupID); err != nil {
+			return f, nil, err
+		}
 	}
 	sched, err := parseSchedule(f.ScheduleType, f.ScheduleConf, f.TimeZone)
 	if err != nil {
@@ -167,11 +191,6 @@ func (s *Service) checkJob(ctx context.Context, j JobSpec) (store.JobFields, sch
 	if len(j.ChildJobIDs) > 32 {
 		return f, nil, invalid("child_job_ids", "at most 32 child jobs, got %d", len(j.ChildJobIDs))
 	}
-	for i, c := range j.ChildJobIDs {
-		if _, err := s.st.JobGet(ctx, c); err != nil {
-			return f, nil, invalid(fmt.Sprintf("child_job_ids[%d]", i), "job %d does not exist", c)
-		}
-	}
 	f.ChildJobIDs = j.ChildJobIDs
 	for i, c := range j.AlarmChannels {
 		if !s.channels[c] {
@@ -190,12 +209,6 @@ func (s *Service) checkJob(ctx context.Context, j JobSpec) (store.JobFields, sch
 	}
 	if err := checkBytes("description", f.Description, MaxJobDescription); err != nil {
 		return f, nil, err
-	}
-	if _, err := s.st.GroupGet(ctx, f.GroupID); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return f, nil, invalid("group_id", "group %d does not exist; create it first (POST /api/v1/groups) or pick one from GET /api/v1/groups", f.GroupID)
-		}
-		return f, nil, fmt.Errorf("check group %d: %w", f.GroupID, err)
 	}
 	return f, sched, nil
 }
