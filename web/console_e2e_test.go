@@ -362,7 +362,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Navigate(srv.base+"/#/jobs?name=ticker"),
 		chromedp.WaitVisible(`tr[data-job] a`, chromedp.ByQuery),
 	)
-	require.Contains(t, conflict, "Someone changed this job")
+	require.Contains(t, conflict, "Someone changed this since you opened it")
 	require.Equal(t, "changed elsewhere", srv.call("GET", "jobs/"+editedID, nil)["description"])
 
 	// At phone width the page has no horizontal scroll.

@@ -2,76 +2,60 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"io"
-	"os"
-	"strings"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/spf13/cobra"
 
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/targets"
 )
 
-// adminCommand runs `ringjob admin create-user NAME --role admin`: on the
-// server host, against the database, it creates the local user NAME or
+func (a *app) newAdminCommand() *cobra.Command {
+	admin := groupCommand("admin", "Server-host administration on the database")
+	admin.AddCommand(a.newCreateUserCommand())
+	return admin
+}
+
+// newCreateUserCommand is `ringjob admin create-user NAME --role admin`: on
+// the server host, against the database, it creates the local user NAME or
 // resets its password, makes it admin, and prints the generated password
 // once. It is the way back in for a locked-out operator.
-func adminCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "create-user" {
-		fmt.Fprintln(stderr, "ringjob admin: the only admin command is `ringjob admin create-user NAME --role admin [--config FILE] [--database-url URL]`")
-		return 2
-	}
-	args = args[1:]
-	// NAME may come before or after the flags.
-	var name string
-	var rest []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "-") && name == "" {
-			name = a
-			continue
-		}
-		rest = append(rest, a)
-		if strings.HasPrefix(a, "-") && !strings.Contains(a, "=") && i+1 < len(args) {
-			rest = append(rest, args[i+1])
-			i++
-		}
-	}
-	fs := flag.NewFlagSet("ringjob admin create-user", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func (a *app) newCreateUserCommand() *cobra.Command {
 	var fl flagValues
-	fl.register(fs)
-	role := fs.String("role", "", "the role to grant: admin")
-	if err := fs.Parse(rest); err != nil {
-		return 2
+	var role string
+	cmd := &cobra.Command{
+		Use:   "create-user NAME --role admin",
+		Short: "Create a local admin or reset its password (shown once)",
+		Args:  exactArgs(1, "exactly one user NAME, e.g. `ringjob admin create-user alice --role admin`"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if role != "admin" {
+				return usageErrorf("--role must be admin (got %q); grant group roles through the API (POST /api/v1/role-bindings)", role)
+			}
+			return a.createUser(cmd.Context(), &fl, args[0])
+		},
 	}
-	if name == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "ringjob admin create-user: give exactly one user NAME, e.g. `ringjob admin create-user alice --role admin`")
-		return 2
-	}
-	if *role != "admin" {
-		fmt.Fprintf(stderr, "ringjob admin create-user: --role must be admin (got %q); grant group roles through the API (POST /api/v1/role-bindings)\n", *role)
-		return 2
-	}
-	cfg, err := loadConfig(fl.config, os.Getenv, &fl)
+	fl.registerStore(cmd.Flags())
+	cmd.Flags().StringVar(&role, "role", "", "the role to grant: admin")
+	return cmd
+}
+
+func (a *app) createUser(ctx context.Context, fl *flagValues, name string) error {
+	stdout := a.stdout
+	cfg, err := loadConfig(fl.config, a.getenv, fl)
 	if err != nil {
-		fmt.Fprintf(stderr, "ringjob: %v\n", err)
-		return 1
+		return err
 	}
-	log := newLogger(cfg, stderr)
+	log := newLogger(cfg, a.stderr)
 	st, err := openStore(ctx, cfg, log)
 	if err != nil {
-		fmt.Fprintf(stderr, "ringjob admin create-user: %v\n", err)
-		return 1
+		return err
 	}
 	defer st.Close()
 	svc := service.New(service.Options{Store: st, Drivers: targets.NewRegistry(), Clock: clockwork.NewRealClock()})
 	pw, created, err := svc.EnsureAdminUser(service.WithActor(ctx, service.Actor{ClientAddr: "cli"}), name)
 	if err != nil {
-		fmt.Fprintf(stderr, "ringjob admin create-user: %v\n", err)
-		return 1
+		return err
 	}
 	what := "reset the password of"
 	if created {
@@ -79,5 +63,5 @@ func adminCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	fmt.Fprintf(stdout, "Ringjob: %s admin user %q.\n\n  Password (shown once, only its argon2id hash is stored):\n\n    %s\n\n", what, name, pw)
 	fmt.Fprintf(stdout, "  Log in: curl -c cookies -H 'Content-Type: application/json' -d '{\"username\":\"%s\",\"password\":\"...\"}' %s/api/v1/session\n", name, cfg.PublicURL)
-	return 0
+	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"github.com/ringjob/ringjob/sso"
 	"net/url"
@@ -18,7 +17,7 @@ import (
 	"github.com/ringjob/ringjob/retention"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/targets/localexec"
-	"gopkg.in/yaml.v3"
+	"github.com/spf13/pflag"
 )
 
 // Config is the whole server configuration. It is read from a YAML file,
@@ -377,10 +376,8 @@ func loadConfig(path string, getenv func(string) string, fl *flagValues) (*Confi
 		if err != nil {
 			return nil, fmt.Errorf("read config: %w", err)
 		}
-		dec := yaml.NewDecoder(strings.NewReader(string(b)))
-		dec.KnownFields(true)
-		if err := dec.Decode(c); err != nil {
-			return nil, fmt.Errorf("config %s: %w", path, err)
+		if err := decodeYAMLStrict(b, c); err != nil {
+			return nil, fmt.Errorf("config %s:\n%w", path, err)
 		}
 	}
 	str := func(dst *string, env string) {
@@ -470,14 +467,14 @@ type flagValues struct {
 	config, databaseURL, listen, logLevel, logFormat string
 }
 
-func (f *flagValues) register(fs *flag.FlagSet) {
+func (f *flagValues) register(fs *pflag.FlagSet) {
 	f.registerStore(fs)
 	fs.StringVar(&f.listen, "listen", "", "API listen address (env RINGJOB_LISTEN, default 127.0.0.1:8080)")
 }
 
 // registerStore registers the flags of commands that use the database but
 // serve nothing (migrate).
-func (f *flagValues) registerStore(fs *flag.FlagSet) {
+func (f *flagValues) registerStore(fs *pflag.FlagSet) {
 	fs.StringVar(&f.config, "config", "", "YAML config file (env RINGJOB_CONFIG)")
 	fs.StringVar(&f.databaseURL, "database-url", "", "sqlite://PATH or mysql://USER:PASS@HOST:PORT/DB (env RINGJOB_DATABASE_URL)")
 	fs.StringVar(&f.logLevel, "log-level", "", "debug, info, warn, error (env RINGJOB_LOG_LEVEL)")

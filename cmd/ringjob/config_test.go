@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -120,4 +121,21 @@ func TestRetentionSettings(t *testing.T) {
 		_, err := loadConfig(write(t, "database_url: sqlite://x.db\n"+yaml), env(nil), nil)
 		require.ErrorContains(t, err, field, yaml)
 	}
+}
+
+// A config file's mistakes are all named by their key path and line, never
+// by Go type names, and the command exits 1 without starting.
+func TestConfigErrorsNameTheKeyPath(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ringjob.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("scheduler:\n  lock_partitons: 3\n  stop_grace: 3x\nlisten: [1]\nlog:\n  level: {a: 1}\n"), 0o600))
+	var out, errb bytes.Buffer
+	require.Equal(t, 1, run([]string{"migrate", "--config", path}, &out, &errb))
+	msg := errb.String()
+	require.Contains(t, msg, "scheduler.lock_partitons: unknown key (line 2)")
+	require.Contains(t, msg, `scheduler.stop_grace: want a duration (e.g. 30s), got the text "3x" (line 3)`)
+	require.Contains(t, msg, "listen: want a string, got a list (line 4)")
+	require.Contains(t, msg, "log.level: want a string, got a mapping (line 6)")
+	require.NotContains(t, msg, "main.")
+	require.NotContains(t, msg, "!!")
+	require.Empty(t, out.String())
 }

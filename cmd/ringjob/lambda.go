@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
+	"github.com/spf13/cobra"
 	"io"
 	"os"
 	"path/filepath"
@@ -92,55 +92,61 @@ func startEmulator(ctx context.Context, ec EmulatorConfig, log *logrus.Entry) (*
 	return emu, nil
 }
 
-type fnFlags []string
-
-func (f *fnFlags) String() string     { return strings.Join(*f, ",") }
-func (f *fnFlags) Set(v string) error { *f = append(*f, v); return nil }
-
 // devLambda runs the Lambda emulator on its own: `ringjob dev lambda
 // --function NAME=PATH ...`. Point a server at it with
 // RINGJOB_LAMBDA_ENDPOINT, or any AWS SDK or CLI with --endpoint-url.
-func devLambda(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("ringjob dev lambda", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var fns fnFlags
-	listen := fs.String("listen", "127.0.0.1:9001", "Invoke API listen address")
-	region := fs.String("region", lambdaemu.DefaultRegion, "region reported in ARNs")
-	timeout := fs.Duration("timeout", 30*time.Second, "function timeout")
-	concurrency := fs.Int("concurrency", lambdaemu.DefaultMaxConcurrency, "invocations of a function that may run at once, one process each")
-	queue := fs.Int("queue", 0, "synchronous invocations that may wait for a free process (0 throttles at once, as AWS)")
-	fs.Var(&fns, "function", "NAME=PATH of a function's bootstrap built for this machine (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+func (a *app) newDevCommand() *cobra.Command {
+	dev := groupCommand("dev", "Development tools")
+	dev.AddCommand(a.newDevLambdaCommand())
+	return dev
+}
+
+// newDevLambdaCommand runs the Lambda emulator until interrupted.
+func (a *app) newDevLambdaCommand() *cobra.Command {
+	var fns []string
+	var listen, region string
+	var timeout time.Duration
+	var concurrency, queue int
+	cmd := &cobra.Command{
+		Use:   "lambda --function NAME=PATH [--function ...]",
+		Short: "Run the Lambda emulator (no AWS account needed)",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ec := EmulatorConfig{Listen: listen, Region: region}
+			for _, f := range fns {
+				name, path, ok := strings.Cut(f, "=")
+				if !ok || name == "" || path == "" {
+					return usageErrorf("--function %q: want NAME=PATH", f)
+				}
+				ec.Functions = append(ec.Functions, EmulatorFunction{Name: name, Path: path, Timeout: timeout, MaxConcurrency: concurrency, QueueSize: queue})
+			}
+			if len(ec.Functions) == 0 {
+				return usageErrorf("give at least one --function NAME=PATH")
+			}
+			return devLambda(cmd.Context(), ec, strings.Join(fns, ","), a.stdout, a.stderr)
+		},
 	}
-	ec := EmulatorConfig{Listen: *listen, Region: *region}
-	for _, f := range fns {
-		name, path, ok := strings.Cut(f, "=")
-		if !ok || name == "" || path == "" {
-			fmt.Fprintf(stderr, "ringjob dev lambda: --function %q: want NAME=PATH\n", f)
-			return 2
-		}
-		ec.Functions = append(ec.Functions, EmulatorFunction{Name: name, Path: path, Timeout: *timeout, MaxConcurrency: *concurrency, QueueSize: *queue})
-	}
-	if len(ec.Functions) == 0 {
-		fmt.Fprintln(stderr, "ringjob dev lambda: give at least one --function NAME=PATH")
-		return 2
-	}
+	f := cmd.Flags()
+	f.StringVar(&listen, "listen", "127.0.0.1:9001", "Invoke API listen address")
+	f.StringVar(&region, "region", lambdaemu.DefaultRegion, "region reported in ARNs")
+	f.DurationVar(&timeout, "timeout", 30*time.Second, "function timeout")
+	f.IntVar(&concurrency, "concurrency", lambdaemu.DefaultMaxConcurrency, "invocations of a function that may run at once, one process each")
+	f.IntVar(&queue, "queue", 0, "synchronous invocations that may wait for a free process (0 throttles at once, as AWS)")
+	f.StringArrayVar(&fns, "function", nil, "NAME=PATH of a function's bootstrap built for this machine (repeatable)")
+	return cmd
+}
+
+func devLambda(ctx context.Context, ec EmulatorConfig, fns string, stdout, stderr io.Writer) error {
 	l := logrus.New()
 	l.SetOutput(stderr)
 	emu, err := startEmulator(ctx, ec, logrus.NewEntry(l))
 	if err != nil {
-		fmt.Fprintln(stderr, "ringjob dev lambda:", err)
-		return 1
+		return err
 	}
-	fmt.Fprintf(stdout, "Lambda emulator on %s (region %s): %s\n", emu.URL(), *region, fns.String())
+	fmt.Fprintf(stdout, "Lambda emulator on %s (region %s): %s\n", emu.URL(), ec.Region, fns)
 	fmt.Fprintf(stdout, "Use it with: RINGJOB_LAMBDA_ENDPOINT=%s ringjob server ...\n", emu.URL())
 	<-ctx.Done()
 	cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := emu.Close(cctx); err != nil {
-		fmt.Fprintln(stderr, "ringjob dev lambda:", err)
-		return 1
-	}
-	return 0
+	return emu.Close(cctx)
 }

@@ -1,0 +1,3 @@
+// Groups and executors.
+export const routes = [];
+export const nav = [];
