@@ -109,7 +109,7 @@ type Change struct {
 	// Version is the object's version the change was planned against (""
 	// for a create).
 	Version string
-	// Diff holds the fields an update changes (a create: every field).
+	// Diff holds the fields an update changes (nil for other ops).
 	Diff map[string]FieldChange
 }
 
@@ -241,30 +241,28 @@ func versionOf(def any) string {
 	return hex.EncodeToString(sum[:10])
 }
 
-// diffDefs compares two definitions field by field (JSON names).
+// diffDefs compares two definitions of the same type field by field (JSON
+// names); before nil lists every field of after (a create).
 func diffDefs(before, after any) map[string]FieldChange {
-	bm, am := asMap(before), asMap(after)
+	av := reflect.ValueOf(after)
+	var bv reflect.Value
+	if before != nil {
+		bv = reflect.ValueOf(before)
+	}
+	t := av.Type()
 	out := map[string]FieldChange{}
-	for k, a := range am {
-		b, had := bm[k]
-		if before == nil {
-			had, b = false, nil
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		a := av.Field(i).Interface()
+		if !bv.IsValid() {
+			out[name] = FieldChange{After: a}
+			continue
 		}
-		if !had || !reflect.DeepEqual(a, b) {
-			out[k] = FieldChange{Before: b, After: a}
+		if b := bv.Field(i).Interface(); !reflect.DeepEqual(a, b) {
+			out[name] = FieldChange{Before: b, After: a}
 		}
 	}
 	return out
-}
-
-func asMap(v any) map[string]any {
-	if v == nil {
-		return nil
-	}
-	b, _ := json.Marshal(v)
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	return m
 }
 
 func backoffOrFixed(b kind.Backoff) kind.Backoff {
@@ -368,7 +366,7 @@ func (s *Service) Apply(ctx context.Context, p ApplyParams) (Plan, error) {
 	}
 
 	var plan Plan
-	err := s.st.Tx(ctx, func(tx *store.Store) error {
+	err := s.st.ApplyTx(ctx, func(tx *store.Store) error {
 		all, err := tx.GroupList(ctx)
 		if err != nil {
 			return err
@@ -414,7 +412,7 @@ func (s *Service) Apply(ctx context.Context, p ApplyParams) (Plan, error) {
 					}
 				}
 				newGroups[decl.AppName] = def
-				groupChanges = append(groupChanges, Change{Op: OpCreate, Kind: "group", Group: decl.AppName, Diff: diffDefs(nil, def)})
+				groupChanges = append(groupChanges, Change{Op: OpCreate, Kind: "group", Group: decl.AppName})
 				continue
 			}
 			if decl.AcceptRegistrations == nil {
@@ -484,6 +482,7 @@ func (s *Service) Apply(ctx context.Context, p ApplyParams) (Plan, error) {
 		planned := make([]*plannedJob, 0, len(p.Jobs))
 		plannedBy := make(map[JobRef]*plannedJob, len(p.Jobs))
 		now := s.clock.Now()
+		var zones schedule.Zones
 		for _, j := range p.Jobs {
 			r := JobRef{j.Group, j.Name}
 			if j.Group == "" || plannedBy[r] != nil || !declaredJobs[r] {
@@ -496,7 +495,7 @@ func (s *Service) Apply(ctx context.Context, p ApplyParams) (Plan, error) {
 			} else if _, ok := declared[j.Group]; !ok {
 				continue // the group's problem is reported once
 			}
-			f, sched, err := s.checkJobFields(spec)
+			f, sched, err := s.checkJobFields(spec, &zones)
 			if err != nil {
 				probs.job(r, err)
 				continue
@@ -566,7 +565,7 @@ func (s *Service) Apply(ctx context.Context, p ApplyParams) (Plan, error) {
 		for _, pj := range planned {
 			c := Change{Kind: "job", Group: pj.ref.Group, Name: pj.ref.Name}
 			if pj.cur == nil {
-				pj.op, c.Diff = OpCreate, diffDefs(nil, pj.def)
+				pj.op = OpCreate
 			} else {
 				before := known.defOf(*pj.cur)
 				c.Version = versionOf(before)
@@ -697,7 +696,7 @@ func (s *Service) writePlan(ctx context.Context, tx *store.Store, plan Plan, pla
 			}
 			groups[g.AppName] = g
 			known.appOf[g.ID] = g.AppName
-			if err := event(auditEntry{Action: ActGroupCreate, ObjectType: "group", ObjectID: g.ID, GroupID: g.ID, Changes: diffMap(c.Diff)}); err != nil {
+			if err := event(auditEntry{Action: ActGroupCreate, ObjectType: "group", ObjectID: g.ID, GroupID: g.ID, Changes: diffMap(diffDefs(nil, def))}); err != nil {
 				return err
 			}
 			continue
@@ -775,10 +774,12 @@ func (s *Service) writePlan(ctx context.Context, tx *store.Store, plan Plan, pla
 		}
 		return out
 	}
+	links := make(map[int64][]int64, len(linkLater))
 	for _, pj := range linkLater {
-		if err := tx.JobSetChildren(ctx, known.byRef[pj.ref].ID, resolve(pj)); err != nil {
-			return err
-		}
+		links[known.byRef[pj.ref].ID] = resolve(pj)
+	}
+	if err := tx.JobSetChildrenMany(ctx, links); err != nil {
+		return err
 	}
 
 	// Updates.

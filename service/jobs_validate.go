@@ -80,7 +80,7 @@ const MaxPinnedTargets = 32
 // checkJob applies defaults, validates every field (each error names it) and
 // returns the store fields and the compiled schedule.
 func (s *Service) checkJob(ctx context.Context, j JobSpec) (store.JobFields, schedule.Schedule, error) {
-	f, sched, err := s.checkJobFields(j)
+	f, sched, err := s.checkJobFields(j, nil)
 	if err != nil {
 		return f, nil, err
 	}
@@ -101,7 +101,8 @@ func (s *Service) checkJob(ctx context.Context, j JobSpec) (store.JobFields, sch
 // checkJobFields is checkJob without the database: defaults and every check
 // that needs only the spec (the group and child jobs are the caller's to
 // check). A GroupID of -1 stands for a group that does not exist yet.
-func (s *Service) checkJobFields(j JobSpec) (store.JobFields, schedule.Schedule, error) {
+// zones, when not nil, loads each time zone once across calls.
+func (s *Service) checkJobFields(j JobSpec, zones *schedule.Zones) (store.JobFields, schedule.Schedule, error) {
 	f := store.JobFields{
 		GroupID:       j.GroupID,
 		Name:          j.Name,
@@ -140,7 +141,7 @@ func (s *Service) checkJobFields(j JobSpec) (store.JobFields, schedule.Schedule,
 			return f, nil, err
 		}
 	}
-	sched, err := parseSchedule(f.ScheduleType, f.ScheduleConf, f.TimeZone)
+	sched, err := parseScheduleIn(zones, f.ScheduleType, f.ScheduleConf, f.TimeZone)
 	if err != nil {
 		return f, nil, err
 	}
@@ -215,13 +216,24 @@ func (s *Service) checkJobFields(j JobSpec) (store.JobFields, schedule.Schedule,
 
 // parseSchedule compiles a schedule; errors name the field at fault.
 func parseSchedule(schedType, conf, tz string) (schedule.Schedule, error) {
+	return parseScheduleIn(nil, schedType, conf, tz)
+}
+
+// parseScheduleIn is parseSchedule with zones loaded once (nil: each time).
+func parseScheduleIn(zones *schedule.Zones, schedType, conf, tz string) (schedule.Schedule, error) {
 	if err := checkText("schedule_conf", conf, 0, MaxScheduleConf, false); err != nil {
 		return nil, err
 	}
 	if err := checkText("time_zone", tz, 0, MaxTimeZone, false); err != nil {
 		return nil, err
 	}
-	sched, err := schedule.Parse(schedule.Kind(schedType), conf, tz)
+	var sched schedule.Schedule
+	var err error
+	if zones != nil {
+		sched, err = zones.Parse(schedule.Kind(schedType), conf, tz)
+	} else {
+		sched, err = schedule.Parse(schedule.Kind(schedType), conf, tz)
+	}
 	if err != nil {
 		var pe *schedule.ParseError
 		if errors.As(err, &pe) {

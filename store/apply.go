@@ -150,10 +150,28 @@ func (s *Store) JobInsertMany(ctx context.Context, ps []JobCreateParams) ([]int6
 	return out, nil
 }
 
-// JobSetChildren sets a job's child jobs.
-func (s *Store) JobSetChildren(ctx context.Context, id int64, children []int64) error {
-	if _, err := s.db.ExecContext(ctx, "UPDATE jobs SET child_job_ids = ? WHERE id = ?", joinIDs(children), id); err != nil {
-		return fmt.Errorf("set the child jobs of job %d: %w", id, err)
+// JobSetChildrenMany sets the child jobs of jobs (job id -> children), a
+// few hundred jobs per statement.
+func (s *Store) JobSetChildrenMany(ctx context.Context, children map[int64][]int64) error {
+	ids := make([]int64, 0, len(children))
+	for id := range children {
+		ids = append(ids, id)
+	}
+	for _, chunk := range chunkInt64(ids, 500) {
+		var q strings.Builder
+		args := make([]any, 0, 3*len(chunk))
+		q.WriteString("UPDATE jobs SET child_job_ids = CASE id")
+		for _, id := range chunk {
+			q.WriteString(" WHEN ? THEN ?")
+			args = append(args, id, joinIDs(children[id]))
+		}
+		q.WriteString(" END WHERE id IN (" + placeholders(len(chunk)) + ")")
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		if _, err := s.db.ExecContext(ctx, q.String(), args...); err != nil {
+			return fmt.Errorf("set the child jobs of %d jobs: %w", len(chunk), err)
+		}
 	}
 	return nil
 }
@@ -242,4 +260,17 @@ func (s *Store) AuditAppendMany(ctx context.Context, es []AuditEvent) error {
 		}
 	}
 	return nil
+}
+
+// ApplyTx is Tx for a long transaction that works in Go between its
+// statements (a plan of thousands of jobs): a pooled MySQL connection may
+// still carry the idle-transaction timeout of a schedule transaction
+// (ScheduleLock sets it on its session), which would end this one midway.
+func (s *Store) ApplyTx(ctx context.Context, fn func(tx *Store) error) error {
+	return s.Tx(ctx, func(tx *Store) error {
+		if q := tx.d.idleTxTimeout(0); q != "" {
+			_, _ = tx.db.ExecContext(ctx, q) // best effort, as ScheduleLock sets it
+		}
+		return fn(tx)
+	})
 }

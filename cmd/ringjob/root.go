@@ -45,6 +45,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func (a *app) commandGroups() []func() *cobra.Command {
 	return []func() *cobra.Command{
 		a.newServerCommand, a.newMigrateCommand, a.newAdminCommand, a.newDevCommand, a.newVersionCommand,
+		a.newExportCommand, a.newApplyCommand, a.newDiffCommand, a.newSyncCommand,
 	}
 }
 
