@@ -188,6 +188,9 @@ func New(o Options) *fiber.App {
 	v1.post("/runs/:id/kill", onRun(access.PermRunsKill), s.killRun)
 
 	v1.get("/stats", checkedInHandler(access.PermRunsRead), s.getStats)
+	v1.get("/job-counts", checkedInHandler(access.PermJobsRead), s.jobCounts)
+	v1.get("/executors", checkedInHandler(access.PermGroupsRead), s.listExecutors)
+	v1.get("/replicas", system(access.PermSystemRead), s.listReplicas)
 
 	// Jobs as code: a declared state of groups and jobs, planned or applied
 	// in one transaction; the handler checks each group it covers.

@@ -117,7 +117,8 @@ func (s *server) listJobs(c *fiber.Ctx) error {
 		}
 	}
 	p, err := s.svc.ListJobs(c.UserContext(), service.JobListParams{
-		GroupID: groupID, OnlyGroups: visibleGroups(c, access.PermJobsRead), Name: c.Query("name"), Enabled: enabled, Cursor: c.Query("cursor"), Limit: limit,
+		GroupID: groupID, OnlyGroups: visibleGroups(c, access.PermJobsRead), Name: c.Query("name"),
+		Search: c.Query("q"), ScheduleType: c.Query("schedule_type"), Enabled: enabled, Cursor: c.Query("cursor"), Limit: limit,
 	})
 	if err != nil {
 		return err

@@ -189,6 +189,14 @@ var permissionMatrix = map[string]matrixRow{
 		return fmt.Sprintf("/api/v1/stats?group_id=%d", g), nil
 	}},
 
+	"GET /api/v1/job-counts": {api.Rule{Scope: api.ScopeHandler, Perm: access.PermJobsRead}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return fmt.Sprintf("/api/v1/job-counts?group_id=%d", g), nil
+	}},
+	"GET /api/v1/executors": {api.Rule{Scope: api.ScopeHandler, Perm: access.PermGroupsRead}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return fmt.Sprintf("/api/v1/executors?group_id=%d", g), nil
+	}},
+	"GET /api/v1/replicas": {api.Rule{Scope: api.ScopeSystem, Perm: access.PermSystemRead}, fixed("/api/v1/replicas", nil)},
+
 	"POST /api/v1/session": {api.Rule{Scope: api.ScopePublic}, func(f *matrixFixture, _ *caller, _ int64) (string, any) {
 		return "/api/v1/session", map[string]any{"username": "matrix-user", "password": f.password}
 	}},

@@ -68,6 +68,9 @@ type Group struct {
 	AcceptRegistrations bool     `json:"accept_registrations"`
 	CreatedAt           *string  `json:"created_at"`
 	UpdatedAt           *string  `json:"updated_at"`
+
+	// ETag is the group's version from the ETag header, for If-Match.
+	ETag string `json:"-"`
 }
 
 // Job is a job as the server shows it (GET /api/v1/jobs/{id}).
@@ -325,11 +328,18 @@ func (c *Client) AllGroups(ctx context.Context) ([]Group, error) {
 	})
 }
 
+func (c *Client) group(ctx context.Context, method, path string, hdr map[string]string, body any) (Group, error) {
+	var g Group
+	h, err := c.do(ctx, method, path, hdr, body, &g)
+	if err == nil && h != nil {
+		g.ETag = h.Get("ETag")
+	}
+	return g, err
+}
+
 // GetGroup reads a group by id.
 func (c *Client) GetGroup(ctx context.Context, groupID int64) (Group, error) {
-	var g Group
-	_, err := c.do(ctx, http.MethodGet, "/api/v1/groups/"+id(groupID), nil, nil, &g)
-	return g, err
+	return c.group(ctx, http.MethodGet, "/api/v1/groups/"+id(groupID), nil, nil)
 }
 
 // GroupInput is the body of POST /api/v1/groups and PUT /api/v1/groups/{id}.
@@ -344,21 +354,18 @@ type GroupInput struct {
 
 // CreateGroup creates a group.
 func (c *Client) CreateGroup(ctx context.Context, in GroupInput) (Group, error) {
-	var g Group
-	_, err := c.do(ctx, http.MethodPost, "/api/v1/groups", nil, in, &g)
-	return g, err
+	return c.group(ctx, http.MethodPost, "/api/v1/groups", nil, in)
 }
 
-// UpdateGroup replaces a group's fields.
-func (c *Client) UpdateGroup(ctx context.Context, groupID int64, in GroupInput) (Group, error) {
-	var g Group
-	_, err := c.do(ctx, http.MethodPut, "/api/v1/groups/"+id(groupID), nil, in, &g)
-	return g, err
+// UpdateGroup replaces a group's fields; ifMatch ("" = unconditional) makes
+// the server refuse with 412 when the group changed since it was read.
+func (c *Client) UpdateGroup(ctx context.Context, groupID int64, in GroupInput, ifMatch string) (Group, error) {
+	return c.group(ctx, http.MethodPut, "/api/v1/groups/"+id(groupID), map[string]string{"If-Match": ifMatch}, in)
 }
 
-// DeleteGroup deletes an empty group.
-func (c *Client) DeleteGroup(ctx context.Context, groupID int64) error {
-	_, err := c.do(ctx, http.MethodDelete, "/api/v1/groups/"+id(groupID), nil, nil, nil)
+// DeleteGroup deletes an empty group; ifMatch as for UpdateGroup.
+func (c *Client) DeleteGroup(ctx context.Context, groupID int64, ifMatch string) error {
+	_, err := c.do(ctx, http.MethodDelete, "/api/v1/groups/"+id(groupID), map[string]string{"If-Match": ifMatch}, nil, nil)
 	return err
 }
 
@@ -521,4 +528,32 @@ func all[T any](ctx context.Context, page func(cursor string) (Page[T], error)) 
 		}
 		cur = p.NextCursor
 	}
+}
+
+// Me is the caller as the server knows it (GET /api/v1/me).
+type Me struct {
+	ID                int64              `json:"id"`
+	Name              string             `json:"name"`
+	Kind              string             `json:"kind"`
+	Auth              string             `json:"auth"`
+	TokenName         string             `json:"token_name"`
+	Admin             bool               `json:"admin"`
+	SSOGroups         []string           `json:"sso_groups"`
+	Roles             []RoleOnGroup      `json:"roles"`
+	SystemPermissions []string           `json:"system_permissions"`
+	GroupPermissions  map[int64][]string `json:"group_permissions"`
+	CSRFToken         string             `json:"csrf_token"`
+}
+
+// RoleOnGroup is a role the caller holds on a group.
+type RoleOnGroup struct {
+	GroupID int64  `json:"group_id"`
+	Role    string `json:"role"`
+}
+
+// Me answers who the token belongs to; a wrong or expired token is a 401.
+func (c *Client) Me(ctx context.Context) (Me, error) {
+	var m Me
+	_, err := c.do(ctx, http.MethodGet, "/api/v1/me", nil, nil, &m)
+	return m, err
 }

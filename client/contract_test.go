@@ -41,6 +41,7 @@ func TestTypesMatchOpenAPI(t *testing.T) {
 		{"LogChunk", client.LogChunk{}, false},
 		{"TriggerInput", client.TriggerInput{}, false},
 		{"PreviewInput", client.PreviewInput{}, false},
+		{"Me", client.Me{}, false},
 		{"ApplyInput", client.ApplyInput{}, false},
 		{"ApplyGroup", client.ApplyGroup{}, false},
 		{"ApplyJob", client.ApplyJob{}, false},

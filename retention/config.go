@@ -69,11 +69,15 @@ type Config struct {
 	Partitioned bool `yaml:"partitioned"`
 	// Interval between purge cycles (default 1m).
 	Interval time.Duration `yaml:"interval"`
-	// BatchSize caps the rows one DELETE removes (default 2000).
+	// BatchSize is the span of run ids one DELETE covers, so the rows it
+	// removes (default 5000).
 	BatchSize int `yaml:"batch_size"`
-	// Pause between two batches (default 20ms), and at least as long as the
-	// batch took: the purge uses at most half of the database time it could,
-	// and leaves room to the scheduler's statements.
+	// DBShare is the share of the time the purge spends in its statements
+	// (default 0.25): after a DELETE that took t it waits t x (1 - share) /
+	// share, so a database slowed by other work slows the purge with it and
+	// the scheduler's statements keep most of it.
+	DBShare float64 `yaml:"db_share"`
+	// Pause is the least wait between two batches (default 5ms).
 	Pause time.Duration `yaml:"pause"`
 	// PartitionsAhead is how many future day partitions are kept ready
 	// (default 3).
@@ -92,10 +96,13 @@ func (c Config) WithDefaults() Config {
 		c.Interval = time.Minute
 	}
 	if c.BatchSize == 0 {
-		c.BatchSize = 2000
+		c.BatchSize = 5000
+	}
+	if c.DBShare == 0 {
+		c.DBShare = 0.25
 	}
 	if c.Pause == 0 {
-		c.Pause = 20 * time.Millisecond
+		c.Pause = 5 * time.Millisecond
 	}
 	if c.PartitionsAhead == 0 {
 		c.PartitionsAhead = 3
@@ -138,6 +145,9 @@ func (c Config) Validate() error {
 	if c.BatchSize < 0 || c.BatchSize > 20000 {
 		errs = append(errs, fmt.Errorf("retention.batch_size must be between 1 and 20000, got %d", c.BatchSize))
 	}
+	if c.DBShare < 0 || c.DBShare > 1 {
+		errs = append(errs, fmt.Errorf("retention.db_share must be between 0 and 1 (a share of the time, e.g. 0.25), got %g", c.DBShare))
+	}
 	if c.Pause < 0 {
 		errs = append(errs, fmt.Errorf("retention.pause must not be negative, got %s", c.Pause))
 	}
@@ -175,15 +185,6 @@ func (p policy) longest() time.Duration {
 	d := p.runs
 	for _, g := range p.byGroup {
 		d = max(d, g.Runs.D())
-	}
-	return d
-}
-
-// longestLogs is the same for logs.
-func (p policy) longestLogs() time.Duration {
-	d := min(p.logs, p.runs)
-	for id := range p.byGroup {
-		d = max(d, p.logsFor(id))
 	}
 	return d
 }

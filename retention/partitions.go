@@ -87,13 +87,15 @@ func (w *Worker) purgePartition(ctx context.Context, name string, k *keepers) (s
 		}
 		t := time.Now()
 		n, err := w.o.Store.RunPurge(ctx, del)
+		took := time.Since(t)
+		w.busy += took
 		total.Runs += n.Runs
 		total.Logs += n.Logs
 		w.o.Metrics.Purged.WithLabelValues(tableRuns).Add(float64(n.Runs))
 		if err != nil {
 			return total, err
 		}
-		if !pause(ctx, max(w.o.Config.Pause, time.Since(t))) {
+		if !pause(ctx, w.pauseAfter(took)) {
 			return total, ctx.Err()
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -18,12 +19,13 @@ type Store interface {
 	LeaseTake(ctx context.Context, p store.LeaseTakeParams) (bool, error)
 	LeaseRelease(ctx context.Context, name, holder string) error
 	GroupList(ctx context.Context) ([]store.Group, error)
-	RunAgesAfter(ctx context.Context, afterID int64, limit int) ([]store.RunAge, error)
-	RunAgesByID(ctx context.Context, ids []int64) ([]store.RunAge, error)
 	RunsNeeded(ctx context.Context, upToID int64) (map[int64]bool, error)
+	RunIDCreatedBefore(ctx context.Context, createdBeforeMs int64) (int64, error)
+	RunNextID(ctx context.Context, id int64) (next, createdMs int64, ok bool, err error)
+	RunLogNextRunID(ctx context.Context, id int64) (int64, bool, error)
+	RunPurgeRange(ctx context.Context, p store.RunPurgeRangeParams) (store.RunPurgeResult, error)
+	RunLogPurgeRange(ctx context.Context, p store.RunPurgeRangeParams) (int64, error)
 	RunPurge(ctx context.Context, ids []int64) (store.RunPurgeResult, error)
-	RunLogRunsAfter(ctx context.Context, afterID int64, limit int) ([]int64, error)
-	RunLogPurge(ctx context.Context, runIDs []int64) (int64, error)
 	ReportMarkGet(ctx context.Context) (store.ReportMark, error)
 	RunPartitionsEnsure(ctx context.Context, p store.RunPartitionsEnsureParams) ([]string, error)
 	RunPartitions(ctx context.Context) ([]store.RunPartition, bool, error)
@@ -64,8 +66,11 @@ type Worker struct {
 	lifecycle.Loop
 	o Options
 
-	runCursor, logCursor int64
-	lastRescan           time.Time
+	// cursors: where each walk (table and retention) got to; every run
+	// behind a cursor is either gone or was kept when it passed.
+	cursors    map[walkKey]int64
+	lastRescan time.Time
+	busy       time.Duration // in DELETE statements, since New
 }
 
 // New builds a Worker; cfg is taken with its defaults.
@@ -88,7 +93,7 @@ func New(o Options) (*Worker, error) {
 	if o.Metrics == nil {
 		o.Metrics = NewMetrics(nil)
 	}
-	return &Worker{o: o}, nil
+	return &Worker{o: o, cursors: map[walkKey]int64{}}, nil
 }
 
 // Start runs purge cycles every Interval until Stop.
@@ -115,14 +120,16 @@ type Result struct {
 	Held    bool // false: another replica holds the lease, nothing done
 	Runs    int64
 	Logs    int64    // log chunks
-	Dropped []string // day partitions dropped (retention.partitioned)
+	Busy    time.Duration // time spent in the purge's DELETE statements
+	Dropped []string      // day partitions dropped (retention.partitioned)
 	Created []string // day partitions created ahead
 }
 
 // Cycle takes the lease and purges until the runs left are all too young
 // or still needed. It is not safe to call concurrently with itself.
-func (w *Worker) Cycle(ctx context.Context) (Result, error) {
-	var res Result
+func (w *Worker) Cycle(ctx context.Context) (res Result, err error) {
+	busy := w.busy
+	defer func() { res.Busy = w.busy - busy }()
 	held, err := w.renew(ctx)
 	if err != nil || !held {
 		return res, err
@@ -134,7 +141,8 @@ func (w *Worker) Cycle(ctx context.Context) (Result, error) {
 	}
 	now := w.o.Clock.Now()
 	if now.Sub(w.lastRescan) >= rescanEvery || now.Before(w.lastRescan) {
-		w.runCursor, w.logCursor, w.lastRescan = 0, 0, now
+		clear(w.cursors)
+		w.lastRescan = now
 	}
 	if w.o.Config.Partitioned {
 		if err := w.partitions(ctx, pol, &res); err != nil {
@@ -179,7 +187,8 @@ func (w *Worker) policy(ctx context.Context) (policy, error) {
 type keepers struct {
 	w       *Worker
 	needed  map[int64]bool
-	counted int64 // runs with a higher id are not in the reports yet
+	sorted  []int64 // needed, in order
+	counted int64   // runs with a higher id are not in the reports yet
 	at      time.Time
 }
 
@@ -192,6 +201,11 @@ func (k *keepers) refresh(ctx context.Context) error {
 		return err
 	}
 	k.needed, k.at, k.counted = needed, k.w.o.Clock.Now(), maxIDUnbound
+	k.sorted = k.sorted[:0]
+	for id := range needed {
+		k.sorted = append(k.sorted, id)
+	}
+	slices.Sort(k.sorted)
 	if k.w.o.CountedOnly {
 		m, err := k.w.o.Store.ReportMarkGet(ctx)
 		if err != nil {
@@ -206,161 +220,160 @@ func (k *keepers) keep(a store.RunAge) bool {
 	return !a.State.Final() || a.FollowupPending || k.needed[a.ID] || a.ID > k.counted
 }
 
-// finishedAt is when a run ended (its creation when it has no end time).
-func finishedAt(a store.RunAge) int64 {
-	if a.FinishedMs > 0 {
-		return a.FinishedMs
-	}
-	return a.CreatedMs
+// walkKey names one walk along the primary key: a table and a retention
+// (the groups that share it).
+type walkKey struct {
+	table string
+	age   time.Duration
 }
 
-// purgeRuns walks the runs from the cursor and deletes those past their
-// group's retention, one bounded batch at a time with a pause between.
+// walk deletes the rows of one retention: the runs (or logs) of Groups
+// (nil: all but NotGroups) that ended more than age ago.
+type walk struct {
+	walkKey
+	groups, notGroups []int64
+}
+
+// walks splits the groups by retention: one walk for the default and one
+// per other retention in force. get is the retention of a group.
+func walks(table string, def time.Duration, pol policy, get func(group int64) time.Duration) []walk {
+	byAge := map[time.Duration][]int64{}
+	var other []int64
+	for g := range pol.byGroup {
+		if d := get(g); d != def {
+			byAge[d] = append(byAge[d], g)
+			other = append(other, g)
+		}
+	}
+	slices.Sort(other)
+	out := []walk{{walkKey: walkKey{table, def}, notGroups: other}}
+	for d, gs := range byAge {
+		slices.Sort(gs)
+		out = append(out, walk{walkKey: walkKey{table, d}, groups: gs})
+	}
+	slices.SortFunc(out, func(a, b walk) int { return int(a.age - b.age) })
+	return out
+}
+
+// purgeRuns deletes the runs past their group's retention, one walk per
+// retention in force.
 func (w *Worker) purgeRuns(ctx context.Context, pol policy) (store.RunPurgeResult, error) {
 	var total store.RunPurgeResult
 	k := &keepers{w: w}
-	shortest := pol.runs
-	for _, g := range pol.byGroup {
-		if g.Runs > 0 {
-			shortest = min(shortest, g.Runs.D())
+	for _, wk := range walks(tableRuns, pol.runs, pol, pol.runsFor) {
+		// Partition drops take the runs kept for the longest retention.
+		if w.o.Config.Partitioned && wk.age >= pol.longest() {
+			continue
 		}
-	}
-	if w.o.Config.Partitioned {
-		// Partition drops take the runs kept for the longest retention; the
-		// walk is left with the groups that keep theirs for less.
-		if shortest >= pol.longest() {
-			return total, nil
-		}
-	}
-	for ctx.Err() == nil {
-		if err := k.refresh(ctx); err != nil {
-			return total, err
-		}
-		now := w.o.Clock.Now()
-		batch, err := w.o.Store.RunAgesAfter(ctx, w.runCursor, w.o.Config.BatchSize)
+		n, err := w.walk(ctx, k, wk)
+		total.Runs += n.Runs
+		total.Logs += n.Logs
 		if err != nil {
 			return total, err
 		}
-		young := len(batch) == 0
-		var del []int64
-		var behind time.Duration
-		for _, a := range batch {
-			if a.CreatedMs >= now.Add(-shortest).UnixMilli() {
-				young = true // ids grow with time: the rest are younger still
-				break
-			}
-			w.runCursor = a.ID
-			if k.keep(a) || w.o.Config.Partitioned && pol.runsFor(a.GroupID) >= pol.longest() {
-				continue
-			}
-			cutoff := now.Add(-pol.runsFor(a.GroupID)).UnixMilli()
-			if finishedAt(a) < cutoff {
-				if len(del) == 0 {
-					behind = time.Duration(cutoff-finishedAt(a)) * time.Millisecond
-				}
-				del = append(del, a.ID)
-			}
-		}
-		t := time.Now()
-		if len(del) > 0 {
-			n, err := w.o.Store.RunPurge(ctx, del)
-			total.Runs += n.Runs
-			total.Logs += n.Logs
-			w.o.Metrics.Purged.WithLabelValues(tableRuns).Add(float64(n.Runs))
-			w.o.Metrics.Purged.WithLabelValues(tableRunLogs).Add(float64(n.Logs))
-			w.o.Metrics.BacklogAge.WithLabelValues(tableRuns).Set(behind.Seconds())
-			if err != nil {
-				return total, err
-			}
-		}
-		if young {
-			w.o.Metrics.BacklogAge.WithLabelValues(tableRuns).Set(0)
-			return total, nil
-		}
-		if held, err := w.renew(ctx); err != nil || !held {
-			return total, err
-		}
-		if len(del) > 0 && !pause(ctx, max(w.o.Config.Pause, time.Since(t))) {
-			return total, ctx.Err()
-		}
 	}
-	return total, ctx.Err()
+	return total, nil
 }
 
-// purgeLogs deletes the logs of runs past the (shorter) log retention, and
+// purgeLogs deletes the logs of runs past their group's log retention, and
 // logs whose run is gone.
 func (w *Worker) purgeLogs(ctx context.Context, pol policy) (int64, error) {
 	var total int64
 	k := &keepers{w: w}
-	shortest := min(pol.logs, pol.runs)
-	for id := range pol.byGroup {
-		shortest = min(shortest, pol.logsFor(id))
+	for _, wk := range walks(tableRunLogs, min(pol.logs, pol.runs), pol, pol.logsFor) {
+		n, err := w.walk(ctx, k, wk)
+		total += n.Logs
+		if err != nil {
+			return total, err
+		}
 	}
+	return total, nil
+}
+
+// walk goes along the run ids from its cursor to the boundary of its
+// retention (the last run created before the cutoff: a run ends after it
+// is created, so nothing beyond may go yet), one id range of BatchSize per
+// DELETE, and pauses after each so the purge takes at most DBShare of the
+// database's time.
+func (w *Worker) walk(ctx context.Context, k *keepers, wk walk) (store.RunPurgeResult, error) {
+	var total store.RunPurgeResult
+	if err := k.refresh(ctx); err != nil {
+		return total, err
+	}
+	cutoff := w.o.Clock.Now().Add(-wk.age).UnixMilli()
+	bound, err := w.o.Store.RunIDCreatedBefore(ctx, cutoff)
+	if err != nil {
+		return total, err
+	}
+	if wk.table == tableRuns {
+		// Only runs the reports have counted (logs do not matter to them).
+		bound = min(bound, k.counted)
+	}
+	backlog := w.o.Metrics.BacklogAge.WithLabelValues(wk.table)
 	for ctx.Err() == nil {
 		if err := k.refresh(ctx); err != nil {
 			return total, err
 		}
-		now := w.o.Clock.Now()
-		ids, err := w.o.Store.RunLogRunsAfter(ctx, w.logCursor, w.o.Config.BatchSize)
-		if err != nil || len(ids) == 0 {
-			w.o.Metrics.BacklogAge.WithLabelValues(tableRunLogs).Set(0)
-			return total, err
-		}
-		ages, err := w.o.Store.RunAgesByID(ctx, ids)
+		from, created, ok, err := w.next(ctx, wk.table, w.cursors[wk.walkKey]+1)
 		if err != nil {
 			return total, err
 		}
-		byID := make(map[int64]store.RunAge, len(ages))
-		for _, a := range ages {
-			byID[a.ID] = a
-		}
-		young := false
-		var del []int64
-		var behind time.Duration
-		for _, id := range ids {
-			a, ok := byID[id]
-			if ok && a.CreatedMs >= now.Add(-shortest).UnixMilli() {
-				young = true
-				break
-			}
-			w.logCursor = id
-			if !ok { // the run is gone: its log is an orphan
-				del = append(del, id)
-				continue
-			}
-			if !a.State.Final() || k.needed[a.ID] {
-				continue
-			}
-			cutoff := now.Add(-pol.logsFor(a.GroupID)).UnixMilli()
-			if finishedAt(a) < cutoff {
-				if len(del) == 0 {
-					behind = time.Duration(cutoff-finishedAt(a)) * time.Millisecond
-				}
-				del = append(del, id)
-			}
-		}
-		t := time.Now()
-		if len(del) > 0 {
-			n, err := w.o.Store.RunLogPurge(ctx, del)
-			total += n
-			w.o.Metrics.Purged.WithLabelValues(tableRunLogs).Add(float64(n))
-			w.o.Metrics.BacklogAge.WithLabelValues(tableRunLogs).Set(behind.Seconds())
-			if err != nil {
-				return total, err
-			}
-		}
-		if young {
-			w.o.Metrics.BacklogAge.WithLabelValues(tableRunLogs).Set(0)
+		if !ok || from > bound {
+			backlog.Set(0)
 			return total, nil
 		}
+		to := min(from+int64(w.o.Config.BatchSize)-1, bound)
+		backlog.Set(max(0, float64(cutoff-created)/1000))
+		p := store.RunPurgeRangeParams{FromID: from, ToID: to, CutoffMs: cutoff, Groups: wk.groups, NotGroups: wk.notGroups, Keep: k.sorted}
+		t := time.Now()
+		var n store.RunPurgeResult
+		if wk.table == tableRuns {
+			n, err = w.o.Store.RunPurgeRange(ctx, p)
+		} else {
+			n.Logs, err = w.o.Store.RunLogPurgeRange(ctx, p)
+		}
+		took := time.Since(t)
+		w.busy += took
+		total.Runs += n.Runs
+		total.Logs += n.Logs
+		w.o.Metrics.Purged.WithLabelValues(tableRuns).Add(float64(n.Runs))
+		w.o.Metrics.Purged.WithLabelValues(tableRunLogs).Add(float64(n.Logs))
+		if err != nil {
+			return total, err
+		}
+		w.cursors[wk.walkKey] = to
 		if held, err := w.renew(ctx); err != nil || !held {
 			return total, err
 		}
-		if len(del) > 0 && !pause(ctx, max(w.o.Config.Pause, time.Since(t))) {
+		if !pause(ctx, w.pauseAfter(took)) {
 			return total, ctx.Err()
 		}
 	}
 	return total, ctx.Err()
+}
+
+// next is the first id >= id that has a row in the walk's table, and when
+// its run was created (0 when the run is gone): the walk skips the gaps
+// left by earlier purges in one lookup.
+func (w *Worker) next(ctx context.Context, table string, id int64) (next, createdMs int64, ok bool, err error) {
+	if table == tableRunLogs {
+		if next, ok, err = w.o.Store.RunLogNextRunID(ctx, id); err != nil || !ok {
+			return next, 0, ok, err
+		}
+		at, created, found, err := w.o.Store.RunNextID(ctx, next)
+		if err != nil || !found || at != next {
+			return next, 0, true, err
+		}
+		return next, created, true, nil
+	}
+	return w.o.Store.RunNextID(ctx, id)
+}
+
+// pauseAfter is the wait after a statement that took took: long enough
+// that the purge uses at most DBShare of the time, and at least Pause.
+func (w *Worker) pauseAfter(took time.Duration) time.Duration {
+	share := w.o.Config.DBShare
+	return max(w.o.Config.Pause, time.Duration(float64(took)*(1-share)/share))
 }
 
 // pause throttles the purge between batches. It is a rate limit on real

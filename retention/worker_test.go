@@ -2,6 +2,8 @@ package retention_test
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -240,4 +242,88 @@ func TestConfigValidate(t *testing.T) {
 	require.Equal(t, 30*day, d)
 	_, err = retention.ParseAge("thirty days")
 	require.Error(t, err)
+}
+
+// TestRetentionMatchesTheRules: a few hundred runs of every kind, ages and
+// groups, purged in id ranges of 7: what is left is exactly what the rules
+// keep (checked run by run against an oracle), however the kept runs fall
+// across the ranges.
+func TestRetentionMatchesTheRules(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		f := newFixture(t, st, "app", "keep", "brief")
+		now := t0.Add(100 * day)
+		retain := map[string]time.Duration{"app": 30 * day, "keep": 60 * day, "brief": 5 * day}
+		logRetain := map[string]time.Duration{"app": 10 * day, "keep": 10 * day, "brief": 5 * day}
+		rnd := rand.New(rand.NewPCG(18, 1))
+		states := []kind.RunState{kind.RunSucceeded, kind.RunSucceeded, kind.RunSucceeded, kind.RunFailed, kind.RunKilled, kind.RunRunning, kind.RunScheduled}
+		type want struct {
+			id        int64
+			run, log  bool
+			desc      string
+		}
+		var wants []want
+		var finals []int64
+		groups := []string{"app", "keep", "brief"}
+		for i := 0; i < 150; i++ {
+			g := groups[rnd.IntN(len(groups))]
+			st := states[rnd.IntN(len(states))]
+			// Ids grow with time: creation times grow with i.
+			spec := runSpec{group: g, at: now.Add(-90 * day).Add(time.Duration(i) * (90 * day / 150)), state: st, log: "line\n"}
+			age := now.Sub(spec.at)
+			spec.followup = st == kind.RunFailed && rnd.IntN(3) > 0
+			id := f.run(spec)
+			final := st.Final()
+			pending := st == kind.RunFailed && !spec.followup
+			old := age > retain[g]+time.Second
+			oldLog := age > logRetain[g]+time.Second
+			w := want{id: id, desc: fmt.Sprintf("%s %s %.0fd followup-done=%v", g, st, age.Hours()/24, spec.followup)}
+			w.run = !(final && !pending && old)
+			w.log = !(final && !pending && (old || oldLog))
+			wants = append(wants, w)
+			if final && !pending {
+				finals = append(finals, int64(len(wants)-1))
+			}
+		}
+		// Some old finished runs are still referenced by a run in flight:
+		// they stay, and so do their logs (the chain stays readable).
+		for _, idx := range finals[:6] {
+			w := &wants[idx]
+			ref := f.run(runSpec{group: "app", at: now.Add(-time.Minute), state: kind.RunRunning, retryOf: w.id, log: "line\n"})
+			w.run, w.log, w.desc = true, true, w.desc+" (retried by a running run)"
+			wants = append(wants, want{id: ref, run: true, log: true, desc: "running retry"})
+		}
+		for _, idx := range finals[6:10] {
+			w := &wants[idx]
+			ref := f.run(runSpec{group: "app", at: now.Add(-time.Minute), state: kind.RunScheduled, key: store.ParentRunKey(w.id), log: "line\n"})
+			w.run, w.log, w.desc = true, true, w.desc+" (parent of a scheduled child)"
+			wants = append(wants, want{id: ref, run: true, log: true, desc: "scheduled child"})
+		}
+
+		cfg := retention.Config{Runs: retention.Age(30 * day), Logs: retention.Age(10 * day),
+			Groups: map[string]retention.GroupConfig{"keep": {Runs: retention.Age(60 * day)}, "brief": {Runs: retention.Age(5 * day)}}}
+		cfg.BatchSize = 7
+		cfg.Pause = time.Millisecond
+		w, err := retention.New(retention.Options{Config: cfg, Store: st, Node: "n1", Clock: clockwork.NewFakeClockAt(now)})
+		require.NoError(t, err)
+		res, err := w.Cycle(ctx)
+		require.NoError(t, err)
+		require.True(t, res.Held)
+		gone := 0
+		for _, w := range wants {
+			require.Equal(t, w.run, f.exists(w.id), "run %d (%s): kept?", w.id, w.desc)
+			if w.run {
+				require.Equal(t, w.log, f.hasLog(w.id), "log of run %d (%s): kept?", w.id, w.desc)
+			} else {
+				gone++
+				require.False(t, f.hasLog(w.id), "log of purged run %d (%s)", w.id, w.desc)
+			}
+		}
+		require.Equal(t, int64(gone), res.Runs)
+		require.Greater(t, gone, 50, "the mix purges a good part of the runs")
+		res, err = w.Cycle(ctx)
+		require.NoError(t, err)
+		require.Zero(t, res.Runs+res.Logs, "a second cycle finds nothing more")
+	})
 }

@@ -32,6 +32,8 @@ type dispatcher struct {
 	router     *routes.Router
 	requeue    func(fire) // back into the ring
 	gate       *handoffGate
+	inflight   *batcher[inflightQuery, []store.Run]
+	sent       *sentTargets // dropped by the ledger writer once recorded
 	warns      *warnEvery
 
 	fast, slow *pool

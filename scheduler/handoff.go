@@ -10,8 +10,18 @@ import (
 
 // handoffGate records hand-offs (store.RunHandOff) for the trigger pool
 // workers, many runs per statement: each worker asks for its run just
-// before sending it, and the runs asked for while one statement runs go in
-// the next one.
+// before sending it, and the runs asked for while a statement runs go in the
+// next one.
+//
+// Every worker of a busy pool waits here, so the pool sends at most
+// workers / (time a worker waits) runs a second. With one statement at a
+// time a worker that asks while one runs waits for it and then for its own:
+// up to two statements. When enough runs are waiting (handoffOverlapMin), a
+// second statement starts alongside instead (up to handoffParallel), so a
+// busy pool waits about one statement; a trickle still goes one statement
+// at a time, so statements do not shrink to a run each. Statements at once
+// are safe: each is a compare-and-set on handed_ms = 0, so a run asked for
+// twice is handed by one of them only.
 type handoffGate struct {
 	lifecycle.Loop
 	st    *store.Store
@@ -30,7 +40,11 @@ type handoffAnswer struct {
 	err error
 }
 
-const handoffBatch = 1000
+const (
+	handoffBatch      = 1000
+	handoffParallel   = 3
+	handoffOverlapMin = 50
+)
 
 func newHandoffGate(st *store.Store, node string, clock clockwork.Clock) *handoffGate {
 	return &handoffGate{st: st, node: node, clock: clock, in: make(chan handoffReq, handoffBatch)}
@@ -58,24 +72,53 @@ func (g *handoffGate) pass(ctx context.Context, id int64) (ok bool, err error) {
 }
 
 func (g *handoffGate) run(ctx context.Context) {
+	finished := make(chan struct{}, handoffParallel)
+	inflight := 0
+	defer func() { // the statements started are answered before the gate stops
+		for ; inflight > 0; inflight-- {
+			<-finished
+		}
+	}()
 	for {
 		var batch []handoffReq
 		select {
 		case <-ctx.Done():
 			return
+		case <-finished:
+			inflight--
+			continue
 		case r := <-g.in:
 			batch = append(batch, r)
 		}
-	more:
-		for len(batch) < handoffBatch {
+		for {
+		more:
+			for len(batch) < handoffBatch {
+				select {
+				case r := <-g.in:
+					batch = append(batch, r)
+				default:
+					break more
+				}
+			}
+			if inflight == 0 || (inflight < handoffParallel && len(batch) >= handoffOverlapMin) {
+				break
+			}
+			in := g.in
+			if len(batch) >= handoffBatch {
+				in = nil // full: wait for a statement to end
+			}
 			select {
-			case r := <-g.in:
+			case r := <-in:
 				batch = append(batch, r)
-			default:
-				break more
+			case <-finished:
+				inflight--
 			}
 		}
-		g.apply(ctx, batch)
+		inflight++
+		go func() {
+			defer func() { finished <- struct{}{} }()
+			g.apply(ctx, batch)
+		}()
 	}
 }
 

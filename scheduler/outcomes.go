@@ -31,6 +31,9 @@ type outcomeWriter struct {
 	metrics *Metrics
 	in      chan *outcomeReq
 	quit    chan struct{} // closed when the writer has stopped
+	// settled hears the runs of every committed write (the ledger then
+	// drops their held accepts).
+	settled func(ids []int64)
 }
 
 type outcomeReq struct {
@@ -130,6 +133,12 @@ func (w *outcomeWriter) write(ctx context.Context, batch []*outcomeReq, n int) {
 	cancel()
 	if err != nil {
 		w.log.WithError(err).WithField("outcomes", n).Warn("record run outcomes; their reporters are told to report again")
+	} else if w.settled != nil {
+		ids := make([]int64, len(all))
+		for i, o := range all {
+			ids[i] = o.ID
+		}
+		w.settled(ids)
 	}
 	i := 0
 	for _, req := range batch {

@@ -90,6 +90,7 @@ func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Reque
 		if derr == nil {
 			r := req
 			r.Target = t
+			d.sent.put(f.runID, t)
 			rctx, cancel := context.WithTimeout(ctx, d.cfg.DispatchTimeout)
 			res, derr = drv.Run(rctx, r)
 			cancel()
@@ -98,6 +99,7 @@ func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Reque
 			attempts = append(attempts, a)
 			return t, res, attempts, nil
 		}
+		d.sent.drop(f.runID)
 		a.Error = derr.Error()
 		attempts = append(attempts, a)
 		errs = append(errs, fmt.Sprintf("%s: %v", t, derr))
@@ -161,9 +163,9 @@ func (d *dispatcher) overlap(ctx context.Context, f fire, target string) error {
 	if !check {
 		return nil
 	}
-	all, err := d.st.RunListInFlight(ctx, f.job.ID, f.runID)
+	all, err := d.inflight.do(ctx, inflightQuery{job: f.job.ID, run: f.runID})
 	if err != nil {
-		return err
+		return fmt.Errorf("list the runs of job %d in flight: %w", f.job.ID, err)
 	}
 	// Runs dispatched at the same moment see each other: the lower run id
 	// goes first, so two never wait for each other (and order is kept).

@@ -51,6 +51,8 @@ type Scheduler struct {
 	peers     *peerView
 	watch     *peerWatch
 	gate      *handoffGate
+	inflight  *batcher[inflightQuery, []store.Run]
+	logs      *batcher[store.RunLogEntry, struct{}]
 	ledger    *ledgerWriter
 	disp      *dispatcher
 	ring      *ring
@@ -102,7 +104,10 @@ func New(o Options) (*Scheduler, error) {
 	}
 	s := &Scheduler{cfg: cfg, node: cfg.NodeID, st: o.Store, clock: clock, log: log, metrics: m, drivers: o.Drivers, drain: o.Drain, peers: &peerView{}, watch: &peerWatch{}}
 	s.gate = newHandoffGate(o.Store, s.node, clock)
-	s.ledger = newLedgerWriter(o.Store, log.WithField("service", "ledger"))
+	s.inflight = newInflightReader(o.Store)
+	s.logs = newLogWriter(o.Store)
+	sent := newSentTargets()
+	s.ledger = newLedgerWriter(o.Store, log.WithField("service", "ledger"), sent)
 	s.disp = &dispatcher{
 		cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "dispatcher"), drivers: o.Drivers,
 		ledger: s.ledger, metrics: m,
@@ -112,6 +117,8 @@ func New(o Options) (*Scheduler, error) {
 		slow:       newPool("slow", cfg.SlowPool),
 		slowJobs:   &slowTracker{clock: clock, threshold: cfg.SlowDispatch, count: cfg.SlowDispatchCount},
 		gate:       s.gate,
+		inflight:   s.inflight,
+		sent:       sent,
 		warns:      newWarnEvery(log.WithField("service", "dispatcher"), clock, warnInterval),
 	}
 	s.ring = newRing(clock, s.disp.fire)
@@ -124,6 +131,7 @@ func New(o Options) (*Scheduler, error) {
 		metrics: m, watch: s.watch}
 	s.registry = &registryMonitor{cfg: cfg, st: o.Store, clock: clock, log: log.WithField("service", "registry")}
 	s.outcomes = newOutcomeWriter(o.Store, log.WithField("service", "outcomes"), m)
+	s.outcomes.settled = s.ledger.settled
 	fd := &followupDeps{cfg: cfg, node: s.node, st: o.Store, clock: clock, metrics: m, alarmer: o.Alarmer, ring: s.ring,
 		drivers: o.Drivers, record: s.outcomes.record, trigger: s.Trigger}
 	s.followups = append(s.followups,
@@ -175,6 +183,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.ledger.Start(bg)
 	s.outcomes.Start(bg)
 	s.gate.Start(bg)
+	s.inflight.Start(bg)
+	s.logs.Start(bg)
 	s.disp.fast.Start(bg)
 	s.disp.slow.Start(bg)
 	s.ring.Start(bg)
@@ -224,6 +234,8 @@ func (s *Scheduler) Stop(ctx context.Context) {
 		s.drain(ctx)
 	}
 	s.outcomes.Stop()
+	s.logs.Stop()
+	s.inflight.Stop()
 	s.gate.Stop()
 	s.ledger.Stop(ctx)
 	s.heartbeat.Stop()
@@ -353,6 +365,11 @@ func (s *Scheduler) Trigger(ctx context.Context, p TriggerParams) (run store.Run
 // changes within two seconds (the cache's lifetime).
 func (s *Scheduler) ForgetTargets() { s.disp.candidates.forget() }
 
+// SentTarget returns where this node sent a run whose target the ledger
+// may not have recorded yet ("" when this node does not know): an executor
+// may call back before that write.
+func (s *Scheduler) SentTarget(runID int64) string { return s.disp.sent.get(runID) }
+
 // Sink returns the targets.Sink drivers report to.
 func (s *Scheduler) Sink() targets.BatchSink { return ledgerSink{s} }
 
@@ -373,13 +390,24 @@ func (l ledgerSink) CompleteMany(ctx context.Context, results []targets.Result) 
 		if src == "" {
 			src = store.SourceTarget
 		}
-		outs[i] = store.RunResult{ID: r.RunID, State: r.State, Code: r.Code, Message: r.Message, FinishedMs: now, Source: src}
+		target := r.Target
+		if target == "" {
+			// Its accept may be held (ledgerWriter): the outcome records where it went.
+			target = l.s.disp.sent.get(r.RunID)
+		}
+		outs[i] = store.RunResult{ID: r.RunID, State: r.State, Code: r.Code, Message: r.Message, Target: target, FinishedMs: now, Source: src}
 	}
 	return l.s.outcomes.record(ctx, outs)
 }
 
+// AppendLog appends through the scheduler's log writer, many runs per
+// write, and returns once the text is stored.
 func (l ledgerSink) AppendLog(ctx context.Context, runID int64, text string) error {
-	return l.s.st.RunLogAppend(ctx, runID, text)
+	if text == "" {
+		return nil
+	}
+	_, err := l.s.logs.do(ctx, store.RunLogEntry{RunID: runID, Text: text})
+	return err
 }
 
 func (l ledgerSink) ReadLog(ctx context.Context, runID int64, fromLine int) (targets.LogChunk, error) {

@@ -48,6 +48,7 @@ type directorySnapshot struct {
 	gen    uint64
 	apps   map[string]string                      // normalized address -> app name
 	groups map[string]store.GroupExecutorSettings // app name -> settings
+	byID   map[int64]store.GroupExecutorSettings  // group id -> settings
 }
 
 func newExecutorDirectory(st *store.Store, clock clockwork.Clock) *executorDirectory {
@@ -120,8 +121,10 @@ func (d *executorDirectory) load(ctx context.Context, gen uint64) (*directorySna
 	for _, r := range regs {
 		s.apps[normalizeAddress(r.Address)] = r.AppName
 	}
+	s.byID = make(map[int64]store.GroupExecutorSettings, len(groups))
 	for _, g := range groups {
 		s.groups[g.AppName] = g.GroupExecutorSettings
+		s.byID[g.ID] = g.GroupExecutorSettings
 	}
 	return s, nil
 }
@@ -140,6 +143,23 @@ func (d *executorDirectory) settings(ctx context.Context, app string) (store.Gro
 			return store.GroupExecutorSettings{}, false, err
 		}
 		g, ok = s.groups[app]
+	}
+	return g, ok, nil
+}
+
+// settingsByID returns the executor settings of the group with an id; ok is
+// false when there is no such group.
+func (d *executorDirectory) settingsByID(ctx context.Context, id int64) (store.GroupExecutorSettings, bool, error) {
+	s, err := d.current(ctx, false)
+	if err != nil {
+		return store.GroupExecutorSettings{}, false, err
+	}
+	g, ok := s.byID[id]
+	if !ok && d.missAllowed() {
+		if s, err = d.current(ctx, true); err != nil {
+			return store.GroupExecutorSettings{}, false, err
+		}
+		g, ok = s.byID[id]
 	}
 	return g, ok, nil
 }

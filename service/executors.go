@@ -53,6 +53,11 @@ type ExecutorsOptions struct {
 	// OnRegistryChange, when set, hears that an executor registered for the
 	// first time or left, so caches of dispatch candidates can be dropped.
 	OnRegistryChange func()
+	// SentTarget, when set, says where this replica sent a run whose target
+	// may not be recorded yet ("" when it does not know; the scheduler's
+	// SentTarget): a callback for it is authorized at once instead of
+	// waiting for the record.
+	SentTarget func(runID int64) string
 }
 
 // Executors serves what HTTP executors ask of the server: registry beats,
@@ -68,8 +73,9 @@ type Executors struct {
 	// checkAddress vets registered addresses (the outbound policy).
 	checkAddress func(ctx context.Context, address string) error
 	// dir answers Auth from memory (what every dispatch asks).
-	dir      *executorDirectory
-	onChange func()
+	dir        *executorDirectory
+	onChange   func()
+	sentTarget func(runID int64) string
 }
 
 // executorMetrics count what the executor API refused.
@@ -113,7 +119,7 @@ func NewExecutors(o ExecutorsOptions) *Executors {
 		onChange = func() {}
 	}
 	return &Executors{st: o.Store, sink: o.Sink, clock: clock, log: log, metrics: newExecutorMetrics(o.Metrics), checkAddress: o.CheckAddress,
-		dir: newExecutorDirectory(o.Store, clock), onChange: onChange}
+		dir: newExecutorDirectory(o.Store, clock), onChange: onChange, sentTarget: o.SentTarget}
 }
 
 type discardWriter struct{}
@@ -391,7 +397,7 @@ const (
 func (e *Executors) Callback(ctx context.Context, cred CallbackCredential, items []xxlwire.CallbackItem) ([]CallbackRefusal, error) {
 	var refused []CallbackRefusal
 	var results []targets.Result
-	runs, err := e.callbackRuns(ctx, cred, items)
+	runs, sent, err := e.callbackRuns(ctx, cred, items)
 	if err != nil {
 		return nil, err
 	}
@@ -424,7 +430,9 @@ func (e *Executors) Callback(ctx context.Context, cred CallbackCredential, items
 		}
 		// A result for a run that already ended goes to the recorder too:
 		// it is not applied, and the run's log says it came.
-		results = append(results, targets.Result{RunID: it.LogID, Outcome: callbackOutcome(it), Source: "executor callback"})
+		// The target, when only this replica's memory knew it, goes with the
+		// outcome: the record may not have it yet.
+		results = append(results, targets.Result{RunID: it.LogID, Outcome: callbackOutcome(it), Source: "executor callback", Target: sent[it.LogID]})
 	}
 	if err := e.record(ctx, results); err != nil {
 		return refused, fmt.Errorf("record %d callback results: %w", len(results), err)
@@ -466,8 +474,8 @@ func (e *Executors) authorizeCallback(ctx context.Context, cred CallbackCredenti
 	}
 	want, ok := tokens[r.GroupID]
 	if !ok {
-		g, err := e.st.GroupGet(ctx, r.GroupID)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
+		g, _, err := e.dir.settingsByID(ctx, r.GroupID)
+		if err != nil {
 			return "", err
 		}
 		want = e.token
@@ -508,30 +516,38 @@ func (e *Executors) waitKill(ctx context.Context, id int64) error {
 // 1000 runs rather than one per item. With an executor token, the target of
 // a run must be known to authorize it: the dispatcher records where a run
 // went a few milliseconds after the target accepted it (batched), and a fast
-// executor may call back first, so runs still dispatching without a target
-// are read again, together, every 20 ms for at most targetRecordTimeout.
-func (e *Executors) callbackRuns(ctx context.Context, cred CallbackCredential, items []xxlwire.CallbackItem) (map[int64]store.Run, error) {
+// executor may call back first. When this replica sent the run, it knows the
+// target (sent, by run id); runs still dispatching without a target that it
+// did not send are read again, together, every 20 ms for at most
+// targetRecordTimeout.
+func (e *Executors) callbackRuns(ctx context.Context, cred CallbackCredential, items []xxlwire.CallbackItem) (runs map[int64]store.Run, sent map[int64]string, err error) {
 	ids := make([]int64, len(items))
 	for i, it := range items {
 		ids[i] = it.LogID
 	}
-	runs := make(map[int64]store.Run, len(items))
+	runs = make(map[int64]store.Run, len(items))
+	sent = map[int64]string{}
 	read := func(ids []int64) (waiting []int64, err error) {
 		rs, err := e.st.RunGetMany(ctx, ids)
 		if err != nil {
 			return nil, fmt.Errorf("read the runs of a callback: %w", err)
 		}
 		for _, r := range rs {
-			runs[r.ID] = r
 			if cred.RunToken == "" && r.Target == "" && r.State == kind.RunDispatching {
-				waiting = append(waiting, r.ID)
+				if t := e.sentTo(r.ID); t != "" {
+					r.Target = t
+					sent[r.ID] = t
+				} else {
+					waiting = append(waiting, r.ID)
+				}
 			}
+			runs[r.ID] = r
 		}
 		return waiting, nil
 	}
 	waiting, err := read(ids)
 	if len(waiting) == 0 || err != nil {
-		return runs, err
+		return runs, sent, err
 	}
 	deadline := time.NewTimer(targetRecordTimeout)
 	defer deadline.Stop()
@@ -540,15 +556,22 @@ func (e *Executors) callbackRuns(ctx context.Context, cred CallbackCredential, i
 	for len(waiting) > 0 {
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		case <-deadline.C:
 			_, err := read(waiting)
-			return runs, err
+			return runs, sent, err
 		case <-tick.C:
 		}
 		if waiting, err = read(waiting); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return runs, nil
+	return runs, sent, nil
+}
+
+func (e *Executors) sentTo(runID int64) string {
+	if e.sentTarget == nil {
+		return ""
+	}
+	return e.sentTarget(runID)
 }

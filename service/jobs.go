@@ -35,9 +35,12 @@ type JobListParams struct {
 	// OnlyGroups, when not nil, lists only jobs of these groups (what the caller may see).
 	OnlyGroups []int64
 	Name       string // substring of the name; "" = all
-	Enabled    *bool  // nil = both
-	Cursor     string
-	Limit      int // 0 = DefaultPageLimit; at most MaxPageLimit
+	// Search is a substring of the name, the handler or a pinned target.
+	Search       string
+	ScheduleType string // none, cron, fixed_rate or at; "" = all
+	Enabled      *bool  // nil = both
+	Cursor       string
+	Limit        int // 0 = DefaultPageLimit; at most MaxPageLimit
 }
 
 // TriggerParams ask for one run of a job now.
@@ -125,9 +128,18 @@ func (s *Service) ListJobs(ctx context.Context, p JobListParams) (Page[store.Job
 	if err := checkText("name", p.Name, 0, maxNameFilterChars, false); err != nil {
 		return Page[store.Job]{}, err
 	}
-	lp := store.JobListParams{GroupID: p.GroupID, OnlyGroups: p.OnlyGroups, Name: p.Name, Enabled: p.Enabled, AfterID: after, Limit: limit + 1}
+	if err := checkText("q", p.Search, 0, maxNameFilterChars, false); err != nil {
+		return Page[store.Job]{}, err
+	}
+	switch p.ScheduleType {
+	case "", "none", "cron", "fixed_rate", "at":
+	default:
+		return Page[store.Job]{}, invalid("schedule_type", "must be none, cron, fixed_rate or at, got %q", p.ScheduleType)
+	}
+	lp := store.JobListParams{GroupID: p.GroupID, OnlyGroups: p.OnlyGroups, Name: p.Name, Search: p.Search, ScheduleType: p.ScheduleType,
+		Enabled: p.Enabled, AfterID: after, Limit: limit + 1}
 	full := false
-	if p.Name != "" || p.Enabled != nil {
+	if p.Name != "" || p.Search != "" || p.ScheduleType != "" || p.Enabled != nil {
 		// No index serves these filters: look at one window of jobs per
 		// page, so a search costs the same with a million jobs. The page may
 		// then hold fewer items than the limit, with a next cursor.

@@ -35,14 +35,32 @@ func (s *Store) RunCountInFlight(ctx context.Context, jobID, exclude int64) (int
 	return n, nil
 }
 
-// RunListInFlight lists a job's runs being dispatched or running, other than exclude.
-func (s *Store) RunListInFlight(ctx context.Context, jobID, exclude int64) ([]Run, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE owner IN (SELECT id FROM nodes) AND state IN (?, ?) AND job_id = ? AND id <> ?",
-		kind.RunDispatching, kind.RunRunning, jobID, exclude)
-	if err != nil {
-		return nil, fmt.Errorf("list running runs of job %d: %w", jobID, err)
+// RunListInFlightMany lists, by job id, the runs of the given jobs that are
+// being dispatched or are running on a live node, in one statement per 1000
+// jobs.
+func (s *Store) RunListInFlightMany(ctx context.Context, jobIDs []int64) (map[int64][]Run, error) {
+	out := make(map[int64][]Run, len(jobIDs))
+	const per = 1000
+	for start := 0; start < len(jobIDs); start += per {
+		chunk := jobIDs[start:min(start+per, len(jobIDs))]
+		args := []any{kind.RunDispatching, kind.RunRunning}
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE owner IN (SELECT id FROM nodes) AND state IN (?, ?) AND job_id IN ("+
+			placeholders(len(chunk))+")", args...)
+		if err != nil {
+			return nil, fmt.Errorf("list running runs of %d jobs: %w", len(chunk), err)
+		}
+		runs, err := collectRuns(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list running runs of %d jobs: %w", len(chunk), err)
+		}
+		for _, r := range runs {
+			out[r.JobID] = append(out[r.JobID], r)
+		}
 	}
-	return collectRuns(rows)
+	return out, nil
 }
 
 // RunSetAlarmStatus records how a run's alarm went.

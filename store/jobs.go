@@ -222,9 +222,13 @@ type JobListParams struct {
 	// OnlyGroups, when not nil, keeps only jobs of these groups (empty: none).
 	OnlyGroups []int64
 	Name       string // substring match, "" = all
-	Enabled    *bool
-	AfterID    int64
-	Limit      int
+	// Search matches a substring of the name, the handler or a pinned
+	// target; "" = all.
+	Search       string
+	ScheduleType string // "" = all
+	Enabled      *bool
+	AfterID      int64
+	Limit        int
 	// UpToID, when > 0, ends the listing at that id (a window of a bounded
 	// scan, see JobScanWindow).
 	UpToID int64
@@ -268,6 +272,15 @@ func (s *Store) JobList(ctx context.Context, p JobListParams) ([]Job, error) {
 	if p.Name != "" {
 		where = append(where, "name LIKE ? ESCAPE '!'")
 		args = append(args, "%"+likeEscape(p.Name)+"%")
+	}
+	if p.Search != "" {
+		like := "%" + likeEscape(p.Search) + "%"
+		where = append(where, "(name LIKE ? ESCAPE '!' OR handler LIKE ? ESCAPE '!' OR pinned_targets LIKE ? ESCAPE '!')")
+		args = append(args, like, like, like)
+	}
+	if p.ScheduleType != "" {
+		where = append(where, "schedule_type = ?")
+		args = append(args, p.ScheduleType)
 	}
 	if p.Enabled != nil {
 		where = append(where, "enabled = ?")

@@ -233,7 +233,16 @@ func (t *ScheduleTx) RunInsertBatch(ctx context.Context, runs []RunInsert) ([]in
 		if err != nil {
 			return nil, fmt.Errorf("read ids of %d inserted runs: %w", len(chunk), err)
 		}
-		rows, err := t.tx.QueryContext(ctx, "SELECT id, job_id, scheduled_ms, shard_index, attempt FROM runs WHERE id >= ? AND sched_fire = 1", last-int64(len(chunk))+1)
+		q, qargs := "SELECT id, job_id, scheduled_ms, shard_index, attempt FROM runs WHERE id >= ? AND sched_fire = 1", []any{last - int64(len(chunk)) + 1}
+		if t.s.hints != nil && t.s.hints.on.Load() {
+			// Partitioned by day: read only the days this chunk fires in.
+			lo, hi := chunk[0].ScheduledMs, chunk[0].ScheduledMs
+			for _, r := range chunk {
+				lo, hi = min(lo, r.ScheduledMs), max(hi, r.ScheduledMs)
+			}
+			q, qargs = q+" AND scheduled_ms BETWEEN ? AND ?", append(qargs, lo, hi)
+		}
+		rows, err := t.tx.QueryContext(ctx, q, qargs...)
 		if err != nil {
 			return nil, fmt.Errorf("read ids of %d inserted runs: %w", len(chunk), err)
 		}
@@ -258,6 +267,13 @@ func (t *ScheduleTx) RunInsertBatch(ctx context.Context, runs []RunInsert) ([]in
 			}
 			ids[start+i] = id
 		}
+	}
+	if t.s.hints != nil && t.s.hints.on.Load() {
+		ms := make([]int64, len(runs))
+		for i, r := range runs {
+			ms[i] = r.ScheduledMs
+		}
+		t.s.hints.remember(ids, ms)
 	}
 	return ids, nil
 }

@@ -154,6 +154,9 @@ func (s *Store) recordOutcomeChunk(ctx context.Context, outs []RunResult, applie
 		args = append(args, id)
 	}
 	args = append(args, outcomeFrom[0], outcomeFrom[1])
+	prune, pargs := s.pruneRuns(ids)
+	q.WriteString(prune)
+	args = append(args, pargs...)
 	res, err := s.execRetry(ctx, q.String(), args...)
 	if err != nil {
 		return fmt.Errorf("record %d run outcomes: %w", n, err)

@@ -127,6 +127,7 @@ func (s *Store) RunPartitionsEnsure(ctx context.Context, p RunPartitionsEnsurePa
 		if _, err := conn.ExecContext(ctx, alter); err != nil {
 			return nil, fmt.Errorf("partition runs by day (a unique key of runs that lacks scheduled_ms prevents it): %w", err)
 		}
+		s.hints.partitioned(true)
 		return created, nil
 	}
 	// Already partitioned: split the days still missing off pmax, in order.
@@ -134,6 +135,7 @@ func (s *Store) RunPartitionsEnsure(ctx context.Context, p RunPartitionsEnsurePa
 	for _, pt := range parts {
 		lastBound = max(lastBound, pt.BeforeMs)
 	}
+	s.hints.partitioned(true)
 	if parts[len(parts)-1].BeforeMs != 0 {
 		return nil, fmt.Errorf("partition runs: the last partition %s is not the catch-all pmax; fix the table by hand", parts[len(parts)-1].Name)
 	}

@@ -30,7 +30,7 @@ func (s *Store) RegistryUpsert(ctx context.Context, p RegistryUpsertParams) erro
 	if n, _ := res.RowsAffected(); n > 0 {
 		return nil
 	}
-	if _, err := s.execRetry(ctx, s.d.insertIgnore()+" INTO executor_registry (app_name, address, updated_ms) VALUES (?, ?, ?)", p.AppName, p.Address, p.NowMs); err != nil {
+	if _, err := s.execRetry(ctx, s.d.insertIgnore()+" INTO executor_registry (app_name, address, updated_ms, registered_ms) VALUES (?, ?, ?, ?)", p.AppName, p.Address, p.NowMs, p.NowMs); err != nil {
 		return fmt.Errorf("register executor %s %s: %w", p.AppName, p.Address, err)
 	}
 	return nil

@@ -40,34 +40,6 @@ func collectRunAges(rows *sql.Rows) ([]RunAge, error) {
 	return out, rows.Err()
 }
 
-// RunAgesAfter reads up to limit runs with id > afterID in id order (a
-// primary-key range: cheap whatever the size of the table). Ids grow with
-// creation time, so retention walks the table from its oldest end.
-func (s *Store) RunAgesAfter(ctx context.Context, afterID int64, limit int) ([]RunAge, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT "+runAgeCols+" FROM runs WHERE id > ? ORDER BY id LIMIT ?", afterID, limit)
-	if err != nil {
-		return nil, fmt.Errorf("read runs after id %d: %w", afterID, err)
-	}
-	return collectRunAges(rows)
-}
-
-// RunAgesByID reads the given runs (missing ones are left out).
-func (s *Store) RunAgesByID(ctx context.Context, ids []int64) ([]RunAge, error) {
-	var out []RunAge
-	for _, chunk := range chunkInt64(ids, 1000) {
-		rows, err := s.db.QueryContext(ctx, "SELECT "+runAgeCols+" FROM runs WHERE id IN ("+placeholders(len(chunk))+")", int64Args(chunk)...)
-		if err != nil {
-			return nil, fmt.Errorf("read %d runs: %w", len(chunk), err)
-		}
-		as, err := collectRunAges(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, as...)
-	}
-	return out, nil
-}
-
 // RunsNeeded lists the runs with id <= upToID that must not be deleted
 // whatever their age:
 //   - runs not final yet (scheduled, dispatching, running);
@@ -229,38 +201,6 @@ func (s *Store) RunPurge(ctx context.Context, ids []int64) (RunPurgeResult, erro
 		return out, fmt.Errorf("purge %d runs: commit: %w", len(ids), err)
 	}
 	return out, nil
-}
-
-// RunLogRunsAfter lists up to limit distinct run ids that have log chunks,
-// with run id > afterID, in order (a primary-key range).
-func (s *Store) RunLogRunsAfter(ctx context.Context, afterID int64, limit int) ([]int64, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT DISTINCT run_id FROM run_logs WHERE run_id > ? ORDER BY run_id LIMIT ?", afterID, limit)
-	if err != nil {
-		return nil, fmt.Errorf("list logged runs after %d: %w", afterID, err)
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("list logged runs: %w", err)
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
-}
-
-// RunLogPurge deletes the log chunks of the given runs and reports how many
-// chunks went.
-func (s *Store) RunLogPurge(ctx context.Context, runIDs []int64) (int64, error) {
-	if len(runIDs) == 0 {
-		return 0, nil
-	}
-	res, err := s.execRetry(ctx, "DELETE FROM run_logs WHERE run_id IN ("+placeholders(len(runIDs))+")", int64Args(runIDs)...)
-	if err != nil {
-		return 0, fmt.Errorf("purge logs of %d runs: %w", len(runIDs), err)
-	}
-	return res.RowsAffected()
 }
 
 func int64Args(ids []int64) []any {

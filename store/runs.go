@@ -109,6 +109,7 @@ func (s *Store) RunCreate(ctx context.Context, p RunCreateParams) (run Run, crea
 	if err := tx.Commit(); err != nil {
 		return Run{}, false, fmt.Errorf("create run for job %d: commit: %w", p.JobID, err)
 	}
+	s.hints.remember([]int64{id}, []int64{p.ScheduledMs})
 	r, err := s.RunGet(ctx, id)
 	return r, err == nil, err
 }
@@ -217,8 +218,9 @@ type RunClaimParams struct {
 // compare-and-set on state and owner, and returns the ids it claimed. Only a
 // claimed run may be dispatched; a run someone else took over is not
 // returned. The rows are stamped with the claim's token and, unless every
-// row changed, read back by it, so a claim returns exactly its own rows even
-// when another claim of the same runs ran in the same millisecond.
+// row changed (the common case: no read-back), read back by it, so a claim
+// returns exactly its own rows even when another claim of the same runs ran
+// in the same millisecond.
 func (s *Store) RunClaimBatch(ctx context.Context, p RunClaimParams) ([]int64, error) {
 	token := p.Token
 	if token == 0 {
@@ -231,9 +233,10 @@ func (s *Store) RunClaimBatch(ctx context.Context, p RunClaimParams) ([]int64, e
 			args = append(args, id)
 		}
 		args = append(args, kind.RunScheduled, p.Owner)
+		prune, pargs := s.pruneRuns(chunk)
 		// Repeatable: after a dropped connection the rows are read back by token.
 		res, err := s.execRepeatable(ctx, "UPDATE runs SET state = ?, dispatched_ms = ?, claim_token = ?, late = CASE WHEN ? - scheduled_ms > ? THEN 1 ELSE 0 END WHERE id IN ("+
-			placeholders(len(chunk))+") AND state = ? AND owner = ?", args...)
+			placeholders(len(chunk))+") AND state = ? AND owner = ?"+prune, append(args, pargs...)...)
 		if err != nil {
 			return claimed, fmt.Errorf("claim %d runs: %w", len(chunk), err)
 		}
@@ -241,7 +244,10 @@ func (s *Store) RunClaimBatch(ctx context.Context, p RunClaimParams) ([]int64, e
 		if err != nil {
 			return claimed, fmt.Errorf("claim %d runs: rows affected: %w", len(chunk), err)
 		}
-		if int(n) == len(chunk) && p.Token == 0 {
+		// Every row changed: all are this statement's, whatever the token's
+		// history. Fewer: the rest are another claimer's, or an earlier try's
+		// with this token (its answer lost), so read back by token.
+		if int(n) == len(chunk) {
 			claimed = append(claimed, chunk...)
 			continue
 		}
@@ -261,10 +267,12 @@ func (s *Store) runIDsByToken(ctx context.Context, ids []int64, owner string, to
 		args = append(args, id)
 	}
 	args = append(args, token, owner)
+	prune, pargs := s.pruneRuns(ids)
+	args = append(args, pargs...)
 	var out []int64
 	err := s.retry(ctx, true, func() error {
 		out = out[:0]
-		rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE id IN ("+placeholders(len(ids))+") AND claim_token = ? AND owner = ?", args...)
+		rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE id IN ("+placeholders(len(ids))+") AND claim_token = ? AND owner = ?"+prune, args...)
 		if err != nil {
 			return err
 		}
@@ -297,8 +305,9 @@ func (s *Store) RunHandOff(ctx context.Context, owner string, ids []int64, nowMs
 			args = append(args, id)
 		}
 		args = append(args, kind.RunDispatching, owner)
+		prune, pargs := s.pruneRuns(chunk)
 		res, err := s.execRepeatable(ctx, "UPDATE runs SET handed_ms = ?, claim_token = ? WHERE id IN ("+placeholders(len(chunk))+
-			") AND state = ? AND owner = ? AND handed_ms = 0", args...)
+			") AND state = ? AND owner = ? AND handed_ms = 0"+prune, append(args, pargs...)...)
 		if err != nil {
 			return handed, fmt.Errorf("hand off %d runs: %w", len(chunk), err)
 		}
@@ -386,6 +395,9 @@ func (s *Store) RunUpdateBatch(ctx context.Context, p RunUpdateBatchParams) (int
 		for _, st := range p.FromStates {
 			args = append(args, st)
 		}
+		prune, pargs := s.pruneRuns(ids)
+		q.WriteString(prune)
+		args = append(args, pargs...)
 		// Repeatable: each row moves only from FromStates, so a second run
 		// of a statement that was applied changes nothing.
 		res, err := s.execRepeatable(ctx, q.String(), args...)

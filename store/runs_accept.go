@@ -44,6 +44,9 @@ func (s *Store) RunAcceptBatch(ctx context.Context, accepts []RunAccept) error {
 			" WHERE id IN (" + placeholders(len(idA)) + ")"
 		args = append(args, kind.RunDispatching, kind.RunRunning)
 		args = append(args, idA...)
+		prune, pargs := s.pruneRuns(ids)
+		q += prune
+		args = append(args, pargs...)
 		if _, err := s.execRepeatable(ctx, q, args...); err != nil {
 			return fmt.Errorf("record %d accepted dispatches: %w", len(chunk), err)
 		}

@@ -11,7 +11,8 @@ import (
 // is written only when a probe or a dispatch failed, so it costs nothing on
 // the common path.
 func (s *Store) RunSetAttempts(ctx context.Context, runID int64, attemptsJSON string) error {
-	if _, err := s.execRepeatable(ctx, "UPDATE runs SET attempts = ? WHERE id = ?", attemptsJSON, runID); err != nil {
+	prune, pargs := s.pruneRuns([]int64{runID})
+	if _, err := s.execRepeatable(ctx, "UPDATE runs SET attempts = ? WHERE id = ?"+prune, append([]any{attemptsJSON, runID}, pargs...)...); err != nil {
 		return fmt.Errorf("record attempts of run %d: %w", runID, err)
 	}
 	return nil

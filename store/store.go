@@ -28,6 +28,9 @@ type Store struct {
 	// box seals secrets at rest (nil = plaintext); see UseSecrets.
 	box            *secretbox.Box
 	sealedSettings map[string]bool
+	// hints: fire times of runs created here, for partition pruning
+	// (partitions_prune.go); nil on SQLite.
+	hints *runHints
 }
 
 // Kind reports the database kind: "mysql" or "sqlite".
@@ -132,7 +135,9 @@ func OpenMySQL(ctx context.Context, dsn string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("read the database name at %s: %w", cfg.Addr, err)
 	}
-	return &Store{db: db, pool: db, d: mysqlDialect{}, database: database.String}, nil
+	s := &Store{db: db, pool: db, d: mysqlDialect{}, database: database.String, hints: newRunHints()}
+	s.detectPartitionedRuns(pctx)
+	return s, nil
 }
 
 // OpenSQLite opens (creating if needed) an SQLite database file.

@@ -68,6 +68,9 @@ type Result struct {
 	// after the run has ended ("executor callback", "kill", ...); "" = the
 	// target's driver.
 	Source string
+	// Target is where the run went, when the reporter knows it and the
+	// record may not say yet ("" keeps what the record says).
+	Target string
 }
 
 // BatchSink is a Sink that records many outcomes in one write. It returns

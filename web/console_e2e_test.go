@@ -98,6 +98,9 @@ local:
   commands:
     - name: ticker
       argv: ["/bin/sh", "-c", "for i in 1 2 3 4 5 6; do echo \"tick $i $RINGJOB_PARAMS\"; sleep 1; done"]
+    - name: sleeper
+      argv: ["/bin/sh", "-c", "echo going to sleep; exec sleep 120"]
+outbound: {allowed_cidrs: ["127.0.0.0/8"]}
 `, mysqlURL(t, dbtest.MySQL(t)), port)
 	cfgPath := filepath.Join(dir, "ringjob.yaml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o600))
@@ -167,7 +170,7 @@ func browser(t *testing.T, chromium string) context.Context {
 			}
 		}
 	})
-	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 5*time.Minute)
 	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
 	// Start the browser on the long-lived context: a step's shorter one would
 	// close it when the step ends.
@@ -220,7 +223,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	srv := startRingjob(t)
 
 	// A group with the ticker command, an owner and a viewer of it.
-	group := srv.call("POST", "groups", map[string]any{"app_name": "console-e2e", "title": "Console e2e", "members": []string{"local://ticker"}})
+	group := srv.call("POST", "groups", map[string]any{"app_name": "console-e2e", "title": "Console e2e", "members": []string{"local://ticker", "local://sleeper"},
+		"executor_token": "console-e2e-executor-token", "accept_registrations": true})
 	gid := group["id"]
 	owner := srv.call("POST", "users", map[string]any{"name": "olivia", "password": "owner-password-1234"})
 	srv.call("POST", "role-bindings", map[string]any{"role": "owner", "group_id": gid, "principal_id": owner["id"]})
@@ -237,7 +241,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			chromedp.SendKeys("#username", user, chromedp.ByQuery),
 			chromedp.SendKeys("#password", password, chromedp.ByQuery),
 			chromedp.Click("#signin", chromedp.ByQuery),
-			chromedp.WaitVisible("#job-search", chromedp.ByQuery),
+			chromedp.WaitVisible("#tile-jobs", chromedp.ByQuery), // the dashboard
 		}
 	}
 
@@ -257,8 +261,13 @@ func TestConsoleInBrowser(t *testing.T) {
 	// The owner signs in and creates a job with a bad cron: the API's field
 	// error shows under the schedule field.
 	var fieldErr string
-	run(t, ctx, "bad cron",
+	run(t, ctx, "dashboard",
 		signIn("olivia", "owner-password-1234"),
+		chromedp.WaitVisible("#runs-chart canvas", chromedp.ByQuery),
+	)
+	checkA11y(t, ctx, "dashboard")
+	run(t, ctx, "bad cron",
+		chromedp.Navigate(srv.base+"/#/jobs"),
 		chromedp.Click("#new-job", chromedp.ByQuery),
 		chromedp.WaitVisible("#f-name", chromedp.ByQuery),
 		chromedp.SendKeys("#f-name", "console-ticker", chromedp.ByQuery),
@@ -283,6 +292,15 @@ func TestConsoleInBrowser(t *testing.T) {
 		screenshot("job-form"),
 	)
 	require.Len(t, fires, 5)
+	checkA11y(t, ctx, "job form")
+	var missing []string
+	run(t, ctx, "every job field", chromedp.Evaluate(`["name","group_id","description","handler","params","schedule_type","schedule_conf","time_zone",
+		"misfire_policy","enabled","route_strategy","shard_count","pinned_targets","block_strategy","max_in_flight","timeout_sec","retry_count",
+		"retry_backoff","retry_delay_sec","retry_max_delay_sec","child_job_ids","alarm_channels"].filter(f => !document.querySelector("#f-" + f))`, &missing),
+		// Pinned targets are picked from the group's candidates.
+		chromedp.WaitVisible(`#f-pinned_targets input[value="local://ticker"]`, chromedp.ByQuery),
+	)
+	require.Empty(t, missing, "the form has every job field")
 	for _, f := range fires {
 		require.Contains(t, f, "T09:00:00+0", "9:00 in Paris, in the job's zone: %s", f)
 	}
@@ -365,6 +383,107 @@ func TestConsoleInBrowser(t *testing.T) {
 	require.Contains(t, conflict, "Someone changed this since you opened it")
 	require.Equal(t, "changed elsewhere", srv.call("GET", "jobs/"+editedID, nil)["description"])
 
+	// Kill a sleeping run: trigger the job on the sleeper target, watch it
+	// run, kill it from its page.
+	var killed string
+	run(t, ctx, "kill a sleeping run",
+		chromedp.Navigate(srv.base+"/#/jobs/"+editedID),
+		chromedp.WaitVisible("#trigger-target", chromedp.ByQuery),
+		chromedp.SetValue("#trigger-target", "local://sleeper", chromedp.ByQuery),
+		chromedp.Click("#trigger-job", chromedp.ByQuery),
+		chromedp.WaitVisible("#run-log", chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector("#run-log").textContent.includes("going to sleep") && document.querySelector("#run-state").textContent === "running"`, nil,
+			chromedp.WithPollingTimeout(20*time.Second)),
+		acceptDialogs(),
+		chromedp.Click("#kill-run", chromedp.ByQuery),
+		chromedp.Poll(`(() => { const s = document.querySelector("#run-state").textContent; return s === "killed" && s; })()`, &killed,
+			chromedp.WithPollingTimeout(20*time.Second)),
+	)
+	require.Equal(t, "killed", killed)
+	checkA11y(t, ctx, "run page")
+
+	// The runs list filters by job and state.
+	var runRows int
+	run(t, ctx, "runs list",
+		chromedp.Navigate(srv.base+"/#/runs?job_id="+editedID+"&state=killed"),
+		chromedp.WaitVisible(`tr[data-run]`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll("tr[data-run]").length`, &runRows),
+	)
+	require.Equal(t, 1, runRows, "one killed run of the job")
+	checkA11y(t, ctx, "runs list")
+
+	// Stop, copy, delete.
+	var enabledText, copyName string
+	run(t, ctx, "start and stop",
+		chromedp.Navigate(srv.base+"/#/jobs/"+editedID),
+		chromedp.WaitVisible("#start-job", chromedp.ByQuery), // created stopped
+		chromedp.Click("#start-job", chromedp.ByQuery),
+		chromedp.WaitVisible("#stop-job", chromedp.ByQuery),
+		chromedp.Click("#stop-job", chromedp.ByQuery),
+		chromedp.WaitVisible("#start-job", chromedp.ByQuery),
+		chromedp.Text("#job-enabled", &enabledText, chromedp.ByQuery),
+	)
+	require.Equal(t, "no", enabledText)
+	require.Equal(t, false, srv.call("GET", "jobs/"+editedID, nil)["enabled"])
+	run(t, ctx, "copy",
+		chromedp.Click("#copy-job", chromedp.ByQuery),
+		chromedp.WaitVisible("#f-name", chromedp.ByQuery),
+		chromedp.Value("#f-name", &copyName, chromedp.ByQuery),
+		chromedp.Click("#save-job", chromedp.ByQuery),
+		chromedp.WaitVisible("#delete-job", chromedp.ByQuery),
+	)
+	require.Equal(t, "console-ticker-copy", copyName)
+	var copyID, flashText string
+	run(t, ctx, "copy id", chromedp.Evaluate(`location.hash.match(/\d+/)[0]`, &copyID))
+	require.NotEqual(t, editedID, copyID)
+	copied := srv.call("GET", "jobs/"+copyID, nil)
+	require.Equal(t, "0 0 9 * * ?", copied["schedule_conf"], "the copy keeps the schedule")
+	require.Equal(t, "Europe/Paris", copied["time_zone"])
+	run(t, ctx, "delete",
+		acceptDialogs(),
+		chromedp.Click("#delete-job", chromedp.ByQuery),
+		chromedp.WaitVisible("#job-search", chromedp.ByQuery),
+		chromedp.Text("#flash", &flashText, chromedp.ByQuery),
+	)
+	require.Contains(t, flashText, "Deleted job “console-ticker-copy”")
+	require.Equal(t, 404, srv.status("GET", "jobs/"+copyID))
+
+	// An executor registers; the executors page lists it with its heartbeat.
+	srv.registerExecutor("console-e2e", "console-e2e-executor-token", "http://127.0.0.1:9/")
+	var execRow string
+	run(t, ctx, "executors page",
+		chromedp.Navigate(srv.base+"/#/groups"),
+		chromedp.WaitVisible("#executors tbody tr td", chromedp.ByQuery),
+		chromedp.Text("#executors tbody", &execRow, chromedp.ByQuery),
+		screenshot("executors"),
+	)
+	require.Contains(t, execRow, "http://127.0.0.1:9")
+	require.Contains(t, execRow, "console-e2e")
+	checkA11y(t, ctx, "groups and executors")
+
+	var tileJobs string
+	// The dashboard counts the runs once the reports roll them up.
+	var counted string
+	run(t, ctx, "dashboard with runs",
+		chromedp.Navigate(srv.base+"/#/?period=hour"),
+		chromedp.WaitVisible("#runs-chart canvas", chromedp.ByQuery),
+		chromedp.Poll(`(() => {
+			const n = document.querySelector("#run-totals strong");
+			if (n && n.textContent !== "0") return n.textContent;
+			if (!window.__reloading) { window.__reloading = true; setTimeout(() => { window.__reloading = false; dispatchEvent(new HashChangeEvent("hashchange")); }, 2000); }
+			return false;
+		})()`, &counted, chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Text("#tile-jobs", &tileJobs, chromedp.ByQuery),
+		screenshot("dashboard"),
+	)
+	require.NotEqual(t, "0", counted)
+	require.Regexp(t, `^Jobs\s*1\s*0 enabled$`, tileJobs, "one job, stopped")
+	run(t, ctx, "back to the jobs",
+		chromedp.Navigate(srv.base+"/#/jobs?q=ticker"),
+		chromedp.WaitVisible(`tr[data-job] a`, chromedp.ByQuery),
+	)
+	checkA11y(t, ctx, "jobs list")
+
 	// At phone width the page has no horizontal scroll.
 	var overflow bool
 	run(t, ctx, "phone width",
@@ -388,6 +507,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Click("#signout", chromedp.ByQuery),
 		chromedp.WaitVisible("#username", chromedp.ByQuery),
 		signIn("victor", "viewer-password-1234"),
+		chromedp.Navigate(srv.base+"/#/jobs"),
+		chromedp.WaitVisible("#job-search", chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelectorAll("#new-job").length`, &buttons),
 	)
 	require.Zero(t, buttons, "a viewer is not offered to create jobs")
@@ -400,6 +521,16 @@ func TestConsoleInBrowser(t *testing.T) {
 	)
 	require.Zero(t, buttons, "a viewer is not offered to edit, trigger, start or stop")
 	require.Contains(t, editMsg, "jobs.write")
+	var copyMsg, groupButtons string
+	run(t, ctx, "viewer cannot copy or edit groups",
+		chromedp.Navigate(srv.base+"/#/jobs/"+jobID+"/copy"),
+		chromedp.Poll(`(() => { const p = document.querySelector("main p[role=alert]"); return p && p.textContent; })()`, &copyMsg),
+		chromedp.Navigate(fmt.Sprintf("%s/#/groups/%v", srv.base, gid)),
+		chromedp.WaitVisible("#group-executors", chromedp.ByQuery),
+		chromedp.Evaluate(`String(document.querySelectorAll("#edit-group, #new-group, #copy-job, #delete-job").length)`, &groupButtons),
+	)
+	require.Contains(t, copyMsg, "jobs.write")
+	require.Equal(t, "0", groupButtons)
 
 	// A 403 from the API is a readable message, not a blank page: the
 	// viewer opens a job of a group they have no role on.

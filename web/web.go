@@ -28,17 +28,18 @@ var securityHeaders = map[string]string{
 	"Referrer-Policy":         "same-origin",
 }
 
-// Mount serves the console on app: the page at "/" and its files under
-// "/ui/". The console needs no permission rule of its own: the page is
+// Mount serves the console on app: the page at "/", its files under "/ui/"
+// and the vendored libraries under "/vendor/". The console needs no permission rule of its own: the page is
 // public, and what it shows comes from the API, which checks every call.
 func Mount(app fiber.Router) {
 	app.Get("/", func(c *fiber.Ctx) error { return serve(c, "index.html") })
 	app.Get("/ui/*", func(c *fiber.Ctx) error { return serve(c, "ui/"+c.Params("*")) })
+	app.Get("/vendor/*", func(c *fiber.Ctx) error { return serve(c, "vendor/"+c.Params("*")) })
 }
 
 func serve(c *fiber.Ctx, name string) error {
 	clean := path.Clean("/" + name)[1:]
-	if clean == "" || clean == "ui" {
+	if clean == "" || clean == "ui" || clean == "vendor" {
 		return fiber.ErrNotFound
 	}
 	body, err := fs.ReadFile(static, "static/"+clean)

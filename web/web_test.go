@@ -36,7 +36,12 @@ func TestMountServesTheConsole(t *testing.T) {
 	require.Equal(t, 200, code)
 	require.Contains(t, hdr["type"], "text/css")
 
-	for _, p := range []string{"/ui/missing.js", "/ui/../web.go", "/ui/%2e%2e/web.go", "/ui/"} {
+	code, body, hdr = get("/vendor/uplot-1.6.32/uPlot.esm.js")
+	require.Equal(t, 200, code, "the vendored chart library is served from the binary")
+	require.Equal(t, "text/javascript; charset=utf-8", hdr["type"])
+	require.Contains(t, body, "export")
+
+	for _, p := range []string{"/ui/missing.js", "/ui/../web.go", "/ui/%2e%2e/web.go", "/ui/", "/vendor/", "/vendor/../web.go"} {
 		code, _, _ = get(p)
 		require.Equal(t, 404, code, p)
 	}

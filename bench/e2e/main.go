@@ -63,12 +63,20 @@ type options struct {
 	profile   string
 	noCalls   bool
 	maxConns  int
+	extraYAML string
 }
 
 type rowSpec struct {
 	target string
 	jobs   int
+	// period is the seconds between a job's fires: 1 (every second) or, for
+	// a +burst row, burstPeriod: every job fires in the same second, then
+	// nothing until the next burst.
+	period int
 }
+
+// burstPeriod is the seconds between the bursts of a +burst row.
+const burstPeriod = 10
 
 var targetKinds = map[string]string{
 	"xxl-batch": "HTTP executor, minimal, batched callbacks like the Java core",
@@ -81,15 +89,20 @@ func parseRows(s string) ([]rowSpec, error) {
 	var out []rowSpec
 	for _, part := range strings.Fields(s) {
 		kind, ns, ok := strings.Cut(part, "=")
-		if _, known := targetKinds[kind]; !ok || !known {
-			return nil, fmt.Errorf("-rows: %q: want TARGET=N[,N...] with TARGET one of xxl-batch, xxl-sdk, lambda, local", part)
+		kind, mode, _ := strings.Cut(kind, "+")
+		if _, known := targetKinds[kind]; !ok || !known || (mode != "" && mode != "burst") {
+			return nil, fmt.Errorf("-rows: %q: want TARGET[+burst]=N[,N...] with TARGET one of xxl-batch, xxl-sdk, lambda, local", part)
+		}
+		period := 1
+		if mode == "burst" {
+			period = burstPeriod
 		}
 		for _, n := range strings.Split(ns, ",") {
 			v, err := strconv.Atoi(n)
 			if err != nil || v < 1 {
 				return nil, fmt.Errorf("-rows: %q: %q is not a positive number of jobs", part, n)
 			}
-			out = append(out, rowSpec{target: kind, jobs: v})
+			out = append(out, rowSpec{target: kind, jobs: v, period: period})
 		}
 	}
 	if len(out) == 0 {
@@ -108,7 +121,7 @@ func main() {
 	var o options
 	var rows, role string
 	var ro roleOptions
-	flag.StringVar(&rows, "rows", "xxl-batch=1000,5000,10000 xxl-sdk=1000,5000 lambda=1000 local=50,200", "rows to run: TARGET=N[,N...] separated by spaces; TARGET is xxl-batch, xxl-sdk, lambda or local")
+	flag.StringVar(&rows, "rows", "xxl-batch=1000,5000,10000 xxl-sdk=1000,5000 lambda=1000 local=50,200", "rows to run: TARGET[+burst]=N[,N...] separated by spaces; TARGET is xxl-batch, xxl-sdk, lambda or local; +burst: the N jobs fire all in the same second every 10 s instead of every second")
 	flag.DurationVar(&o.duration, "duration", 60*time.Second, "measured interval of each row")
 	flag.DurationVar(&o.warmup, "warmup", 5*time.Second, "time between the last job created and the interval")
 	flag.DurationVar(&o.settle, "settle", 5*time.Second, "wait after the interval before counting runs without a final state")
@@ -121,6 +134,7 @@ func main() {
 	flag.StringVar(&o.profile, "server-cpuprofile", "", "write a CPU profile of the server (20 s from the start of the interval, through /debug/pprof) to DIR/TARGET-N.pprof")
 	flag.BoolVar(&o.noCalls, "no-callbacks", false, "diagnostic: the xxl-batch executor never calls back, to see the dispatch path alone (runs stay running)")
 	flag.IntVar(&o.maxConns, "max-conns", 0, "the server's executors.max_connections_per_executor (0 = its default)")
+	flag.StringVar(&o.extraYAML, "server-yaml", "", "YAML appended to the server's configuration (for A/B runs), e.g. $'scheduler:\\n  fast_pool:\\n    workers: 1000'")
 	flag.IntVar(&o.lambdaCon, "lambda-concurrency", 64, "function processes the emulator may run at once")
 	flag.StringVar(&role, "role", "", "internal: run as a target process (xxl-batch, xxl-sdk, local-cmd)")
 	flag.StringVar(&ro.admin, "admin", "", "internal (role): server URL")

@@ -111,7 +111,7 @@ func fileExists(p string) bool {
 // statusVars are the server counters compared before and after the interval.
 var statusVars = []string{
 	"Questions", "Com_select", "Com_insert", "Com_update", "Com_delete", "Com_commit", "Com_begin", "Com_rollback",
-	"Innodb_data_fsyncs", "Innodb_log_writes", "Handler_update", "Handler_write", "Handler_read_key",
+	"Innodb_data_fsyncs", "Innodb_log_writes", "Handler_update", "Handler_write", "Handler_read_key", "Com_insert_select",
 }
 
 func globalStatus(ctx context.Context, db *sql.DB) map[string]int64 {

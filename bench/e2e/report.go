@@ -24,8 +24,12 @@ func tableRow(r *rowResult) string {
 			over += fmt.Sprintf(" (%d item sends refused or timed out)", r.CallbackFail)
 		}
 	}
+	target := r.Target
+	if r.PeriodS > 1 {
+		target += fmt.Sprintf(", all in one second every %d s", r.PeriodS)
+	}
 	return fmt.Sprintf("| %s | %d | %.0f | %d | %d | %d | %d | %.1f / %.1f / %.1f | %s | %s | %d | %.2f, %.3f | %.2f | %.2f | %.2f | %.2f | %.0f MiB |\n",
-		r.Target, r.Jobs, r.FiresPerS, r.Expected, r.Received, r.Missing, r.Duplicates,
+		target, r.Jobs, r.FiresPerS, r.Expected, r.Received, r.Missing, r.Duplicates,
 		r.Lag.P50, r.Lag.P99, r.Lag.Max, ack, over, r.NonFinal,
 		r.CPUServer, r.ServerMsFire, r.CPUDB, r.CPUTargets, r.CPUOther, r.StmtsFire, r.ServerRSSMiB)
 }
@@ -36,8 +40,9 @@ func printRow(w io.Writer, r *rowResult, header bool) {
 	}
 	fmt.Fprint(w, tableRow(r))
 	d := r.DBPerFire
-	fmt.Fprintf(os.Stderr, "   per fire: %.2f select, %.2f insert, %.2f update, %.2f commit, %.3f fsync; runs by state: %v\n",
-		d["Com_select"], d["Com_insert"], d["Com_update"], d["Com_commit"], d["Innodb_data_fsyncs"], r.RunStates)
+	fmt.Fprintf(os.Stderr, "   per fire: %.2f select, %.2f insert, %.2f insert-select, %.2f update, %.2f commit, %.3f fsync; handler: %.2f update, %.2f write; runs by state: %v\n",
+		d["Com_select"], d["Com_insert"], d["Com_insert_select"], d["Com_update"], d["Com_commit"], d["Innodb_data_fsyncs"],
+		d["Handler_update"], d["Handler_write"], r.RunStates)
 	if r.CPUOther > 0.25 {
 		fmt.Fprintf(os.Stderr, "   WARNING: other processes used %.2f cores during the interval: the machine was busy\n", r.CPUOther)
 	}

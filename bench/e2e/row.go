@@ -26,6 +26,7 @@ type rowResult struct {
 	Label        string             `json:"label,omitempty"`
 	Target       string             `json:"target"`
 	Jobs         int                `json:"jobs"`
+	PeriodS      int                `json:"period_s"` // seconds between a job's fires (all jobs fire in the same second)
 	IntervalFrom string             `json:"interval_from"`
 	IntervalS    int                `json:"interval_s"`
 	Expected     int64              `json:"fires_expected"`
@@ -64,7 +65,7 @@ func randHex(n int) string {
 func runRow(ctx context.Context, env *environment, spec rowSpec) (*rowResult, error) {
 	o := env.o
 	started := time.Now()
-	res := &rowResult{Label: o.label, Target: spec.target, Jobs: spec.jobs, Machine: env.machine, StartedAt: started.UTC().Format(time.RFC3339)}
+	res := &rowResult{Label: o.label, Target: spec.target, Jobs: spec.jobs, PeriodS: spec.period, Machine: env.machine, StartedAt: started.UTC().Format(time.RFC3339)}
 	dir, err := os.MkdirTemp(env.work, fmt.Sprintf("%s-%d-", spec.target, spec.jobs))
 	if err != nil {
 		return nil, err
@@ -142,6 +143,9 @@ local:
     - name: bench
       argv: [%q, "-role", "local-cmd", "-rec", %q]
 `, mysqlHostPart(env.serverDSN), dbName, port, adminToken, execToken, o.maxConns, lambdaEndpoint, env.self, filepath.Join(recDir, "local"))
+	if o.extraYAML != "" {
+		cfg += o.extraYAML + "\n"
+	}
 	cfgPath := filepath.Join(dir, "ringjob.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return nil, err
@@ -181,7 +185,7 @@ local:
 		children = append(children, executor)
 	}
 
-	jobIDs, err := createJobs(ctx, api, g.ID, spec.jobs)
+	jobIDs, err := createJobs(ctx, api, g.ID, spec.jobs, spec.period)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +250,7 @@ local:
 	if err != nil {
 		return nil, err
 	}
-	analyze(res, recs, jobIDs, from, to)
+	analyze(res, recs, jobIDs, from, to, spec.period)
 	costs(res, s0, s1)
 	return res, nil
 }
@@ -328,9 +332,13 @@ func (c *restClient) download(ctx context.Context, url, path string) error {
 	return os.WriteFile(path, b, 0o644)
 }
 
-// createJobs creates n enabled every-second cron jobs through the REST API,
-// 16 requests at a time.
-func createJobs(ctx context.Context, api *restClient, groupID int64, n int) (map[int64]bool, error) {
+// createJobs creates n enabled cron jobs that fire every period seconds
+// (all in the same second) through the REST API, 16 requests at a time.
+func createJobs(ctx context.Context, api *restClient, groupID int64, n, period int) (map[int64]bool, error) {
+	cron := "* * * * * ?"
+	if period > 1 {
+		cron = fmt.Sprintf("*/%d * * * * ?", period)
+	}
 	var (
 		next  atomic.Int64
 		mu    sync.Mutex
@@ -352,7 +360,7 @@ func createJobs(ctx context.Context, api *restClient, groupID int64, n int) (map
 				}
 				err := api.do(ctx, "POST", "/jobs", map[string]any{
 					"group_id": groupID, "name": fmt.Sprintf("bench-%d", i), "schedule_type": "cron",
-					"schedule_conf": "* * * * * ?", "time_zone": "UTC", "handler": "noop", "enabled": true,
+					"schedule_conf": cron, "time_zone": "UTC", "handler": "noop", "enabled": true,
 				}, &j)
 				mu.Lock()
 				if err != nil && first == nil {
@@ -438,7 +446,8 @@ func runStates(ctx context.Context, env *environment, db string, from, to time.T
 type fireKey struct{ job, schedMs int64 }
 
 // analyze counts fires and lags from what the targets recorded.
-func analyze(r *rowResult, recs []record, jobs map[int64]bool, from, to time.Time) {
+func analyze(r *rowResult, recs []record, jobs map[int64]bool, from, to time.Time, period int) {
+	periodMs := int64(period) * 1000
 	lo, hi := from.UnixMilli(), to.UnixMilli()
 	type seen struct {
 		n     int
@@ -472,7 +481,7 @@ func analyze(r *rowResult, recs []record, jobs map[int64]bool, from, to time.Tim
 		if s.n > 1 {
 			r.Duplicates += int64(s.n - 1)
 		}
-		if k.schedMs >= lo && k.schedMs < hi && k.schedMs%1000 == 0 {
+		if k.schedMs >= lo && k.schedMs < hi && k.schedMs%periodMs == 0 {
 			r.Received++
 			lags = append(lags, float64(s.first)/1e6-float64(k.schedMs))
 		}
@@ -493,7 +502,11 @@ func analyze(r *rowResult, recs []record, jobs map[int64]bool, from, to time.Tim
 			}
 		}
 	}
-	r.Expected = int64(len(jobs)) * int64(to.Sub(from)/time.Second)
+	fireTimes := int64(0) // fire seconds in the interval
+	for t := (lo + periodMs - 1) / periodMs * periodMs; t < hi; t += periodMs {
+		fireTimes++
+	}
+	r.Expected = int64(len(jobs)) * fireTimes
 	r.Missing = r.Expected - r.Received
 	r.FiresPerS = float64(r.Received) / to.Sub(from).Seconds()
 	r.Lag = percentiles(lags)

@@ -64,11 +64,13 @@ type options struct {
 	warmup     time.Duration
 	batch      int
 	pause      time.Duration
+	share      float64
 	out        string
 	label      string
 	serverBin  string
 	keep       bool
 	partition  bool
+	dbPID      int // the private mariadbd's, for its CPU time (0: unknown)
 }
 
 func main() {
@@ -90,6 +92,7 @@ func main() {
 	flag.DurationVar(&o.warmup, "warmup", 10*time.Second, "time before measuring")
 	flag.IntVar(&o.batch, "batch", 0, "retention.batch_size (0 = default)")
 	flag.DurationVar(&o.pause, "pause", 0, "retention.pause (0 = default)")
+	flag.Float64Var(&o.share, "db-share", 0, "retention.db_share (0 = default)")
 	flag.StringVar(&o.out, "out", "", "append the JSON result to this file")
 	flag.StringVar(&o.label, "label", "", "label in the result")
 	flag.StringVar(&o.serverBin, "server-bin", "", "jobs mode: time the start-up of this ringjob binary on the benchmark database")
@@ -106,6 +109,7 @@ func main() {
 		}
 		defer tw.stop()
 		o.dsn = tw.dsn()
+		o.dbPID = tw.cmd.Process.Pid
 		fmt.Fprintf(os.Stderr, "bench: private mariadbd on %s (buffer pool %s)\n", o.dsn, o.pool)
 	}
 	var res any
@@ -527,26 +531,42 @@ type purgeResult struct {
 	Done       bool    `json:"caught_up"`
 	Batch      int     `json:"batch_size"`
 	PauseMs    float64 `json:"pause_ms"`
+	DBShare    float64 `json:"db_share"`
+	// BusyS is the time spent in the purge's DELETE statements; rows per
+	// busy second is the statement's own speed, which the machine's other
+	// load changes less than the wall-clock rate.
+	BusyS          float64 `json:"busy_s"`
+	RowsPerBusySec float64 `json:"rows_per_busy_s"`
 }
 
 type bigResult struct {
-	Mode        string      `json:"mode"`
-	Label       string      `json:"label"`
-	At          string      `json:"at"`
-	Machine     machine     `json:"machine"`
-	Rows        int         `json:"rows"`
-	Partitioned bool        `json:"partitioned"`
-	Partitions  []string    `json:"partitions_dropped,omitempty"`
-	Days        int         `json:"days"`
-	RetainDays  int         `json:"retain_days"`
-	SetupS      float64     `json:"setup_s"`
-	TableMB     float64     `json:"runs_table_mb"`
-	EveryJobs   int         `json:"every_second_jobs"`
-	PhaseA      window      `json:"phase_a_lag"`
-	PhaseB      window      `json:"phase_b_lag_with_purge"`
-	Purge       purgeResult `json:"purge"`
-	Stats       []timing    `json:"stats_endpoint"`
-	PeakRSSMB   float64     `json:"peak_rss_mb"`
+	Mode        string   `json:"mode"`
+	Label       string   `json:"label"`
+	At          string   `json:"at"`
+	Machine     machine  `json:"machine"`
+	Rows        int      `json:"rows"`
+	Partitioned bool     `json:"partitioned"`
+	Partitions  []string `json:"partitions_dropped,omitempty"`
+	Days        int      `json:"days"`
+	RetainDays  int      `json:"retain_days"`
+	SetupS      float64  `json:"setup_s"`
+	TableMB     float64  `json:"runs_table_mb"`
+	EveryJobs   int      `json:"every_second_jobs"`
+	PhaseA      window   `json:"phase_a_lag"`
+	PhaseB      window   `json:"phase_b_lag_with_purge"`
+	// CPU used (in cores) by mariadbd and by the bench process (scheduler,
+	// roll-up, purge) in each phase: unlike wall-clock times, these do
+	// not grow when other processes take the CPU.
+	DBCoresA   float64 `json:"db_cores_phase_a"`
+	DBCoresB   float64 `json:"db_cores_phase_b"`
+	SelfCoresA float64 `json:"bench_cores_phase_a"`
+	SelfCoresB float64 `json:"bench_cores_phase_b"`
+	// PurgeCPUPerMRows is the CPU seconds (mariadbd + bench, phase B minus
+	// phase A's rate) per million runs purged.
+	PurgeCPUPerMRows float64     `json:"purge_cpu_s_per_million_rows,omitempty"`
+	Purge            purgeResult `json:"purge"`
+	Stats            []timing    `json:"stats_endpoint"`
+	PeakRSSMB        float64     `json:"peak_rss_mb"`
 }
 
 func runBigTable(ctx context.Context, o options) (*bigResult, error) {
@@ -660,9 +680,12 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 	roll.Start(ctx)
 	defer roll.Stop()
 
+	sleepUntil(ctx, time.Unix(phaseA, 0))
+	cpuA := takeCPU(o.dbPID)
 	sleepUntil(ctx, time.Unix(phaseB, 0))
+	cpuB := takeCPU(o.dbPID)
 	logf("phase B: retention purges runs older than %d days while 1,000 jobs fire every second", o.retainDays)
-	w, err := retention.New(retention.Options{Config: retention.Config{Runs: retention.Age(time.Duration(o.retainDays) * 24 * time.Hour), BatchSize: o.batch, Pause: o.pause, Partitioned: o.partition},
+	w, err := retention.New(retention.Options{Config: retention.Config{Runs: retention.Age(time.Duration(o.retainDays) * 24 * time.Hour), BatchSize: o.batch, Pause: o.pause, DBShare: o.share, Partitioned: o.partition},
 		Store: e.st, Node: "bench-node", Log: quietLog(), CountedOnly: true})
 	if err != nil {
 		return nil, err
@@ -673,7 +696,7 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 		defer close(purgeDone)
 		pt := time.Now()
 		res, err := w.Cycle(pctx)
-		r.Purge = purgeResult{Purged: res.Runs, LogsPurged: res.Logs, Seconds: time.Since(pt).Seconds(), Done: err == nil}
+		r.Purge = purgeResult{Purged: res.Runs, LogsPurged: res.Logs, Seconds: time.Since(pt).Seconds(), Done: err == nil, BusyS: res.Busy.Seconds()}
 		r.Partitions = res.Dropped
 		if len(res.Dropped) > 0 {
 			r.Purge.Purged += old
@@ -685,8 +708,19 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 	sleepUntil(ctx, stopAt)
 	pcancel()
 	<-purgeDone
-	cfg := retention.Config{BatchSize: o.batch, Pause: o.pause}.WithDefaults()
-	r.Purge.Batch, r.Purge.PauseMs = cfg.BatchSize, float64(cfg.Pause.Microseconds())/1000
+	cpuEnd := takeCPU(o.dbPID)
+	r.DBCoresA, r.SelfCoresA = cpuB.cores(cpuA)
+	r.DBCoresB, r.SelfCoresB = cpuEnd.cores(cpuB)
+	if r.Purge.Purged > 0 {
+		secsB := cpuEnd.wall.Sub(cpuB.wall).Seconds()
+		extra := (r.DBCoresB + r.SelfCoresB - r.DBCoresA - r.SelfCoresA) * secsB
+		r.PurgeCPUPerMRows = extra / float64(r.Purge.Purged) * 1e6
+	}
+	cfg := retention.Config{BatchSize: o.batch, Pause: o.pause, DBShare: o.share}.WithDefaults()
+	r.Purge.Batch, r.Purge.PauseMs, r.Purge.DBShare = cfg.BatchSize, float64(cfg.Pause.Microseconds())/1000, cfg.DBShare
+	if r.Purge.BusyS > 0 {
+		r.Purge.RowsPerBusySec = float64(r.Purge.Purged) / r.Purge.BusyS
+	}
 	if r.Purge.Seconds > 0 {
 		r.Purge.RowsPerSec = float64(r.Purge.Purged) / r.Purge.Seconds
 	}
@@ -709,4 +743,41 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 	}
 	r.PeakRSSMB = peakRSS()
 	return r, ctx.Err()
+}
+
+// cpuSample is the CPU time used so far by mariadbd and by this process.
+type cpuSample struct {
+	wall     time.Time
+	db, self time.Duration
+}
+
+func takeCPU(dbPID int) cpuSample {
+	c := cpuSample{wall: time.Now()}
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		c.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	if dbPID > 0 {
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(dbPID) + "/stat"); err == nil {
+			// Fields after the command name (which may hold spaces): utime
+			// and stime are the 14th and 15th fields, in clock ticks (100/s).
+			f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+			if len(f) > 12 {
+				ut, _ := strconv.ParseInt(f[11], 10, 64)
+				st, _ := strconv.ParseInt(f[12], 10, 64)
+				c.db = time.Duration(ut+st) * 10 * time.Millisecond
+			}
+		}
+	}
+	return c
+}
+
+// cores is the CPU used between since and c, in cores, by mariadbd and by
+// this process.
+func (c cpuSample) cores(since cpuSample) (db, self float64) {
+	secs := c.wall.Sub(since.wall).Seconds()
+	if secs <= 0 {
+		return 0, 0
+	}
+	return (c.db - since.db).Seconds() / secs, (c.self - since.self).Seconds() / secs
 }

@@ -127,7 +127,7 @@ func (a *app) saveCLIConfig(c *cliConfig) error {
 // addClientFlags gives a command (and its subcommands) the flags of the
 // API commands: which context to use.
 func addClientFlags(cmd *cobra.Command) {
-	cmd.PersistentFlags().String("context", "", "the context (server and token) to use instead of the current one (see `ringjob context list`)")
+	cmd.PersistentFlags().String("context", "", "use the context `NAME` (server and token) instead of the current one")
 }
 
 // target is the server and token an API command talks to, and where they

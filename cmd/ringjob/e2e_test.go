@@ -116,6 +116,10 @@ local:
       params_as_arg: true
     - name: nap
       argv: ["/bin/sleep", "3"]
+    - name: fail
+      argv: ["/bin/sh", "-c", "echo failing; exit 3"]
+    - name: talk
+      argv: ["/bin/sh", "-c", "echo one; sleep 1; echo two"]
 `, dbURL, port) + extra
 	cfgPath := filepath.Join(dir, "ringjob.yaml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o600))

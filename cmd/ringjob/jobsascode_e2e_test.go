@@ -22,9 +22,9 @@ type cliRun struct {
 	code           int
 }
 
-// cli runs the real binary with env (KEY=VALUE) on top of a clean
+// jac runs the real binary with env (KEY=VALUE) on top of a clean
 // environment: its own config directory, no RINGJOB_* of the test's.
-func cli(t *testing.T, env []string, args ...string) cliRun {
+func jac(t *testing.T, env []string, args ...string) cliRun {
 	t.Helper()
 	cmd := exec.Command(ringjobBinary(t), args...)
 	cmd.Env = cliEnv(env)
@@ -135,7 +135,7 @@ func TestJobsAsCode(t *testing.T) {
 	env := []string{"XDG_CONFIG_HOME=" + filepath.Join(work, "config"), "RINGJOB_URL=" + staging.base, "RINGJOB_TOKEN=" + staging.token}
 
 	t.Run("diff shows what apply would do and exits 1", func(t *testing.T) {
-		r := cli(t, env, "diff", "-f", jobs)
+		r := jac(t, env, "diff", "-f", jobs)
 		require.Equal(t, 1, r.code, r.stderr)
 		for _, want := range []string{"+ group billing", "+ group reports", "+ job billing/close-books", "+ job billing/notify", "+ job reports/weekly",
 			"Plan: 5 to create, 0 to update, 0 to delete, 0 unchanged."} {
@@ -144,14 +144,14 @@ func TestJobsAsCode(t *testing.T) {
 	})
 
 	t.Run("--dry-run changes nothing", func(t *testing.T) {
-		r := cli(t, env, "apply", "-f", jobs, "--dry-run")
+		r := jac(t, env, "apply", "-f", jobs, "--dry-run")
 		require.Equal(t, 0, r.code, r.stderr)
 		require.Contains(t, r.stdout, "Dry run: nothing was applied.")
 		require.Equal(t, 0, jobCount(t, staging))
 	})
 
 	t.Run("apply, then nothing to change", func(t *testing.T) {
-		r := cli(t, env, "apply", "-f", jobs)
+		r := jac(t, env, "apply", "-f", jobs)
 		require.Equal(t, 0, r.code, r.stderr)
 		require.Contains(t, r.stdout, "Applied: 5 created, 0 updated, 0 deleted.")
 		require.Equal(t, 3, jobCount(t, staging))
@@ -163,39 +163,39 @@ func TestJobsAsCode(t *testing.T) {
 		_, notify := getJob(t, staging, "billing/notify")
 		require.Equal(t, []any{notify["id"]}, j["child_job_ids"])
 
-		r = cli(t, env, "diff", "-f", jobs)
+		r = jac(t, env, "diff", "-f", jobs)
 		require.Equal(t, 0, r.code, r.stdout+r.stderr)
-		r = cli(t, env, "apply", "-f", jobs)
+		r = jac(t, env, "apply", "-f", jobs)
 		require.Equal(t, 0, r.code)
 		require.Contains(t, r.stdout, "Nothing to change.")
 	})
 
 	t.Run("export round trip changes nothing", func(t *testing.T) {
 		out := filepath.Join(work, "exported") + "/"
-		r := cli(t, env, "export", "-o", out)
+		r := jac(t, env, "export", "-o", out)
 		require.Equal(t, 0, r.code, r.stderr)
 		require.FileExists(t, filepath.Join(out, "billing.yaml"))
 		require.FileExists(t, filepath.Join(out, "reports.yaml"))
-		r = cli(t, env, "diff", "-f", out)
+		r = jac(t, env, "diff", "-f", out)
 		require.Equal(t, 0, r.code, r.stdout)
-		r = cli(t, env, "export", "--group", "billing")
+		r = jac(t, env, "export", "--group", "billing")
 		require.Equal(t, 0, r.code, r.stderr)
 		require.Contains(t, r.stdout, "name: close-books")
 		require.NotContains(t, r.stdout, "reports/weekly")
 		one := filepath.Join(work, "one.yaml")
 		writeFile(t, one, r.stdout)
-		r = cli(t, env, "apply", "-f", one, "--group", "billing", "--prune")
+		r = jac(t, env, "apply", "-f", one, "--group", "billing", "--prune")
 		require.Equal(t, 0, r.code, r.stderr)
 		require.Contains(t, r.stdout, "Nothing to change.")
 	})
 
 	t.Run("an edit is an update of that field", func(t *testing.T) {
 		writeFile(t, filepath.Join(jobs, "billing.yaml"), strings.Replace(billingYAML, "description: tell finance", "description: tell finance and ops", 1))
-		r := cli(t, env, "diff", "-f", jobs)
+		r := jac(t, env, "diff", "-f", jobs)
 		require.Equal(t, 1, r.code)
 		require.Contains(t, r.stdout, "~ job billing/notify\n    description: \"tell finance\" -> \"tell finance and ops\"\n")
 		require.Contains(t, r.stdout, "Plan: 0 to create, 1 to update, 0 to delete, 4 unchanged.")
-		r = cli(t, env, "apply", "-f", jobs)
+		r = jac(t, env, "apply", "-f", jobs)
 		require.Equal(t, 0, r.code, r.stderr)
 		_, j := getJob(t, staging, "billing/notify")
 		require.Equal(t, "tell finance and ops", j["description"])
@@ -206,12 +206,12 @@ func TestJobsAsCode(t *testing.T) {
 		gid := g["items"].([]any)[0].(map[string]any)["group_id"]
 		code, _ := staging.call("POST", "/api/v1/jobs", map[string]any{"group_id": gid, "name": "by-hand"}, nil)
 		require.Equal(t, 201, code)
-		r := cli(t, env, "apply", "-f", jobs)
+		r := jac(t, env, "apply", "-f", jobs)
 		require.Contains(t, r.stdout, "Nothing to change.")
-		r = cli(t, env, "apply", "-f", jobs, "--prune", "--dry-run")
+		r = jac(t, env, "apply", "-f", jobs, "--prune", "--dry-run")
 		require.Contains(t, r.stdout, "- job billing/by-hand")
 		require.Equal(t, 4, jobCount(t, staging))
-		r = cli(t, env, "apply", "-f", jobs, "--prune")
+		r = jac(t, env, "apply", "-f", jobs, "--prune")
 		require.Equal(t, 0, r.code, r.stderr)
 		require.Contains(t, r.stdout, "Applied: 0 created, 0 updated, 1 deleted.")
 		code, _ = getJob(t, staging, "billing/by-hand")
@@ -237,7 +237,7 @@ jobs:
     name: last-new
 `)
 		before := jobCount(t, staging)
-		r := cli(t, env, "apply", "-f", bad)
+		r := jac(t, env, "apply", "-f", bad)
 		require.Equal(t, 1, r.code)
 		require.Contains(t, r.stderr, "bad.yaml:9: schedule_conf: ")
 		require.Contains(t, r.stderr, "bad.yaml:10: retry_count: must be a whole number, got \"lots\"")
@@ -247,7 +247,7 @@ jobs:
 
 		// Problems only the server can see are placed in the file too.
 		writeFile(t, bad, "jobs:\n  - group: billing\n    name: first-new\n  - group: billing\n    name: second-new\n    children: [billing/ghost]\n  - group: nowhere\n    name: x\n")
-		r = cli(t, env, "apply", "-f", bad)
+		r = jac(t, env, "apply", "-f", bad)
 		require.Equal(t, 1, r.code)
 		require.Contains(t, r.stderr, "bad.yaml:6: children[0]: job billing/ghost does not exist")
 		require.Contains(t, r.stderr, "bad.yaml:7: app_name: group \"nowhere\" does not exist")
@@ -291,7 +291,7 @@ jobs:
 		require.Equal(t, float64(600), j["timeout_sec"])
 		require.Equal(t, "edited-meanwhile", j["handler"])
 		writeFile(t, filepath.Join(jobs, "billing.yaml"), strings.Replace(billingYAML, "description: tell finance", "description: tell finance and ops", 1))
-		require.Equal(t, 0, cli(t, env, "apply", "-f", jobs).code)
+		require.Equal(t, 0, jac(t, env, "apply", "-f", jobs).code)
 	})
 
 	t.Run("a token that may not edit a group fails before any change", func(t *testing.T) {
@@ -309,29 +309,29 @@ jobs:
 		limited := []string{env[0], "RINGJOB_URL=" + staging.base, "RINGJOB_TOKEN=" + tok["token"].(string)}
 		writeFile(t, filepath.Join(jobs, "reports", "reports.yml"), strings.Replace(reportsYAML, "schedule_conf: 3600", "schedule_conf: 7200", 1))
 		writeFile(t, filepath.Join(jobs, "billing.yaml"), strings.Replace(billingYAML, "retry_count: 2", "retry_count: 3", 1))
-		r := cli(t, limited, "apply", "-f", jobs)
+		r := jac(t, limited, "apply", "-f", jobs)
 		require.Equal(t, 1, r.code)
 		require.Contains(t, r.stderr, "permission denied: missing jobs.read on group", "refused at the plan, before anything could change")
 		require.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, "one line: %s", r.stderr)
 		_, w := getJob(t, staging, "reports/weekly")
 		require.Equal(t, "3600", w["schedule_conf"], "its own group's change did not land either")
-		r = cli(t, limited, "apply", "-f", filepath.Join(jobs, "reports"))
+		r = jac(t, limited, "apply", "-f", filepath.Join(jobs, "reports"))
 		require.Equal(t, 0, r.code, r.stderr)
 		_, w = getJob(t, staging, "reports/weekly")
 		require.Equal(t, "7200", w["schedule_conf"])
-		require.Equal(t, 0, cli(t, env, "apply", "-f", jobs).code)
+		require.Equal(t, 0, jac(t, env, "apply", "-f", jobs).code)
 	})
 
 	t.Run("unreachable server and refused token say so in one line", func(t *testing.T) {
-		r := cli(t, []string{env[0], "RINGJOB_URL=http://127.0.0.1:1", "RINGJOB_TOKEN=x"}, "apply", "-f", jobs)
+		r := jac(t, []string{env[0], "RINGJOB_URL=http://127.0.0.1:1", "RINGJOB_TOKEN=x"}, "apply", "-f", jobs)
 		require.Equal(t, 1, r.code)
 		require.Contains(t, r.stderr, "cannot reach the server at http://127.0.0.1:1")
 		require.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, r.stderr)
-		r = cli(t, []string{env[0], "RINGJOB_URL=" + staging.base, "RINGJOB_TOKEN=rj_expired_or_revoked_token_000000000000"}, "diff", "-f", jobs)
+		r = jac(t, []string{env[0], "RINGJOB_URL=" + staging.base, "RINGJOB_TOKEN=rj_expired_or_revoked_token_000000000000"}, "diff", "-f", jobs)
 		require.Equal(t, 2, r.code)
 		require.Contains(t, r.stderr, "the server refused the token")
 		require.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, r.stderr)
-		require.Equal(t, 2, cli(t, env, "diff").code, "no -f is a usage error")
+		require.Equal(t, 2, jac(t, env, "diff").code, "no -f is a usage error")
 	})
 
 	t.Run("sync between two servers with a mapping", func(t *testing.T) {
@@ -350,13 +350,13 @@ contexts:
 		writeFile(t, mapping, "groups:\n  billing: billing-prod\ntargets:\n  \"local://hello\": \"local://env\"\n")
 		ctxEnv := []string{env[0]}
 
-		r := cli(t, ctxEnv, "sync", "--from", "staging", "--to", "prod", "--map", mapping, "--dry-run")
+		r := jac(t, ctxEnv, "sync", "--from", "staging", "--to", "prod", "--map", mapping, "--dry-run")
 		require.Equal(t, 0, r.code, r.stderr)
 		require.Contains(t, r.stdout, "Plan for context prod:")
 		require.Contains(t, r.stdout, "+ job billing-prod/close-books")
 		require.Equal(t, 0, jobCount(t, prod))
 
-		r = cli(t, ctxEnv, "sync", "--from", "staging", "--to", "prod", "--map", mapping)
+		r = jac(t, ctxEnv, "sync", "--from", "staging", "--to", "prod", "--map", mapping)
 		require.Equal(t, 0, r.code, r.stderr)
 		require.Contains(t, r.stdout, "Applied: 5 created")
 		code, j := getJob(t, prod, "billing-prod/close-books")
@@ -367,7 +367,7 @@ contexts:
 		_, weekly := getJob(t, prod, "reports/weekly")
 		require.Equal(t, []any{notify["id"]}, weekly["child_job_ids"], "a child in a mapped group follows the mapping")
 
-		r = cli(t, ctxEnv, "sync", "--from", "staging", "--to", "prod", "--map", mapping)
+		r = jac(t, ctxEnv, "sync", "--from", "staging", "--to", "prod", "--map", mapping)
 		require.Equal(t, 0, r.code, r.stderr)
 		require.Contains(t, r.stdout, "Nothing to change.")
 
@@ -375,7 +375,7 @@ contexts:
 		// synced group only.
 		code, _ = prod.call("POST", "/api/v1/jobs", map[string]any{"group_id": j["group_id"], "name": "prod-only"}, nil)
 		require.Equal(t, 201, code)
-		r = cli(t, ctxEnv, "sync", "--from", "staging", "--to", "prod", "--map", mapping, "--group", "billing", "--prune")
+		r = jac(t, ctxEnv, "sync", "--from", "staging", "--to", "prod", "--map", mapping, "--group", "billing", "--prune")
 		require.Equal(t, 0, r.code, r.stderr)
 		require.Contains(t, r.stdout, "- job billing-prod/prod-only")
 		require.Contains(t, r.stdout, "Applied: 0 created, 0 updated, 1 deleted.")

@@ -44,7 +44,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 // constructor here and lives in its own file.
 func (a *app) commandGroups() []func() *cobra.Command {
 	return []func() *cobra.Command{
+		// On the server host, with the database.
 		a.newServerCommand, a.newMigrateCommand, a.newAdminCommand, a.newDevCommand, a.newVersionCommand,
+		// Clients of the REST API (contexts.go: apiClient).
+		a.newLoginCommand, a.newContextCommand, a.newJobsCommand, a.newRunsCommand, a.newGroupsCommand,
+		a.newExecutorsCommand, a.newNextFiresCommand,
+		// Jobs as code (jobsascode.go).
 		a.newExportCommand, a.newApplyCommand, a.newDiffCommand, a.newSyncCommand,
 	}
 }

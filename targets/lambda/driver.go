@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"sync"
 	"time"
 
@@ -23,6 +24,13 @@ import (
 
 // sinkTimeout bounds each call the driver makes to the sink.
 const sinkTimeout = 10 * time.Second
+
+// idleConnsPerEndpoint is how many idle connections the driver's own HTTP
+// client keeps to a Lambda endpoint. The SDK's default (Go's 10 per host)
+// made every synchronous invoke beyond ten at a time open a connection of
+// its own; each invoke holds one for its whole duration, so a busy second
+// needs many.
+const idleConnsPerEndpoint = 256
 
 // lastLine reads past any log, to learn only whether a run has ended.
 const lastLine = math.MaxInt32
@@ -100,7 +108,10 @@ func New(cfg Config) (*Driver, error) {
 	var hc aws.HTTPClient = cfg.HTTPClient
 	if cfg.HTTPClient == nil {
 		if bc, ok := awsCfg.HTTPClient.(*awshttp.BuildableClient); ok {
-			hc = bc.Freeze()
+			hc = bc.WithTransportOptions(func(t *http.Transport) {
+				t.MaxIdleConns = idleConnsPerEndpoint
+				t.MaxIdleConnsPerHost = idleConnsPerEndpoint
+			}).Freeze()
 		} else {
 			hc = awsCfg.HTTPClient
 		}

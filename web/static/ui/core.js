@@ -58,7 +58,7 @@ export function h(tag, attrs, ...children) {
 
 // render replaces the page's content and titles the tab after its h1.
 export function render(...nodes) {
-  main.replaceChildren(...nodes);
+  main.replaceChildren(...nodes.flat().filter((n) => n !== null && n !== undefined && n !== false));
   const h1 = main.querySelector("h1");
   if (h1) document.title = h1.textContent + " · Ringjob";
 }

@@ -1,48 +1,65 @@
 // Jobs: the list with search and filters, the job page (trigger, start/stop,
 // last runs), the job form.
 import { APIError, call, get, post, query } from "./api.js";
-import { can, canAnywhere, describe, duration, flash, flashNext, h, render, when } from "./core.js";
+import { can, canAnywhere, describe, duration, flash, flashNext, h, render, stateBadge, when, whenIn } from "./core.js";
 
 // ---- jobs list
 
+const scheduleTypes = ["none", "cron", "fixed_rate", "at"];
+
+function scheduleText(j) {
+  return j.schedule_type === "none" ? "by hand" : `${j.schedule_type} ${j.schedule_conf}`;
+}
+
 async function jobsPage(params) {
-  const name = params.get("name") || "";
+  const f = { q: params.get("q") || params.get("name") || "", group_id: params.get("group_id") || "", enabled: params.get("enabled") || "", schedule_type: params.get("schedule_type") || "" };
   const cursor = params.get("cursor") || "";
   const prev = params.getAll("prev");
-  const search = h("input", { id: "job-search", name: "name", type: "search", value: name, placeholder: "part of the name" });
-  const toolbar = h("form", { class: "toolbar", role: "search", onsubmit: (ev) => {
+  const groups = (await get("groups" + query({ limit: 500 }))).items;
+  const groupName = Object.fromEntries(groups.map((g) => [g.id, g.title || g.app_name]));
+  const search = h("input", { id: "job-search", name: "q", type: "search", value: f.q, placeholder: "name, handler or target" });
+  const sel = (id, name, label, options, value) => h("div", {}, h("label", { for: id }, label),
+    h("select", { id, name }, options.map(([v, t]) => h("option", { value: v, selected: String(v) === value }, t))));
+  const toolbar = h("form", { class: "filters", role: "search", onsubmit: (ev) => {
     ev.preventDefault();
-    location.hash = "#/jobs" + query({ name: search.value.trim() });
+    const fd = new FormData(toolbar);
+    location.hash = "#/jobs" + query({ q: String(fd.get("q")).trim(), group_id: fd.get("group_id"), enabled: fd.get("enabled"), schedule_type: fd.get("schedule_type") });
   } },
-    h("div", {}, h("label", { for: "job-search" }, "Search jobs by name"), search),
-    h("button", { type: "submit" }, "Search"),
-    canAnywhere("jobs.write") ? h("a", { class: "button secondary", href: "#/jobs/new", id: "new-job" }, "New job") : null);
+    h("div", {}, h("label", { for: "job-search" }, "Search jobs"), search),
+    sel("job-group", "group_id", "Group", [["", "All groups"], ...groups.map((g) => [g.id, g.title || g.app_name])], f.group_id),
+    sel("job-enabled", "enabled", "Scheduling", [["", "Started and stopped"], ["true", "Started"], ["false", "Stopped"]], f.enabled),
+    sel("job-schedule-type", "schedule_type", "Schedule type", [["", "Any"], ...scheduleTypes.map((t) => [t, t])], f.schedule_type),
+    h("div", { class: "actions" }, h("button", { type: "submit", id: "job-search-go" }, "Search"),
+      canAnywhere("jobs.write") ? h("a", { class: "button secondary", href: "#/jobs/new", id: "new-job" }, "New job") : null));
   const body = h("tbody");
-  const table = h("div", { class: "table-wrap" }, h("table", {},
-    h("caption", { class: "hint" }, name ? `Jobs whose name contains “${name}”` : "All jobs you may see"),
-    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Name"), h("th", { scope: "col" }, "Schedule"),
+  const filtered = f.q || f.group_id || f.enabled || f.schedule_type;
+  const tableEl = h("div", { class: "table-wrap" }, h("table", { id: "jobs" },
+    h("caption", { class: "hint" }, filtered ? "Jobs that match the search, by id" : "All jobs you may see, by id"),
+    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Name"), h("th", { scope: "col", class: "optional" }, "Group"), h("th", { scope: "col" }, "Schedule"),
       h("th", { scope: "col", class: "optional" }, "Handler"), h("th", { scope: "col" }, "Enabled"),
       h("th", { scope: "col", class: "optional" }, "Next fire"))), body));
   const pager = h("div", { class: "actions" });
-  render(h("h1", {}, "Jobs"), toolbar, table, pager);
-  const page = await get("jobs" + query({ name, cursor, limit: 50 }));
-  if (page.items.length === 0) body.append(h("tr", {}, h("td", { colspan: 5 }, "No jobs.")));
+  render(h("h1", {}, "Jobs"), toolbar, tableEl, pager);
+  const page = await get("jobs" + query({ ...f, cursor, limit: 50 }));
+  if (page.items.length === 0) body.append(h("tr", {}, h("td", { colspan: 6 }, page.next_cursor ? "No match on this page; look at the next." : "No jobs.")));
   for (const j of page.items) {
     body.append(h("tr", { "data-job": j.id },
       h("td", {}, h("a", { href: `#/jobs/${j.id}` }, j.name)),
-      h("td", {}, j.schedule_type === "none" ? "by hand" : `${j.schedule_type} ${j.schedule_conf}`),
+      h("td", { class: "optional" }, groupName[j.group_id] || `group ${j.group_id}`),
+      h("td", {}, scheduleText(j)),
       h("td", { class: "optional" }, j.handler || "—"),
       h("td", {}, j.enabled ? "yes" : "no"),
-      h("td", { class: "optional" }, when(j.next_fire_at))));
+      h("td", { class: "optional" }, whenIn(j.next_fire_at, j.time_zone))));
   }
+  const base = Object.fromEntries(Object.entries(f).filter(([, v]) => v));
   if (cursor) {
-    const back = new URLSearchParams({ name });
+    const back = new URLSearchParams(base);
     prev.slice(0, -1).forEach((p) => back.append("prev", p));
     if (prev.length && prev[prev.length - 1]) back.set("cursor", prev[prev.length - 1]);
     pager.append(h("a", { class: "button secondary", href: "#/jobs?" + back }, "Previous page"));
   }
   if (page.next_cursor) {
-    const next = new URLSearchParams({ name, cursor: page.next_cursor });
+    const next = new URLSearchParams({ ...base, cursor: page.next_cursor });
     prev.forEach((p) => next.append("prev", p));
     next.append("prev", cursor);
     pager.append(h("a", { class: "button secondary", href: "#/jobs?" + next, id: "next-page" }, "Next page"));
@@ -51,65 +68,121 @@ async function jobsPage(params) {
 
 // ---- job form
 
-const jobFields = [
-  // [field, label, kind, options/hint]
-  ["name", "Name", "text"],
-  ["group_id", "Group", "group"],
-  ["description", "Description", "text"],
-  ["schedule_type", "Schedule type", "select", ["none", "cron", "fixed_rate", "at"]],
-  ["schedule_conf", "Schedule", "text", "cron: six fields with seconds, e.g. 0 */5 * * * ?; fixed_rate: seconds; at: RFC 3339 time"],
-  ["time_zone", "Time zone", "text", "IANA name, e.g. Europe/Paris; empty means UTC"],
-  ["handler", "Handler", "text", "the executor's job handler (empty for local and Lambda targets)"],
-  ["params", "Default params", "textarea"],
-  ["route_strategy", "Route strategy", "select", ["first", "last", "round", "random", "consistent_hash", "lfu", "lru", "failover", "busyover", "sharding"]],
-  ["block_strategy", "When a run is still running", "select", ["SERIAL_EXECUTION", "DISCARD_LATER", "COVER_EARLY"]],
-  ["misfire_policy", "Misfire policy", "select", ["do_nothing", "fire_once_now"]],
-  ["timeout_sec", "Timeout (seconds, 0 = none)", "number"],
-  ["retry_count", "Retries", "number"],
-  ["enabled", "Enabled (fires on its schedule)", "checkbox"],
-];
+const routeStrategies = ["first", "last", "round", "random", "consistent_hash", "lfu", "lru", "failover", "busyover", "sharding"];
 
-async function jobFormPage(id) {
+// Every field of a job, in the form's order and sections:
+// [field, label, kind, options or hint].
+const jobSections = [
+  ["What", [
+    ["name", "Name", "text"],
+    ["group_id", "Group", "group"],
+    ["description", "Description", "text"],
+    ["handler", "Handler", "text", "the executor's job handler (empty for local and Lambda targets)"],
+    ["params", "Default params", "textarea"],
+  ]],
+  ["When", [
+    ["schedule_type", "Schedule type", "select", scheduleTypes],
+    ["schedule_conf", "Schedule", "text", "cron: six fields with seconds, e.g. 0 */5 * * * ?; fixed_rate: seconds; at: RFC 3339 time"],
+    ["time_zone", "Time zone", "text", "IANA name, e.g. Europe/Paris; empty means UTC"],
+    ["misfire_policy", "Misfire policy", "select", ["do_nothing", "fire_once_now"]],
+    ["enabled", "Enabled (fires on its schedule)", "checkbox"],
+  ]],
+  ["Where", [
+    ["route_strategy", "Route strategy", "select", routeStrategies],
+    ["shard_count", "Shards (sharding broadcast: 0 = one per candidate)", "number"],
+    ["pinned_targets", "Pinned targets", "targets", "only these of the group's candidates; none checked = all"],
+  ]],
+  ["How", [
+    ["block_strategy", "When a run is still running", "select", ["SERIAL_EXECUTION", "DISCARD_LATER", "COVER_EARLY"]],
+    ["max_in_flight", "Max runs in flight (0 = no limit)", "number"],
+    ["timeout_sec", "Timeout (seconds, 0 = none)", "number"],
+    ["retry_count", "Retries", "number"],
+    ["retry_backoff", "Retry backoff", "select", ["fixed", "exponential"]],
+    ["retry_delay_sec", "Retry delay (seconds)", "number"],
+    ["retry_max_delay_sec", "Longest retry delay (seconds, 0 = no cap)", "number"],
+    ["child_job_ids", "Child jobs (ids, comma separated)", "ids", "run after a success of this job"],
+    ["alarm_channels", "Alarm channels (names, comma separated)", "list", "where failures are reported"],
+  ]],
+];
+const jobFields = jobSections.flatMap(([, fs]) => fs);
+
+const newJob = { schedule_type: "cron", schedule_conf: "", time_zone: Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC", route_strategy: "first",
+  block_strategy: "SERIAL_EXECUTION", misfire_policy: "do_nothing", retry_backoff: "fixed", shard_count: 1, enabled: true };
+
+// candidates are where a job of group g may run: its static members and
+// the executors that registered under its app name.
+async function candidates(g) {
+  if (!g) return [];
+  const execs = await get("executors" + query({ group_id: g.id })).catch(() => ({ items: [] }));
+  return [...new Set([...g.members, ...execs.items.map((e) => e.address)])];
+}
+
+// jobFormPage edits job id, creates a job, or (copyOf) creates a copy.
+async function jobFormPage(id, copyOf) {
   const editing = id !== undefined;
   const meta = {}; // the job's ETag: a save is refused if someone changed it since
-  const [job, groups] = await Promise.all([
-    editing ? call("GET", `jobs/${id}`, undefined, undefined, meta) : Promise.resolve({ schedule_type: "cron", time_zone: "UTC", route_strategy: "first", block_strategy: "SERIAL_EXECUTION", misfire_policy: "do_nothing", enabled: true }),
+  const [loaded, groups] = await Promise.all([
+    editing ? call("GET", `jobs/${id}`, undefined, undefined, meta) : copyOf ? get(`jobs/${copyOf}`) : Promise.resolve(newJob),
     get("groups" + query({ limit: 500 })),
   ]);
+  const job = copyOf ? { ...loaded, name: `${loaded.name}-copy`, enabled: false } : loaded;
   const writable = groups.items.filter((g) => can("jobs.write", g.id));
+  const title = editing ? `Edit job “${job.name}”` : copyOf ? `Copy of “${loaded.name}”` : "New job";
   if (editing && !can("jobs.write", job.group_id)) {
     render(h("h1", {}, "Edit job"), h("p", { role: "alert" }, "You may see this job but not edit it: editing needs the “jobs.write” permission on its group."));
     return;
   }
+  if (writable.length === 0) {
+    render(h("h1", {}, title), h("p", { role: "alert" }, "You may not create jobs: that needs the “jobs.write” permission on a group."));
+    return;
+  }
   const inputs = {};
   const errors = {};
-  const grid = h("div", { class: "grid" });
-  for (const [f, label, kind, extra] of jobFields) {
-    const idAttr = "f-" + f;
-    let input;
-    if (kind === "select") {
-      input = h("select", { id: idAttr, name: f }, extra.map((o) => h("option", { value: o, selected: job[f] === o }, o)));
-    } else if (kind === "group") {
-      input = h("select", { id: idAttr, name: f }, writable.map((g) => h("option", { value: g.id, selected: job.group_id === g.id }, `${g.title || g.app_name} (${g.app_name})`)));
-    } else if (kind === "textarea") {
-      input = h("textarea", { id: idAttr, name: f, rows: 2 });
-      input.value = job[f] || "";
-    } else if (kind === "checkbox") {
-      input = h("input", { id: idAttr, name: f, type: "checkbox", checked: !!job[f] });
-    } else {
-      input = h("input", { id: idAttr, name: f, type: kind, value: job[f] ?? (kind === "number" ? 0 : "") });
-    }
-    const hintId = idAttr + "-hint";
-    const errId = idAttr + "-error";
-    errors[f] = h("div", { class: "field-error", id: errId, "aria-live": "polite" });
-    if (kind !== "select" && kind !== "group" && typeof extra === "string") input.setAttribute("aria-describedby", hintId + " " + errId);
-    else input.setAttribute("aria-describedby", errId);
-    inputs[f] = input;
-    grid.append(h("div", {},
-      kind === "checkbox" ? h("label", { for: idAttr }, input, " ", label) : [h("label", { for: idAttr }, label), input],
-      typeof extra === "string" ? h("div", { class: "hint", id: hintId }, extra) : null,
-      errors[f]));
+  const targetsBox = h("div", { class: "targets" });
+  let pinned = new Set(job.pinned_targets || []);
+  async function drawTargets() {
+    const g = writable.find((x) => String(x.id) === String(inputs.group_id.value));
+    const list = await candidates(g);
+    for (const t of pinned) if (!list.includes(t)) list.push(t);
+    targetsBox.replaceChildren(...(list.length ? list.map((t, i) => h("label", { class: "check", for: `pin-${i}` },
+      h("input", { type: "checkbox", id: `pin-${i}`, value: t, checked: pinned.has(t), onchange: (ev) => { if (ev.target.checked) pinned.add(t); else pinned.delete(t); } }), " ", t))
+      : [h("p", { class: "hint" }, "The group has no candidates yet.")]));
   }
+  const sections = [];
+  for (const [legend, fields] of jobSections) {
+    const grid = h("div", { class: "grid" });
+    for (const [f, label, kind, extra] of fields) {
+      const idAttr = "f-" + f;
+      let input;
+      if (kind === "select") {
+        input = h("select", { id: idAttr, name: f }, extra.map((o) => h("option", { value: o, selected: job[f] === o }, o)));
+      } else if (kind === "group") {
+        input = h("select", { id: idAttr, name: f }, writable.map((g) => h("option", { value: g.id, selected: job.group_id === g.id }, `${g.title || g.app_name} (${g.app_name})`)));
+      } else if (kind === "textarea") {
+        input = h("textarea", { id: idAttr, name: f, rows: 2 });
+        input.value = job[f] || "";
+      } else if (kind === "checkbox") {
+        input = h("input", { id: idAttr, name: f, type: "checkbox", checked: !!job[f] });
+      } else if (kind === "targets") {
+        input = h("fieldset", { id: idAttr, tabindex: -1 }, h("legend", {}, label), targetsBox);
+      } else if (kind === "ids" || kind === "list") {
+        input = h("input", { id: idAttr, name: f, type: "text", value: (job[f] || []).join(", ") });
+      } else {
+        input = h("input", { id: idAttr, name: f, type: kind, min: kind === "number" ? 0 : null, value: job[f] ?? (kind === "number" ? 0 : "") });
+      }
+      const hintId = idAttr + "-hint";
+      const errId = idAttr + "-error";
+      errors[f] = h("div", { class: "field-error", id: errId, "aria-live": "polite" });
+      input.setAttribute("aria-describedby", (typeof extra === "string" ? hintId + " " : "") + errId);
+      inputs[f] = input;
+      grid.append(h("div", { class: kind === "targets" ? "wide" : null },
+        kind === "checkbox" ? h("label", { for: idAttr }, input, " ", label) : kind === "targets" ? input : [h("label", { for: idAttr }, label), input],
+        typeof extra === "string" ? h("div", { class: "hint", id: hintId }, extra) : null,
+        errors[f]));
+    }
+    sections.push(h("fieldset", {}, h("legend", {}, legend), grid));
+  }
+  inputs.group_id.addEventListener("change", () => { pinned = new Set(); drawTargets(); });
   const fires = h("section", { id: "next-fires", "aria-live": "polite", "aria-labelledby": "fires-title" },
     h("h2", { id: "fires-title" }, "Next 5 fire times"), h("p", { class: "hint" }, "…"));
   const formError = h("p", { class: "field-error", role: "alert", id: "form-error" });
@@ -119,10 +192,11 @@ async function jobFormPage(id) {
     for (const f of Object.keys(errors)) { errors[f].textContent = ""; inputs[f].removeAttribute("aria-invalid"); }
   }
   function showError(e) {
-    if (e instanceof APIError && e.field && errors[e.field]) {
-      errors[e.field].textContent = e.message;
-      inputs[e.field].setAttribute("aria-invalid", "true");
-      inputs[e.field].focus();
+    const field = e instanceof APIError && e.field ? e.field.replace(/\[\d+\]$/, "") : "";
+    if (field && errors[field]) {
+      errors[field].textContent = e.message;
+      inputs[field].setAttribute("aria-invalid", "true");
+      inputs[field].focus();
     } else {
       formError.textContent = describe(e);
     }
@@ -138,7 +212,7 @@ async function jobFormPage(id) {
       const nf = await post("next-fires", body);
       content = nf.items.length === 0
         ? h("p", { class: "hint" }, body.schedule_type === "none" ? "Runs only by hand, by API or as a child job." : "No future fire times.")
-        : h("ol", { class: "fires" }, nf.items.map((t, i) => h("li", {}, `${when(t)} (${nf.local[i]} in ${nf.time_zone || "UTC"})`)));
+        : h("ol", { class: "fires" }, nf.items.map((t, i) => h("li", {}, `${nf.local[i]} in ${nf.time_zone || "UTC"} (${when(t)} your time)`)));
       errors.schedule_conf.textContent = "";
       inputs.schedule_conf.removeAttribute("aria-invalid");
     } catch (e) {
@@ -149,6 +223,7 @@ async function jobFormPage(id) {
   const schedulePreview = () => { clearTimeout(previewTimer); previewTimer = setTimeout(preview, 250); };
   for (const f of ["schedule_type", "schedule_conf", "time_zone"]) inputs[f].addEventListener("input", schedulePreview);
 
+  const splitList = (s) => s.split(",").map((x) => x.trim()).filter(Boolean);
   const form = h("form", { novalidate: true, onsubmit: async (ev) => {
     ev.preventDefault();
     clearErrors();
@@ -157,11 +232,10 @@ async function jobFormPage(id) {
       const v = inputs[f];
       if (kind === "checkbox") body[f] = v.checked;
       else if (kind === "number" || kind === "group") body[f] = Number(v.value);
+      else if (kind === "targets") body[f] = [...pinned];
+      else if (kind === "ids") body[f] = splitList(v.value).map(Number);
+      else if (kind === "list") body[f] = splitList(v.value);
       else body[f] = v.value;
-    }
-    if (editing) {
-      // Keep the fields this form does not show as they are.
-      for (const k of ["shard_count", "pinned_targets", "retry_backoff", "retry_delay_sec", "retry_max_delay_sec", "child_job_ids", "max_in_flight", "alarm_channels"]) body[k] = job[k];
     }
     try {
       const saved = editing
@@ -172,14 +246,11 @@ async function jobFormPage(id) {
     } catch (e) {
       showError(e);
     }
-  } }, grid, fires, formError,
+  } }, sections, fires, formError,
     h("div", { class: "actions" }, h("button", { type: "submit", id: "save-job" }, editing ? "Save changes" : "Create job"),
       h("a", { class: "button secondary", href: editing ? `#/jobs/${id}` : "#/jobs" }, "Cancel")));
-  if (writable.length === 0) {
-    render(h("h1", {}, "New job"), h("p", { role: "alert" }, "You may not create jobs: that needs the “jobs.write” permission on a group."));
-    return;
-  }
-  render(h("h1", {}, editing ? `Edit job “${job.name}”` : "New job"), form);
+  render(h("h1", {}, title), form);
+  drawTargets();
   preview();
 }
 
@@ -187,43 +258,77 @@ async function jobFormPage(id) {
 
 async function jobPage(id) {
   const [job, runs] = await Promise.all([get(`jobs/${id}`), get("runs" + query({ job_id: id, limit: 20 }))]);
+  const group = await get(`groups/${job.group_id}`).catch(() => null);
   const actions = h("div", { class: "actions" });
-  if (can("jobs.write", job.group_id)) actions.append(h("a", { class: "button", href: `#/jobs/${id}/edit`, id: "edit-job" }, "Edit"));
+  if (can("jobs.write", job.group_id)) {
+    actions.append(h("a", { class: "button", href: `#/jobs/${id}/edit`, id: "edit-job" }, "Edit"),
+      h("a", { class: "button secondary", href: `#/jobs/${id}/copy`, id: "copy-job" }, "Copy"));
+  }
   if (can("jobs.operate", job.group_id)) {
     actions.append(h("button", { type: "button", class: "secondary", id: job.enabled ? "stop-job" : "start-job", onclick: async () => {
-      try { await post(`jobs/${id}/${job.enabled ? "stop" : "start"}`); await jobPage(id); } catch (e) { flash(describe(e)); }
+      try {
+        await post(`jobs/${id}/${job.enabled ? "stop" : "start"}`);
+        flash(job.enabled ? "Stopped: the job no longer fires on its schedule." : "Started: the job fires on its schedule.", "info");
+        await jobPage(id);
+      } catch (e) { flash(describe(e)); }
     } }, job.enabled ? "Stop scheduling" : "Start scheduling"));
+  }
+  if (can("jobs.write", job.group_id)) {
+    actions.append(h("button", { type: "button", class: "danger", id: "delete-job", onclick: async () => {
+      if (!confirm(`Delete job “${job.name}” and its runs? This cannot be undone.`)) return;
+      try {
+        await call("DELETE", `jobs/${id}`);
+        flashNext(`Deleted job “${job.name}”.`, "info");
+        location.hash = "#/jobs";
+      } catch (e) { flash(describe(e)); }
+    } }, "Delete"));
   }
   let trigger = null;
   if (can("jobs.operate", job.group_id)) {
     const params = h("textarea", { id: "trigger-params", name: "params", rows: 2 });
     params.value = job.params || "";
+    const targets = await candidates(group);
+    const target = h("select", { id: "trigger-target", name: "target" },
+      h("option", { value: "" }, `Routed (${job.route_strategy})`), targets.map((t) => h("option", { value: t }, t)));
     trigger = h("form", { "aria-labelledby": "trigger-title", onsubmit: async (ev) => {
       ev.preventDefault();
       try {
-        const run = await post(`jobs/${id}/trigger`, { params: params.value });
+        const run = await post(`jobs/${id}/trigger`, { params: params.value, target: target.value || undefined });
         location.hash = `#/runs/${run.id}`;
       } catch (e) { flash(describe(e)); }
     } }, h("h2", { id: "trigger-title" }, "Trigger now"),
-      h("label", { for: "trigger-params" }, "Params for this run"), params,
+      h("div", { class: "grid" },
+        h("div", {}, h("label", { for: "trigger-params" }, "Params for this run"), params),
+        h("div", {}, h("label", { for: "trigger-target" }, "Target"), target,
+          job.route_strategy === "sharding" ? h("p", { class: "hint" }, "Routed, a sharding job runs one shard per candidate; a chosen target runs it as one shard.") : null)),
       h("div", { class: "actions" }, h("button", { type: "submit", id: "trigger-job" }, "Trigger now")));
   }
   const rows = runs.items.map((r) => h("tr", {},
     h("td", {}, h("a", { href: `#/runs/${r.id}` }, `#${r.id}`)),
-    h("td", {}, h("span", { class: "state " + r.state }, r.state)),
+    h("td", {}, stateBadge(r.state)),
     h("td", { class: "optional" }, r.trigger_type),
     h("td", {}, when(r.scheduled_at || r.created_at)),
     h("td", { class: "optional" }, duration(r.dispatched_at, r.finished_at))));
+  const list = (xs) => (xs && xs.length ? xs.join(", ") : "—");
   render(h("h1", {}, job.name), actions,
     h("dl", { class: "kv" },
+      h("dt", {}, "Group"), h("dd", {}, group ? h("a", { href: `#/groups/${group.id}` }, group.title || group.app_name) : `group ${job.group_id}`),
       h("dt", {}, "Schedule"), h("dd", {}, job.schedule_type === "none" ? "by hand" : `${job.schedule_type} ${job.schedule_conf} (${job.time_zone || "UTC"})`),
-      h("dt", {}, "Enabled"), h("dd", {}, job.enabled ? "yes" : "no"),
-      h("dt", {}, "Next fire"), h("dd", {}, when(job.next_fire_at)),
+      h("dt", {}, "Enabled"), h("dd", { id: "job-enabled" }, job.enabled ? "yes" : "no"),
+      h("dt", {}, "Next fire"), h("dd", {}, whenIn(job.next_fire_at, job.time_zone)),
+      h("dt", {}, "Last fire"), h("dd", {}, whenIn(job.last_fire_at, job.time_zone)),
       h("dt", {}, "Handler"), h("dd", {}, job.handler || "—"),
-      h("dt", {}, "Route strategy"), h("dd", {}, job.route_strategy),
+      h("dt", {}, "Route strategy"), h("dd", {}, job.route_strategy + (job.route_strategy === "sharding" ? `, ${job.shard_count || "one per candidate"} shards` : "")),
+      h("dt", {}, "Pinned targets"), h("dd", {}, list(job.pinned_targets)),
+      h("dt", {}, "Retries"), h("dd", {}, job.retry_count ? `${job.retry_count}, ${job.retry_backoff} from ${job.retry_delay_sec} s` : "none"),
+      h("dt", {}, "Timeout"), h("dd", {}, job.timeout_sec ? `${job.timeout_sec} s` : "none"),
+      h("dt", {}, "Max in flight"), h("dd", {}, job.max_in_flight || "no limit"),
+      h("dt", {}, "Child jobs"), h("dd", {}, job.child_job_ids && job.child_job_ids.length ? job.child_job_ids.map((c) => h("a", { href: `#/jobs/${c}` }, `job ${c} `)) : "—"),
+      h("dt", {}, "Alarms"), h("dd", {}, list(job.alarm_channels) + (job.alarm_state ? ` (${typeof job.alarm_state === "string" ? job.alarm_state : JSON.stringify(job.alarm_state)})` : "")),
       h("dt", {}, "Description"), h("dd", {}, job.description || "—")),
     trigger,
     h("h2", {}, "Last runs"),
+    h("p", {}, h("a", { href: `#/runs?job_id=${id}` }, "All runs of this job")),
     h("div", { class: "table-wrap" }, h("table", { id: "job-runs" },
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Run"), h("th", { scope: "col" }, "State"),
         h("th", { scope: "col", class: "optional" }, "Trigger"), h("th", { scope: "col" }, "Scheduled"), h("th", { scope: "col", class: "optional" }, "Took"))),
@@ -234,6 +339,7 @@ export const routes = [
   { path: /^\/jobs$/, page: (m, params) => jobsPage(params) },
   { path: /^\/jobs\/new$/, page: () => jobFormPage() },
   { path: /^\/jobs\/(\d+)\/edit$/, page: (m) => jobFormPage(m[1]) },
+  { path: /^\/jobs\/(\d+)\/copy$/, page: (m) => jobFormPage(undefined, m[1]) },
   { path: /^\/jobs\/(\d+)$/, page: (m) => jobPage(m[1]) },
 ];
 

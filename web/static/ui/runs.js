@@ -1,6 +1,71 @@
-// Runs: the run page with its live log.
+// Runs: the list with filters, the run page with its live log.
 import { get, post, query } from "./api.js";
-import { can, describe, duration, finalStates, flash, h, onLeave, render, when } from "./core.js";
+import { can, describe, duration, finalStates, flash, h, onLeave, render, stateBadge, when } from "./core.js";
+
+const states = ["scheduled", "dispatching", "running", "succeeded", "failed", "timed_out", "killed", "lost", "misfired"];
+
+// toLocalInput turns an ISO time into a datetime-local value in the
+// viewer's zone, and back.
+const toLocalInput = (iso) => {
+  if (!iso) return "";
+  const d = new Date(iso);
+  return new Date(d.getTime() - d.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
+};
+const fromLocalInput = (v) => (v ? new Date(v).toISOString() : "");
+
+// ---- runs list
+
+async function runsPage(params) {
+  const f = { job_id: params.get("job_id") || "", group_id: params.get("group_id") || "", state: params.get("state") || "",
+    from: params.get("from") || "", to: params.get("to") || "" };
+  const cursor = params.get("cursor") || "";
+  const prev = params.getAll("prev");
+  const groups = (await get("groups" + query({ limit: 500 }))).items;
+  const field = (id, label, input) => h("div", {}, h("label", { for: id }, label), input);
+  const form = h("form", { class: "filters", role: "search", onsubmit: (ev) => {
+    ev.preventDefault();
+    const fd = new FormData(form);
+    location.hash = "#/runs" + query({ job_id: fd.get("job_id"), group_id: fd.get("group_id"), state: fd.get("state"),
+      from: fromLocalInput(fd.get("from")), to: fromLocalInput(fd.get("to")) });
+  } },
+    field("runs-job", "Job id", h("input", { id: "runs-job", name: "job_id", type: "number", min: 1, value: f.job_id })),
+    field("runs-group", "Group", h("select", { id: "runs-group", name: "group_id" }, h("option", { value: "" }, "All groups"),
+      groups.map((g) => h("option", { value: g.id, selected: String(g.id) === f.group_id }, g.title || g.app_name)))),
+    field("runs-state", "State", h("select", { id: "runs-state", name: "state" }, h("option", { value: "" }, "Any"),
+      h("option", { value: "failed,timed_out,lost", selected: f.state === "failed,timed_out,lost" }, "any failure"),
+      states.map((s) => h("option", { value: s, selected: s === f.state }, s)))),
+    field("runs-from", "Scheduled from (your time)", h("input", { id: "runs-from", name: "from", type: "datetime-local", value: toLocalInput(f.from) })),
+    field("runs-to", "Scheduled before (your time)", h("input", { id: "runs-to", name: "to", type: "datetime-local", value: toLocalInput(f.to) })),
+    h("div", { class: "actions" }, h("button", { type: "submit", id: "runs-filter" }, "Show runs")));
+  const body = h("tbody");
+  const pager = h("div", { class: "actions" });
+  render(h("h1", {}, "Runs"), form, h("div", { class: "table-wrap" }, h("table", { id: "runs" },
+    h("thead", {}, h("tr", {}, ["Run", "Job", "State", "Scheduled", "Took", "Target"].map((c, i) => h("th", { scope: "col", class: i >= 4 ? "optional" : null }, c)))), body)), pager);
+  const page = await get("runs" + query({ ...f, cursor, limit: 50 }));
+  if (!page.items.length) body.append(h("tr", {}, h("td", { colspan: 6 }, "No runs match.")));
+  for (const r of page.items) {
+    body.append(h("tr", { "data-run": r.id },
+      h("td", {}, h("a", { href: `#/runs/${r.id}` }, `#${r.id}`), r.shard_total > 1 ? ` (shard ${r.shard_index + 1}/${r.shard_total})` : ""),
+      h("td", {}, h("a", { href: `#/jobs/${r.job_id}` }, `job ${r.job_id}`)),
+      h("td", {}, stateBadge(r.state)),
+      h("td", {}, when(r.scheduled_at || r.created_at)),
+      h("td", { class: "optional" }, duration(r.dispatched_at, r.finished_at)),
+      h("td", { class: "optional" }, r.target || "—")));
+  }
+  const base = Object.fromEntries(Object.entries(f).filter(([, v]) => v));
+  if (cursor) {
+    const back = new URLSearchParams(base);
+    prev.slice(0, -1).forEach((p) => back.append("prev", p));
+    if (prev.length && prev[prev.length - 1]) back.set("cursor", prev[prev.length - 1]);
+    pager.append(h("a", { class: "button secondary", href: "#/runs?" + back }, "Previous page"));
+  }
+  if (page.next_cursor) {
+    const next = new URLSearchParams({ ...base, cursor: page.next_cursor });
+    prev.forEach((p) => next.append("prev", p));
+    next.append("prev", cursor);
+    pager.append(h("a", { class: "button secondary", href: "#/runs?" + next }, "Next page"));
+  }
+}
 
 // ---- run page with a live log
 
@@ -10,30 +75,44 @@ async function runPage(id) {
   const status = h("p", { class: "hint", id: "log-status", "aria-live": "polite" });
   const details = h("dl", { class: "kv", id: "run-details" });
   const actions = h("div", { class: "actions" });
+  const attemptsBox = h("div", { id: "run-attempts" });
   function showRun() {
     details.replaceChildren(...[
-      h("dt", {}, "State"), h("dd", {}, h("span", { class: "state " + run.state, id: "run-state" }, run.state)),
+      h("dt", {}, "State"), h("dd", {}, stateBadge(run.state, "run-state"), run.late ? " (fired late)" : ""),
       h("dt", {}, "Job"), h("dd", {}, h("a", { href: `#/jobs/${run.job_id}` }, `job ${run.job_id}`)),
       h("dt", {}, "Trigger"), h("dd", {}, run.trigger_type),
       h("dt", {}, "Params"), h("dd", { id: "run-params" }, run.params || "—"),
       h("dt", {}, "Target"), h("dd", {}, run.target || "—"),
+      h("dt", {}, "Handler"), h("dd", {}, run.handler || "—"),
+      h("dt", {}, "Node"), h("dd", {}, run.node || "—"),
       h("dt", {}, "Scheduled"), h("dd", {}, when(run.scheduled_at)),
       h("dt", {}, "Dispatched"), h("dd", {}, when(run.dispatched_at)),
       h("dt", {}, "Finished"), h("dd", {}, when(run.finished_at)),
       h("dt", {}, "Took"), h("dd", {}, duration(run.dispatched_at, run.finished_at)),
-      run.shard_total > 1 ? [h("dt", {}, "Shard"), h("dd", {}, `${run.shard_index + 1} of ${run.shard_total}`)] : null,
+      h("dt", {}, "Shard"), h("dd", { id: "run-shard" }, run.shard_total > 1 ? `${run.shard_index + 1} of ${run.shard_total}` : "not sharded"),
+      h("dt", {}, "Attempt"), h("dd", {}, run.attempt > 0 ? [`retry ${run.attempt}`, run.retry_of ? [" of ", h("a", { href: `#/runs/${run.retry_of}` }, `run #${run.retry_of}`)] : ""] : "first"),
+      h("dt", {}, "Alarm"), h("dd", { id: "run-alarm" }, run.alarm_status || "—"),
+      h("dt", {}, "Result code"), h("dd", {}, run.result_code || "—"),
       h("dt", {}, "Message"), h("dd", {}, run.message || "—")].flat().filter(Boolean));
-    actions.replaceChildren();
-    const final = finalStates.includes(run.state);
-    if (!final && can("runs.kill", run.group_id)) {
-      actions.append(h("button", { type: "button", class: "danger", id: "kill-run", onclick: async () => {
-        if (!confirm(`Kill run #${run.id}?`)) return;
-        try { run = await post(`runs/${id}/kill`); showRun(); } catch (e) { flash(describe(e)); }
-      } }, "Kill run"));
-    }
+    const attempts = Array.isArray(run.attempts) ? run.attempts : [];
+    attemptsBox.replaceChildren(attempts.length
+      ? h("ol", { class: "attempts" }, attempts.map((a) => h("li", {}, typeof a === "object" ? Object.entries(a).map(([k, v]) => `${k}: ${v}`).join(", ") : String(a))))
+      : h("p", { class: "hint" }, "One target, tried once."));
+    // The button stays the same node while the run may be killed, so a
+    // refresh never takes it (or the keyboard focus) away mid-click.
+    const killable = !finalStates.includes(run.state) && can("runs.kill", run.group_id);
+    if (killable && !killButton.isConnected) actions.append(killButton);
+    if (!killable) killButton.remove();
   }
+  const killButton = h("button", { type: "button", class: "danger", id: "kill-run", onclick: async () => {
+    if (!confirm(`Kill run #${run.id}?`)) return;
+    try { run = await post(`runs/${id}/kill`); showRun(); } catch (e) { flash(describe(e)); }
+  } }, "Kill run");
   showRun();
-  render(h("h1", {}, `Run #${run.id}`), actions, details, h("h2", {}, "Log"), status, log);
+  render(h("h1", {}, `Run #${run.id}`), actions, details,
+    h("h2", {}, "Targets tried (failover)"), attemptsBox,
+    h("p", {}, h("a", { href: `#/runs?job_id=${run.job_id}` }, "Other runs of this job")),
+    h("h2", {}, "Log"), status, log);
 
   // Follow the log: ask for the lines after the last one we have until the
   // API says the run has finished and no more lines follow.
@@ -61,7 +140,8 @@ async function runPage(id) {
 }
 
 export const routes = [
+  { path: /^\/runs$/, page: (m, params) => runsPage(params) },
   { path: /^\/runs\/(\d+)$/, page: (m) => runPage(m[1]) },
 ];
 
-export const nav = [];
+export const nav = [{ href: "#/runs", label: "Runs" }];

@@ -1,0 +1,435 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/ringjob/ringjob/client"
+)
+
+func (a *app) newJobsCommand() *cobra.Command {
+	jobs := groupCommand("jobs", "List, show, create, edit, delete, start, stop and trigger jobs")
+	jobs.Aliases = []string{"job"}
+	addClientFlags(jobs)
+	jobs.AddCommand(a.newJobsListCommand(), a.newJobsGetCommand(), a.newJobsCreateCommand(), a.newJobsEditCommand(),
+		a.newJobsDeleteCommand(), a.newJobsStartStopCommand("start"), a.newJobsStartStopCommand("stop"), a.newJobsTriggerCommand())
+	return jobs
+}
+
+func jobsTable(jobs []client.Job, groups map[int64]string) *table {
+	t := &table{header: []string{"ID", "JOB", "SCHEDULE", "TZ", "HANDLER", "ENABLED", "NEXT FIRE"}}
+	for _, j := range jobs {
+		t.add(j.ID, groups[j.GroupID]+"/"+j.Name, schedule(j), j.TimeZone, j.Handler, j.Enabled, j.NextFireAt)
+	}
+	return t
+}
+
+func (a *app) newJobsListCommand() *cobra.Command {
+	var out outputFormat
+	var group, name string
+	var enabled bool
+	cmd := &cobra.Command{
+		Use:   "list [--group APP_NAME]",
+		Short: "List jobs",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			c, err := a.apiClient(cmd)
+			if err != nil {
+				return err
+			}
+			filters := map[string]string{}
+			if group != "" {
+				g, err := resolveGroup(ctx, c, group)
+				if err != nil {
+					return err
+				}
+				filters["group_id"] = strconv.FormatInt(g.ID, 10)
+			}
+			if name != "" {
+				filters["name"] = name
+			}
+			if cmd.Flags().Changed("enabled") {
+				filters["enabled"] = strconv.FormatBool(enabled)
+			}
+			jobs, err := c.AllJobs(ctx, filters)
+			if err != nil {
+				return fmt.Errorf("list jobs: %w", err)
+			}
+			if jobs == nil {
+				jobs = []client.Job{}
+			}
+			names, err := groupNames(ctx, c)
+			if err != nil {
+				return err
+			}
+			return printObjects(a.stdout, out, jobs, func() *table { return jobsTable(jobs, names) })
+		},
+	}
+	cmd.Flags().StringVar(&group, "group", "", "only the jobs of this group (app name or id)")
+	cmd.Flags().StringVar(&name, "name", "", "only jobs whose name contains this")
+	cmd.Flags().BoolVar(&enabled, "enabled", false, "only started (--enabled) or stopped (--enabled=false) jobs")
+	_ = cmd.RegisterFlagCompletionFunc("group", a.completeGroups)
+	addOutputFlag(cmd, &out)
+	return cmd
+}
+
+// withJob is the RunE of commands on one job named by their argument.
+func (a *app) withJob(f func(ctx context.Context, c *client.Client, j client.Job, ref client.JobRef) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		c, err := a.apiClient(cmd)
+		if err != nil {
+			return err
+		}
+		j, ref, err := resolveJob(cmd.Context(), c, args[0])
+		if err != nil {
+			return err
+		}
+		return f(cmd.Context(), c, j, ref)
+	}
+}
+
+func (a *app) printJob(ctx context.Context, c *client.Client, out outputFormat, j client.Job, ref client.JobRef) error {
+	return printObjects(a.stdout, out, j, func() *table {
+		return jobsTable([]client.Job{j}, map[int64]string{j.GroupID: ref.AppName})
+	})
+}
+
+func (a *app) newJobsGetCommand() *cobra.Command {
+	var out outputFormat
+	cmd := &cobra.Command{
+		Use:               "get GROUP/NAME|ID",
+		Short:             "Show a job",
+		Args:              exactArgs(1, "one job, GROUP/NAME or id"),
+		ValidArgsFunction: a.completeJobs,
+		RunE: a.withJob(func(ctx context.Context, c *client.Client, j client.Job, ref client.JobRef) error {
+			return a.printJob(ctx, c, out, j, ref)
+		}),
+	}
+	addOutputFlag(cmd, &out)
+	return cmd
+}
+
+// jobFieldFlags are the flags that set a job's fields, by the field's JSON name.
+var jobFieldFlags = []struct{ flag, field, usage string }{
+	{"description", "description", "what the job is for"},
+	{"schedule-type", "schedule_type", "none, cron, fixed_rate or at"},
+	{"schedule", "schedule_conf", "the schedule: a cron expression (with seconds), seconds between fires, or a time"},
+	{"tz", "time_zone", "the time zone of a cron schedule (e.g. Europe/Paris)"},
+	{"misfire", "misfire_policy", "what to do with a missed fire: do_nothing or fire_once_now"},
+	{"handler", "handler", "what runs: the executor handler name, a Lambda ARN or a local command name"},
+	{"params", "params", "the parameters given to every run"},
+	{"route", "route_strategy", "which target of the group runs it: first, last, round, random, consistent_hash, lfu, lru, failover, busyover or sharding"},
+	{"block", "block_strategy", "when the last run still runs: SERIAL_EXECUTION, DISCARD_LATER or COVER_EARLY"},
+	{"timeout", "timeout_sec", "seconds a run may take (0: no limit)"},
+	{"retries", "retry_count", "retries of a failed run"},
+	{"retry-backoff", "retry_backoff", "fixed or exponential"},
+	{"retry-delay", "retry_delay_sec", "seconds before the first retry"},
+	{"retry-max-delay", "retry_max_delay_sec", "longest wait between retries, in seconds"},
+	{"shards", "shard_count", "runs per fire for sharding broadcast"},
+	{"max-in-flight", "max_in_flight", "runs of this job at once (0: no limit)"},
+	{"pinned-target", "pinned_targets", "run only on these targets (repeatable)"},
+	{"child-id", "child_job_ids", "ids of jobs to trigger after a success (repeatable)"},
+	{"alarm-channel", "alarm_channels", "alarm channels to notify (repeatable)"},
+	{"enabled", "enabled", "whether the schedule fires"},
+}
+
+func addJobFieldFlags(fs *pflag.FlagSet) {
+	for _, f := range jobFieldFlags {
+		switch f.field {
+		case "timeout_sec", "retry_count", "retry_delay_sec", "retry_max_delay_sec", "shard_count", "max_in_flight":
+			fs.Int(f.flag, 0, f.usage)
+		case "pinned_targets", "alarm_channels":
+			fs.StringArray(f.flag, nil, f.usage)
+		case "child_job_ids":
+			fs.Int64Slice(f.flag, nil, f.usage)
+		case "enabled":
+			fs.Bool(f.flag, false, f.usage)
+		default:
+			fs.String(f.flag, "", f.usage)
+		}
+	}
+}
+
+// jobFieldPatch is a JSON merge patch of the fields whose flags were given.
+func jobFieldPatch(fs *pflag.FlagSet) map[string]any {
+	patch := map[string]any{}
+	for _, f := range jobFieldFlags {
+		if !fs.Changed(f.flag) {
+			continue
+		}
+		switch f.field {
+		case "timeout_sec", "retry_count", "retry_delay_sec", "retry_max_delay_sec", "shard_count", "max_in_flight":
+			patch[f.field], _ = fs.GetInt(f.flag)
+		case "pinned_targets", "alarm_channels":
+			patch[f.field], _ = fs.GetStringArray(f.flag)
+		case "child_job_ids":
+			patch[f.field], _ = fs.GetInt64Slice(f.flag)
+		case "enabled":
+			patch[f.field], _ = fs.GetBool(f.flag)
+		default:
+			patch[f.field], _ = fs.GetString(f.flag)
+		}
+	}
+	return patch
+}
+
+// readDocument reads -f PATH ("-" is stdin).
+func (a *app) readDocument(path string) ([]byte, error) {
+	if path == "-" {
+		return io.ReadAll(a.stdin)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return b, nil
+}
+
+func (a *app) newJobsCreateCommand() *cobra.Command {
+	var out outputFormat
+	var file string
+	cmd := &cobra.Command{
+		Use:   "create GROUP/NAME [field flags] | create -f FILE",
+		Short: "Create a job from flags or a YAML/JSON file",
+		Long: `Create a job. Either name it GROUP/NAME and give its fields as flags, or
+give a YAML or JSON document with -f (the fields of GET /api/v1/jobs/{id};
+"-" reads standard input); flags then override the file's fields.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 || (len(args) == 0 && file == "") {
+				return usageErrorf("give the job as GROUP/NAME, or a file with -f")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			c, err := a.apiClient(cmd)
+			if err != nil {
+				return err
+			}
+			doc := map[string]any{}
+			if file != "" {
+				b, err := a.readDocument(file)
+				if err != nil {
+					return err
+				}
+				var in client.JobInput
+				if err := fromYAMLOrJSON(b, &in); err != nil {
+					return fmt.Errorf("%s: %w", file, err)
+				}
+				doc = toMap(in)
+			}
+			for k, v := range jobFieldPatch(cmd.Flags()) {
+				doc[k] = v
+			}
+			var ref client.JobRef
+			if len(args) == 1 {
+				if ref, err = parseJobArg(args[0]); err != nil {
+					return err
+				}
+				g, err := resolveGroup(ctx, c, ref.AppName)
+				if err != nil {
+					return err
+				}
+				doc["group_id"], doc["name"] = g.ID, ref.Name
+			} else {
+				gid, _ := doc["group_id"].(float64)
+				g, err := c.GetGroup(ctx, int64(gid))
+				if err != nil {
+					return fmt.Errorf("group_id %v: %w", doc["group_id"], err)
+				}
+				ref = client.JobRef{AppName: g.AppName, Name: fmt.Sprint(doc["name"])}
+			}
+			var in client.JobInput
+			b, _ := json.Marshal(doc)
+			if err := json.Unmarshal(b, &in); err != nil {
+				return err
+			}
+			j, err := c.CreateJob(ctx, in)
+			if err != nil {
+				return fmt.Errorf("create job %s: %w", ref, err)
+			}
+			return a.printJob(ctx, c, out, j, ref)
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "YAML or JSON document of the job (- for stdin)")
+	addJobFieldFlags(cmd.Flags())
+	addOutputFlag(cmd, &out)
+	return cmd
+}
+
+func toMap(v any) map[string]any {
+	b, _ := json.Marshal(v)
+	m := map[string]any{}
+	_ = json.Unmarshal(b, &m)
+	return m
+}
+
+func (a *app) newJobsEditCommand() *cobra.Command {
+	var out outputFormat
+	cmd := &cobra.Command{
+		Use:   "edit GROUP/NAME|ID [field flags]",
+		Short: "Edit a job in $EDITOR, or change the fields given as flags",
+		Long: `Edit a job. With field flags, only those fields change. Without, the job
+opens as YAML in $VISUAL or $EDITOR (default vi); what you save is sent.
+Either way the change is refused if someone else changed the job since it
+was read (If-Match).`,
+		Args:              exactArgs(1, "one job, GROUP/NAME or id"),
+		ValidArgsFunction: a.completeJobs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			patch := jobFieldPatch(cmd.Flags())
+			return a.withJob(func(ctx context.Context, c *client.Client, j client.Job, ref client.JobRef) error {
+				if len(patch) == 0 {
+					var err error
+					patch, err = a.editInEditor(ctx, j, "job-"+strings.ReplaceAll(ref.String(), "/", "-"))
+					if err != nil || patch == nil {
+						return err
+					}
+				}
+				nj, err := c.PatchJob(ctx, ref, patch, j.ETag)
+				if err != nil {
+					return fmt.Errorf("edit job %s: %w", ref, err)
+				}
+				return a.printJob(ctx, c, out, nj, ref)
+			})(cmd, args)
+		},
+	}
+	addJobFieldFlags(cmd.Flags())
+	addOutputFlag(cmd, &out)
+	return cmd
+}
+
+func (a *app) newJobsDeleteCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:               "delete GROUP/NAME|ID",
+		Short:             "Delete a job and its runs",
+		Args:              exactArgs(1, "one job, GROUP/NAME or id"),
+		ValidArgsFunction: a.completeJobs,
+		RunE: a.withJob(func(ctx context.Context, c *client.Client, j client.Job, ref client.JobRef) error {
+			if err := c.DeleteJob(ctx, ref, j.ETag); err != nil {
+				return fmt.Errorf("delete job %s: %w", ref, err)
+			}
+			fmt.Fprintf(a.stdout, "deleted job %s (id %d)\n", ref, j.ID)
+			return nil
+		}),
+	}
+	return cmd
+}
+
+func (a *app) newJobsStartStopCommand(verb string) *cobra.Command {
+	var out outputFormat
+	short := "Start a job's schedule"
+	if verb == "stop" {
+		short = "Stop a job's schedule (running runs go on)"
+	}
+	cmd := &cobra.Command{
+		Use:               verb + " GROUP/NAME|ID",
+		Short:             short,
+		Args:              exactArgs(1, "one job, GROUP/NAME or id"),
+		ValidArgsFunction: a.completeJobs,
+		RunE: a.withJob(func(ctx context.Context, c *client.Client, _ client.Job, ref client.JobRef) error {
+			op := c.StartJob
+			if verb == "stop" {
+				op = c.StopJob
+			}
+			j, err := op(ctx, ref)
+			if err != nil {
+				return fmt.Errorf("%s job %s: %w", verb, ref, err)
+			}
+			return a.printJob(ctx, c, out, j, ref)
+		}),
+	}
+	addOutputFlag(cmd, &out)
+	return cmd
+}
+
+func (a *app) newJobsTriggerCommand() *cobra.Command {
+	var out outputFormat
+	var params, key, target string
+	var wait, follow bool
+	var poll time.Duration
+	cmd := &cobra.Command{
+		Use:   "trigger GROUP/NAME|ID [--param P] [--wait] [--follow]",
+		Short: "Run a job once now",
+		Long: `Run a job once now. With --wait, wait for the run's outcome, print it and
+exit with it (0 succeeded, 1 any other end); --follow also prints the run's
+log as it is written.`,
+		Args:              exactArgs(1, "one job, GROUP/NAME or id"),
+		ValidArgsFunction: a.completeJobs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.apiClient(cmd)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			ref, err := a.jobRef(ctx, c, args[0])
+			if err != nil {
+				return err
+			}
+			in := client.TriggerInput{Target: target}
+			if cmd.Flags().Changed("param") {
+				in.Params = &params
+			}
+			r, err := c.TriggerJob(ctx, ref, in, key)
+			if err != nil {
+				return fmt.Errorf("trigger job %s: %w", ref, err)
+			}
+			if !wait && !follow {
+				return printObjects(a.stdout, out, r, func() *table { return runsTable([]client.Run{r}) })
+			}
+			if follow {
+				if err := a.followLog(ctx, c, r.ID, poll); err != nil {
+					return err
+				}
+			}
+			r, err = c.WaitRun(ctx, r.ID, poll)
+			if err != nil {
+				return fmt.Errorf("wait for run %d: %w", r.ID, err)
+			}
+			w := a.stdout
+			if follow && out == "table" {
+				w = a.stderr // stdout holds the log
+			}
+			if err := printObjects(w, out, r, func() *table { return runsTable([]client.Run{r}) }); err != nil {
+				return err
+			}
+			return runOutcome(r)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&params, "param", "", "parameters of this run instead of the job's")
+	f.StringVar(&target, "target", "", "run on this target of the group instead of routing")
+	f.StringVar(&key, "idempotency-key", "", "a key that makes a retried trigger return the first run instead of a new one")
+	f.BoolVar(&wait, "wait", false, "wait for the outcome and exit with it (0 succeeded, 1 otherwise)")
+	f.BoolVar(&follow, "follow", false, "print the run's log as it is written, then its outcome (implies --wait)")
+	f.DurationVar(&poll, "poll", 500*time.Millisecond, "how often to ask the server while waiting")
+	addOutputFlag(cmd, &out)
+	return cmd
+}
+
+// jobRef names the job without reading it when the argument is GROUP/NAME.
+func (a *app) jobRef(ctx context.Context, c *client.Client, arg string) (client.JobRef, error) {
+	if _, err := strconv.ParseInt(arg, 10, 64); err == nil {
+		_, ref, err := resolveJob(ctx, c, arg)
+		return ref, err
+	}
+	return parseJobArg(arg)
+}
+
+// runOutcome is the exit of a command that waited for a run: 0 when it
+// succeeded, 1 for any other end.
+func runOutcome(r client.Run) error {
+	if r.State == "succeeded" {
+		return nil
+	}
+	return exitCode{code: exitFailure, msg: fmt.Sprintf("run %d %s", r.ID, r.State)}
+}

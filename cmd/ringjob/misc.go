@@ -1,0 +1,102 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ringjob/ringjob/client"
+)
+
+// executorRow is one target of a group, as `executors list` shows it.
+type executorRow struct {
+	Group               string `json:"group"`
+	Address             string `json:"address"`
+	Protocol            string `json:"protocol"`
+	AcceptRegistrations bool   `json:"accept_registrations"`
+}
+
+func (a *app) newExecutorsCommand() *cobra.Command {
+	exe := groupCommand("executors", "List the targets that run jobs")
+	exe.Aliases = []string{"executor"}
+	addClientFlags(exe)
+	var out outputFormat
+	var group string
+	list := &cobra.Command{
+		Use:   "list [--group APP_NAME]",
+		Short: "List every group's targets (executor addresses, Lambda functions, local commands)",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.apiClient(cmd)
+			if err != nil {
+				return err
+			}
+			var groups []client.Group
+			if group != "" {
+				g, err := resolveGroup(cmd.Context(), c, group)
+				if err != nil {
+					return err
+				}
+				groups = []client.Group{g}
+			} else if groups, err = c.AllGroups(cmd.Context()); err != nil {
+				return fmt.Errorf("list groups: %w", err)
+			}
+			execs := []executorRow{}
+			for _, g := range groups {
+				for _, m := range g.Members {
+					execs = append(execs, executorRow{Group: g.AppName, Address: m, Protocol: g.Protocol, AcceptRegistrations: g.AcceptRegistrations})
+				}
+			}
+			return printObjects(a.stdout, out, execs, func() *table {
+				t := &table{header: []string{"GROUP", "ADDRESS", "PROTOCOL"}}
+				for _, e := range execs {
+					t.add(e.Group, e.Address, e.Protocol)
+				}
+				return t
+			})
+		},
+	}
+	list.Flags().StringVar(&group, "group", "", "only this group's targets (app name or id)")
+	_ = list.RegisterFlagCompletionFunc("group", a.completeGroups)
+	addOutputFlag(list, &out)
+	exe.AddCommand(list)
+	return exe
+}
+
+func (a *app) newNextFiresCommand() *cobra.Command {
+	var out outputFormat
+	var tz, typ string
+	var n int
+	cmd := &cobra.Command{
+		Use:   `next-fires "CRON" [--tz ZONE] [-n N]`,
+		Short: "Show the next fire times of a schedule (checked by the server)",
+		Args:  exactArgs(1, `one schedule, e.g. "0 0 3 * * ?"`),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.apiClient(cmd)
+			if err != nil {
+				return err
+			}
+			nf, err := c.PreviewSchedule(cmd.Context(), client.PreviewInput{ScheduleType: typ, ScheduleConf: args[0], TimeZone: tz, N: n})
+			if err != nil {
+				return fmt.Errorf("next fires of %q: %w", args[0], err)
+			}
+			return printObjects(a.stdout, out, nf, func() *table {
+				t := &table{header: []string{"UTC", "LOCAL (" + nf.TimeZone + ")"}}
+				for i, at := range nf.Items {
+					local := ""
+					if i < len(nf.Local) {
+						local = nf.Local[i]
+					}
+					t.add(at, local)
+				}
+				return t
+			})
+		},
+	}
+	addClientFlags(cmd)
+	cmd.Flags().StringVar(&tz, "tz", "", "the time zone of the schedule (e.g. Europe/Paris; default the server's default)")
+	cmd.Flags().StringVar(&typ, "type", "cron", "cron, fixed_rate or at")
+	cmd.Flags().IntVarP(&n, "count", "n", 5, "how many fire times")
+	addOutputFlag(cmd, &out)
+	return cmd
+}

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ringjob/ringjob/client"
+)
+
+func (a *app) newRunsCommand() *cobra.Command {
+	runs := groupCommand("runs", "List and show runs, read their logs, kill them")
+	runs.Aliases = []string{"run"}
+	addClientFlags(runs)
+	runs.AddCommand(a.newRunsListCommand(), a.newRunsGetCommand(), a.newRunsLogsCommand(), a.newRunsKillCommand())
+	return runs
+}
+
+func runsTable(runs []client.Run) *table {
+	t := &table{header: []string{"ID", "JOB ID", "STATE", "TRIGGER", "SCHEDULED", "FINISHED", "TARGET", "MESSAGE"}}
+	for _, r := range runs {
+		msg := r.Message
+		if len(msg) > 60 {
+			msg = msg[:57] + "..."
+		}
+		t.add(r.ID, r.JobID, r.State, r.TriggerType, r.ScheduledAt, r.FinishedAt, r.Target, msg)
+	}
+	return t
+}
+
+func parseRunID(arg string) (int64, error) {
+	id, err := strconv.ParseInt(arg, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, usageErrorf("%q: a run is named by its id (a number)", arg)
+	}
+	return id, nil
+}
+
+func (a *app) newRunsListCommand() *cobra.Command {
+	var out outputFormat
+	var job, group, state, trigger string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "list [--job GROUP/NAME|ID] [--state S] [--limit N]",
+		Short: "List runs, newest first",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			c, err := a.apiClient(cmd)
+			if err != nil {
+				return err
+			}
+			filters := map[string]string{}
+			if job != "" {
+				j, _, err := resolveJob(ctx, c, job)
+				if err != nil {
+					return err
+				}
+				filters["job_id"] = strconv.FormatInt(j.ID, 10)
+			}
+			if group != "" {
+				g, err := resolveGroup(ctx, c, group)
+				if err != nil {
+					return err
+				}
+				filters["group_id"] = strconv.FormatInt(g.ID, 10)
+			}
+			if state != "" {
+				filters["state"] = state
+			}
+			if trigger != "" {
+				filters["trigger_type"] = trigger
+			}
+			p, err := c.ListRuns(ctx, client.ListOptions{Limit: limit, Filters: filters})
+			if err != nil {
+				return fmt.Errorf("list runs: %w", err)
+			}
+			if p.Items == nil {
+				p.Items = []client.Run{}
+			}
+			return printObjects(a.stdout, out, p.Items, func() *table { return runsTable(p.Items) })
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&job, "job", "", "only the runs of this job (GROUP/NAME or id)")
+	f.StringVar(&group, "group", "", "only the runs of this group (app name or id)")
+	f.StringVar(&state, "state", "", "only runs in this state (succeeded, failed, running, ...)")
+	f.StringVar(&trigger, "trigger", "", "only runs fired this way (cron, manual, retry, parent, ...)")
+	f.IntVar(&limit, "limit", 50, "at most this many runs")
+	_ = cmd.RegisterFlagCompletionFunc("job", a.completeJobs)
+	_ = cmd.RegisterFlagCompletionFunc("group", a.completeGroups)
+	_ = cmd.RegisterFlagCompletionFunc("state", cobra.FixedCompletions([]string{"scheduled", "dispatching", "running", "succeeded", "failed", "timed_out", "killed", "lost", "misfired"}, cobra.ShellCompDirectiveNoFileComp))
+	addOutputFlag(cmd, &out)
+	return cmd
+}
+
+func (a *app) withRun(f func(ctx context.Context, c *client.Client, id int64) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		id, err := parseRunID(args[0])
+		if err != nil {
+			return err
+		}
+		c, err := a.apiClient(cmd)
+		if err != nil {
+			return err
+		}
+		return f(cmd.Context(), c, id)
+	}
+}
+
+func (a *app) newRunsGetCommand() *cobra.Command {
+	var out outputFormat
+	cmd := &cobra.Command{
+		Use:   "get RUN_ID",
+		Short: "Show a run",
+		Args:  exactArgs(1, "one run id"),
+		RunE: a.withRun(func(ctx context.Context, c *client.Client, id int64) error {
+			r, err := c.GetRun(ctx, id)
+			if err != nil {
+				return fmt.Errorf("run %d: %w", id, err)
+			}
+			return printObjects(a.stdout, out, r, func() *table { return runsTable([]client.Run{r}) })
+		}),
+	}
+	addOutputFlag(cmd, &out)
+	return cmd
+}
+
+func (a *app) newRunsLogsCommand() *cobra.Command {
+	var follow bool
+	var poll time.Duration
+	cmd := &cobra.Command{
+		Use:   "logs RUN_ID [--follow]",
+		Short: "Print a run's log",
+		Long: `Print a run's log. With --follow, keep printing it as it is written until
+the run ends, then exit with its outcome (0 succeeded, 1 otherwise).`,
+		Args: exactArgs(1, "one run id"),
+		RunE: a.withRun(func(ctx context.Context, c *client.Client, id int64) error {
+			if !follow {
+				ch, err := c.RunLog(ctx, id, 1)
+				if err != nil {
+					return fmt.Errorf("log of run %d: %w", id, err)
+				}
+				a.writeLog(ch.Content)
+				return nil
+			}
+			if err := a.followLog(ctx, c, id, poll); err != nil {
+				return err
+			}
+			r, err := c.GetRun(ctx, id)
+			if err != nil {
+				return fmt.Errorf("run %d: %w", id, err)
+			}
+			return runOutcome(r)
+		}),
+	}
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing until the run ends")
+	cmd.Flags().DurationVar(&poll, "poll", 500*time.Millisecond, "how often to ask the server for more")
+	return cmd
+}
+
+func (a *app) writeLog(s string) {
+	if s == "" {
+		return
+	}
+	fmt.Fprint(a.stdout, s)
+	if !strings.HasSuffix(s, "\n") {
+		fmt.Fprintln(a.stdout)
+	}
+}
+
+// followLog prints a run's log as it grows until the server says it has
+// ended (the run is final and every line was read).
+func (a *app) followLog(ctx context.Context, c *client.Client, id int64, poll time.Duration) error {
+	from := 1
+	for {
+		ch, err := c.RunLog(ctx, id, from)
+		if err != nil {
+			return fmt.Errorf("log of run %d: %w", id, err)
+		}
+		a.writeLog(ch.Content)
+		if ch.Content != "" && ch.ToLine >= from {
+			from = ch.ToLine + 1
+		}
+		if ch.IsEnd {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(poll):
+		}
+	}
+}
+
+func (a *app) newRunsKillCommand() *cobra.Command {
+	var out outputFormat
+	cmd := &cobra.Command{
+		Use:   "kill RUN_ID",
+		Short: "Ask a run's target to kill it",
+		Args:  exactArgs(1, "one run id"),
+		RunE: a.withRun(func(ctx context.Context, c *client.Client, id int64) error {
+			r, err := c.KillRun(ctx, id)
+			if err != nil {
+				return fmt.Errorf("kill run %d: %w", id, err)
+			}
+			return printObjects(a.stdout, out, r, func() *table { return runsTable([]client.Run{r}) })
+		}),
+	}
+	addOutputFlag(cmd, &out)
+	return cmd
+}

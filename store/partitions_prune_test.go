@@ -1,0 +1,152 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/internal/dbtest"
+	"github.com/ringjob/ringjob/internal/kind"
+)
+
+// recordingConn records the statements a Store sends.
+type recordingConn struct {
+	conn
+	mu    sync.Mutex
+	stmts []recorded
+}
+
+type recorded struct {
+	q    string
+	args []any
+}
+
+func (r *recordingConn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	r.mu.Lock()
+	r.stmts = append(r.stmts, recorded{q, args})
+	r.mu.Unlock()
+	return r.conn.ExecContext(ctx, q, args...)
+}
+
+func (r *recordingConn) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	r.mu.Lock()
+	r.stmts = append(r.stmts, recorded{q, args})
+	r.mu.Unlock()
+	return r.conn.QueryContext(ctx, q, args...)
+}
+
+// explainPartitions is the partitions column of EXPLAIN PARTITIONS stmt.
+func explainPartitions(t *testing.T, db *sql.DB, st recorded) string {
+	t.Helper()
+	rows, err := db.Query("EXPLAIN PARTITIONS "+st.q, st.args...)
+	require.NoError(t, err, "explain %s", st.q)
+	defer rows.Close()
+	cols, err := rows.Columns()
+	require.NoError(t, err)
+	require.True(t, rows.Next())
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	require.NoError(t, rows.Scan(ptrs...))
+	for i, c := range cols {
+		if c == "partitions" {
+			return vals[i].String
+		}
+	}
+	t.Fatalf("no partitions column in EXPLAIN PARTITIONS: %v", cols)
+	return ""
+}
+
+// TestHotPathPrunesPartitions: on a runs table partitioned by day, the
+// statements that claim, hand off, accept and end runs, and record their
+// attempts, read only the partition of the runs' day (EXPLAIN PARTITIONS of
+// the very statements sent), and still do their work. A run whose fire time
+// this store does not know is found all the same, through every partition.
+func TestHotPathPrunesPartitions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := OpenMySQL(ctx, dbtest.MySQL(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	_, err = s.Migrate(ctx)
+	require.NoError(t, err)
+	g, err := s.GroupCreate(ctx, GroupCreateParams{AppName: "g", Members: []string{"noop://x"}, NowMs: 1})
+	require.NoError(t, err)
+	j, err := s.JobCreate(ctx, JobCreateParams{JobFields: JobFields{GroupID: g.ID, Name: "j", ScheduleType: "none", TimeZone: "UTC",
+		MisfirePolicy: kind.MisfireDoNothing, ShardCount: 1}, NowMs: 1})
+	require.NoError(t, err)
+	const today = int64(1_800_000_000_000) - 1_800_000_000_000%dayMs
+	mk := func(at int64) int64 {
+		r, _, err := s.RunCreate(ctx, RunCreateParams{JobID: j.ID, GroupID: g.ID, ScheduledMs: at, ShardTotal: 1, TriggerType: kind.TriggerManual,
+			Owner: "n1", CreatedMs: at})
+		require.NoError(t, err)
+		return r.ID
+	}
+	// History over ten days, then partitioned: these fire times are not
+	// remembered (the table was not partitioned when they were created).
+	var unknown []int64
+	for d := int64(10); d >= 1; d-- {
+		unknown = append(unknown, mk(today-d*dayMs+3_600_000))
+	}
+	_, err = s.RunPartitionsEnsure(ctx, RunPartitionsEnsureParams{NowMs: today + 3_600_000, AheadDays: 3})
+	require.NoError(t, err)
+	parts, _, err := s.RunPartitions(ctx)
+	require.NoError(t, err)
+	require.Len(t, parts, 15, "10 past days, today, 3 ahead, pmax")
+	todays := partitionName(today)
+
+	var fresh []int64
+	for i := int64(0); i < 5; i++ {
+		fresh = append(fresh, mk(today+3_600_000+i*1000))
+	}
+	rec := &recordingConn{conn: s.db}
+	s.db = rec
+
+	claimed, err := s.RunClaimBatch(ctx, RunClaimParams{IDs: fresh, Owner: "n1", NowMs: today + 3_700_000, Token: 7})
+	require.NoError(t, err)
+	require.ElementsMatch(t, fresh, claimed)
+	handed, err := s.RunHandOff(ctx, "n1", fresh, today+3_700_001)
+	require.NoError(t, err)
+	require.ElementsMatch(t, fresh, handed)
+	acc := make([]RunAccept, len(fresh))
+	for i, id := range fresh {
+		acc[i] = RunAccept{ID: id, Target: "noop://x"}
+	}
+	require.NoError(t, s.RunAcceptBatch(ctx, acc))
+	require.NoError(t, s.RunSetAttempts(ctx, fresh[0], `[{"target":"noop://x"}]`))
+	outs := make([]RunResult, len(fresh))
+	for i, id := range fresh {
+		outs[i] = RunResult{ID: id, State: kind.RunSucceeded, Code: 200, FinishedMs: today + 3_700_100}
+	}
+	applied, err := s.RunRecordOutcomes(ctx, outs)
+	require.NoError(t, err)
+	require.Equal(t, []bool{true, true, true, true, true}, applied)
+	for _, id := range fresh {
+		r, err := s.RunGet(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, kind.RunSucceeded, r.State)
+	}
+
+	var checked int
+	for _, st := range rec.stmts {
+		if !strings.HasPrefix(st.q, "UPDATE runs") && !strings.HasPrefix(st.q, "SELECT id FROM runs WHERE id IN") {
+			continue
+		}
+		checked++
+		require.Equal(t, todays, explainPartitions(t, s.pool, st), "statement reads only today's partition: %s", st.q)
+	}
+	require.GreaterOrEqual(t, checked, 5, "claim, read-back, hand-off, accept, attempts, outcome")
+
+	// Runs whose fire time is not known here: found through every partition.
+	rec.stmts = nil
+	claimed, err = s.RunClaimBatch(ctx, RunClaimParams{IDs: unknown[8:], Owner: "n1", NowMs: today + 3_700_000, Token: 8})
+	require.NoError(t, err)
+	require.ElementsMatch(t, unknown[8:], claimed)
+	require.Len(t, strings.Split(explainPartitions(t, s.pool, rec.stmts[0]), ","), len(parts), "no hint: every partition")
+}
