@@ -86,6 +86,7 @@ func toAPIError(err error) (ae *apiError, internal bool) {
 		ve  *service.ValidationError
 		nf  *service.NotFoundError
 		ce  *service.ConflictError
+		pe  *service.PreconditionError
 		te  *service.TargetError
 		kr  *service.KeyReusedError
 		ai  *service.ApplyInvalidError
@@ -116,6 +117,8 @@ func toAPIError(err error) (ae *apiError, internal bool) {
 		return &apiError{Status: fiber.StatusBadRequest, Code: codeInvalidArgument, Field: ve.Field, Message: ve.Message}, false
 	case errors.As(err, &nf):
 		return &apiError{Status: fiber.StatusNotFound, Code: codeNotFound, Message: msg}, false
+	case errors.As(err, &pe):
+		return &apiError{Status: fiber.StatusPreconditionFailed, Code: codePrecondition, Field: "If-Match", Message: msg}, false
 	case errors.As(err, &ce):
 		return &apiError{Status: fiber.StatusConflict, Code: codeConflict, Field: ce.Field, Message: ce.Message}, false
 	case errors.As(err, &kr):

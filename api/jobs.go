@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -118,7 +119,7 @@ func (s *server) listJobs(c *fiber.Ctx) error {
 	}
 	p, err := s.svc.ListJobs(c.UserContext(), service.JobListParams{
 		GroupID: groupID, OnlyGroups: visibleGroups(c, access.PermJobsRead), Name: c.Query("name"),
-		Search: c.Query("q"), ScheduleType: c.Query("schedule_type"), Enabled: enabled, Cursor: c.Query("cursor"), Limit: limit,
+		Search: c.Query("q"), ScheduleType: c.Query("schedule_type"), Enabled: enabled, Sort: c.Query("sort"), Cursor: c.Query("cursor"), Limit: limit,
 	})
 	if err != nil {
 		return err
@@ -140,9 +141,8 @@ func (s *server) getJob(c *fiber.Ctx) error {
 
 // sendJob answers a job with its ETag.
 func sendJob(c *fiber.Ctx, j store.Job) error {
-	v := viewJob(j)
-	c.Set(fiber.HeaderETag, etagOf(v))
-	return c.JSON(v)
+	c.Set(fiber.HeaderETag, objectETag(j.ID, j.Version))
+	return c.JSON(viewJob(j))
 }
 
 func (s *server) updateJob(c *fiber.Ctx) error {
@@ -150,17 +150,20 @@ func (s *server) updateJob(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.checkIfMatch(c, id); err != nil {
+	ifVersion, err := ifMatchVersion(c, "job", id)
+	if err != nil {
 		return err
 	}
 	var req jobRequest
 	if err := decodeJSON(c, &req, false); err != nil {
 		return err
 	}
-	return s.replaceJob(c, id, req)
+	return s.replaceJob(c, id, req, ifVersion)
 }
 
-func (s *server) replaceJob(c *fiber.Ctx, id int64, req jobRequest) error {
+// replaceJob saves req as job id's fields, if the job is still at version
+// ifVersion (0: any).
+func (s *server) replaceJob(c *fiber.Ctx, id int64, req jobRequest, ifVersion int64) error {
 	if req.ID != 0 && req.ID != id {
 		return badRequest("id", "is read-only: it is %d in the body but the path names job %d; leave it out or send the job's own id", req.ID, id)
 	}
@@ -169,7 +172,7 @@ func (s *server) replaceJob(c *fiber.Ctx, id int64, req jobRequest) error {
 			return err
 		}
 	}
-	j, err := s.svc.UpdateJob(c.UserContext(), service.JobUpdateParams{ID: id, JobSpec: req.spec(), Enabled: req.Enabled})
+	j, err := s.svc.UpdateJob(c.UserContext(), service.JobUpdateParams{ID: id, JobSpec: req.spec(), Enabled: req.Enabled, IfVersion: ifVersion})
 	if err != nil {
 		return err
 	}
@@ -177,13 +180,16 @@ func (s *server) replaceJob(c *fiber.Ctx, id int64, req jobRequest) error {
 }
 
 // patchJob applies a JSON merge patch (RFC 7386) to the job's GET output
-// and saves the result as PUT would.
+// and saves the result as PUT would. The save is conditional on the
+// version the patch was applied to, so an edit in between is never
+// overwritten: with If-Match it is a 412, without it the patch is applied
+// again to the new version.
 func (s *server) patchJob(c *fiber.Ctx) error {
 	id, err := pathID(c)
 	if err != nil {
 		return err
 	}
-	cur, err := s.checkIfMatch(c, id)
+	want, err := ifMatchVersion(c, "job", id)
 	if err != nil {
 		return err
 	}
@@ -191,38 +197,39 @@ func (s *server) patchJob(c *fiber.Ctx) error {
 	if err := decodeJSON(c, &patch, false); err != nil {
 		return err
 	}
-	raw, err := json.Marshal(viewJob(cur))
-	if err != nil {
-		return fmt.Errorf("patch job %d: encode: %w", id, err)
+	for attempt := 1; ; attempt++ {
+		cur, err := s.svc.GetJob(c.UserContext(), id)
+		if err != nil {
+			return err
+		}
+		if want != 0 && cur.Version != want {
+			return &service.PreconditionError{Resource: "job", ID: id, Version: cur.Version}
+		}
+		raw, err := json.Marshal(viewJob(cur))
+		if err != nil {
+			return fmt.Errorf("patch job %d: encode: %w", id, err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			return fmt.Errorf("patch job %d: decode: %w", id, err)
+		}
+		merged, err := json.Marshal(mergePatch(doc, patch))
+		if err != nil {
+			return fmt.Errorf("patch job %d: encode: %w", id, err)
+		}
+		var req jobRequest
+		dec := json.NewDecoder(bytes.NewReader(merged))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			return jsonError(err)
+		}
+		err = s.replaceJob(c, id, req, cur.Version)
+		var pe *service.PreconditionError
+		if want == 0 && attempt < 3 && errors.As(err, &pe) {
+			continue // changed between our read and write: patch the new version
+		}
+		return err
 	}
-	var doc map[string]any
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return fmt.Errorf("patch job %d: decode: %w", id, err)
-	}
-	merged, err := json.Marshal(mergePatch(doc, patch))
-	if err != nil {
-		return fmt.Errorf("patch job %d: encode: %w", id, err)
-	}
-	var req jobRequest
-	dec := json.NewDecoder(bytes.NewReader(merged))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return jsonError(err)
-	}
-	return s.replaceJob(c, id, req)
-}
-
-// checkIfMatch reads the job and, when the request has If-Match, refuses
-// with 412 unless it names the job's current ETag.
-func (s *server) checkIfMatch(c *fiber.Ctx, id int64) (store.Job, error) {
-	cur, err := s.svc.GetJob(c.UserContext(), id)
-	if err != nil {
-		return store.Job{}, err
-	}
-	if err := ifMatch(c, etagOf(viewJob(cur))); err != nil {
-		return store.Job{}, err
-	}
-	return cur, nil
 }
 
 func (s *server) deleteJob(c *fiber.Ctx) error {
@@ -230,12 +237,11 @@ func (s *server) deleteJob(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if c.Get(fiber.HeaderIfMatch) != "" {
-		if _, err := s.checkIfMatch(c, id); err != nil {
-			return err
-		}
+	ifVersion, err := ifMatchVersion(c, "job", id)
+	if err != nil {
+		return err
 	}
-	if err := s.svc.DeleteJob(c.UserContext(), id); err != nil {
+	if err := s.svc.DeleteJobIf(c.UserContext(), id, ifVersion); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

@@ -127,3 +127,44 @@ func TestJobSearch(t *testing.T) {
 		})
 	}
 }
+
+// TestJobsByName pages the jobs list in name order across equal names in
+// different groups, with and without a filter.
+func TestJobsByName(t *testing.T) {
+	t.Parallel()
+	for _, dialect := range kinds {
+		t.Run(dialect, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, dialect, setupOpts{noSched: true})
+			ga := b.group("by-name-a", "local://echo")
+			gb := b.group("by-name-b", "local://echo")
+			for _, j := range []struct {
+				g    int64
+				name string
+			}{{ga, "delta"}, {ga, "alpha"}, {gb, "charlie"}, {gb, "alpha"}, {ga, "bravo"}} {
+				b.job(map[string]any{"group_id": j.g, "name": j.name, "schedule_type": "none", "handler": "h-" + j.name})
+			}
+			walk := func(query string) []string {
+				var out []string
+				cursor := ""
+				for pages := 0; pages < 10; pages++ {
+					page := b.must(200, "GET", "/api/v1/jobs?sort=name&limit=2&"+query+"&cursor="+cursor, nil)
+					for _, it := range page["items"].([]any) {
+						j := it.(map[string]any)
+						out = append(out, fmt.Sprintf("%s/%v", j["name"], j["group_id"] == float64(ga)))
+					}
+					if cursor = page["next_cursor"].(string); cursor == "" {
+						return out
+					}
+				}
+				t.Fatal("the listing never ended")
+				return nil
+			}
+			require.Equal(t, []string{"alpha/true", "alpha/false", "bravo/true", "charlie/false", "delta/true"}, walk(""))
+			require.Equal(t, []string{"alpha/true", "alpha/false"}, walk("q=h-alpha"))
+			require.Equal(t, []string{"alpha/true", "bravo/true", "delta/true"}, walk(fmt.Sprintf("group_id=%d", ga)))
+			require.Equal(t, 400, b.call("GET", "/api/v1/jobs?sort=age", nil).Status)
+			require.Equal(t, 400, b.call("GET", "/api/v1/jobs?sort=name&cursor=bm9wZQ", nil).Status)
+		})
+	}
+}

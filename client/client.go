@@ -557,3 +557,29 @@ func (c *Client) Me(ctx context.Context) (Me, error) {
 	_, err := c.do(ctx, http.MethodGet, "/api/v1/me", nil, nil, &m)
 	return m, err
 }
+
+// RegisteredExecutor is an executor that registered by heartbeat
+// (GET /api/v1/executors).
+type RegisteredExecutor struct {
+	GroupID        int64   `json:"group_id"`
+	AppName        string  `json:"app_name"`
+	Address        string  `json:"address"`
+	Protocol       string  `json:"protocol"`
+	RegisteredAt   *string `json:"registered_at"`
+	HeartbeatAt    *string `json:"heartbeat_at"`
+	HeartbeatAgeMs int64   `json:"heartbeat_age_ms"`
+}
+
+// ListExecutors lists the executors registered by heartbeat, of one group
+// (groupID > 0) or of every group the caller may read.
+func (c *Client) ListExecutors(ctx context.Context, groupID int64) ([]RegisteredExecutor, error) {
+	path := "/api/v1/executors"
+	if groupID > 0 {
+		path += "?group_id=" + id(groupID)
+	}
+	var out struct {
+		Items []RegisteredExecutor `json:"items"`
+	}
+	_, err := c.do(ctx, http.MethodGet, path, nil, nil, &out)
+	return out.Items, err
+}

@@ -63,6 +63,16 @@ func (w *Worker) partitions(ctx context.Context, pol policy, res *Result) error 
 			return err
 		}
 	}
+	// The logs of runs that are all gone go with their partition.
+	logs, err := w.o.Store.RunLogPartitionsDrop(ctx)
+	res.Dropped = append(res.Dropped, logs...)
+	w.o.Metrics.Partitions.WithLabelValues("dropped").Add(float64(len(logs)))
+	if len(logs) > 0 {
+		w.o.Log.WithField("partitions", logs).Info("dropped run log partitions")
+	}
+	if err != nil {
+		return err
+	}
 	w.o.Metrics.BacklogAge.WithLabelValues(tableRuns).Set(0)
 	return nil
 }

@@ -170,3 +170,83 @@ func TestPartitionedRetention(t *testing.T) {
 	require.Empty(t, res.Created)
 	require.Zero(t, res.Runs)
 }
+
+func logPartitionNames(t *testing.T, st *store.Store) []string {
+	t.Helper()
+	parts, partitioned, err := st.RunLogPartitions(context.Background())
+	require.NoError(t, err)
+	require.True(t, partitioned, "run_logs is partitioned along with runs")
+	var out []string
+	for _, p := range parts {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+// TestLogPartitions: run_logs is partitioned by run id ranges ahead of the
+// ids in use, the same set whoever and however often maintenance runs; a
+// log partition goes whole once none of its runs is left, and logs of runs
+// still there stay readable.
+func TestLogPartitions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := store.OpenMySQL(ctx, dbtest.MySQL(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	_, err = st.Migrate(ctx)
+	require.NoError(t, err)
+	f := newFixture(t, st, "app")
+	var early []int64
+	for d := 0; d < 3; d++ {
+		early = append(early, f.run(runSpec{group: "app", at: t0.Add(time.Duration(d) * day), state: kind.RunSucceeded, log: "early\n"}))
+	}
+	now := t0.Add(3 * day)
+	var wg sync.WaitGroup
+	for i := 0; i < 3; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := st.RunPartitionsEnsure(ctx, store.RunPartitionsEnsureParams{NowMs: now.UnixMilli(), AheadDays: 3})
+			require.NoError(t, err)
+		}()
+	}
+	wg.Wait()
+	names := logPartitionNames(t, st)
+	require.Equal(t, "lmax", names[len(names)-1])
+	parts, _, err := st.RunLogPartitions(ctx)
+	require.NoError(t, err)
+	first := parts[0]
+	require.Greater(t, first.BeforeMs, early[2], "the first log partition holds the logs there were")
+	created, err := st.RunPartitionsEnsure(ctx, store.RunPartitionsEnsureParams{NowMs: now.UnixMilli(), AheadDays: 3})
+	require.NoError(t, err)
+	require.Empty(t, created, "a restart changes nothing")
+	require.Equal(t, names, logPartitionNames(t, st))
+
+	// A run past the first log partition's range, with its log (as if the
+	// ids of a day had been handed out since).
+	late := first.BeforeMs + 5
+	_, err = st.DB().Exec(`INSERT INTO runs (id, job_id, group_id, scheduled_ms, trigger_type, state, owner, params, message, created_ms)
+ VALUES (?, ?, ?, ?, 'manual', 'succeeded', 'n1', '', '', ?)`, late, f.job["app"].ID, f.job["app"].GroupID, now.Add(30*day).UnixMilli(), now.Add(30*day).UnixMilli())
+	require.NoError(t, err)
+	require.NoError(t, st.RunLogAppend(ctx, late, "late\n"))
+
+	// The early runs' days are past the retention: their runs go by
+	// partition, then their logs' partition.
+	clock := clockwork.NewFakeClockAt(now.Add(31 * day))
+	w := newWorker(t, st, clock, "n1", retention.Config{Runs: retention.Age(30 * day), Partitioned: true}, false)
+	res, err := w.Cycle(ctx)
+	require.NoError(t, err)
+	require.Contains(t, res.Dropped, first.Name)
+	for _, id := range early {
+		require.False(t, f.exists(id))
+		require.False(t, f.hasLog(id))
+	}
+	require.True(t, f.hasLog(late), "the log of a run that is still there")
+	log, err := st.RunLogRead(ctx, late, 1)
+	require.NoError(t, err)
+	require.Equal(t, "late\n", log.Content)
+	require.NotContains(t, logPartitionNames(t, st), first.Name)
+	res, err = w.Cycle(ctx)
+	require.NoError(t, err)
+	require.NotContains(t, res.Dropped, first.Name, "idempotent")
+}

@@ -32,6 +32,7 @@ type Store interface {
 	RunPartitionSummarize(ctx context.Context, name string, needed []int64) (store.RunPartitionSummary, error)
 	RunAgesInPartition(ctx context.Context, name string, afterID int64, limit int) ([]store.RunAge, error)
 	RunPartitionDrop(ctx context.Context, name string, maxID int64) error
+	RunLogPartitionsDrop(ctx context.Context) ([]string, error)
 }
 
 // LeaseName is the maintenance lease the purging replica holds.

@@ -162,11 +162,11 @@ func snake(s string) string {
 }
 
 // diffFields keeps the fields that changed, as {"before": .., "after": ..};
-// bookkeeping fields (times) are left out.
+// bookkeeping fields (times, the version) are left out.
 func diffFields(before, after map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, a := range after {
-		if strings.HasSuffix(k, "_ms") {
+		if strings.HasSuffix(k, "_ms") || k == "version" {
 			continue
 		}
 		b := before[k]

@@ -107,5 +107,22 @@ func notFoundOr(err error, resource string, id int64, doing string) error {
 	if errors.Is(err, store.ErrNotFound) {
 		return &NotFoundError{Resource: resource, ID: id}
 	}
+	if errors.Is(err, store.ErrVersionMismatch) {
+		return &PreconditionError{Resource: resource, ID: id}
+	}
 	return fmt.Errorf("%s: %w", doing, err)
 }
+
+// PreconditionError reports a conditional write (If-Match) refused because
+// the object changed since the caller read it; nothing was written.
+type PreconditionError struct {
+	Resource string
+	ID       int64
+	Version  int64 // the current version when known, else 0
+}
+
+func (e *PreconditionError) Error() string {
+	return fmt.Sprintf("%s %d changed since you read it; read it again, reapply your change and retry", e.Resource, e.ID)
+}
+
+func (e *PreconditionError) Is(target error) bool { return target == store.ErrVersionMismatch }

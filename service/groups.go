@@ -52,6 +52,9 @@ type GroupCreateParams struct {
 // change.
 type GroupUpdateParams struct {
 	ID int64
+	// IfVersion makes the update conditional (If-Match): it is refused with
+	// a *PreconditionError unless the group is still at this version (0: any).
+	IfVersion int64
 	// AppName is optional: "" or the group's current app name. Any other value
 	// is refused, because the app name is fixed once the group exists.
 	AppName       string
@@ -190,6 +193,9 @@ func (s *Service) UpdateGroup(ctx context.Context, p GroupUpdateParams) (store.G
 	if err != nil {
 		return store.Group{}, err
 	}
+	if p.IfVersion != 0 && cur.Version != p.IfVersion {
+		return store.Group{}, &PreconditionError{Resource: "group", ID: p.ID, Version: cur.Version}
+	}
 	if p.AppName != "" && p.AppName != cur.AppName {
 		return store.Group{}, invalid("app_name", "cannot be changed (it is %q); leave it out, or create a new group with the new app_name and move the jobs", cur.AppName)
 	}
@@ -200,7 +206,7 @@ func (s *Service) UpdateGroup(ctx context.Context, p GroupUpdateParams) (store.G
 	var g store.Group
 	err = s.st.Tx(ctx, func(tx *store.Store) error {
 		var err error
-		if g, err = tx.GroupUpdate(ctx, store.GroupUpdateParams{ID: p.ID, Title: p.Title, Members: members, GroupExecutorSettings: es, NowMs: s.nowMs()}); err != nil {
+		if g, err = tx.GroupUpdate(ctx, store.GroupUpdateParams{ID: p.ID, IfVersion: p.IfVersion, Title: p.Title, Members: members, GroupExecutorSettings: es, NowMs: s.nowMs()}); err != nil {
 			return err
 		}
 		return s.audit(ctx, tx, auditEntry{Action: ActGroupUpdate, ObjectType: "group", ObjectID: g.ID, GroupID: g.ID, Changes: diffFields(fieldsOf(cur), fieldsOf(g))})
@@ -215,12 +221,18 @@ func (s *Service) UpdateGroup(ctx context.Context, p GroupUpdateParams) (store.G
 // DeleteGroup deletes a group that has no jobs; one that has is a
 // *ConflictError.
 func (s *Service) DeleteGroup(ctx context.Context, id int64) error {
+	return s.DeleteGroupIf(ctx, id, 0)
+}
+
+// DeleteGroupIf deletes a group if it is at version ifVersion (0: any),
+// else answers a *PreconditionError and deletes nothing.
+func (s *Service) DeleteGroupIf(ctx context.Context, id, ifVersion int64) error {
 	err := s.st.Tx(ctx, func(tx *store.Store) error {
 		cur, err := tx.GroupGet(ctx, id)
 		if err != nil {
 			return err
 		}
-		if err := tx.GroupDelete(ctx, id); err != nil {
+		if err := tx.GroupDeleteIf(ctx, id, ifVersion); err != nil {
 			return err
 		}
 		if err := tx.BindingDeleteGroup(ctx, id); err != nil {

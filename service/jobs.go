@@ -3,9 +3,12 @@ package service
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ringjob/ringjob/schedule"
@@ -27,6 +30,9 @@ type JobUpdateParams struct {
 	ID int64
 	JobSpec
 	Enabled *bool
+	// IfVersion makes the update conditional (If-Match): it is refused with
+	// a *PreconditionError unless the job is still at this version (0: any).
+	IfVersion int64
 }
 
 // JobListParams filter and page a job listing (by id).
@@ -39,8 +45,10 @@ type JobListParams struct {
 	Search       string
 	ScheduleType string // none, cron, fixed_rate or at; "" = all
 	Enabled      *bool  // nil = both
-	Cursor       string
-	Limit        int // 0 = DefaultPageLimit; at most MaxPageLimit
+	// Sort is "id" (default, oldest first) or "name".
+	Sort   string
+	Cursor string
+	Limit  int // 0 = DefaultPageLimit; at most MaxPageLimit
 }
 
 // TriggerParams ask for one run of a job now.
@@ -118,23 +126,18 @@ func (s *Service) ListJobs(ctx context.Context, p JobListParams) (Page[store.Job
 	if err != nil {
 		return Page[store.Job]{}, err
 	}
+	if p.Sort == "name" {
+		return s.listJobsByName(ctx, p, limit)
+	}
+	if p.Sort != "" && p.Sort != "id" {
+		return Page[store.Job]{}, invalid("sort", "must be id or name, got %q", p.Sort)
+	}
 	after, err := decodeCursor("j", p.Cursor)
 	if err != nil {
 		return Page[store.Job]{}, err
 	}
-	if p.GroupID < 0 {
-		return Page[store.Job]{}, invalid("group_id", "must be a positive id, got %d", p.GroupID)
-	}
-	if err := checkText("name", p.Name, 0, maxNameFilterChars, false); err != nil {
+	if err := checkListFilters(p); err != nil {
 		return Page[store.Job]{}, err
-	}
-	if err := checkText("q", p.Search, 0, maxNameFilterChars, false); err != nil {
-		return Page[store.Job]{}, err
-	}
-	switch p.ScheduleType {
-	case "", "none", "cron", "fixed_rate", "at":
-	default:
-		return Page[store.Job]{}, invalid("schedule_type", "must be none, cron, fixed_rate or at, got %q", p.ScheduleType)
 	}
 	lp := store.JobListParams{GroupID: p.GroupID, OnlyGroups: p.OnlyGroups, Name: p.Name, Search: p.Search, ScheduleType: p.ScheduleType,
 		Enabled: p.Enabled, AfterID: after, Limit: limit + 1}
@@ -163,12 +166,66 @@ func (s *Service) ListJobs(ctx context.Context, p JobListParams) (Page[store.Job
 	return page, nil
 }
 
+// checkListFilters checks the filters of a job listing.
+func checkListFilters(p JobListParams) error {
+	if p.GroupID < 0 {
+		return invalid("group_id", "must be a positive id, got %d", p.GroupID)
+	}
+	if err := checkText("name", p.Name, 0, maxNameFilterChars, false); err != nil {
+		return err
+	}
+	if err := checkText("q", p.Search, 0, maxNameFilterChars, false); err != nil {
+		return err
+	}
+	switch p.ScheduleType {
+	case "", "none", "cron", "fixed_rate", "at":
+	default:
+		return invalid("schedule_type", "must be none, cron, fixed_rate or at, got %q", p.ScheduleType)
+	}
+	return nil
+}
+
+// listJobsByName lists jobs by name, then id. The index on (name, id)
+// serves it; with filters it reads the index until a page is full.
+func (s *Service) listJobsByName(ctx context.Context, p JobListParams, limit int) (Page[store.Job], error) {
+	lp := store.JobListParams{GroupID: p.GroupID, OnlyGroups: p.OnlyGroups, Name: p.Name, Search: p.Search, ScheduleType: p.ScheduleType,
+		Enabled: p.Enabled, ByName: true, Limit: limit + 1}
+	if p.Cursor != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(p.Cursor)
+		kind, rest, _ := strings.Cut(string(raw), ":")
+		num, name, ok := strings.Cut(rest, ":")
+		id, perr := strconv.ParseInt(num, 10, 64)
+		if err != nil || kind != "jn" || !ok || perr != nil || id <= 0 {
+			return Page[store.Job]{}, invalid("cursor", "is not a cursor of this listing; pass next_cursor from the previous page unchanged, or omit it for the first page")
+		}
+		lp.AfterID, lp.AfterName = id, name
+	}
+	if err := checkListFilters(p); err != nil {
+		return Page[store.Job]{}, err
+	}
+	js, err := s.st.JobList(ctx, lp)
+	if err != nil {
+		return Page[store.Job]{}, fmt.Errorf("list jobs by name: %w", err)
+	}
+	if js == nil {
+		js = []store.Job{}
+	}
+	if len(js) <= limit {
+		return Page[store.Job]{Items: js}, nil
+	}
+	last := js[limit-1]
+	return Page[store.Job]{Items: js[:limit], NextCursor: base64.RawURLEncoding.EncodeToString([]byte("jn:" + strconv.FormatInt(last.ID, 10) + ":" + last.Name))}, nil
+}
+
 // UpdateJob replaces a job's editable fields. A started job whose schedule
 // changes gets a new next fire time; one whose schedule is unchanged keeps it.
 func (s *Service) UpdateJob(ctx context.Context, p JobUpdateParams) (store.Job, error) {
 	cur, err := s.GetJob(ctx, p.ID)
 	if err != nil {
 		return store.Job{}, err
+	}
+	if p.IfVersion != 0 && cur.Version != p.IfVersion {
+		return store.Job{}, &PreconditionError{Resource: "job", ID: p.ID, Version: cur.Version}
 	}
 	f, sched, err := s.checkJob(ctx, p.JobSpec)
 	if err != nil {
@@ -196,16 +253,16 @@ func (s *Service) UpdateJob(ctx context.Context, p JobUpdateParams) (store.Job, 
 			return store.Job{}, ferr
 		}
 		write = func(tx *store.Store) (store.Job, error) {
-			return tx.JobUpdate(ctx, store.JobUpdateParams{ID: p.ID, JobFields: f, Enabled: true, NextFireMs: next, NowMs: now.UnixMilli()})
+			return tx.JobUpdate(ctx, store.JobUpdateParams{ID: p.ID, IfVersion: p.IfVersion, JobFields: f, Enabled: true, NextFireMs: next, NowMs: now.UnixMilli()})
 		}
 	case !enabled && cur.Enabled:
 		write = func(tx *store.Store) (store.Job, error) {
-			return tx.JobUpdate(ctx, store.JobUpdateParams{ID: p.ID, JobFields: f, Enabled: false, NowMs: now.UnixMilli()})
+			return tx.JobUpdate(ctx, store.JobUpdateParams{ID: p.ID, IfVersion: p.IfVersion, JobFields: f, Enabled: false, NowMs: now.UnixMilli()})
 		}
 	default:
 		// Same scheduling state: leave next_fire_ms to the scheduler.
 		write = func(tx *store.Store) (store.Job, error) {
-			return tx.JobUpdateFields(ctx, store.JobUpdateFieldsParams{ID: p.ID, JobFields: f, NowMs: now.UnixMilli()})
+			return tx.JobUpdateFields(ctx, store.JobUpdateFieldsParams{ID: p.ID, IfVersion: p.IfVersion, JobFields: f, NowMs: now.UnixMilli()})
 		}
 	}
 	err = s.st.Tx(ctx, func(tx *store.Store) error {
@@ -231,12 +288,18 @@ func (s *Service) UpdateJob(ctx context.Context, p JobUpdateParams) (store.Job, 
 
 // DeleteJob deletes a job and its run history.
 func (s *Service) DeleteJob(ctx context.Context, id int64) error {
+	return s.DeleteJobIf(ctx, id, 0)
+}
+
+// DeleteJobIf deletes a job if it is at version ifVersion (0: any), else
+// answers a *PreconditionError and deletes nothing.
+func (s *Service) DeleteJobIf(ctx context.Context, id, ifVersion int64) error {
 	err := s.st.Tx(ctx, func(tx *store.Store) error {
 		cur, err := tx.JobGet(ctx, id)
 		if err != nil {
 			return err
 		}
-		if err := tx.JobDelete(ctx, id); err != nil {
+		if err := tx.JobDeleteIf(ctx, id, ifVersion); err != nil {
 			return err
 		}
 		return s.audit(ctx, tx, auditEntry{Action: ActJobDelete, ObjectType: "job", ObjectID: id, GroupID: cur.GroupID, Changes: map[string]any{"name": cur.Name}})

@@ -44,9 +44,12 @@ func (s *Store) GroupCreate(ctx context.Context, p GroupCreateParams) (Group, er
 
 // GroupUpdateParams are the editable fields of a group (the app name is fixed).
 type GroupUpdateParams struct {
-	ID      int64
-	Title   string
-	Members []string
+	ID int64
+	// IfVersion makes the write conditional: it changes nothing and fails
+	// with ErrVersionMismatch unless the group is at this version (0: any).
+	IfVersion int64
+	Title     string
+	Members   []string
 	GroupExecutorSettings
 	NowMs int64
 }
@@ -61,26 +64,26 @@ func (s *Store) GroupUpdate(ctx context.Context, p GroupUpdateParams) (Group, er
 	if err != nil {
 		return Group{}, err
 	}
-	res, err := s.db.ExecContext(ctx, "UPDATE job_groups SET title = ?, members = ?, access_token = ?, protocol = ?, accept_registrations = ?, updated_ms = ? WHERE id = ?",
-		p.Title, string(members), token, p.Protocol, boolInt(p.AcceptRegistrations), p.NowMs, p.ID)
+	res, err := s.db.ExecContext(ctx, "UPDATE job_groups SET title = ?, members = ?, access_token = ?, protocol = ?, accept_registrations = ?, updated_ms = ?, version = version + 1 WHERE id = ?"+ifVersionCond,
+		p.Title, string(members), token, p.Protocol, boolInt(p.AcceptRegistrations), p.NowMs, p.ID, p.IfVersion, p.IfVersion)
 	if err != nil {
 		return Group{}, fmt.Errorf("update group %d: %w", p.ID, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		if _, err := s.GroupGet(ctx, p.ID); err != nil {
+		if err := s.versionMismatchOr(ctx, "job_groups", "group", p.ID, p.IfVersion); err != nil {
 			return Group{}, err
 		}
 	}
 	return s.GroupGet(ctx, p.ID)
 }
 
-const groupCols = "id, app_name, title, members, access_token, protocol, accept_registrations, created_ms, updated_ms"
+const groupCols = "id, app_name, title, members, access_token, protocol, accept_registrations, created_ms, updated_ms, version"
 
 func (s *Store) scanGroup(sc interface{ Scan(...any) error }) (Group, error) {
 	var g Group
 	var members string
 	var accept int
-	if err := sc.Scan(&g.ID, &g.AppName, &g.Title, &members, &g.AccessToken, &g.Protocol, &accept, &g.CreatedMs, &g.UpdatedMs); err != nil {
+	if err := sc.Scan(&g.ID, &g.AppName, &g.Title, &members, &g.AccessToken, &g.Protocol, &accept, &g.CreatedMs, &g.UpdatedMs, &g.Version); err != nil {
 		return Group{}, err
 	}
 	g.AcceptRegistrations = accept != 0
@@ -126,6 +129,12 @@ func (s *Store) GroupList(ctx context.Context) ([]Group, error) {
 
 // GroupDelete deletes a group that has no jobs.
 func (s *Store) GroupDelete(ctx context.Context, id int64) error {
+	return s.GroupDeleteIf(ctx, id, 0)
+}
+
+// GroupDeleteIf deletes a group that has no jobs if it is at version
+// ifVersion (0: any), else fails with ErrVersionMismatch.
+func (s *Store) GroupDeleteIf(ctx context.Context, id, ifVersion int64) error {
 	var jobs int
 	if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM jobs WHERE group_id = ?", id).Scan(&jobs); err != nil {
 		return fmt.Errorf("delete group %d: count jobs: %w", id, err)
@@ -133,11 +142,14 @@ func (s *Store) GroupDelete(ctx context.Context, id int64) error {
 	if jobs > 0 {
 		return fmt.Errorf("group %d still has %d job(s); delete or move them first: %w", id, jobs, ErrConflict)
 	}
-	res, err := s.db.ExecContext(ctx, "DELETE FROM job_groups WHERE id = ?", id)
+	res, err := s.db.ExecContext(ctx, "DELETE FROM job_groups WHERE id = ?"+ifVersionCond, id, ifVersion, ifVersion)
 	if err != nil {
 		return fmt.Errorf("delete group %d: %w", id, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
+		if err := s.versionMismatchOr(ctx, "job_groups", "group", id, ifVersion); err != nil {
+			return err
+		}
 		return fmt.Errorf("group %d: %w", id, ErrNotFound)
 	}
 	return nil

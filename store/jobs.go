@@ -48,7 +48,7 @@ type JobCreateParams struct {
 	NowMs      int64
 }
 
-const jobCols = "id, group_id, name, description, schedule_type, schedule_conf, time_zone, misfire_policy, handler, params, route_strategy, block_strategy, timeout_sec, retry_count, shard_count, enabled, lock_partition, next_fire_ms, last_fire_ms, created_ms, updated_ms, COALESCE(pinned_targets, ''), retry_backoff, retry_delay_sec, retry_max_delay_sec, child_job_ids, max_in_flight, alarm_channels, alarm_state"
+const jobCols = "id, group_id, name, description, schedule_type, schedule_conf, time_zone, misfire_policy, handler, params, route_strategy, block_strategy, timeout_sec, retry_count, shard_count, enabled, lock_partition, next_fire_ms, last_fire_ms, created_ms, updated_ms, COALESCE(pinned_targets, ''), retry_backoff, retry_delay_sec, retry_max_delay_sec, child_job_ids, max_in_flight, alarm_channels, alarm_state, version"
 
 func scanJob(sc interface{ Scan(...any) error }) (Job, error) {
 	var j Job
@@ -57,7 +57,7 @@ func scanJob(sc interface{ Scan(...any) error }) (Job, error) {
 	err := sc.Scan(&j.ID, &j.GroupID, &j.Name, &j.Description, &j.ScheduleType, &j.ScheduleConf, &j.TimeZone, &j.MisfirePolicy,
 		&j.Handler, &j.Params, &j.RouteStrategy, &j.BlockStrategy, &j.TimeoutSec, &j.RetryCount, &j.ShardCount,
 		&enabled, &j.LockPartition, &j.NextFireMs, &j.LastFireMs, &j.CreatedMs, &j.UpdatedMs, &pins,
-		&j.RetryBackoff, &j.RetryDelaySec, &j.RetryMaxDelaySec, &children, &j.MaxInFlight, &channels, &j.AlarmState)
+		&j.RetryBackoff, &j.RetryDelaySec, &j.RetryMaxDelaySec, &children, &j.MaxInFlight, &channels, &j.AlarmState, &j.Version)
 	j.Enabled = enabled != 0
 	j.ChildJobIDs = splitIDs(children)
 	j.AlarmChannels = splitNames(channels)
@@ -117,6 +117,9 @@ func (s *Store) jobCreate(ctx context.Context, p JobCreateParams) (Job, error) {
 // JobUpdateParams replace a job's fields and scheduling state.
 type JobUpdateParams struct {
 	ID int64
+	// IfVersion makes the write conditional: it changes nothing and fails
+	// with ErrVersionMismatch unless the job is at this version (0: any).
+	IfVersion int64
 	JobFields
 	Enabled    bool
 	NextFireMs int64
@@ -133,16 +136,16 @@ func (s *Store) JobUpdate(ctx context.Context, p JobUpdateParams) (Job, error) {
 	res, err := s.db.ExecContext(ctx, `UPDATE jobs SET group_id = ?, name = ?, description = ?, schedule_type = ?, schedule_conf = ?, time_zone = ?,
  misfire_policy = ?, handler = ?, params = ?, route_strategy = ?, block_strategy = ?, timeout_sec = ?, retry_count = ?, shard_count = ?,
  pinned_targets = ?, retry_backoff = ?, retry_delay_sec = ?, retry_max_delay_sec = ?, child_job_ids = ?, max_in_flight = ?, alarm_channels = ?,
- enabled = ?, next_fire_ms = ?, updated_ms = ? WHERE id = ?`,
+ enabled = ?, next_fire_ms = ?, updated_ms = ?, version = version + 1 WHERE id = ?`+ifVersionCond,
 		f.GroupID, f.Name, f.Description, f.ScheduleType, f.ScheduleConf, f.TimeZone, f.MisfirePolicy,
 		f.Handler, f.Params, f.RouteStrategy, f.BlockStrategy, f.TimeoutSec, f.RetryCount, f.ShardCount, pinsJSON(f.PinnedTargets),
 		backoffOr(f.RetryBackoff), f.RetryDelaySec, f.RetryMaxDelaySec, joinIDs(f.ChildJobIDs), f.MaxInFlight, strings.Join(f.AlarmChannels, ","),
-		boolInt(p.Enabled), next, p.NowMs, p.ID)
+		boolInt(p.Enabled), next, p.NowMs, p.ID, p.IfVersion, p.IfVersion)
 	if err != nil {
 		return Job{}, s.jobWriteError(err, f, fmt.Sprintf("update job %d", p.ID))
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		if _, err := s.JobGet(ctx, p.ID); err != nil {
+		if err := s.versionMismatchOr(ctx, "jobs", "job", p.ID, p.IfVersion); err != nil {
 			return Job{}, err
 		}
 	}
@@ -163,7 +166,7 @@ func (s *Store) JobSetEnabled(ctx context.Context, p JobSetEnabledParams) error 
 	if !p.Enabled {
 		next = 0
 	}
-	res, err := s.db.ExecContext(ctx, "UPDATE jobs SET enabled = ?, next_fire_ms = ?, updated_ms = ? WHERE id = ?",
+	res, err := s.db.ExecContext(ctx, "UPDATE jobs SET enabled = ?, next_fire_ms = ?, updated_ms = ?, version = version + 1 WHERE id = ?",
 		boolInt(p.Enabled), next, p.NowMs, p.ID)
 	if err != nil {
 		return fmt.Errorf("set job %d enabled=%v: %w", p.ID, p.Enabled, err)
@@ -228,7 +231,11 @@ type JobListParams struct {
 	ScheduleType string // "" = all
 	Enabled      *bool
 	AfterID      int64
-	Limit        int
+	// ByName orders by name, then id, after (AfterName, AfterID); served
+	// by index jobs_name.
+	ByName    bool
+	AfterName string
+	Limit     int
 	// UpToID, when > 0, ends the listing at that id (a window of a bounded
 	// scan, see JobScanWindow).
 	UpToID int64
@@ -257,10 +264,19 @@ func (s *Store) JobScanWindow(ctx context.Context, groupID, afterID int64, scan 
 
 // JobList lists jobs.
 func (s *Store) JobList(ctx context.Context, p JobListParams) ([]Job, error) {
-	var where []string
+	where := []string{"1=1"}
 	var args []any
-	where = append(where, "id > ?")
-	args = append(args, p.AfterID)
+	order := " ORDER BY id LIMIT ?"
+	if p.ByName {
+		if p.AfterID > 0 {
+			where = append(where, "(name > ? OR (name = ? AND id > ?))")
+			args = append(args, p.AfterName, p.AfterName, p.AfterID)
+		}
+		order = " ORDER BY name, id LIMIT ?"
+	} else {
+		where = append(where, "id > ?")
+		args = append(args, p.AfterID)
+	}
 	if p.UpToID > 0 {
 		where = append(where, "id <= ?")
 		args = append(args, p.UpToID)
@@ -292,7 +308,7 @@ func (s *Store) JobList(ctx context.Context, p JobListParams) ([]Job, error) {
 	}
 	args = append(args, limit)
 	q, args := onlyGroups("SELECT "+jobCols+" FROM jobs WHERE "+strings.Join(where, " AND "), args[:len(args)-1], "group_id", p.OnlyGroups)
-	rows, err := s.db.QueryContext(ctx, q+" ORDER BY id LIMIT ?", append(args, limit)...)
+	rows, err := s.db.QueryContext(ctx, q+order, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
@@ -310,16 +326,25 @@ func (s *Store) JobList(ctx context.Context, p JobListParams) ([]Job, error) {
 
 // JobDelete deletes a job and its runs.
 func (s *Store) JobDelete(ctx context.Context, id int64) error {
-	return s.Tx(ctx, func(s *Store) error { return s.jobDelete(ctx, id) })
+	return s.JobDeleteIf(ctx, id, 0)
 }
 
-func (s *Store) jobDelete(ctx context.Context, id int64) error {
+// JobDeleteIf deletes a job and its runs if it is at version ifVersion (0:
+// any), else fails with ErrVersionMismatch and deletes nothing.
+func (s *Store) JobDeleteIf(ctx context.Context, id, ifVersion int64) error {
+	return s.Tx(ctx, func(s *Store) error { return s.jobDelete(ctx, id, ifVersion) })
+}
+
+func (s *Store) jobDelete(ctx context.Context, id, ifVersion int64) error {
 	tx := s.db
-	res, err := tx.ExecContext(ctx, "DELETE FROM jobs WHERE id = ?", id)
+	res, err := tx.ExecContext(ctx, "DELETE FROM jobs WHERE id = ?"+ifVersionCond, id, ifVersion, ifVersion)
 	if err != nil {
 		return fmt.Errorf("delete job %d: %w", id, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
+		if err := s.versionMismatchOr(ctx, "jobs", "job", id, ifVersion); err != nil {
+			return err
+		}
 		return fmt.Errorf("job %d: %w", id, ErrNotFound)
 	}
 	for _, q := range s.jobDeleteCascade() {

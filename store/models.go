@@ -12,6 +12,8 @@ type Group struct {
 	GroupExecutorSettings
 	CreatedMs int64
 	UpdatedMs int64
+	// Version is bumped by every edit; If-Match writes compare it.
+	Version int64
 }
 
 // Job is a job definition with its scheduling state.
@@ -48,6 +50,9 @@ type Job struct {
 	LastFireMs       int64
 	CreatedMs        int64
 	UpdatedMs        int64
+	// Version is bumped by every edit through the API (not by the
+	// scheduler advancing fire times); If-Match writes compare it.
+	Version int64
 }
 
 // Run is one row of the fire ledger: one fire of one job on one shard.

@@ -30,25 +30,31 @@ func partitionName(dayStartMs int64) string {
 // RunPartitions lists the partitions of runs in order; partitioned is false
 // when the table is not partitioned.
 func (s *Store) RunPartitions(ctx context.Context) (parts []RunPartition, partitioned bool, err error) {
+	return s.rangePartitions(ctx, "runs")
+}
+
+// rangePartitions lists the range partitions of table in order, with the
+// bounds of each (FromMs/BeforeMs hold run ids for run_logs).
+func (s *Store) rangePartitions(ctx context.Context, table string) (parts []RunPartition, partitioned bool, err error) {
 	if s.d.name() != "mysql" {
 		return nil, false, nil
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT PARTITION_NAME, PARTITION_DESCRIPTION FROM information_schema.PARTITIONS
- WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'runs' AND PARTITION_NAME IS NOT NULL ORDER BY PARTITION_ORDINAL_POSITION`)
+ WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND PARTITION_NAME IS NOT NULL ORDER BY PARTITION_ORDINAL_POSITION`, table)
 	if err != nil {
-		return nil, false, fmt.Errorf("list partitions of runs: %w", err)
+		return nil, false, fmt.Errorf("list partitions of %s: %w", table, err)
 	}
 	defer rows.Close()
 	var from int64
 	for rows.Next() {
 		var name, desc string
 		if err := rows.Scan(&name, &desc); err != nil {
-			return nil, false, fmt.Errorf("list partitions of runs: %w", err)
+			return nil, false, fmt.Errorf("list partitions of %s: %w", table, err)
 		}
 		p := RunPartition{Name: name, FromMs: from}
 		if desc != "MAXVALUE" {
 			if p.BeforeMs, err = strconv.ParseInt(desc, 10, 64); err != nil {
-				return nil, false, fmt.Errorf("partition %s of runs: bound %q: %w", name, desc, err)
+				return nil, false, fmt.Errorf("partition %s of %s: bound %q: %w", name, table, desc, err)
 			}
 			from = p.BeforeMs
 		}
@@ -86,6 +92,15 @@ func (s *Store) RunPartitionsEnsure(ctx context.Context, p RunPartitionsEnsurePa
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK(CONCAT(DATABASE(), '.ringjob_partitions'))")
 
+	created, err := s.runPartitionsEnsure(ctx, conn, p)
+	if err != nil {
+		return created, err
+	}
+	logs, err := s.runLogPartitionsEnsure(ctx, conn, p)
+	return append(created, logs...), err
+}
+
+func (s *Store) runPartitionsEnsure(ctx context.Context, conn *sql.Conn, p RunPartitionsEnsureParams) ([]string, error) {
 	today := p.NowMs - p.NowMs%dayMs
 	last := today + int64(p.AheadDays)*dayMs // the last day that must have its own partition
 	parts, partitioned, err := s.RunPartitions(ctx)
@@ -199,4 +214,107 @@ func (s *Store) RunPartitionDrop(ctx context.Context, name string, maxID int64) 
 		return fmt.Errorf("drop partition %s: remove its idempotency keys: %w", name, err)
 	}
 	return nil
+}
+
+// The logs of runs (run_logs) are partitioned by ranges of run id, each
+// about a day of runs: their key is (run_id, seq), so every read and append
+// of a run's log finds its partition from the run id alone. Bounds are set
+// ahead of the ids in use (AheadDays days of runs at the last day's rate),
+// so new logs never land in the catch-all lmax and adding a partition only
+// splits an empty lmax. A log partition is dropped once no run of its id
+// range is left (RunLogPartitionsDrop).
+
+// runLogPartitionMin is the least span of run ids a log partition covers.
+const runLogPartitionMin = 10_000
+
+func runLogPartitionName(before int64) string { return "l" + strconv.FormatInt(before, 10) }
+
+// RunLogPartitions lists the partitions of run_logs (bounds are run ids in
+// FromMs/BeforeMs); partitioned is false when it is not partitioned.
+func (s *Store) RunLogPartitions(ctx context.Context) ([]RunPartition, bool, error) {
+	return s.rangePartitions(ctx, "run_logs")
+}
+
+func (s *Store) runLogPartitionsEnsure(ctx context.Context, conn *sql.Conn, p RunPartitionsEnsureParams) ([]string, error) {
+	_, hi, err := s.RunIDBounds(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dayAgo, err := s.RunIDCreatedBefore(ctx, p.NowMs-dayMs)
+	if err != nil {
+		return nil, err
+	}
+	span := int64(runLogPartitionMin)
+	if dayAgo < hi && dayAgo > 0 {
+		span = max(span, hi-dayAgo)
+	}
+	want := hi + span*int64(max(p.AheadDays, 1)) // the bounds must reach past this id
+	parts, partitioned, err := s.RunLogPartitions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var created []string
+	if !partitioned {
+		var defs []string
+		for b := hi + 1 + span; ; b += span {
+			defs = append(defs, fmt.Sprintf("PARTITION %s VALUES LESS THAN (%d)", runLogPartitionName(b), b))
+			created = append(created, runLogPartitionName(b))
+			if b > want {
+				break
+			}
+		}
+		defs = append(defs, "PARTITION lmax VALUES LESS THAN MAXVALUE")
+		if _, err := conn.ExecContext(ctx, "ALTER TABLE run_logs PARTITION BY RANGE (run_id) ("+strings.Join(defs, ", ")+")"); err != nil {
+			return nil, fmt.Errorf("partition run_logs by run id: %w", err)
+		}
+		return created, nil
+	}
+	if parts[len(parts)-1].BeforeMs != 0 {
+		return nil, fmt.Errorf("partition run_logs: the last partition %s is not the catch-all lmax; fix the table by hand", parts[len(parts)-1].Name)
+	}
+	lastBound := parts[len(parts)-1].FromMs
+	for b := lastBound + span; lastBound <= want; b += span {
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("ALTER TABLE run_logs REORGANIZE PARTITION lmax INTO (PARTITION %s VALUES LESS THAN (%d), PARTITION lmax VALUES LESS THAN MAXVALUE)",
+			runLogPartitionName(b), b)); err != nil {
+			return created, fmt.Errorf("partition run_logs: add partition %s: %w", runLogPartitionName(b), err)
+		}
+		created = append(created, runLogPartitionName(b))
+		lastBound = b
+	}
+	return created, nil
+}
+
+// RunLogPartitionsDrop drops the log partitions whose runs are all gone
+// (no run left with an id in the partition's range), and returns them.
+func (s *Store) RunLogPartitionsDrop(ctx context.Context) ([]string, error) {
+	parts, partitioned, err := s.RunLogPartitions(ctx)
+	if err != nil || !partitioned {
+		return nil, err
+	}
+	var dropped []string
+	for _, p := range parts {
+		if p.BeforeMs == 0 {
+			break
+		}
+		var one int
+		err := s.db.QueryRowContext(ctx, "SELECT 1 FROM runs WHERE id >= ? AND id < ? LIMIT 1", p.FromMs, p.BeforeMs).Scan(&one)
+		if err == nil {
+			break // runs of this range (and so later ones) remain
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return dropped, fmt.Errorf("look for runs of log partition %s: %w", p.Name, err)
+		}
+		err = s.db.QueryRowContext(ctx, "SELECT 1 FROM runs WHERE id >= ? LIMIT 1", p.BeforeMs).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			break // no later run: ids of this range may still be handed out
+		}
+		if err != nil {
+			return dropped, fmt.Errorf("look for runs after log partition %s: %w", p.Name, err)
+		}
+		if _, err := s.db.ExecContext(ctx, "ALTER TABLE run_logs DROP PARTITION "+p.Name); err != nil {
+			return dropped, fmt.Errorf("drop partition %s of run_logs: %w", p.Name, err)
+		}
+		dropped = append(dropped, p.Name)
+	}
+	return dropped, nil
 }

@@ -134,7 +134,7 @@ func (s *Store) GroupSetExecutorSettings(ctx context.Context, groupID int64, p G
 	if err != nil {
 		return err
 	}
-	res, err := s.db.ExecContext(ctx, "UPDATE job_groups SET access_token = ?, protocol = ?, accept_registrations = ? WHERE id = ?",
+	res, err := s.db.ExecContext(ctx, "UPDATE job_groups SET access_token = ?, protocol = ?, accept_registrations = ?, version = version + 1 WHERE id = ?",
 		token, p.Protocol, boolInt(p.AcceptRegistrations), groupID)
 	if err != nil {
 		return fmt.Errorf("set executor settings of group %d: %w", groupID, err)

@@ -439,6 +439,18 @@ func TestConsoleInBrowser(t *testing.T) {
 	copied := srv.call("GET", "jobs/"+copyID, nil)
 	require.Equal(t, "0 0 9 * * ?", copied["schedule_conf"], "the copy keeps the schedule")
 	require.Equal(t, "Europe/Paris", copied["time_zone"])
+	var sorted []string
+	run(t, ctx, "sort by name",
+		chromedp.Navigate(srv.base+"/#/jobs?q=console"),
+		chromedp.WaitVisible("#job-sort", chromedp.ByQuery),
+		chromedp.SetValue("#job-sort", "name", chromedp.ByQuery),
+		chromedp.Click("#job-search-go", chromedp.ByQuery),
+		chromedp.Poll(`location.hash.includes("sort=name") && document.querySelectorAll("tr[data-job]").length === 2 &&
+			[...document.querySelectorAll("tr[data-job] td:first-child")].map(e => e.textContent)`, &sorted),
+		chromedp.Navigate(srv.base+"/#/jobs/"+copyID),
+		chromedp.WaitVisible("#delete-job", chromedp.ByQuery),
+	)
+	require.Equal(t, []string{"console-ticker", "console-ticker-copy"}, sorted)
 	run(t, ctx, "delete",
 		acceptDialogs(),
 		chromedp.Click("#delete-job", chromedp.ByQuery),

@@ -34,6 +34,12 @@ type bundle struct {
 
 func setup(t *testing.T, dialect string) *bundle {
 	t.Helper()
+	return setupWith(t, dialect, nil)
+}
+
+// setupWith is setup with the executor service's options changed by opts.
+func setupWith(t *testing.T, dialect string, opts func(*service.ExecutorsOptions)) *bundle {
+	t.Helper()
 	ctx := context.Background()
 	var st *store.Store
 	var err error
@@ -50,7 +56,11 @@ func setup(t *testing.T, dialect string) *bundle {
 	require.NoError(t, err)
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	ex := service.NewExecutors(service.ExecutorsOptions{Store: st, Sink: sched.Sink(), Log: logrus.NewEntry(log)})
+	eo := service.ExecutorsOptions{Store: st, Sink: sched.Sink(), Log: logrus.NewEntry(log)}
+	if opts != nil {
+		opts(&eo)
+	}
+	ex := service.NewExecutors(eo)
 	_, _, err = ex.EnsureToken(ctx, "global-token-0123456789")
 	require.NoError(t, err)
 	require.NoError(t, ex.EnsureRunSecret(ctx))

@@ -70,6 +70,10 @@ type options struct {
 	serverBin  string
 	keep       bool
 	partition  bool
+	datadir    string
+	dbName     string
+	generate   bool
+	reuse      bool
 	dbPID      int // the private mariadbd's, for its CPU time (0: unknown)
 }
 
@@ -97,13 +101,17 @@ func main() {
 	flag.StringVar(&o.label, "label", "", "label in the result")
 	flag.StringVar(&o.serverBin, "server-bin", "", "jobs mode: time the start-up of this ringjob binary on the benchmark database")
 	flag.BoolVar(&o.keep, "keep", false, "keep the database")
+	flag.StringVar(&o.datadir, "datadir", "", "with -throwaway-pool: keep the private mariadbd's data in this directory (created on first use)")
+	flag.StringVar(&o.dbName, "db", "", "bigtable mode: database name (default: a new one per run); with -keep and -datadir, a table generated once is measured later with -reuse")
+	flag.BoolVar(&o.generate, "generate-only", false, "bigtable mode: generate the table (kept: implies -keep) and stop")
+	flag.BoolVar(&o.reuse, "reuse", false, "bigtable mode: measure the table generated earlier in -db (it is left changed: the purge deletes runs)")
 	flag.BoolVar(&o.partition, "partitioned", false, "bigtable mode: runs partitioned by day (retention.partitioned), purged by dropping partitions")
 	flag.Parse()
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	if o.pool != "" {
-		tw, err := startThrowaway(o.pool)
+		tw, err := startThrowaway(o.pool, o.datadir)
 		if err != nil {
 			fail(err)
 		}
@@ -166,8 +174,13 @@ func openEnv(ctx context.Context, o options, name string) (*env, func(), error) 
 		return nil, nil, err
 	}
 	db := fmt.Sprintf("ringjob_bench_%s_%d", name, time.Now().Unix())
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE `"+db+"` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"); err != nil {
-		return nil, nil, fmt.Errorf("create database: %w", err)
+	if o.dbName != "" {
+		db = o.dbName
+	}
+	if !o.reuse {
+		if _, err := admin.ExecContext(ctx, "CREATE DATABASE `"+db+"` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"); err != nil {
+			return nil, nil, fmt.Errorf("create database: %w", err)
+		}
 	}
 	sc := cfg.Clone()
 	sc.DBName = db
@@ -186,7 +199,7 @@ func openEnv(ctx context.Context, o options, name string) (*env, func(), error) 
 	e := &env{admin: admin, db: db, st: st, cfg: sc}
 	cleanup := func() {
 		st.Close()
-		if !o.keep {
+		if !o.keep && !o.generate {
 			dctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
 			if _, err := admin.ExecContext(dctx, "DROP DATABASE IF EXISTS `"+db+"`"); err != nil {
@@ -198,6 +211,70 @@ func openEnv(ctx context.Context, o options, name string) (*env, func(), error) 
 		admin.Close()
 	}
 	return e, cleanup, nil
+}
+
+// everyIDs lists the every-second jobs of a table generated earlier.
+func (e *env) everyIDs(ctx context.Context) ([]int64, error) {
+	rows, err := e.st.DB().QueryContext(ctx, "SELECT id FROM jobs WHERE name LIKE 'every-%' ORDER BY id")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// dropSecondaryIndexes drops the secondary indexes of table and returns the
+// ALTER TABLE that adds them back as they were ("" when it has none).
+func (e *env) dropSecondaryIndexes(ctx context.Context, table string) (string, error) {
+	rows, err := e.st.DB().QueryContext(ctx, `SELECT INDEX_NAME, NON_UNIQUE, COLUMN_NAME FROM information_schema.STATISTICS
+ WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND INDEX_NAME <> 'PRIMARY' ORDER BY INDEX_NAME, SEQ_IN_INDEX`, table)
+	if err != nil {
+		return "", fmt.Errorf("read the indexes of %s: %w", table, err)
+	}
+	type index struct {
+		unique bool
+		cols   []string
+	}
+	var names []string
+	idx := map[string]*index{}
+	for rows.Next() {
+		var name, col string
+		var nonUnique int
+		if err := rows.Scan(&name, &nonUnique, &col); err != nil {
+			rows.Close()
+			return "", err
+		}
+		if idx[name] == nil {
+			idx[name] = &index{unique: nonUnique == 0}
+			names = append(names, name)
+		}
+		idx[name].cols = append(idx[name].cols, col)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(names) == 0 {
+		return "", err
+	}
+	var drops, adds []string
+	for _, n := range names {
+		drops = append(drops, "DROP INDEX "+n)
+		kind := "INDEX"
+		if idx[n].unique {
+			kind = "UNIQUE INDEX"
+		}
+		adds = append(adds, "ADD "+kind+" "+n+" ("+strings.Join(idx[n].cols, ", ")+")")
+	}
+	if err := e.exec(ctx, "ALTER TABLE "+table+" "+strings.Join(drops, ", ")); err != nil {
+		return "", fmt.Errorf("drop the indexes of %s: %w", table, err)
+	}
+	return "ALTER TABLE " + table + " " + strings.Join(adds, ", "), nil
 }
 
 func (e *env) exec(ctx context.Context, q string, args ...any) error {
@@ -576,83 +653,112 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 	}
 	defer cleanup()
 	r := &bigResult{Mode: "bigtable", Label: o.label, At: time.Now().UTC().Format(time.RFC3339), Machine: describe(ctx, e), Rows: o.rows, Days: o.days, RetainDays: o.retainDays, EveryJobs: o.every}
-	t := time.Now()
-	g, err := e.createGroups(ctx, 1, t.UnixMilli())
-	if err != nil {
-		return nil, err
-	}
-	ids, err := e.createEvery(ctx, o.every, g, t.UnixMilli())
-	if err != nil {
-		return nil, err
-	}
-	// The generated history: runs of the every-second jobs, ids in time
-	// order, spanning -days up to an hour ago; 2% failed (follow-up done).
-	end := t.Add(-time.Hour).UnixMilli()
-	span := int64(o.days) * 86_400_000
-	step := float64(span) / float64(o.rows)
-	firstJob := ids[0]
+	var ids []int64
 	r.Partitioned = o.partition
-	if o.partition {
-		// Partition the empty table from the oldest day to be generated.
-		if err := e.exec(ctx, "INSERT INTO runs (job_id, group_id, scheduled_ms, trigger_type, state, owner, params, message, created_ms) VALUES (0, 0, ?, 'schedule', 'succeeded', 'seed', '', '', ?)",
-			end-span, end-span); err != nil {
+	if o.reuse {
+		if ids, err = e.everyIDs(ctx); err != nil {
 			return nil, err
 		}
-		if _, err := e.st.RunPartitionsEnsure(ctx, store.RunPartitionsEnsureParams{NowMs: time.Now().UnixMilli(), AheadDays: 3}); err != nil {
+		if err := e.st.DB().QueryRowContext(ctx, "SELECT COUNT(*) FROM runs").Scan(&r.Rows); err != nil {
 			return nil, err
 		}
-		if err := e.exec(ctx, "DELETE FROM runs WHERE owner = 'seed'"); err != nil {
+		var dataMB, idxMB float64
+		_ = e.admin.QueryRowContext(ctx, "SELECT data_length/1048576, index_length/1048576 FROM information_schema.tables WHERE table_schema = ? AND table_name = 'runs'", e.db).Scan(&dataMB, &idxMB)
+		r.TableMB = dataMB + idxMB
+		logf("reusing %s: %d runs (%.0f MB with indexes)", e.db, r.Rows, r.TableMB)
+	} else {
+		t := time.Now()
+		g, err := e.createGroups(ctx, 1, t.UnixMilli())
+		if err != nil {
 			return nil, err
 		}
-	}
-	for done := 0; done < o.rows; done += 500_000 {
-		n := min(500_000, o.rows-done)
-		q := `INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, sched_fire, trigger_type, state, owner, target, handler, params,
- created_ms, dispatched_ms, finished_ms, late, result_code, message, followup)
- SELECT ? + (seq % ?), ?, ? + FLOOR(seq * ?), 0, 1, 0, 1, 'schedule', IF(seq % 50 = 0, 'failed', 'succeeded'), 'old-node', 'noop://bench', '', '',
- ? + FLOOR(seq * ?) - 2000, ? + FLOOR(seq * ?) + 15, ? + FLOOR(seq * ?) + 15 + (seq % 200), 0, IF(seq % 50 = 0, 500, 200), '', IF(seq % 50 = 0, 1, NULL)
- FROM seq_` + strconv.Itoa(done+1) + `_to_` + strconv.Itoa(done+n)
-		base := end - span
-		if err := e.exec(ctx, q, firstJob, o.every, g, base, step, base, step, base, step, base, step); err != nil {
-			return nil, fmt.Errorf("generate runs: %w", err)
+		ids, err = e.createEvery(ctx, o.every, g, t.UnixMilli())
+		if err != nil {
+			return nil, err
 		}
-		if (done+n)%2_000_000 == 0 || done+n == o.rows {
-			logf("generated %d/%d runs (%.0fs)", done+n, o.rows, time.Since(t).Seconds())
-		}
-	}
-	// The reports the roll-up would have made of that history (hour
-	// buckets for all of it, minute buckets for the last two days), and its
-	// watermark after the last generated run.
-	minuteFrom := end - 2*86_400_000
-	for _, lvl := range []struct{ res, size, from string }{{"h", "3600000", "0"}, {"m", "60000", strconv.FormatInt(minuteFrom, 10)}} {
-		q := `INSERT INTO run_reports (resolution, group_id, job_id, bucket_ms, succeeded, failed, duration_sum_ms, duration_max_ms)
- SELECT '` + lvl.res + `', group_id, job_id, scheduled_ms - scheduled_ms % ` + lvl.size + ` AS b, SUM(state = 'succeeded'), SUM(state = 'failed'),
- SUM(finished_ms - dispatched_ms), MAX(finished_ms - dispatched_ms) FROM runs WHERE scheduled_ms >= ` + lvl.from + ` GROUP BY group_id, job_id, b`
-		if err := e.exec(ctx, q); err != nil {
-			return nil, fmt.Errorf("generate reports: %w", err)
-		}
-		for _, up := range []string{
-			`SELECT resolution, group_id, 0, bucket_ms, SUM(succeeded), SUM(failed), SUM(duration_sum_ms), MAX(duration_max_ms) FROM run_reports WHERE resolution = '` + lvl.res + `' AND job_id <> 0 GROUP BY resolution, group_id, bucket_ms`,
-			`SELECT resolution, 0, 0, bucket_ms, SUM(succeeded), SUM(failed), SUM(duration_sum_ms), MAX(duration_max_ms) FROM run_reports WHERE resolution = '` + lvl.res + `' AND job_id = 0 AND group_id <> 0 GROUP BY resolution, bucket_ms`,
-		} {
-			if err := e.exec(ctx, `INSERT INTO run_reports (resolution, group_id, job_id, bucket_ms, succeeded, failed, duration_sum_ms, duration_max_ms) `+up); err != nil {
-				return nil, fmt.Errorf("generate report levels: %w", err)
+		// The generated history: runs of the every-second jobs, ids in time
+		// order, spanning -days up to an hour ago; 2% failed (follow-up done).
+		end := t.Add(-time.Hour).UnixMilli()
+		span := int64(o.days) * 86_400_000
+		step := float64(span) / float64(o.rows)
+		firstJob := ids[0]
+		if o.partition {
+			// Partition the empty table from the oldest day to be generated.
+			if err := e.exec(ctx, "INSERT INTO runs (job_id, group_id, scheduled_ms, trigger_type, state, owner, params, message, created_ms) VALUES (0, 0, ?, 'schedule', 'succeeded', 'seed', '', '', ?)",
+				end-span, end-span); err != nil {
+				return nil, err
+			}
+			if _, err := e.st.RunPartitionsEnsure(ctx, store.RunPartitionsEnsureParams{NowMs: time.Now().UnixMilli(), AheadDays: 3}); err != nil {
+				return nil, err
+			}
+			if err := e.exec(ctx, "DELETE FROM runs WHERE owner = 'seed'"); err != nil {
+				return nil, err
 			}
 		}
+		// Rows go in without the secondary indexes, which are built afterwards
+		// by sorting (several times faster than maintaining them row by row).
+		readd, err := e.dropSecondaryIndexes(ctx, "runs")
+		if err != nil {
+			return nil, err
+		}
+		for done := 0; done < o.rows; done += 500_000 {
+			n := min(500_000, o.rows-done)
+			q := `INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, sched_fire, trigger_type, state, owner, target, handler, params,
+	 created_ms, dispatched_ms, finished_ms, late, result_code, message, followup)
+	 SELECT ? + (seq % ?), ?, ? + FLOOR(seq * ?), 0, 1, 0, 1, 'schedule', IF(seq % 50 = 0, 'failed', 'succeeded'), 'old-node', 'noop://bench', '', '',
+	 ? + FLOOR(seq * ?) - 2000, ? + FLOOR(seq * ?) + 15, ? + FLOOR(seq * ?) + 15 + (seq % 200), 0, IF(seq % 50 = 0, 500, 200), '', IF(seq % 50 = 0, 1, NULL)
+	 FROM seq_` + strconv.Itoa(done+1) + `_to_` + strconv.Itoa(done+n)
+			base := end - span
+			if err := e.exec(ctx, q, firstJob, o.every, g, base, step, base, step, base, step, base, step); err != nil {
+				return nil, fmt.Errorf("generate runs: %w", err)
+			}
+			if (done+n)%2_000_000 == 0 || done+n == o.rows {
+				logf("generated %d/%d runs (%.0fs)", done+n, o.rows, time.Since(t).Seconds())
+			}
+		}
+		if readd != "" {
+			logf("building the indexes of runs")
+			if err := e.exec(ctx, readd); err != nil {
+				return nil, fmt.Errorf("rebuild the indexes of runs: %w", err)
+			}
+		}
+		// The reports the roll-up would have made of that history (hour
+		// buckets for all of it, minute buckets for the last two days), and its
+		// watermark after the last generated run.
+		minuteFrom := end - 2*86_400_000
+		for _, lvl := range []struct{ res, size, from string }{{"h", "3600000", "0"}, {"m", "60000", strconv.FormatInt(minuteFrom, 10)}} {
+			q := `INSERT INTO run_reports (resolution, group_id, job_id, bucket_ms, succeeded, failed, duration_sum_ms, duration_max_ms)
+	 SELECT '` + lvl.res + `', group_id, job_id, scheduled_ms - scheduled_ms % ` + lvl.size + ` AS b, SUM(state = 'succeeded'), SUM(state = 'failed'),
+	 SUM(finished_ms - dispatched_ms), MAX(finished_ms - dispatched_ms) FROM runs WHERE scheduled_ms >= ` + lvl.from + ` GROUP BY group_id, job_id, b`
+			if err := e.exec(ctx, q); err != nil {
+				return nil, fmt.Errorf("generate reports: %w", err)
+			}
+			for _, up := range []string{
+				`SELECT resolution, group_id, 0, bucket_ms, SUM(succeeded), SUM(failed), SUM(duration_sum_ms), MAX(duration_max_ms) FROM run_reports WHERE resolution = '` + lvl.res + `' AND job_id <> 0 GROUP BY resolution, group_id, bucket_ms`,
+				`SELECT resolution, 0, 0, bucket_ms, SUM(succeeded), SUM(failed), SUM(duration_sum_ms), MAX(duration_max_ms) FROM run_reports WHERE resolution = '` + lvl.res + `' AND job_id = 0 AND group_id <> 0 GROUP BY resolution, bucket_ms`,
+			} {
+				if err := e.exec(ctx, `INSERT INTO run_reports (resolution, group_id, job_id, bucket_ms, succeeded, failed, duration_sum_ms, duration_max_ms) `+up); err != nil {
+					return nil, fmt.Errorf("generate report levels: %w", err)
+				}
+			}
+		}
+		var maxID int64
+		if err := e.st.DB().QueryRowContext(ctx, "SELECT MAX(id) FROM runs").Scan(&maxID); err != nil {
+			return nil, err
+		}
+		if err := e.st.ReportApply(ctx, store.ReportApplyParams{To: store.ReportMark{RunID: maxID, Seq: 1, AtMs: time.Now().UnixMilli()}}); err != nil {
+			return nil, err
+		}
+		_ = e.exec(ctx, "ANALYZE TABLE runs")
+		r.SetupS = time.Since(t).Seconds()
+		var dataMB, idxMB float64
+		_ = e.admin.QueryRowContext(ctx, "SELECT data_length/1048576, index_length/1048576 FROM information_schema.tables WHERE table_schema = ? AND table_name = 'runs'", e.db).Scan(&dataMB, &idxMB)
+		r.TableMB = dataMB + idxMB
+		logf("%d runs over %d days (%.0f MB with indexes) and their reports in %.0fs", o.rows, o.days, r.TableMB, r.SetupS)
 	}
-	var maxID int64
-	if err := e.st.DB().QueryRowContext(ctx, "SELECT MAX(id) FROM runs").Scan(&maxID); err != nil {
-		return nil, err
+	if o.generate {
+		return r, nil
 	}
-	if err := e.st.ReportApply(ctx, store.ReportApplyParams{To: store.ReportMark{RunID: maxID, Seq: 1, AtMs: time.Now().UnixMilli()}}); err != nil {
-		return nil, err
-	}
-	_ = e.exec(ctx, "ANALYZE TABLE runs")
-	r.SetupS = time.Since(t).Seconds()
-	var dataMB, idxMB float64
-	_ = e.admin.QueryRowContext(ctx, "SELECT data_length/1048576, index_length/1048576 FROM information_schema.tables WHERE table_schema = ? AND table_name = 'runs'", e.db).Scan(&dataMB, &idxMB)
-	r.TableMB = dataMB + idxMB
-	logf("%d runs over %d days (%.0f MB with indexes) and their reports in %.0fs", o.rows, o.days, r.TableMB, r.SetupS)
 
 	var old int64
 	if o.partition {

@@ -19,18 +19,31 @@ type throwaway struct {
 	dir  string
 	port int
 	cmd  *exec.Cmd
+	keep bool // a -datadir given: left in place for a later run
 }
 
-func startThrowaway(pool string) (*throwaway, error) {
-	dir, err := os.MkdirTemp("", "ringjob-bench-lifecycle-")
-	if err != nil {
-		return nil, err
+// startThrowaway starts a private mariadbd in a temporary directory, or in
+// keepDir (created on first use, kept afterwards) when it is not empty.
+func startThrowaway(pool, keepDir string) (*throwaway, error) {
+	dir := keepDir
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "ringjob-bench-lifecycle-"); err != nil {
+			return nil, err
+		}
 	}
 	data := filepath.Join(dir, "data")
-	inst := exec.Command("mariadb-install-db", "--no-defaults", "--datadir="+data, "--user=root", "--auth-root-authentication-method=normal")
-	if out, err := inst.CombinedOutput(); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("mariadb-install-db: %v\n%s", err, out)
+	if _, err := os.Stat(filepath.Join(data, "mysql")); err != nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		inst := exec.Command("mariadb-install-db", "--no-defaults", "--datadir="+data, "--user=root", "--auth-root-authentication-method=normal")
+		if out, err := inst.CombinedOutput(); err != nil {
+			if keepDir == "" {
+				os.RemoveAll(dir)
+			}
+			return nil, fmt.Errorf("mariadb-install-db: %v\n%s", err, out)
+		}
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -47,10 +60,12 @@ func startThrowaway(pool string) (*throwaway, error) {
 		"--innodb-flush-log-at-trx-commit=1", "--max-connections=500", "--log-error="+filepath.Join(dir, "err.log"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		os.RemoveAll(dir)
+		if keepDir == "" {
+			os.RemoveAll(dir)
+		}
 		return nil, fmt.Errorf("start mariadbd: %w", err)
 	}
-	tw := &throwaway{dir: dir, port: port, cmd: cmd}
+	tw := &throwaway{dir: dir, port: port, cmd: cmd, keep: keepDir != ""}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		db, _ := sql.Open("mysql", tw.dsn())
@@ -79,5 +94,7 @@ func (tw *throwaway) stop() {
 		_ = tw.cmd.Process.Kill()
 		<-done
 	}
-	os.RemoveAll(tw.dir)
+	if !tw.keep {
+		os.RemoveAll(tw.dir)
+	}
 }

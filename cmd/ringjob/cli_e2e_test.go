@@ -279,14 +279,20 @@ func TestCLI(t *testing.T) {
 	require.Equal(t, 1, r.code, "a killed run is not a success: %s", r.stderr)
 	require.Contains(t, r.stderr, "killed")
 
-	// executors, next-fires.
+	// executors: the groups' members and the executors registered by
+	// heartbeat; next-fires.
+	c.ok("groups", "create", "cli-xxl", "--accept-registrations", "--executor-token", "cli-xxl-executor-token-0123456789")
+	code, msg := xxlPost(t, s.base, "/api/registry", beat("cli-xxl", "http://127.0.0.1:9"), map[string]string{"XXL-JOB-ACCESS-TOKEN": "cli-xxl-executor-token-0123456789"})
+	require.Equal(t, 200, code, msg)
 	var execs []map[string]any
 	c.json(&execs, "executors", "list")
 	var addrs []string
 	for _, e := range execs {
-		addrs = append(addrs, fmt.Sprint(e["address"]))
+		addrs = append(addrs, fmt.Sprint(e["group"], " ", e["address"], " ", e["source"]))
 	}
-	require.Subset(t, addrs, []string{"local://hello", "local://fail", "local://talk"})
+	require.Subset(t, addrs, []string{"cli-hello local://hello member", "cli-fail local://fail member", "cli-talk local://talk member",
+		"cli-xxl http://127.0.0.1:9 registered"})
+	require.Regexp(t, `(?m)^cli-xxl\s+http://127.0.0.1:9\s+registered\s+\S+\s+\d+s ago`, c.ok("executors", "list", "--group", "cli-xxl"))
 	var nf struct {
 		TimeZone string   `json:"time_zone"`
 		Items    []string `json:"items"`

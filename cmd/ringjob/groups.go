@@ -156,7 +156,6 @@ func groupInputOf(g client.Group) client.GroupInput {
 func (a *app) newGroupsEditCommand() *cobra.Command {
 	var out outputFormat
 	var fl groupFlags
-	var appName string
 	cmd := &cobra.Command{
 		Use:   "edit APP_NAME|ID [flags]",
 		Short: "Edit a group in $EDITOR, or change the fields given as flags",
@@ -171,9 +170,6 @@ read (If-Match).`,
 				in := groupInputOf(g)
 				if fieldFlags := cmd.Flags().NFlag() - countChanged(cmd, "output", "context"); fieldFlags > 0 {
 					fl.apply(cmd, &in)
-					if cmd.Flags().Changed("app-name") {
-						in.AppName = appName
-					}
 				} else {
 					patch, err := a.editInEditor(ctx, g, "group-"+g.AppName)
 					if err != nil || patch == nil {
@@ -198,7 +194,6 @@ read (If-Match).`,
 		},
 	}
 	fl.addTo(cmd)
-	cmd.Flags().StringVar(&appName, "app-name", "", "rename the group")
 	addOutputFlag(cmd, &out)
 	return cmd
 }

@@ -2,18 +2,23 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ringjob/ringjob/client"
 )
 
-// executorRow is one target of a group, as `executors list` shows it.
+// executorRow is one target of a group, as `executors list` shows it:
+// a static member (an address, a Lambda function, a local command) or an
+// executor registered by heartbeat.
 type executorRow struct {
-	Group               string `json:"group"`
-	Address             string `json:"address"`
-	Protocol            string `json:"protocol"`
-	AcceptRegistrations bool   `json:"accept_registrations"`
+	Group          string  `json:"group"`
+	Address        string  `json:"address"`
+	Source         string  `json:"source"` // member or registered
+	Protocol       string  `json:"protocol"`
+	HeartbeatAt    *string `json:"heartbeat_at,omitempty"`
+	HeartbeatAgeMs *int64  `json:"heartbeat_age_ms,omitempty"`
 }
 
 func (a *app) newExecutorsCommand() *cobra.Command {
@@ -24,33 +29,48 @@ func (a *app) newExecutorsCommand() *cobra.Command {
 	var group string
 	list := &cobra.Command{
 		Use:   "list [--group APP_NAME]",
-		Short: "List every group's targets (executor addresses, Lambda functions, local commands)",
+		Short: "List every group's targets: its members and the executors registered by heartbeat",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
 			c, err := a.apiClient(cmd)
 			if err != nil {
 				return err
 			}
 			var groups []client.Group
+			var groupID int64
 			if group != "" {
-				g, err := resolveGroup(cmd.Context(), c, group)
+				g, err := resolveGroup(ctx, c, group)
 				if err != nil {
 					return err
 				}
-				groups = []client.Group{g}
-			} else if groups, err = c.AllGroups(cmd.Context()); err != nil {
+				groups, groupID = []client.Group{g}, g.ID
+			} else if groups, err = c.AllGroups(ctx); err != nil {
 				return fmt.Errorf("list groups: %w", err)
 			}
-			execs := []executorRow{}
+			rows := []executorRow{}
 			for _, g := range groups {
 				for _, m := range g.Members {
-					execs = append(execs, executorRow{Group: g.AppName, Address: m, Protocol: g.Protocol, AcceptRegistrations: g.AcceptRegistrations})
+					rows = append(rows, executorRow{Group: g.AppName, Address: m, Source: "member", Protocol: g.Protocol})
 				}
 			}
-			return printObjects(a.stdout, out, execs, func() *table {
-				t := &table{header: []string{"GROUP", "ADDRESS", "PROTOCOL"}}
-				for _, e := range execs {
-					t.add(e.Group, e.Address, e.Protocol)
+			registered, err := c.ListExecutors(ctx, groupID)
+			if err != nil {
+				return fmt.Errorf("list registered executors: %w", err)
+			}
+			for _, e := range registered {
+				age := e.HeartbeatAgeMs
+				rows = append(rows, executorRow{Group: e.AppName, Address: e.Address, Source: "registered", Protocol: e.Protocol,
+					HeartbeatAt: e.HeartbeatAt, HeartbeatAgeMs: &age})
+			}
+			return printObjects(a.stdout, out, rows, func() *table {
+				t := &table{header: []string{"GROUP", "ADDRESS", "SOURCE", "PROTOCOL", "LAST HEARTBEAT"}}
+				for _, r := range rows {
+					var hb any
+					if r.HeartbeatAgeMs != nil {
+						hb = (time.Duration(*r.HeartbeatAgeMs) * time.Millisecond).Round(time.Second).String() + " ago"
+					}
+					t.add(r.Group, r.Address, r.Source, r.Protocol, hb)
 				}
 				return t
 			})

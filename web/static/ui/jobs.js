@@ -12,7 +12,7 @@ function scheduleText(j) {
 }
 
 async function jobsPage(params) {
-  const f = { q: params.get("q") || params.get("name") || "", group_id: params.get("group_id") || "", enabled: params.get("enabled") || "", schedule_type: params.get("schedule_type") || "" };
+  const f = { q: params.get("q") || params.get("name") || "", group_id: params.get("group_id") || "", enabled: params.get("enabled") || "", schedule_type: params.get("schedule_type") || "", sort: params.get("sort") || "" };
   const cursor = params.get("cursor") || "";
   const prev = params.getAll("prev");
   const groups = (await get("groups" + query({ limit: 500 }))).items;
@@ -23,18 +23,20 @@ async function jobsPage(params) {
   const toolbar = h("form", { class: "filters", role: "search", onsubmit: (ev) => {
     ev.preventDefault();
     const fd = new FormData(toolbar);
-    location.hash = "#/jobs" + query({ q: String(fd.get("q")).trim(), group_id: fd.get("group_id"), enabled: fd.get("enabled"), schedule_type: fd.get("schedule_type") });
+    location.hash = "#/jobs" + query({ q: String(fd.get("q")).trim(), group_id: fd.get("group_id"), enabled: fd.get("enabled"), schedule_type: fd.get("schedule_type"), sort: fd.get("sort") });
   } },
     h("div", {}, h("label", { for: "job-search" }, "Search jobs"), search),
     sel("job-group", "group_id", "Group", [["", "All groups"], ...groups.map((g) => [g.id, g.title || g.app_name])], f.group_id),
     sel("job-enabled", "enabled", "Scheduling", [["", "Started and stopped"], ["true", "Started"], ["false", "Stopped"]], f.enabled),
     sel("job-schedule-type", "schedule_type", "Schedule type", [["", "Any"], ...scheduleTypes.map((t) => [t, t])], f.schedule_type),
+    sel("job-sort", "sort", "Sort by", [["", "Oldest first"], ["name", "Name"]], f.sort),
     h("div", { class: "actions" }, h("button", { type: "submit", id: "job-search-go" }, "Search"),
       canAnywhere("jobs.write") ? h("a", { class: "button secondary", href: "#/jobs/new", id: "new-job" }, "New job") : null));
   const body = h("tbody");
   const filtered = f.q || f.group_id || f.enabled || f.schedule_type;
+  const order = f.sort === "name" ? "by name" : "oldest first";
   const tableEl = h("div", { class: "table-wrap" }, h("table", { id: "jobs" },
-    h("caption", { class: "hint" }, filtered ? "Jobs that match the search, by id" : "All jobs you may see, by id"),
+    h("caption", { class: "hint" }, filtered ? `Jobs that match the search, ${order}` : `All jobs you may see, ${order}`),
     h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Name"), h("th", { scope: "col", class: "optional" }, "Group"), h("th", { scope: "col" }, "Schedule"),
       h("th", { scope: "col", class: "optional" }, "Handler"), h("th", { scope: "col" }, "Enabled"),
       h("th", { scope: "col", class: "optional" }, "Next fire"))), body));
