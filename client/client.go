@@ -189,6 +189,9 @@ type LogChunk struct {
 	ToLine   int    `json:"to_line"`
 	Content  string `json:"content"`
 	IsEnd    bool   `json:"end"`
+	// ServerLog: for a run whose log is its executor's, the lines the
+	// server wrote on the run (later outcomes it ignored, alarm results).
+	ServerLog string `json:"server_log,omitempty"`
 }
 
 // ListOptions page through a list and filter it (filters by name, as the

@@ -191,6 +191,11 @@ func TestKillIsAnOutcomeNotAMessage(t *testing.T) {
 			got, err := s.st.RunGet(ctx, r.ID)
 			require.NoError(t, err)
 			require.Equal(t, kind.RunKilled, got.State)
+			// The run's log is the executor's; what the server wrote on the
+			// run comes with it.
+			c, err := s.svc.RunLog(ctx, r.ID, 1)
+			require.NoError(t, err)
+			require.Contains(t, c.ServerLog, "ignored a later outcome from the executor callback")
 
 			// A success of the same job afterwards triggers its child once;
 			// by then the follow-up services have looked at the killed run.

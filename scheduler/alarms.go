@@ -37,8 +37,10 @@ func (a DispatcherAlarmer) Alarm(_ context.Context, al Alarm) bool {
 }
 
 // RecordAlarmResult returns the alarm.Options.Record function that keeps an
-// alarm's outcome on its run: the alarm status (XXL-JOB's states) and a line
-// in the run's log with every attempt.
+// alarm's outcome on its run and closes the alarm follow-up (alarmSender):
+// the alarm status (XXL-JOB's states, failure alarms only) and a line in the
+// run's log with every attempt. The log line comes first: a replica dying
+// between the two sends the alarm again, and its log then shows both.
 func RecordAlarmResult(st *store.Store) func(ctx context.Context, runID int64, r alarm.Result) error {
 	return func(ctx context.Context, runID int64, r alarm.Result) error {
 		status := kind.AlarmFailed
@@ -48,11 +50,13 @@ func RecordAlarmResult(st *store.Store) func(ctx context.Context, runID int64, r
 		case alarm.StatusNotNeeded:
 			status = kind.AlarmNotNeeded
 		}
-		if r.Kind == kind.AlarmFailure {
-			if err := st.RunSetAlarmStatus(ctx, runID, status); err != nil {
-				return err
-			}
+		if r.Kind != kind.AlarmFailure {
+			status = kind.AlarmNone
 		}
-		return st.RunLogAppend(ctx, runID, fmt.Sprintf("[ringjob] %s alarm %s", r.Kind, r.Summary()))
+		if err := st.RunLogAppend(ctx, runID, fmt.Sprintf("[ringjob] %s alarm %s", r.Kind, r.Summary())); err != nil {
+			return err
+		}
+		_, err := st.RunAlarmDone(ctx, runID, status)
+		return err
 	}
 }

@@ -20,13 +20,15 @@ import (
 //     linked to it, after the job's backoff) until its retries are spent,
 //     then alarmed;
 //   - children.go: a success triggers the job's child jobs;
-//   - recoveries.go: the first success after a failure alarm sends a
+//   - recoveries.go: the first success after a failure alarm owes a
 //     recovery alarm;
+//   - alarmsender.go: owed alarms (failures with no retry left, recoveries)
+//     are sent under a lease, at least once;
 //   - kills.go: kill requests made on any replica are carried out by the
 //     replica that owns the run;
 //   - lostruns.go: runs that will not report are recorded as lost.
 //
-// Retries and children are found through the followup column, which the
+// Retries, children and alarms are found through the followup column, which the
 // write that records the outcome sets (see store.RunRecordOutcomes). A
 // service acts first, idempotently (the new run carries an idempotency key
 // derived from the run it follows), and marks the follow-up done after, so
@@ -76,13 +78,5 @@ func every(ctx context.Context, clock clockwork.Clock, d time.Duration, log *log
 		if !lifecycle.Sleep(ctx, clock, d) {
 			return
 		}
-	}
-}
-
-// raise queues an alarm; when it cannot, the run's alarm status says so.
-func raise(ctx context.Context, d *followupDeps, log *logrus.Entry, a Alarm) {
-	if d.alarmer == nil || !d.alarmer.Alarm(ctx, a) {
-		log.WithFields(logrus.Fields{"run_id": a.Run.ID, "job_id": a.Job.ID, "kind": a.Kind}).Error("alarm could not be queued")
-		_ = d.st.RunSetAlarmStatus(ctx, a.Run.ID, kind.AlarmFailed)
 	}
 }

@@ -3,9 +3,11 @@ package scheduler_test
 import (
 	"context"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/ringjob/ringjob/alarm"
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/store"
@@ -138,4 +140,88 @@ func TestLostRunIsRetried(t *testing.T) {
 		return false
 	}, 10*time.Second, 5*time.Millisecond)
 	require.Equal(t, 1, retry.Attempt)
+}
+
+// recordingAlarmer stands for the alarm dispatcher: it records every alarm
+// and, when report is set, records the result on the run as the dispatcher
+// does (scheduler.RecordAlarmResult); without it, it is a replica that dies
+// in the middle of sending.
+type recordingAlarmer struct {
+	st     *store.Store
+	report bool
+	mu     sync.Mutex
+	got    []scheduler.Alarm
+}
+
+func (a *recordingAlarmer) Alarm(ctx context.Context, al scheduler.Alarm) bool {
+	a.mu.Lock()
+	a.got = append(a.got, al)
+	a.mu.Unlock()
+	if a.report {
+		_ = scheduler.RecordAlarmResult(a.st)(ctx, al.Run.ID, alarm.Result{Kind: al.Kind, Status: alarm.StatusSent})
+	}
+	return true
+}
+
+func (a *recordingAlarmer) alarms() []scheduler.Alarm {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]scheduler.Alarm(nil), a.got...)
+}
+
+// An alarm is owed in the database, not queued in memory: a replica that
+// dies while sending it leaves it to another replica once its lease runs
+// out, and the failure and the recovery are each alarmed once more, not
+// zero times and not once per replica.
+func TestAlarmsSurviveADeadReplica(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "sqlite", noon)
+	j := b.jobWith("alarmed", func(f *store.JobFields) { f.AlarmChannels = []string{"ops"} })
+	dying := &recordingAlarmer{st: b.st}
+	b.alarmer = dying
+	a := b.startNode("a", nil)
+	a.rec.mu.Lock()
+	a.rec.failFirst = map[int64]int{j.ID: 1}
+	a.rec.mu.Unlock()
+	b.settle(1)
+	failed, _, err := a.s.Trigger(context.Background(), scheduler.TriggerParams{JobID: j.ID})
+	require.NoError(t, err)
+	b.waitDispatched(1)
+	b.waitSettledRuns(j.ID)
+	b.step(1, 2*time.Second)
+	require.Len(t, dying.alarms(), 1, "replica a took the failure alarm")
+	require.Equal(t, kind.AlarmFailure, dying.alarms()[0].Kind)
+	a.s.Stop(context.Background()) // dies before the alarm's result is recorded
+	b.nodes = nil
+
+	sending := &recordingAlarmer{st: b.st, report: true}
+	b.alarmer = sending
+	b.startNode("b", nil)
+	b.step(1, 3*time.Second)
+	require.Empty(t, sending.alarms(), "replica a's lease still runs")
+	b.clock.Advance(15 * time.Minute)
+	b.step(1, 3*time.Second)
+	require.Len(t, sending.alarms(), 1, "the lease ran out: replica b sends the failure alarm")
+	require.Equal(t, failed.ID, sending.alarms()[0].Run.ID)
+	got, err := b.st.RunGet(context.Background(), failed.ID)
+	require.NoError(t, err)
+	require.Equal(t, kind.AlarmSent, got.AlarmStatus)
+	b.step(1, 3*time.Second)
+	require.Len(t, sending.alarms(), 1, "sent once")
+
+	// The job recovers: one recovery alarm, for the success.
+	ok, _, err := b.nodes[0].s.Trigger(context.Background(), scheduler.TriggerParams{JobID: j.ID})
+	require.NoError(t, err)
+	b.waitDispatched(1)
+	b.waitSettledRuns(j.ID)
+	b.step(1, 3*time.Second)
+	all := sending.alarms()
+	require.Len(t, all, 2)
+	require.Equal(t, kind.AlarmRecovery, all[1].Kind)
+	require.Equal(t, ok.ID, all[1].Run.ID)
+	b.step(1, 3*time.Second)
+	require.Len(t, sending.alarms(), 2, "the recovery is alarmed once")
+	log, err := b.st.RunLogRead(context.Background(), ok.ID, 1)
+	require.NoError(t, err)
+	require.Contains(t, log.Content, "recovery alarm")
 }

@@ -94,6 +94,8 @@ type bundle struct {
 	group  store.Group
 	nodes  []*node
 	jobSeq int // numbers job names (unique within the group)
+	// alarmer is given to the nodes started from now on.
+	alarmer scheduler.Alarmer
 }
 
 type node struct {
@@ -103,8 +105,9 @@ type node struct {
 
 // waitersPerNode is how many goroutines of one scheduler sleep on the clock
 // between ticks: ring, pre-read loop, heartbeat, takeover, registry monitor,
-// and the five follow-up services (retries, children, recoveries, kills, lost runs).
-const waitersPerNode = 10
+// and the six follow-up services (retries, children, recoveries, kills, lost
+// runs, alarms).
+const waitersPerNode = 11
 
 func openStore(t *testing.T, dialect string) *store.Store {
 	t.Helper()
@@ -150,7 +153,7 @@ func (b *bundle) startNodeOn(id string, clock *clockwork.FakeClock, mutate func(
 	}
 	log := logrus.New()
 	log.SetLevel(logrus.WarnLevel)
-	s, err := scheduler.New(scheduler.Options{Config: cfg, Store: b.st, Drivers: reg, Clock: clock, Log: logrus.NewEntry(log)})
+	s, err := scheduler.New(scheduler.Options{Config: cfg, Store: b.st, Drivers: reg, Clock: clock, Log: logrus.NewEntry(log), Alarmer: b.alarmer})
 	require.NoError(b.t, err)
 	require.NoError(b.t, s.Start(context.Background()))
 	n := &node{s: s, rec: rec}

@@ -2,16 +2,20 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/internal/lifecycle"
+	"github.com/ringjob/ringjob/store"
 	"github.com/sirupsen/logrus"
 )
 
-// recoveries sends a recovery alarm for each job in the failing alarm state
+// recoveries owes a recovery alarm for each job in the failing alarm state
 // whose latest finished run succeeded. It reads the failing jobs (few, and
-// indexed) every tick, so it does not matter which replica saw the success,
-// and the move back to "ok" is a compare-and-set, so one replica sends it.
+// indexed) every tick, so it does not matter which replica saw the success.
+// The move back to "ok" is a compare-and-set made in one transaction with
+// the success run's pending alarm (store.JobRecoveredAlarm), so the alarm is
+// owed exactly once; alarmSender sends it.
 type recoveries struct {
 	lifecycle.Loop
 	*followupDeps
@@ -43,10 +47,12 @@ func (r *recoveries) tick(ctx context.Context) error {
 		if err != nil {
 			continue
 		}
-		if moved, err := r.st.JobSetAlarmState(ctx, id, kind.JobAlarmFailing, kind.JobAlarmOK); err != nil {
+		_, err = r.st.JobRecoveredAlarm(ctx, id, run.ID, len(job.AlarmChannels) > 0)
+		switch {
+		case errors.Is(err, store.ErrFollowupBusy):
+			continue // its child jobs first; the next look records the recovery
+		case err != nil:
 			return err
-		} else if moved && len(job.AlarmChannels) > 0 {
-			raise(ctx, r.followupDeps, r.log, Alarm{Kind: kind.AlarmRecovery, Job: job, Run: run, Channels: job.AlarmChannels})
 		}
 	}
 	return nil

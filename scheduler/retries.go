@@ -12,7 +12,7 @@ import (
 )
 
 // retries follows failed, timed-out and lost runs: a new attempt while the
-// job has retries left, else a failure alarm. Each failure is retried once:
+// job has retries left, else a pending failure alarm (sent by alarmSender). Each failure is retried once:
 // the retry run's idempotency key is derived from the failed run, and the
 // failure is marked done only after the retry exists.
 type retries struct {
@@ -63,23 +63,34 @@ func (r *retries) follow(ctx context.Context, run store.Run) error {
 		}
 		return r.st.RunSetAlarmStatus(ctx, run.ID, kind.AlarmNotNeeded)
 	}
-	// The last attempt failed (one log line, on the replica that marks
-	// the follow-up done), then the alarm. Marking done first makes the alarm
-	// go out at most once even when two replicas look at the same run.
-	done, err := r.st.RunFollowupDone(ctx, run.ID)
-	if err != nil || !done {
-		return err
-	}
-	r.log.WithFields(logrus.Fields{"run_id": run.ID, "job_id": job.ID, "state": run.State, "attempt": run.Attempt,
-		"code": run.ResultCode, "message": run.Message}).Warn("run failed; no retry left")
+	// The last attempt failed: one log line, on the replica that moves the
+	// follow-up on; the alarm, if the job has channels, becomes pending in
+	// that same write and the alarm service sends it (at least once, from
+	// any replica; see alarmSender).
 	if len(job.AlarmChannels) == 0 {
+		done, err := r.st.RunFollowupDone(ctx, run.ID)
+		if err != nil || !done {
+			return err
+		}
+		r.logLastFailure(job, run)
 		return r.st.RunSetAlarmStatus(ctx, run.ID, kind.AlarmNotNeeded)
 	}
+	// The job is failing before its alarm is owed, so the recovery that
+	// follows finds it failing whichever of the two a dying replica did.
 	if _, err := r.st.JobSetAlarmState(ctx, job.ID, kind.JobAlarmOK, kind.JobAlarmFailing); err != nil {
 		return err
 	}
-	raise(ctx, r.followupDeps, r.log, Alarm{Kind: kind.AlarmFailure, Job: job, Run: run, Channels: job.AlarmChannels})
+	owed, err := r.st.RunFollowupToAlarm(ctx, run.ID)
+	if err != nil || !owed {
+		return err
+	}
+	r.logLastFailure(job, run)
 	return nil
+}
+
+func (r *retries) logLastFailure(job store.Job, run store.Run) {
+	r.log.WithFields(logrus.Fields{"run_id": run.ID, "job_id": job.ID, "state": run.State, "attempt": run.Attempt,
+		"code": run.ResultCode, "message": run.Message}).Warn("run failed; no retry left")
 }
 
 // retryDelay is the wait before retry number attempt (1, 2, ...).

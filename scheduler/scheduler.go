@@ -131,6 +131,7 @@ func New(o Options) (*Scheduler, error) {
 		metrics: m, watch: s.watch}
 	s.registry = &registryMonitor{cfg: cfg, st: o.Store, clock: clock, log: log.WithField("service", "registry")}
 	s.outcomes = newOutcomeWriter(o.Store, log.WithField("service", "outcomes"), m)
+	s.takeover.record = s.outcomes.record
 	s.outcomes.settled = s.ledger.settled
 	fd := &followupDeps{cfg: cfg, node: s.node, st: o.Store, clock: clock, metrics: m, alarmer: o.Alarmer, ring: s.ring,
 		drivers: o.Drivers, record: s.outcomes.record, trigger: s.Trigger}
@@ -140,6 +141,7 @@ func New(o Options) (*Scheduler, error) {
 		&recoveries{followupDeps: fd, log: log.WithField("service", "recoveries")},
 		&kills{followupDeps: fd, log: log.WithField("service", "kills")},
 		&lostRuns{followupDeps: fd, log: log.WithField("service", "lost_runs")},
+		&alarmSender{followupDeps: fd, log: log.WithField("service", "alarms")},
 	)
 	return s, nil
 }
@@ -282,13 +284,12 @@ func (s *Scheduler) adoptOwn(ctx context.Context, restarted bool) error {
 	}
 	lost := 0
 	if restarted {
-		ids, err := s.st.RunMarkLost(ctx, store.RunMarkLostParams{Owner: s.node, NowMs: s.clock.Now().UnixMilli(),
-			Message: fmt.Sprintf("scheduler node %s restarted after handing this run to its target; whether it arrived is unknown, so it is not re-sent automatically", s.node)})
+		ids, err := s.takeover.markHandedLost(ctx, s.node, 0,
+			fmt.Sprintf("scheduler node %s restarted after handing this run to its target; whether it arrived is unknown, so it is not re-sent automatically", s.node))
 		if err != nil {
 			return err
 		}
 		lost = len(ids)
-		s.metrics.Lost.Add(float64(lost))
 	}
 	if scheduled+claimed+lost > 0 {
 		s.log.WithFields(logrus.Fields{"scheduled": scheduled, "claimed_not_sent": claimed, "lost": lost}).Info("took back this node's own runs")

@@ -8,6 +8,7 @@ import (
 	"github.com/ringjob/ringjob/internal/lifecycle"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/store"
 	"github.com/sirupsen/logrus"
 )
@@ -39,6 +40,9 @@ type takeover struct {
 	metrics  *Metrics
 	liveness *store.NodeLiveness
 	watch    *peerWatch
+	// record is the outcome writer: runs marked lost here are outcomes like
+	// any other (the first final outcome wins, a later one is logged).
+	record func(ctx context.Context, outs []store.RunResult) ([]bool, error)
 
 	// reaped remembers the declared-dead nodes found empty, by the heartbeat
 	// they were declared dead at (an optimisation: every scan would find
@@ -182,12 +186,11 @@ func (t *takeover) reap(ctx context.Context, n store.Node, why string) error {
 	if err != nil {
 		return fmt.Errorf("take over node %s: %w", n.ID, err)
 	}
-	lost, err := t.st.RunMarkLost(ctx, store.RunMarkLostParams{Owner: n.ID, NowMs: t.clock.Now().UnixMilli(),
-		Message: fmt.Sprintf("scheduler node %s died after handing this run to its target; whether it arrived is unknown, so it is not re-sent automatically", n.ID)})
+	lost, err := t.markHandedLost(ctx, n.ID, 0,
+		fmt.Sprintf("scheduler node %s died after handing this run to its target; whether it arrived is unknown, so it is not re-sent automatically", n.ID))
 	if err != nil {
 		return fmt.Errorf("take over node %s: %w", n.ID, err)
 	}
-	t.metrics.Lost.Add(float64(len(lost)))
 	t.reaped[n.ID] = n.HeartbeatMs
 	if taken+claimed+len(lost) > 0 {
 		t.log.WithFields(logrus.Fields{"dead_node": n.ID, "scheduled": taken, "claimed_not_sent": claimed, "lost": len(lost)}).
@@ -278,14 +281,43 @@ func (t *takeover) sweepStuck(ctx context.Context, now time.Time) error {
 		}
 	}
 	hung := max(2*time.Minute, 10*t.cfg.DispatchTimeout)
-	lost, err := t.st.RunMarkLost(ctx, store.RunMarkLostParams{Owner: t.node, HandedBeforeMs: now.Add(-hung).UnixMilli(), NowMs: now.UnixMilli(),
-		Message: fmt.Sprintf("handed to its target more than %s ago and the dispatch never recorded an answer; whether it arrived is unknown", hung)})
+	lost, err := t.markHandedLost(ctx, t.node, now.Add(-hung).UnixMilli(),
+		fmt.Sprintf("handed to its target more than %s ago and the dispatch never recorded an answer; whether it arrived is unknown", hung))
 	if err != nil {
 		return err
 	}
 	if len(lost) > 0 {
-		t.metrics.Lost.Add(float64(len(lost)))
 		t.log.WithField("runs", len(lost)).Warn("marked lost: runs handed to their target whose dispatch never ended")
 	}
 	return nil
+}
+
+// markHandedLost records as lost the runs owner handed to their targets
+// (before handedBeforeMs; 0: ever) that are still dispatching, through the
+// outcome writer like every other outcome: a result recorded first keeps
+// the run, a run its target accepted meanwhile (running) is left to report,
+// and a lost run arms its retry and alarm in the same write. It returns the
+// runs it marked.
+func (t *takeover) markHandedLost(ctx context.Context, owner string, handedBeforeMs int64, why string) ([]int64, error) {
+	ids, err := t.st.RunListHandedUnanswered(ctx, owner, handedBeforeMs)
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	nowMs := t.clock.Now().UnixMilli()
+	outs := make([]store.RunResult, len(ids))
+	for i, id := range ids {
+		outs[i] = store.RunResult{ID: id, State: kind.RunLost, Code: 500, Message: why, FinishedMs: nowMs, Source: store.SourceLost, OnlyDispatching: true}
+	}
+	applied, err := t.record(ctx, outs)
+	if err != nil {
+		return nil, fmt.Errorf("record %d handed, unanswered runs of node %s as lost: %w", len(ids), owner, err)
+	}
+	var lost []int64
+	for i, ok := range applied {
+		if ok {
+			lost = append(lost, ids[i])
+		}
+	}
+	t.metrics.Lost.Add(float64(len(lost)))
+	return lost, nil
 }

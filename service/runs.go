@@ -94,6 +94,16 @@ func (s *Service) RunLog(ctx context.Context, id int64, fromLine int) (targets.L
 				return targets.LogChunk{}, &TargetError{Target: r.Target, Op: fmt.Sprintf("read log of run %d", r.ID), Err: err}
 			}
 			c.End = logEnd(r.State, fromLine, c)
+			// What the server wrote on the run (a later outcome it ignored,
+			// an alarm's result) is not in the target's log: it goes with a
+			// finished run's first page and the page that ends the log.
+			if r.State.Final() && (fromLine == 1 || c.End) {
+				sc, err := s.st.RunLogRead(ctx, r.ID, 1)
+				if err != nil {
+					return targets.LogChunk{}, notFoundOr(err, "run", id, fmt.Sprintf("read the server's log of run %d", id))
+				}
+				c.ServerLog = sc.Content
+			}
 			return c, nil
 		}
 	}

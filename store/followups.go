@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/ringjob/ringjob/internal/kind"
@@ -196,4 +197,115 @@ func (s *Store) RunListKillRequested(ctx context.Context, owner string) ([]Run, 
 		return nil, fmt.Errorf("list kill requests of node %s: %w", owner, err)
 	}
 	return collectRuns(rows)
+}
+
+// RunFollowupToAlarm turns a failed run's pending follow-up into a pending
+// alarm (compare-and-set from pending): the alarm service sends it, from any
+// replica. It reports whether this call did.
+func (s *Store) RunFollowupToAlarm(ctx context.Context, id int64) (bool, error) {
+	res, err := s.execRetry(ctx, "UPDATE runs SET followup = ? WHERE id = ? AND followup = ?", followupAlarm, id, followupPending)
+	if err != nil {
+		return false, fmt.Errorf("make the alarm of run %d pending: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// ErrFollowupBusy: the run still has a follow-up of its own to do (a success
+// whose child jobs are not triggered yet); try again later.
+var ErrFollowupBusy = errors.New("the run's own follow-up is still pending")
+
+// JobRecoveredAlarm ends a job's failing alarm state with its successful run
+// runID and, in the same transaction, makes the run's recovery alarm
+// pending (when alarm is set): the job moves back to ok exactly when the
+// alarm is owed, so the recovery is announced once, whichever replica sees
+// it and whenever one dies. moved is false when another replica moved the
+// job first. ErrFollowupBusy: the run's child jobs are still to be
+// triggered; nothing changed.
+func (s *Store) JobRecoveredAlarm(ctx context.Context, jobID, runID int64, alarm bool) (moved bool, err error) {
+	err = s.Tx(ctx, func(tx *Store) error {
+		if alarm {
+			res, err := tx.db.ExecContext(ctx, "UPDATE runs SET followup = ?, alarm_lease_ms = 0 WHERE id = ? AND (followup IS NULL OR followup = ?)",
+				followupAlarm, runID, followupDone)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 0 {
+				return ErrFollowupBusy
+			}
+		}
+		res, err := tx.db.ExecContext(ctx, "UPDATE jobs SET alarm_state = ? WHERE id = ? AND alarm_state = ?", kind.JobAlarmOK, jobID, kind.JobAlarmFailing)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return errNotMoved
+		}
+		moved = true
+		return nil
+	})
+	switch {
+	case errors.Is(err, errNotMoved):
+		return false, nil
+	case errors.Is(err, ErrFollowupBusy):
+		return false, err
+	case err != nil:
+		return false, fmt.Errorf("record the recovery of job %d by run %d: %w", jobID, runID, err)
+	}
+	return moved, nil
+}
+
+var errNotMoved = errors.New("not moved")
+
+// RunListAlarmsDue lists runs whose alarm is pending and not held by a live
+// lease, oldest first (index runs_followup).
+func (s *Store) RunListAlarmsDue(ctx context.Context, nowMs int64, limit int) ([]Run, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE followup = ? AND alarm_lease_ms < ? ORDER BY id LIMIT ?", followupAlarm, nowMs, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list pending alarms: %w", err)
+	}
+	return collectRuns(rows)
+}
+
+// RunAlarmLease takes the sending of a run's pending alarm until untilMs
+// (compare-and-set: pending, and no lease still running at nowMs). Only the
+// holder sends it.
+func (s *Store) RunAlarmLease(ctx context.Context, id, nowMs, untilMs int64) (bool, error) {
+	res, err := s.execRetry(ctx, "UPDATE runs SET alarm_lease_ms = ? WHERE id = ? AND followup = ? AND alarm_lease_ms < ?", untilMs, id, followupAlarm, nowMs)
+	if err != nil {
+		return false, fmt.Errorf("lease the alarm of run %d: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// RunAlarmRelease gives a leased alarm back at once (it could not be queued),
+// so the next look sends it.
+func (s *Store) RunAlarmRelease(ctx context.Context, id int64) error {
+	if _, err := s.execRetry(ctx, "UPDATE runs SET alarm_lease_ms = 0 WHERE id = ? AND followup = ?", id, followupAlarm); err != nil {
+		return fmt.Errorf("release the alarm of run %d: %w", id, err)
+	}
+	return nil
+}
+
+// RunAlarmDone records a pending alarm's result: the follow-up is done, and
+// a failure alarm's status (XXL-JOB's alarm status) is set unless status is
+// kind.AlarmNone (a recovery alarm has none). It reports whether the alarm was still pending.
+func (s *Store) RunAlarmDone(ctx context.Context, id int64, status kind.AlarmStatus) (bool, error) {
+	q, args := "UPDATE runs SET followup = ?", []any{followupDone}
+	if status != kind.AlarmNone {
+		q, args = q+", alarm_status = ?", append(args, status)
+	}
+	res, err := s.execRetry(ctx, q+" WHERE id = ? AND followup = ?", append(args, id, followupAlarm)...)
+	if err != nil {
+		return false, fmt.Errorf("record the alarm of run %d: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
 }

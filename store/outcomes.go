@@ -18,10 +18,15 @@ import (
 //	0     pending: a failure to retry or alarm, or a success whose child jobs
 //	      are to be triggered; set by the write that records the outcome
 //	1     done: set by the follow-up service after it has acted
+//	3     alarm pending: a failure with no retry left whose job has alarm
+//	      channels, or the success that ends a job's failing state; the
+//	      alarm service sends it under a lease (alarm_lease_ms) and moves
+//	      it to 1 with the alarm's result
 const (
 	followupPending = 0
 	followupDone    = 1
 	followupArmed   = 2
+	followupAlarm   = 3
 )
 
 // followupSQL is the value the write that moves a run to state gives its
@@ -60,6 +65,10 @@ type RunResult struct {
 	Target     string // "" keeps the recorded target
 	FinishedMs int64
 	Source     OutcomeSource
+	// OnlyDispatching applies the outcome only to a run still dispatching:
+	// a run handed to its target whose answer never came is lost, but one
+	// whose target has accepted it meanwhile (running) will report itself.
+	OnlyDispatching bool
 }
 
 // outcomeCAS is the compare-and-set every outcome is guarded by: a run takes
@@ -105,13 +114,16 @@ func (s *Store) recordOutcomeChunk(ctx context.Context, outs []RunResult, applie
 	n := len(idx)
 	ids := make([]int64, n)
 	state, target, code, msg, fin := make([]any, n), make([]any, n), make([]any, n), make([]any, n), make([]any, n)
-	var failIDs, okIDs []int64
+	var failIDs, okIDs, dispatchingOnly []int64
 	for j, i := range idx {
 		o := outs[i]
 		ids[j] = o.ID
 		state[j], code[j], msg[j], fin[j] = o.State, o.Code, o.Message, o.FinishedMs
 		if o.Target != "" {
 			target[j] = o.Target
+		}
+		if o.OnlyDispatching {
+			dispatchingOnly = append(dispatchingOnly, o.ID)
 		}
 		switch {
 		case isFailed(o.State):
@@ -149,11 +161,20 @@ func (s *Store) recordOutcomeChunk(ctx context.Context, outs []RunResult, applie
 	} else {
 		q.WriteString("NULL")
 	}
-	q.WriteString(" WHERE id IN (" + placeholders(n) + ") AND state IN (?, ?)")
+	q.WriteString(" WHERE id IN (" + placeholders(n) + ")")
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	args = append(args, outcomeFrom[0], outcomeFrom[1])
+	if len(dispatchingOnly) == 0 {
+		q.WriteString(" AND state IN (?, ?)")
+		args = append(args, outcomeFrom[0], outcomeFrom[1])
+	} else {
+		q.WriteString(" AND (state = ? OR (state = ? AND id NOT IN (" + placeholders(len(dispatchingOnly)) + ")))")
+		args = append(args, kind.RunDispatching, kind.RunRunning)
+		for _, id := range dispatchingOnly {
+			args = append(args, id)
+		}
+	}
 	prune, pargs := s.pruneRuns(ids)
 	q.WriteString(prune)
 	args = append(args, pargs...)

@@ -53,6 +53,27 @@ func TestRecordOutcomes(t *testing.T) {
 			require.Contains(t, log.Content, "ignored a later outcome from the executor callback: succeeded (code 200): task done; the run had already ended as killed")
 		})
 
+		t.Run("lost applies only to a run still dispatching; one its target accepted keeps running", func(t *testing.T) {
+			stuck, accepted := running(false), running(false)
+			require.NoError(t, st.RunAcceptBatch(ctx, []store.RunAccept{{ID: accepted.ID, Target: "http://exec:9999", Message: "accepted"}}))
+			lost := func(id int64) store.RunResult {
+				return store.RunResult{ID: id, State: kind.RunLost, Code: 500, Message: "node died", FinishedMs: t0 + 3, Source: store.SourceLost, OnlyDispatching: true}
+			}
+			applied, err := st.RunRecordOutcomes(ctx, []store.RunResult{lost(stuck.ID), lost(accepted.ID)})
+			require.NoError(t, err)
+			require.Equal(t, []bool{true, false}, applied)
+			got, err := st.RunGet(ctx, stuck.ID)
+			require.NoError(t, err)
+			require.Equal(t, kind.RunLost, got.State)
+			require.Contains(t, pending(kind.RunLost), stuck.ID, "a lost run arms its retry and alarm in the same write")
+			got, err = st.RunGet(ctx, accepted.ID)
+			require.NoError(t, err)
+			require.Equal(t, kind.RunRunning, got.State)
+			log, err := st.RunLogRead(ctx, accepted.ID, 1)
+			require.NoError(t, err)
+			require.Contains(t, log.Content, "ignored a later outcome from the lost-run check: lost (code 500): node died; the run was running")
+		})
+
 		t.Run("a batch records many runs in one write, each compare-and-set", func(t *testing.T) {
 			a, b, c := running(false), running(false), running(false)
 			_, err := st.RunRecordOutcomes(ctx, []store.RunResult{{ID: c.ID, State: kind.RunFailed, Code: 500, FinishedMs: t0 + 5}})

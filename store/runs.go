@@ -561,44 +561,25 @@ func (s *Store) RunTakeOver(ctx context.Context, p RunTakeOverParams) ([]Run, er
 	return out, nil
 }
 
-// RunMarkLostParams complete the runs a node handed to their targets but
-// never saw answered.
-type RunMarkLostParams struct {
-	Owner string
-	// HandedBeforeMs limits it to runs handed before this time (0: all).
-	HandedBeforeMs int64
-	Message        string
-	NowMs          int64
-}
-
-// RunMarkLost moves a node's dispatching runs that were handed to their
-// target to lost: they may have arrived, so they are never re-sent blindly
-// (runs claimed but not handed are taken over and sent instead). Returns the
-// ids marked.
-func (s *Store) RunMarkLost(ctx context.Context, p RunMarkLostParams) ([]int64, error) {
-	before := p.HandedBeforeMs
-	if before <= 0 {
-		before = 1<<62 - 1
+// RunListHandedUnanswered lists an owner's runs that were handed to their
+// target (before handedBeforeMs; 0: any time) and are still dispatching: no
+// answer was recorded. They may have arrived, so they are never re-sent
+// blindly; the caller records them lost through the outcome path
+// (RunResult.OnlyDispatching), while runs claimed but not handed are taken
+// over and sent instead.
+func (s *Store) RunListHandedUnanswered(ctx context.Context, owner string, handedBeforeMs int64) ([]int64, error) {
+	if handedBeforeMs <= 0 {
+		handedBeforeMs = 1<<62 - 1
 	}
-	rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE owner = ? AND state = ? AND handed_ms > 0 AND handed_ms < ?", p.Owner, kind.RunDispatching, before)
+	rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE owner = ? AND state = ? AND handed_ms > 0 AND handed_ms < ?", owner, kind.RunDispatching, handedBeforeMs)
 	if err != nil {
-		return nil, fmt.Errorf("list dispatching runs of node %s: %w", p.Owner, err)
+		return nil, fmt.Errorf("list handed, unanswered runs of node %s: %w", owner, err)
 	}
 	ids, err := collectIDs(rows)
 	if err != nil {
-		return nil, fmt.Errorf("list dispatching runs of node %s: %w", p.Owner, err)
+		return nil, fmt.Errorf("list handed, unanswered runs of node %s: %w", owner, err)
 	}
-	var lost []int64
-	for _, id := range ids {
-		ok, err := s.RunSetState(ctx, id, kind.RunDispatching, kind.RunLost, p.Message, p.NowMs)
-		if err != nil {
-			return lost, err
-		}
-		if ok {
-			lost = append(lost, id)
-		}
-	}
-	return lost, nil
+	return ids, nil
 }
 
 // RunListClaimedSince lists an owner's runs claimed before beforeMs and still

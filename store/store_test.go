@@ -316,9 +316,16 @@ func TestTakeOverAndLost(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, ids[:1], handed)
 
-		lost, err := st.RunMarkLost(ctx, store.RunMarkLostParams{Owner: "dead", Message: "gone", NowMs: t0})
+		unanswered, err := st.RunListHandedUnanswered(ctx, "dead", 0)
 		require.NoError(t, err)
-		require.Equal(t, ids[:1], lost)
+		require.Equal(t, ids[:1], unanswered)
+		applied, err := st.RunRecordOutcomes(ctx, []store.RunResult{{ID: ids[0], State: kind.RunLost, Code: 500, Message: "gone",
+			FinishedMs: t0, Source: store.SourceLost, OnlyDispatching: true}})
+		require.NoError(t, err)
+		require.Equal(t, []bool{true}, applied)
+		lostRun, err := st.RunGet(ctx, ids[0])
+		require.NoError(t, err)
+		require.Equal(t, kind.RunLost, lostRun.State)
 
 		sent, err := st.RunTakeOver(ctx, store.RunTakeOverParams{From: "dead", To: "s0", Claimed: true, Limit: 100})
 		require.NoError(t, err)

@@ -45,6 +45,11 @@ type LogChunk struct {
 	ToLine   int    `json:"to_line"` // last line returned, 0 when none
 	Content  string `json:"content"`
 	End      bool   `json:"end"` // true when the run has finished and no more lines follow
+	// ServerLog is set by the server, never by a driver: for a run whose
+	// log is its target's (an XXL-JOB executor's), the lines Ringjob itself
+	// wrote on the run (outcomes that came after it ended, alarm results),
+	// which the target's log cannot hold.
+	ServerLog string `json:"server_log,omitempty"`
 }
 
 // Sink is what the scheduler hands a driver so that asynchronous outcomes and

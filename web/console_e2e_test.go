@@ -506,6 +506,27 @@ func TestConsoleInBrowser(t *testing.T) {
 		emulation.ClearDeviceMetricsOverride(),
 	)
 	require.False(t, overflow, "the jobs list fits a phone's width")
+	for _, page := range []struct{ path, ready string }{
+		{"/#/", "#runs-chart canvas"},
+		{"/#/jobs/" + editedID + "/edit", "#next-fires li"},
+		{"/#/jobs/" + editedID, "#job-runs"},
+		{"/#/runs?job_id=" + editedID, "tr[data-run]"},
+		{"/#/groups", "#executors"},
+	} {
+		run(t, ctx, "phone width "+page.path,
+			emulation.SetDeviceMetricsOverride(390, 844, 2, true),
+			chromedp.Navigate(srv.base+page.path),
+			chromedp.WaitVisible(page.ready, chromedp.ByQuery),
+			chromedp.Sleep(200*time.Millisecond),
+			chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth + 1`, &overflow),
+			emulation.ClearDeviceMetricsOverride(),
+		)
+		require.False(t, overflow, "%s fits a phone's width", page.path)
+	}
+	run(t, ctx, "back to the jobs list",
+		chromedp.Navigate(srv.base+"/#/jobs?q=ticker"),
+		chromedp.WaitVisible(`tr[data-job] a`, chromedp.ByQuery),
+	)
 
 	// Sign out; the viewer sees the job but no edit, trigger or new-job
 	// buttons, and the edit page says why it cannot be used.

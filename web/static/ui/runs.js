@@ -16,7 +16,7 @@ const fromLocalInput = (v) => (v ? new Date(v).toISOString() : "");
 // ---- runs list
 
 async function runsPage(params) {
-  const f = { job_id: params.get("job_id") || "", group_id: params.get("group_id") || "", state: params.get("state") || "",
+  const f = { job_id: params.get("job_id") || "", group_id: params.get("group_id") || "", state: params.get("state") || "", trigger_type: params.get("trigger_type") || "",
     from: params.get("from") || "", to: params.get("to") || "" };
   const cursor = params.get("cursor") || "";
   const prev = params.getAll("prev");
@@ -25,7 +25,7 @@ async function runsPage(params) {
   const form = h("form", { class: "filters", role: "search", onsubmit: (ev) => {
     ev.preventDefault();
     const fd = new FormData(form);
-    location.hash = "#/runs" + query({ job_id: fd.get("job_id"), group_id: fd.get("group_id"), state: fd.get("state"),
+    location.hash = "#/runs" + query({ job_id: fd.get("job_id"), group_id: fd.get("group_id"), state: fd.get("state"), trigger_type: fd.get("trigger_type"),
       from: fromLocalInput(fd.get("from")), to: fromLocalInput(fd.get("to")) });
   } },
     field("runs-job", "Job id", h("input", { id: "runs-job", name: "job_id", type: "number", min: 1, value: f.job_id })),
@@ -34,6 +34,8 @@ async function runsPage(params) {
     field("runs-state", "State", h("select", { id: "runs-state", name: "state" }, h("option", { value: "" }, "Any"),
       h("option", { value: "failed,timed_out,lost", selected: f.state === "failed,timed_out,lost" }, "any failure"),
       states.map((s) => h("option", { value: s, selected: s === f.state }, s)))),
+    field("runs-trigger", "Trigger", h("select", { id: "runs-trigger", name: "trigger_type" }, h("option", { value: "" }, "Any"),
+      ["schedule", "misfire", "manual", "retry", "parent"].map((t) => h("option", { value: t, selected: t === f.trigger_type }, t === "parent" ? "child job (after its parent)" : t)))),
     field("runs-from", "Scheduled from (your time)", h("input", { id: "runs-from", name: "from", type: "datetime-local", value: toLocalInput(f.from) })),
     field("runs-to", "Scheduled before (your time)", h("input", { id: "runs-to", name: "to", type: "datetime-local", value: toLocalInput(f.to) })),
     h("div", { class: "actions" }, h("button", { type: "submit", id: "runs-filter" }, "Show runs")));
@@ -76,6 +78,13 @@ async function runPage(id) {
   const details = h("dl", { class: "kv", id: "run-details" });
   const actions = h("div", { class: "actions" });
   const attemptsBox = h("div", { id: "run-attempts" });
+  // A success starts the job's child jobs: link to their runs.
+  const childrenBox = h("div", { id: "run-children" });
+  get(`jobs/${run.job_id}`).then((job) => {
+    if (!job.child_job_ids || !job.child_job_ids.length) return;
+    childrenBox.replaceChildren(h("h2", {}, "Child jobs"), h("ul", {}, job.child_job_ids.map((c) => h("li", {},
+      h("a", { href: `#/runs?job_id=${c}&trigger_type=parent` }, `Runs of job ${c} started by a parent`)))));
+  }).catch(() => {});
   function showRun() {
     details.replaceChildren(...[
       h("dt", {}, "State"), h("dd", {}, stateBadge(run.state, "run-state"), run.late ? " (fired late)" : ""),
@@ -112,6 +121,7 @@ async function runPage(id) {
   render(h("h1", {}, `Run #${run.id}`), actions, details,
     h("h2", {}, "Targets tried (failover)"), attemptsBox,
     h("p", {}, h("a", { href: `#/runs?job_id=${run.job_id}` }, "Other runs of this job")),
+    childrenBox,
     h("h2", {}, "Log"), status, log);
 
   // Follow the log: ask for the lines after the last one we have until the
