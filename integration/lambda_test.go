@@ -74,6 +74,14 @@ func TestLambdaThroughTheServer(t *testing.T) {
 		require.NoError(t, err)
 		require.Contains(t, log.Content, "params: world")
 		require.Contains(t, log.Content, "REPORT RequestId:")
+		// The server computes the end for a function's log too: final, and
+		// nothing after the last line read.
+		if !log.End {
+			log, err = s.svc.RunLog(ctx, r.ID, log.ToLine+1)
+			require.NoError(t, err)
+			require.Empty(t, log.Content)
+		}
+		require.True(t, log.End, "a finished function run's log ends")
 	})
 
 	t.Run("event mode completes through the server's callback", func(t *testing.T) {
