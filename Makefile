@@ -71,6 +71,16 @@ bench-auth: ## Auth + permission cost per request (bench/auth), SQLite and Maria
 	mariadb -h 127.0.0.1 -u root -e 'DROP DATABASE IF EXISTS ringjob_bench_auth; CREATE DATABASE ringjob_bench_auth'
 	$(GO) run ./bench/auth -database-url $(AUTH_MYSQL_URL)
 
+# Jobs as code at scale: `ringjob apply -f DIR` of 10,000 jobs to an empty
+# server on MariaDB, then the no-change re-apply and diff (bench/apply).
+APPLY_MYSQL_URL ?= mysql://root@127.0.0.1:3306/ringjob_bench_apply
+.PHONY: bench-apply
+bench-apply: ## Jobs as code: apply 10,000 jobs to an empty server, then re-apply (bench/apply, MariaDB)
+	@mkdir -p $(BIN)
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ringjob ./cmd/ringjob
+	mariadb -h 127.0.0.1 -u root -e 'DROP DATABASE IF EXISTS ringjob_bench_apply; CREATE DATABASE ringjob_bench_apply'
+	$(GO) run ./bench/apply -bin $(BIN)/ringjob -database-url $(APPLY_MYSQL_URL) -jobs 10000 -groups 10
+
 # The end-to-end benchmark of record: the real server on its own MariaDB,
 # real targets in separate processes, measured from the targets' side
 # (bench/e2e). Takes about 12 minutes with 30 s rows; writes its table into

@@ -46,6 +46,11 @@ type Options struct {
 	// BodyLimit caps a request body in bytes; 0 = DefaultBodyLimit. Bigger
 	// bodies get 413 payload_too_large.
 	BodyLimit int
+	// ApplyBodyLimit caps the decompressed body of POST /api/v1/plan and
+	// /apply (a whole declaration of jobs, sent gzip-compressed when it is
+	// large; the compressed body counts against BodyLimit); 0 =
+	// DefaultApplyBodyLimit.
+	ApplyBodyLimit int
 	// RequestTimeout bounds the work of one request; 0 = DefaultRequestTimeout.
 	RequestTimeout time.Duration
 	// SecureCookies marks the session cookie Secure even when the request
@@ -69,6 +74,8 @@ type server struct {
 	log     *logrus.Entry
 	timeout time.Duration
 	metrics *httpMetrics
+
+	applyLimit int
 
 	secureCookies bool
 	clock         clockwork.Clock
@@ -102,6 +109,10 @@ func New(o Options) *fiber.App {
 	limit := o.BodyLimit
 	if limit <= 0 {
 		limit = DefaultBodyLimit
+	}
+	s.applyLimit = o.ApplyBodyLimit
+	if s.applyLimit <= 0 {
+		s.applyLimit = DefaultApplyBodyLimit
 	}
 	if o.Registry != nil {
 		s.metrics = newHTTPMetrics(o.Registry)
@@ -180,6 +191,11 @@ func New(o Options) *fiber.App {
 	v1.get("/job-counts", checkedInHandler(access.PermJobsRead), s.jobCounts)
 	v1.get("/executors", checkedInHandler(access.PermGroupsRead), s.listExecutors)
 	v1.get("/replicas", system(access.PermSystemRead), s.listReplicas)
+
+	// Jobs as code: a declared state of groups and jobs, planned or applied
+	// in one transaction; the handler checks each group it covers.
+	v1.post("/plan", checkedInHandler(access.PermJobsRead), s.planApply)
+	v1.post("/apply", checkedInHandler(access.PermJobsWrite), s.applyPlan)
 
 	s.accountRoutes(v1)
 	s.ssoRoutes(v1)

@@ -19,7 +19,27 @@ import (
 // object, no unknown fields, no trailing data. An empty body is an error
 // unless optional.
 func decodeJSON(c *fiber.Ctx, v any, optional bool) error {
-	body := c.Body()
+	if err := plainBody(c); err != nil {
+		return err
+	}
+	return decodeJSONBytes(c.Request().Body(), v, optional)
+}
+
+// plainBody refuses a compressed body: Fiber's Ctx.Body would inflate it
+// without a limit (a small gzip bomb would take the server's memory). Only
+// the jobs-as-code routes take gzip, inflated up to their own limit.
+func plainBody(c *fiber.Ctx) error {
+	switch enc := strings.ToLower(strings.TrimSpace(c.Get(fiber.HeaderContentEncoding))); enc {
+	case "", "identity":
+		return nil
+	default:
+		return &apiError{Status: fiber.StatusUnsupportedMediaType, Code: codeInvalidArgument, Field: "Content-Encoding",
+			Message: fmt.Sprintf("%q is not accepted on this route; send the JSON body uncompressed", enc)}
+	}
+}
+
+// decodeJSONBytes is decodeJSON of a body already read.
+func decodeJSONBytes(body []byte, v any, optional bool) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		if optional {
 			return nil

@@ -29,6 +29,7 @@ const (
 	codePermissionDenied = "permission_denied"
 	codeCSRF             = "csrf_failed"
 	codeTooManyRequests  = "too_many_requests"
+	codeChangedSincePlan = "changed_since_plan"
 )
 
 // apiError is an error with its HTTP status and envelope fields.
@@ -39,6 +40,19 @@ type apiError struct {
 	Field      string
 	Permission string // the missing permission of a 403
 	RetryAfter int    // seconds, for a 429
+	// Problems lists every problem of an invalid declaration (plan, apply).
+	Problems []problemView
+	// Objects names what changed since a plan (changed_since_plan).
+	Objects []string
+}
+
+// problemView is one problem of a declaration: the object and the field.
+type problemView struct {
+	Kind    string `json:"kind"`
+	Group   string `json:"group"`
+	Name    string `json:"name,omitempty"`
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
 }
 
 func (e *apiError) Error() string { return e.Message }
@@ -55,6 +69,10 @@ type errorDetail struct {
 	// Permission names what a 403 permission_denied lacks ("jobs.write").
 	Permission string `json:"permission,omitempty"`
 	RequestID  string `json:"request_id,omitempty"`
+	// Problems: every problem of an invalid declaration (POST /plan, /apply).
+	Problems []problemView `json:"problems,omitempty"`
+	// Objects: what changed since the plan (changed_since_plan), "app_name" or "app_name/name".
+	Objects []string `json:"objects,omitempty"`
 }
 
 func badRequest(field, format string, args ...any) *apiError {
@@ -71,6 +89,8 @@ func toAPIError(err error) (ae *apiError, internal bool) {
 		pe  *service.PreconditionError
 		te  *service.TargetError
 		kr  *service.KeyReusedError
+		ai  *service.ApplyInvalidError
+		pc  *service.PlanConflictError
 		de  *access.Denied
 		th  *service.ThrottledError
 		fe  *fiber.Error
@@ -85,6 +105,14 @@ func toAPIError(err error) (ae *apiError, internal bool) {
 		return &apiError{Status: fiber.StatusTooManyRequests, Code: codeTooManyRequests, Message: th.Error(), RetryAfter: int(th.RetryAfter.Seconds()) + 1}, false
 	case errors.Is(err, service.ErrLoginFailed):
 		return &apiError{Status: fiber.StatusUnauthorized, Code: codeUnauthenticated, Message: msg}, false
+	case errors.As(err, &ai):
+		ps := make([]problemView, len(ai.Problems))
+		for i, p := range ai.Problems {
+			ps[i] = problemView{Kind: p.Kind, Group: p.Group, Name: p.Name, Field: p.Field, Message: p.Message}
+		}
+		return &apiError{Status: fiber.StatusBadRequest, Code: codeInvalidArgument, Message: msg, Problems: ps}, false
+	case errors.As(err, &pc):
+		return &apiError{Status: fiber.StatusConflict, Code: codeChangedSincePlan, Message: msg, Objects: pc.Objects}, false
 	case errors.As(err, &ve):
 		return &apiError{Status: fiber.StatusBadRequest, Code: codeInvalidArgument, Field: ve.Field, Message: ve.Message}, false
 	case errors.As(err, &nf):
@@ -136,7 +164,7 @@ func (s *server) errorHandler(c *fiber.Ctx, err error) error {
 	if ae.Field != "" && !strings.HasPrefix(msg, ae.Field) {
 		msg = ae.Field + ": " + msg // messages read on their own
 	}
-	body := errorBody{Error: errorDetail{Code: ae.Code, Message: msg, Field: ae.Field, Permission: ae.Permission}}
+	body := errorBody{Error: errorDetail{Code: ae.Code, Message: msg, Field: ae.Field, Permission: ae.Permission, Problems: ae.Problems, Objects: ae.Objects}}
 	if internal {
 		body.Error.RequestID = rid
 	}

@@ -178,6 +178,13 @@ var permissionMatrix = map[string]matrixRow{
 		return fmt.Sprintf("/api/v1/runs/%d/kill", f.runs[g]), nil
 	}},
 
+	"POST /api/v1/plan": {api.Rule{Scope: api.ScopeHandler, Perm: access.PermJobsRead}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return "/api/v1/plan", map[string]any{"jobs": []any{map[string]any{"group": f.appNameOf[g], "name": f.uniq("declared")}}}
+	}},
+	"POST /api/v1/apply": {api.Rule{Scope: api.ScopeHandler, Perm: access.PermJobsWrite}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return "/api/v1/apply", map[string]any{"jobs": []any{map[string]any{"group": f.appNameOf[g], "name": f.uniq("declared")}}}
+	}},
+
 	"GET /api/v1/stats": {api.Rule{Scope: api.ScopeHandler, Perm: access.PermRunsRead}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
 		return fmt.Sprintf("/api/v1/stats?group_id=%d", g), nil
 	}},
@@ -295,6 +302,7 @@ func setupMatrix(t *testing.T, b *bundle) *matrixFixture {
 	f := &matrixFixture{b: b, jobs: map[int64]int64{}, runs: map[int64]int64{}, callers: map[string]*caller{}, password: "matrix password 0123"}
 	f.groupA = b.group("group-a", "local://echo")
 	f.groupB = b.group("group-b", "local://echo")
+	f.appNameOf = map[int64]string{f.groupA: "group-a", f.groupB: "group-b"}
 	for _, g := range []int64{f.groupA, f.groupB} {
 		f.jobs[g] = f.freshJob(g)
 		// Two runs per group: one for each kill (the second kill finds the

@@ -41,6 +41,10 @@ type Error struct {
 	Message   string `json:"message"`
 	Field     string `json:"field,omitempty"`
 	RequestID string `json:"request_id,omitempty"`
+	// Problems lists every problem of an invalid declaration (plan, apply).
+	Problems []Problem `json:"problems,omitempty"`
+	// Objects names what changed since a plan (code changed_since_plan).
+	Objects []string `json:"objects,omitempty"`
 }
 
 func (e *Error) Error() string {
@@ -245,6 +249,11 @@ func (c *Client) do(ctx context.Context, method, path string, hdr map[string]str
 		raw, err := json.Marshal(body)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: encode body: %w", method, path, err)
+		}
+		if hdr["Content-Encoding"] == "gzip" {
+			if raw, err = gzipped(raw); err != nil {
+				return nil, fmt.Errorf("%s %s: compress body: %w", method, path, err)
+			}
 		}
 		rd = bytes.NewReader(raw)
 	}

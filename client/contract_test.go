@@ -43,6 +43,11 @@ func TestTypesMatchOpenAPI(t *testing.T) {
 		{"PreviewInput", client.PreviewInput{}, false},
 		{"Me", client.Me{}, false},
 		{"RegisteredExecutor", client.RegisteredExecutor{}, false},
+		{"ApplyInput", client.ApplyInput{}, false},
+		{"ApplyGroup", client.ApplyGroup{}, false},
+		{"ApplyJob", client.ApplyJob{}, false},
+		{"PlanChange", client.PlanChange{}, false},
+		{"Plan", client.Plan{}, false},
 	}
 	for _, c := range cases {
 		s, ok := doc.Components.Schemas[c.schema]

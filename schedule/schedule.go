@@ -44,6 +44,38 @@ func Parse(kind Kind, conf string, tz string) (Schedule, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseIn(kind, conf, loc)
+}
+
+// Zones parses schedules loading each time zone once (LoadZone reads the
+// zone's file every time): what a check of thousands of schedules in one go
+// uses. The zero value is ready; it is not safe for concurrent use.
+type Zones struct {
+	loaded map[string]zoneLoad
+}
+
+type zoneLoad struct {
+	loc *time.Location
+	err error
+}
+
+// Parse is the package's Parse, with the zone loaded once per Zones.
+func (z *Zones) Parse(kind Kind, conf string, tz string) (Schedule, error) {
+	if z.loaded == nil {
+		z.loaded = map[string]zoneLoad{}
+	}
+	l, ok := z.loaded[tz]
+	if !ok {
+		l.loc, l.err = LoadZone(tz)
+		z.loaded[tz] = l
+	}
+	if l.err != nil {
+		return nil, l.err
+	}
+	return parseIn(kind, conf, l.loc)
+}
+
+func parseIn(kind Kind, conf string, loc *time.Location) (Schedule, error) {
 	switch kind {
 	case KindNone:
 		if strings.TrimSpace(conf) != "" {

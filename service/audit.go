@@ -73,6 +73,15 @@ type auditEntry struct {
 
 // audit appends e to the log on tx, the store of the change's transaction.
 func (s *Service) audit(ctx context.Context, tx *store.Store, e auditEntry) error {
+	ev, err := s.auditEvent(ctx, e)
+	if err != nil {
+		return err
+	}
+	return tx.AuditAppend(ctx, ev)
+}
+
+// auditEvent is the event that e adds to the log, by the actor of ctx.
+func (s *Service) auditEvent(ctx context.Context, e auditEntry) (store.AuditEvent, error) {
 	a := ActorFrom(ctx)
 	ev := store.AuditEvent{AtMs: s.nowMs(), ClientAddr: a.ClientAddr, RequestID: a.RequestID,
 		Action: e.Action, ObjectType: e.ObjectType, GroupID: e.GroupID}
@@ -91,11 +100,11 @@ func (s *Service) audit(ctx context.Context, tx *store.Store, e auditEntry) erro
 	if len(e.Changes) > 0 {
 		b, err := json.Marshal(e.Changes)
 		if err != nil {
-			return fmt.Errorf("audit %s: encode changes: %w", e.Action, err)
+			return ev, fmt.Errorf("audit %s: encode changes: %w", e.Action, err)
 		}
 		ev.Changes = string(b)
 	}
-	return tx.AuditAppend(ctx, ev)
+	return ev, nil
 }
 
 // fieldsOf flattens a stored object into snake_case fields for the audit

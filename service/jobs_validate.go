@@ -80,6 +80,29 @@ const MaxPinnedTargets = 32
 // checkJob applies defaults, validates every field (each error names it) and
 // returns the store fields and the compiled schedule.
 func (s *Service) checkJob(ctx context.Context, j JobSpec) (store.JobFields, schedule.Schedule, error) {
+	f, sched, err := s.checkJobFields(j, nil)
+	if err != nil {
+		return f, nil, err
+	}
+	for i, c := range j.ChildJobIDs {
+		if _, err := s.st.JobGet(ctx, c); err != nil {
+			return f, nil, invalid(fmt.Sprintf("child_job_ids[%d]", i), "job %d does not exist", c)
+		}
+	}
+	if _, err := s.st.GroupGet(ctx, f.GroupID); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return f, nil, invalid("group_id", "group %d does not exist; create it first (POST /api/v1/groups) or pick one from GET /api/v1/groups", f.GroupID)
+		}
+		return f, nil, fmt.Errorf("check group %d: %w", f.GroupID, err)
+	}
+	return f, sched, nil
+}
+
+// checkJobFields is checkJob without the database: defaults and every check
+// that needs only the spec (the group and child jobs are the caller's to
+// check). A GroupID of -1 stands for a group that does not exist yet.
+// zones, when not nil, loads each time zone once across calls.
+func (s *Service) checkJobFields(j JobSpec, zones *schedule.Zones) (store.JobFields, schedule.Schedule, error) {
 	f := store.JobFields{
 		GroupID:       j.GroupID,
 		Name:          j.Name,
@@ -113,10 +136,12 @@ func (s *Service) checkJob(ctx context.Context, j JobSpec) (store.JobFields, sch
 	if f.GroupID == 0 {
 		return f, nil, invalid("group_id", "is required: the id of the group (target pool) the job runs on; list groups with GET /api/v1/groups")
 	}
-	if err := checkID("group_id", f.GroupID); err != nil {
-		return f, nil, err
+	if f.GroupID != -1 {
+		if err := checkID("group_id", f.GroupID); err != nil {
+			return f, nil, err
+		}
 	}
-	sched, err := parseSchedule(f.ScheduleType, f.ScheduleConf, f.TimeZone)
+	sched, err := parseScheduleIn(zones, f.ScheduleType, f.ScheduleConf, f.TimeZone)
 	if err != nil {
 		return f, nil, err
 	}
@@ -167,11 +192,6 @@ func (s *Service) checkJob(ctx context.Context, j JobSpec) (store.JobFields, sch
 	if len(j.ChildJobIDs) > 32 {
 		return f, nil, invalid("child_job_ids", "at most 32 child jobs, got %d", len(j.ChildJobIDs))
 	}
-	for i, c := range j.ChildJobIDs {
-		if _, err := s.st.JobGet(ctx, c); err != nil {
-			return f, nil, invalid(fmt.Sprintf("child_job_ids[%d]", i), "job %d does not exist", c)
-		}
-	}
 	f.ChildJobIDs = j.ChildJobIDs
 	for i, c := range j.AlarmChannels {
 		if !s.channels[c] {
@@ -191,24 +211,29 @@ func (s *Service) checkJob(ctx context.Context, j JobSpec) (store.JobFields, sch
 	if err := checkBytes("description", f.Description, MaxJobDescription); err != nil {
 		return f, nil, err
 	}
-	if _, err := s.st.GroupGet(ctx, f.GroupID); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return f, nil, invalid("group_id", "group %d does not exist; create it first (POST /api/v1/groups) or pick one from GET /api/v1/groups", f.GroupID)
-		}
-		return f, nil, fmt.Errorf("check group %d: %w", f.GroupID, err)
-	}
 	return f, sched, nil
 }
 
 // parseSchedule compiles a schedule; errors name the field at fault.
 func parseSchedule(schedType, conf, tz string) (schedule.Schedule, error) {
+	return parseScheduleIn(nil, schedType, conf, tz)
+}
+
+// parseScheduleIn is parseSchedule with zones loaded once (nil: each time).
+func parseScheduleIn(zones *schedule.Zones, schedType, conf, tz string) (schedule.Schedule, error) {
 	if err := checkText("schedule_conf", conf, 0, MaxScheduleConf, false); err != nil {
 		return nil, err
 	}
 	if err := checkText("time_zone", tz, 0, MaxTimeZone, false); err != nil {
 		return nil, err
 	}
-	sched, err := schedule.Parse(schedule.Kind(schedType), conf, tz)
+	var sched schedule.Schedule
+	var err error
+	if zones != nil {
+		sched, err = zones.Parse(schedule.Kind(schedType), conf, tz)
+	} else {
+		sched, err = schedule.Parse(schedule.Kind(schedType), conf, tz)
+	}
 	if err != nil {
 		var pe *schedule.ParseError
 		if errors.As(err, &pe) {

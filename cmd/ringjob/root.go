@@ -49,6 +49,8 @@ func (a *app) commandGroups() []func() *cobra.Command {
 		// Clients of the REST API (contexts.go: apiClient).
 		a.newLoginCommand, a.newContextCommand, a.newJobsCommand, a.newRunsCommand, a.newGroupsCommand,
 		a.newExecutorsCommand, a.newNextFiresCommand,
+		// Jobs as code (jobsascode.go).
+		a.newExportCommand, a.newApplyCommand, a.newDiffCommand, a.newSyncCommand,
 	}
 }
 
