@@ -12,7 +12,7 @@ import (
 // jobs (cobra's ValidArgsFunction). An unreachable server completes
 // nothing rather than an error in the user's shell.
 func (a *app) completeJobs(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-	if len(args) > 0 && cmd.Flags().NArg() > 0 {
+	if len(args) > 0 { // the commands take one job
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Second)
@@ -25,8 +25,7 @@ func (a *app) completeJobs(cmd *cobra.Command, args []string, toComplete string)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	filters := map[string]string{}
-	jobs, err := c.AllJobs(ctx, filters)
+	jobs, err := c.AllJobs(ctx, nil)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

@@ -47,9 +47,6 @@ func (c *cliConfig) put(x cliContext) {
 }
 
 func (a *app) cliConfigDir() (string, error) {
-	if a.configDir != "" {
-		return a.configDir, nil
-	}
 	base, err := os.UserConfigDir()
 	if err != nil {
 		return "", fmt.Errorf("find the user config directory: %w", err)

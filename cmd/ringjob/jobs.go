@@ -119,32 +119,37 @@ func (a *app) newJobsGetCommand() *cobra.Command {
 	return cmd
 }
 
-// jobFieldFlags are the flags that set a job's fields, by the field's JSON name.
-var jobFieldFlags = []struct{ flag, field, usage string }{
-	{"description", "description", "what the job is for"},
-	{"schedule-type", "schedule_type", "none, cron, fixed_rate or at"},
-	{"schedule", "schedule_conf", "the schedule: a cron expression (with seconds), seconds between fires, or a time"},
-	{"tz", "time_zone", "the time zone of a cron schedule (e.g. Europe/Paris)"},
-	{"misfire", "misfire_policy", "what to do with a missed fire: do_nothing or fire_once_now"},
-	{"handler", "handler", "what runs: the executor handler name, a Lambda ARN or a local command name"},
-	{"params", "params", "the parameters given to every run"},
-	{"route", "route_strategy", "which target of the group runs it: first, last, round, random, consistent_hash, lfu, lru, failover, busyover or sharding"},
-	{"block", "block_strategy", "when the last run still runs: SERIAL_EXECUTION, DISCARD_LATER or COVER_EARLY"},
-	{"timeout", "timeout_sec", "seconds a run may take (0: no limit)"},
-	{"retries", "retry_count", "retries of a failed run"},
-	{"retry-backoff", "retry_backoff", "fixed or exponential"},
-	{"retry-delay", "retry_delay_sec", "seconds before the first retry"},
-	{"retry-max-delay", "retry_max_delay_sec", "longest wait between retries, in seconds"},
-	{"shards", "shard_count", "runs per fire for sharding broadcast"},
-	{"max-in-flight", "max_in_flight", "runs of this job at once (0: no limit)"},
-	{"pinned-target", "pinned_targets", "run only on these targets (repeatable)"},
-	{"child-id", "child_job_ids", "ids of jobs to trigger after a success (repeatable)"},
-	{"alarm-channel", "alarm_channels", "alarm channels to notify (repeatable)"},
-	{"enabled", "enabled", "whether the schedule fires"},
+// jobFieldFlag is a flag that sets a job's field, named by its JSON name.
+type jobFieldFlag struct{ flag, field, usage string }
+
+// jobFieldFlags are the flags of jobs create and jobs edit.
+func jobFieldFlags() []jobFieldFlag {
+	return []jobFieldFlag{
+		{"description", "description", "what the job is for"},
+		{"schedule-type", "schedule_type", "none, cron, fixed_rate or at"},
+		{"schedule", "schedule_conf", "the schedule: a cron expression (with seconds), seconds between fires, or a time"},
+		{"tz", "time_zone", "the time zone of a cron schedule (e.g. Europe/Paris)"},
+		{"misfire", "misfire_policy", "what to do with a missed fire: do_nothing or fire_once_now"},
+		{"handler", "handler", "what runs: the executor handler name, a Lambda ARN or a local command name"},
+		{"params", "params", "the parameters given to every run"},
+		{"route", "route_strategy", "which target of the group runs it: first, last, round, random, consistent_hash, lfu, lru, failover, busyover or sharding"},
+		{"block", "block_strategy", "when the last run still runs: SERIAL_EXECUTION, DISCARD_LATER or COVER_EARLY"},
+		{"timeout", "timeout_sec", "seconds a run may take (0: no limit)"},
+		{"retries", "retry_count", "retries of a failed run"},
+		{"retry-backoff", "retry_backoff", "fixed or exponential"},
+		{"retry-delay", "retry_delay_sec", "seconds before the first retry"},
+		{"retry-max-delay", "retry_max_delay_sec", "longest wait between retries, in seconds"},
+		{"shards", "shard_count", "runs per fire for sharding broadcast"},
+		{"max-in-flight", "max_in_flight", "runs of this job at once (0: no limit)"},
+		{"pinned-target", "pinned_targets", "run only on these targets (repeatable)"},
+		{"child-id", "child_job_ids", "ids of jobs to trigger after a success (repeatable)"},
+		{"alarm-channel", "alarm_channels", "alarm channels to notify (repeatable)"},
+		{"enabled", "enabled", "whether the schedule fires"},
+	}
 }
 
 func addJobFieldFlags(fs *pflag.FlagSet) {
-	for _, f := range jobFieldFlags {
+	for _, f := range jobFieldFlags() {
 		switch f.field {
 		case "timeout_sec", "retry_count", "retry_delay_sec", "retry_max_delay_sec", "shard_count", "max_in_flight":
 			fs.Int(f.flag, 0, f.usage)
@@ -163,7 +168,7 @@ func addJobFieldFlags(fs *pflag.FlagSet) {
 // jobFieldPatch is a JSON merge patch of the fields whose flags were given.
 func jobFieldPatch(fs *pflag.FlagSet) map[string]any {
 	patch := map[string]any{}
-	for _, f := range jobFieldFlags {
+	for _, f := range jobFieldFlags() {
 		if !fs.Changed(f.flag) {
 			continue
 		}

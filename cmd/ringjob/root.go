@@ -18,16 +18,13 @@ const (
 	exitUsage   = 2
 )
 
-// app holds what every command shares: its streams, the environment and
-// the user's config directory (contexts). Commands reach it through the
-// closures that build them; there are no package-level variables.
+// app holds what every command shares: its streams and the environment.
+// Commands reach it through the closures that build them; there are no
+// package-level variables.
 type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
-	// configDir is the directory of the CLI's config file (contexts);
-	// "" means os.UserConfigDir()/ringjob.
-	configDir string
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *app {
@@ -78,7 +75,6 @@ flags; see README.md for every option.`,
 	root.SetErr(a.stderr)
 	root.SetIn(a.stdin)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.CompletionOptions.HiddenDefaultCmd = false
 	for _, build := range a.commandGroups() {
 		root.AddCommand(build())
 	}
