@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -43,16 +44,32 @@ type xxlExecutor struct {
 
 // retryBatch is a callback batch an admin did not take. Like XXL-JOB's
 // executor (which writes it to a retry file and resends it later), it does
-// not hold up the results behind it; the admin records the items it accepts
-// even when it refuses others of the batch, so a batch is given up after
-// maxCallbackTries.
+// not hold up the results behind it. A batch no admin could record (its
+// database was down, no admin answered) is resent until one does, with a
+// growing pause, as XXL-JOB's retry file is; a batch an admin answered
+// by refusing some of its items had the others recorded, so it is given up
+// after maxRefusedTries.
 type retryBatch struct {
-	items []xxlwire.CallbackItem
-	tries int
-	next  time.Time
+	items   []xxlwire.CallbackItem
+	tries   int
+	refused bool // the last answer refused items (the rest were recorded)
+	next    time.Time
 }
 
-const maxCallbackTries = 10
+const (
+	maxRefusedTries = 10
+	resendFirst     = 300 * time.Millisecond
+	resendMax       = 5 * time.Second
+)
+
+// resendAfter is the pause before the next try of a batch tried n times.
+func resendAfter(n int) time.Duration {
+	d := resendFirst
+	for i := 1; i < n && d < resendMax; i++ {
+		d *= 2
+	}
+	return min(d, resendMax)
+}
 
 func startExecutor(t *testing.T) *xxlExecutor {
 	t.Helper()
@@ -156,9 +173,9 @@ func (e *xxlExecutor) callbacks() {
 		if len(batch) == 0 {
 			continue
 		}
-		if !e.report(client, batch) {
+		if ok, refused := e.report(client, batch); !ok {
 			e.mu.Lock()
-			e.retries = append(e.retries, retryBatch{items: batch, tries: 1, next: time.Now().Add(300 * time.Millisecond)})
+			e.retries = append(e.retries, retryBatch{items: batch, tries: 1, refused: refused, next: time.Now().Add(resendAfter(1))})
 			e.mu.Unlock()
 		}
 	}
@@ -180,21 +197,26 @@ func (e *xxlExecutor) resendDue(client *http.Client) {
 	e.retries = kept
 	e.mu.Unlock()
 	for _, b := range due {
-		if e.report(client, b.items) {
+		ok, refused := e.report(client, b.items)
+		if ok {
 			continue
 		}
 		b.tries++
-		if b.tries >= maxCallbackTries {
-			continue // given up, as the items the admin takes were recorded
+		b.refused = refused
+		if refused && b.tries >= maxRefusedTries {
+			continue // given up: the items the admin takes were recorded
 		}
-		b.next = time.Now().Add(300 * time.Millisecond)
+		b.next = time.Now().Add(resendAfter(b.tries))
 		e.mu.Lock()
 		e.retries = append(e.retries, b)
 		e.mu.Unlock()
 	}
 }
 
-func (e *xxlExecutor) report(client *http.Client, batch []xxlwire.CallbackItem) bool {
+// report sends a batch to one admin after another until one takes it
+// (ok). refused tells that an admin answered by refusing some items, and so
+// recorded the others.
+func (e *xxlExecutor) report(client *http.Client, batch []xxlwire.CallbackItem) (ok, refused bool) {
 	body, _ := json.Marshal(batch)
 	admins := e.admins()
 	first := rand.N(len(admins)) // spread over the replicas; a paused one only delays
@@ -211,7 +233,10 @@ func (e *xxlExecutor) report(client *http.Client, batch []xxlwire.CallbackItem) 
 		derr := json.NewDecoder(resp.Body).Decode(&env)
 		resp.Body.Close()
 		if resp.StatusCode == 200 && derr == nil && env.Code == xxlwire.CodeSuccess {
-			return true
+			return true, false
+		}
+		if derr == nil && strings.HasPrefix(env.Msg, "Refused results") {
+			refused = true
 		}
 		// Like XXL-JOB executors, a callback the admin did not take (it
 		// could not reach its database) is retried.
@@ -219,7 +244,7 @@ func (e *xxlExecutor) report(client *http.Client, batch []xxlwire.CallbackItem) 
 		e.refused += len(batch)
 		e.mu.Unlock()
 	}
-	return false
+	return false, refused
 }
 
 func (e *xxlExecutor) all() []arrival {
