@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/ringjob/ringjob/client"
 )
@@ -47,7 +49,7 @@ Create one in the console (Account, Tokens) or with POST /api/v1/tokens.`,
 				token = a.getenv("RINGJOB_TOKEN")
 			default:
 				fmt.Fprintf(a.stderr, "API token for %s: ", server)
-				if token, err = readLine(a.stdin); err != nil {
+				if token, err = readSecret(a.stdin, a.stderr); err != nil {
 					return fmt.Errorf("read the token: %w", err)
 				}
 			}
@@ -79,6 +81,20 @@ Create one in the console (Account, Tokens) or with POST /api/v1/tokens.`,
 	cmd.Flags().StringVar(&token, "token", "", "the API token (visible in the process list and shell history: prefer --token-stdin)")
 	cmd.Flags().BoolVar(&tokenStdin, "token-stdin", false, "read the token from standard input")
 	return cmd
+}
+
+// readSecret reads a token typed at the prompt without echoing it when
+// standard input is a terminal, and as a line otherwise (a pipe).
+func readSecret(r io.Reader, echo io.Writer) (string, error) {
+	if f, ok := r.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		b, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(echo) // the line end the user typed was not echoed
+		if err != nil {
+			return "", err
+		}
+		return strings.TrimSpace(string(b)), nil
+	}
+	return readLine(r)
 }
 
 // readLine reads one line (a token) without its line end.
