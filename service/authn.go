@@ -117,16 +117,22 @@ func (w *AuthWatcher) run(ctx context.Context) {
 	s := w.svc
 	lastSweep := s.clock.Now()
 	for {
+		// Touches are written while waiting for the poll, but never put it
+		// off: a steady stream of them (many tokens, each a database round
+		// trip) would otherwise starve the poll, and the cache would stop
+		// being trusted (cacheUsable) and every request read the database.
 		t := s.clock.NewTimer(s.authPoll)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case tc := <-s.creds.touches: // record last use soon, not at the next poll
-			t.Stop()
-			s.writeTouch(ctx, tc)
-			continue
-		case <-t.Chan():
+	wait:
+		for {
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case tc := <-s.creds.touches: // record last use soon, not at the next poll
+				s.writeTouch(ctx, tc)
+			case <-t.Chan():
+				break wait
+			}
 		}
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		v, err := s.st.AuthVersion(pctx)
@@ -141,7 +147,8 @@ func (w *AuthWatcher) run(ctx context.Context) {
 			}
 			s.creds.lastOK.Store(s.nowMs())
 		}
-		w.flushTouches(pctx)
+		// Touches are not flushed here: while requests keep touching, a
+		// flush would never end, and neither would the polls' absence.
 		if now := s.clock.Now(); now.Sub(lastSweep) >= time.Minute {
 			lastSweep = now
 			if _, err := s.st.SessionDeleteExpired(pctx, now.UnixMilli(), now.Add(-s.sessionIdle).UnixMilli()); err != nil {
