@@ -199,7 +199,7 @@ func openEnv(ctx context.Context, o options, name string) (*env, func(), error) 
 	e := &env{admin: admin, db: db, st: st, cfg: sc}
 	cleanup := func() {
 		st.Close()
-		if !o.keep && !o.generate {
+		if !o.keep && !o.generate && !o.reuse {
 			dctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
 			if _, err := admin.ExecContext(dctx, "DROP DATABASE IF EXISTS `"+db+"`"); err != nil {
