@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
+	"github.com/ringjob/ringjob/client"
 	"github.com/ringjob/ringjob/internal/dbtest"
 )
 
@@ -138,6 +140,35 @@ func TestCLI(t *testing.T) {
 	c.fails(1, `no context "nope"`, "context", "use", "nope")
 	r = c.runWith([]string{"RINGJOB_TOKEN=rj_expired_or_wrong_token_000000000000"}, "", "groups", "list")
 	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, "refused the token (missing, wrong or expired)")
+	oneLine(t, r)
+	// A real token that worked, once expired or revoked, is said in one line
+	// too, and the command fails.
+	admin := client.New(s.base, token, nil)
+	ci, err := admin.CreateServiceAccount(context.Background(), "cli-ci")
+	require.NoError(t, err)
+	_, err = admin.CreateRoleBinding(context.Background(), client.RoleBindingInput{Role: "admin", PrincipalID: ci.ID})
+	require.NoError(t, err)
+	short, err := admin.CreateToken(context.Background(), client.TokenInput{Name: "cli-short-lived", PrincipalID: ci.ID, ExpiresInSec: 2})
+	require.NoError(t, err)
+	revoked, err := admin.CreateToken(context.Background(), client.TokenInput{Name: "cli-revoked", PrincipalID: ci.ID})
+	require.NoError(t, err)
+	withToken := func(tok string) result {
+		return c.runWith([]string{"RINGJOB_URL=" + s.base, "RINGJOB_TOKEN=" + tok}, "", "groups", "list")
+	}
+	r = withToken(short.Token)
+	require.Equal(t, 0, r.code, "the short-lived token works before it expires: %s", r.stderr)
+	require.Equal(t, 0, withToken(revoked.Token).code)
+	_, err = admin.RevokeToken(context.Background(), revoked.ID)
+	require.NoError(t, err)
+	r = withToken(revoked.Token)
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, "refused the token (missing, wrong or expired)")
+	oneLine(t, r)
+	require.Eventually(t, func() bool {
+		r = withToken(short.Token)
+		return r.code == 1
+	}, 15*time.Second, 250*time.Millisecond, "the token expires after 2 s")
 	require.Contains(t, r.stderr, "refused the token (missing, wrong or expired)")
 	oneLine(t, r)
 	// RINGJOB_URL and RINGJOB_TOKEN alone are enough (CI without a config file).
