@@ -120,10 +120,10 @@ func (w *Worker) Stop() { w.Loop.Stop() }
 type Result struct {
 	Held    bool // false: another replica holds the lease, nothing done
 	Runs    int64
-	Logs    int64    // log chunks
+	Logs    int64         // log chunks
 	Busy    time.Duration // time spent in the purge's DELETE statements
 	Dropped []string      // day partitions dropped (retention.partitioned)
-	Created []string // day partitions created ahead
+	Created []string      // day partitions created ahead
 }
 
 // Cycle takes the lease and purges until the runs left are all too young

@@ -259,9 +259,9 @@ func TestRetentionMatchesTheRules(t *testing.T) {
 		rnd := rand.New(rand.NewPCG(18, 1))
 		states := []kind.RunState{kind.RunSucceeded, kind.RunSucceeded, kind.RunSucceeded, kind.RunFailed, kind.RunKilled, kind.RunRunning, kind.RunScheduled}
 		type want struct {
-			id        int64
-			run, log  bool
-			desc      string
+			id       int64
+			run, log bool
+			desc     string
 		}
 		var wants []want
 		var finals []int64
