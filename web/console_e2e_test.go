@@ -427,9 +427,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	require.Equal(t, []string{"console-ticker killed"}, byOutcome)
 	var noneLeft string
 	run(t, ctx, "no job never ran",
-		chromedp.SetValue("#job-last-outcome", "never", chromedp.ByQuery),
-		chromedp.Click("#job-search-go", chromedp.ByQuery),
-		chromedp.Poll(`location.hash.includes("last_outcome=never") && document.querySelector("#jobs tbody td").textContent`, &noneLeft),
+		chromedp.Navigate(srv.base+"/#/jobs?last_outcome=never"),
+		chromedp.Poll(`document.querySelector("#job-last-outcome").value === "never" && document.querySelector("#jobs tbody td") &&
+			document.querySelector("#jobs tbody td").textContent`, &noneLeft),
 	)
 	require.Equal(t, "No jobs.", noneLeft)
 
