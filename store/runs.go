@@ -557,30 +557,6 @@ func setByValue(q *strings.Builder, args []any, col string, ids []int64, vals []
 	return args
 }
 
-// RunCompleteParams record the final outcome of a run.
-type RunCompleteParams struct {
-	ID         int64
-	State      kind.RunState
-	Code       int
-	Message    string
-	FinishedMs int64
-}
-
-// RunComplete records a run's outcome if it has none yet (first outcome
-// wins). It reports whether this call recorded it.
-func (s *Store) RunComplete(ctx context.Context, p RunCompleteParams) (bool, error) {
-	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, result_code = ?, message = ?, finished_ms = ?, followup = "+followupSQL(p.State)+" WHERE id = ? AND state IN (?, ?)",
-		p.State, p.Code, p.Message, p.FinishedMs, p.ID, kind.RunDispatching, kind.RunRunning)
-	if err != nil {
-		return false, fmt.Errorf("complete run %d: %w", p.ID, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("complete run %d: %w", p.ID, err)
-	}
-	return n == 1, nil
-}
-
 // RunSetState moves one run from one state to another (compare-and-set).
 func (s *Store) RunSetState(ctx context.Context, id int64, from, to kind.RunState, message string, nowMs int64) (bool, error) {
 	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, message = ?, finished_ms = ?, followup = "+followupSQL(to)+" WHERE id = ? AND state = ?", to, message, nowMs, id, from)
