@@ -89,7 +89,10 @@ func TestMaxInFlightAndBlockStrategiesOnLocalTargets(t *testing.T) {
 		}
 		var evs []ev
 		for _, r := range runs {
-			evs = append(evs, ev{r.DispatchedMs, 1}, ev{r.FinishedMs, -1})
+			// From the hand-off (the send follows it) to the recorded end;
+			// dispatched_ms is the claim, before the in-flight check.
+			require.NotZero(t, r.HandedMs, "run %d", r.ID)
+			evs = append(evs, ev{r.HandedMs, 1}, ev{r.FinishedMs, -1})
 		}
 		sort.Slice(evs, func(a, b int) bool {
 			return evs[a].at < evs[b].at || (evs[a].at == evs[b].at && evs[a].delta < evs[b].delta)

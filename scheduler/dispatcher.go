@@ -33,6 +33,7 @@ type dispatcher struct {
 	requeue    func(fire) // back into the ring
 	gate       *handoffGate
 	inflight   *batcher[inflightQuery, []store.Run]
+	jobLocks   jobLocks     // per job: in-flight check to hand-off
 	sent       *sentTargets // dropped by the ledger writer once recorded
 	warns      *warnEvery
 

@@ -76,16 +76,21 @@ func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Reque
 	var errs []string
 	handed := false
 	for _, t := range order {
-		if err := d.overlap(ctx, f, t); err != nil {
+		release, err := d.overlap(ctx, f, t)
+		if err != nil {
 			return t, res, attempts, err
 		}
 		a := Attempt{Target: t, Op: "run", AtMs: d.clock.Now().UnixMilli()}
 		drv, derr := d.drivers.For(t)
 		if derr == nil && !handed {
-			if err := d.handOff(ctx, f); err != nil {
+			err := d.handOff(ctx, f)
+			release() // the hand-off is recorded (or refused): the next check sees it
+			if err != nil {
 				return t, res, attempts, err
 			}
 			handed = true
+		} else {
+			release()
 		}
 		if derr == nil {
 			r := req
@@ -158,20 +163,38 @@ func queueless(target string) bool {
 // its block strategy: SERIAL_EXECUTION waits for the running run (the run
 // goes back to the ring and is offered again next second), DISCARD_LATER
 // fails the new run, COVER_EARLY kills the running one first.
-func (d *dispatcher) overlap(ctx context.Context, f fire, target string) error {
+//
+// When the run may go ahead, it returns with the job's lock held (release
+// undoes it): the caller records the hand-off before releasing, so the
+// next run of the job to check sees this one as handed.
+func (d *dispatcher) overlap(ctx context.Context, f fire, target string) (release func(), err error) {
 	check := f.job.MaxInFlight > 0 || (queueless(target) && f.job.BlockStrategy != "" && f.shardTotal <= 1)
 	if !check {
-		return nil
+		return func() {}, nil
 	}
+	unlock, err := d.jobLocks.lock(ctx, f.job.ID)
+	if err != nil {
+		return nil, fmt.Errorf("wait for the other dispatches of job %d: %w", f.job.ID, err)
+	}
+	if err := d.overlapCheck(ctx, f, target); err != nil {
+		unlock()
+		return nil, err
+	}
+	return unlock, nil
+}
+
+func (d *dispatcher) overlapCheck(ctx context.Context, f fire, target string) error {
 	all, err := d.inflight.do(ctx, inflightQuery{job: f.job.ID, run: f.runID})
 	if err != nil {
 		return fmt.Errorf("list the runs of job %d in flight: %w", f.job.ID, err)
 	}
-	// Runs dispatched at the same moment see each other: the lower run id
-	// goes first, so two never wait for each other (and order is kept).
+	// A run handed to its target counts whatever its id: its "running" may
+	// not be recorded yet (accepts are held briefly). Runs not yet handed
+	// that are dispatched at the same moment see each other: the lower run
+	// id goes first, so two never wait for each other (and order is kept).
 	var others []store.Run
 	for _, o := range all {
-		if o.State == kind.RunRunning || o.ID < f.runID {
+		if o.State == kind.RunRunning || o.HandedMs > 0 || o.ID < f.runID {
 			others = append(others, o)
 		}
 	}

@@ -366,7 +366,7 @@ func (s *Service) Apply(ctx context.Context, p ApplyParams) (Plan, error) {
 	}
 
 	var plan Plan
-	err := s.st.ApplyTx(ctx, func(tx *store.Store) error {
+	err := s.st.Tx(ctx, func(tx *store.Store) error {
 		all, err := tx.GroupList(ctx)
 		if err != nil {
 			return err

@@ -261,16 +261,3 @@ func (s *Store) AuditAppendMany(ctx context.Context, es []AuditEvent) error {
 	}
 	return nil
 }
-
-// ApplyTx is Tx for a long transaction that works in Go between its
-// statements (a plan of thousands of jobs): a pooled MySQL connection may
-// still carry the idle-transaction timeout of a schedule transaction
-// (ScheduleLock sets it on its session), which would end this one midway.
-func (s *Store) ApplyTx(ctx context.Context, fn func(tx *Store) error) error {
-	return s.Tx(ctx, func(tx *Store) error {
-		if q := tx.d.idleTxTimeout(0); q != "" {
-			_, _ = tx.db.ExecContext(ctx, q) // best effort, as ScheduleLock sets it
-		}
-		return fn(tx)
-	})
-}

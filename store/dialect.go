@@ -48,6 +48,7 @@ func (mysqlDialect) ddl(sql string) string {
 		"{{TABLE}}", "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
 		"{{LONGTEXT}}", "MEDIUMTEXT",
 		"{{MYSQL_ONLY}}", "",
+		"{{SQLITE_ONLY}}", "-- ",
 	).Replace(sql)
 }
 func (mysqlDialect) skipLocked() string   { return " FOR UPDATE SKIP LOCKED" }
@@ -86,6 +87,8 @@ func (sqliteDialect) ddl(sql string) string {
 		"{{LONGTEXT}}", "TEXT",
 		// A statement SQLite does not need (column widths): a comment line.
 		"{{MYSQL_ONLY}}", "-- ",
+		// A statement whose MySQL form differs: written twice.
+		"{{SQLITE_ONLY}}", "",
 	).Replace(sql)
 }
 

@@ -133,3 +133,29 @@ func TestFrozenPreReadFreesItsPartitions(t *testing.T) {
 	}, 10*time.Second, 100*time.Millisecond)
 	require.Error(t, frozen.Commit(), "the frozen transaction was ended")
 }
+
+// The idle timeout of a pre-read stays with the pre-read: the pooled
+// connection it used goes back without it, so a later long transaction on
+// that connection (an apply of thousands of jobs) is not ended midway.
+func TestPreReadIdleTimeoutDoesNotOutliveIt(t *testing.T) {
+	t.Parallel()
+	st := openStore(t, "mysql")
+	st.DB().SetMaxOpenConns(1) // the next transaction gets the same connection
+	ctx := context.Background()
+	require.NoError(t, st.LockPartitionsEnsure(ctx, 1))
+	pre, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "a", Preferred: []int{0}, Max: 1, NowMs: t0, IdleTimeoutSec: 1})
+	require.NoError(t, err)
+	require.NoError(t, pre.Commit())
+
+	var idleTimeout int
+	require.NoError(t, st.DB().QueryRowContext(ctx, "SELECT @@session.idle_transaction_timeout").Scan(&idleTimeout))
+	require.Zero(t, idleTimeout, "the pooled connection kept the pre-read's idle timeout")
+	err = st.Tx(ctx, func(tx *store.Store) error {
+		if err := tx.NodeHeartbeat(ctx, store.NodeHeartbeatParams{ID: "a", Host: "h", NowMs: t0}); err != nil {
+			return err
+		}
+		time.Sleep(2 * time.Second) // idle in the transaction, past the pre-read's limit
+		return tx.NodeHeartbeat(ctx, store.NodeHeartbeatParams{ID: "a", Host: "h", NowMs: t0 + 1000})
+	})
+	require.NoError(t, err, "a transaction idle for 2 s after a pre-read with a 1 s idle limit")
+}

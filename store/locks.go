@@ -3,9 +3,11 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ringjob/ringjob/internal/kind"
 )
@@ -68,6 +70,9 @@ type ScheduleTx struct {
 	s    *Store
 	tx   *sql.Tx
 	held []int
+	// conn is the connection whose session carries the idle timeout; it is
+	// reset before going back to the pool (nil: none was set).
+	conn *sql.Conn
 }
 
 // Held lists the partitions this transaction holds.
@@ -75,7 +80,9 @@ func (t *ScheduleTx) Held() []int { return t.held }
 
 // Commit commits the pre-read.
 func (t *ScheduleTx) Commit() error {
-	if err := t.tx.Commit(); err != nil {
+	err := t.tx.Commit()
+	t.release()
+	if err != nil {
 		return fmt.Errorf("commit schedule transaction: %w", err)
 	}
 	return nil
@@ -84,6 +91,25 @@ func (t *ScheduleTx) Commit() error {
 // Rollback abandons the pre-read; safe after Commit.
 func (t *ScheduleTx) Rollback() {
 	_ = t.tx.Rollback()
+	t.release()
+}
+
+// release gives the connection back to the pool without the idle timeout,
+// which would otherwise end the next long transaction that gets it (an
+// apply of thousands of jobs, a retention batch). A connection that cannot
+// be reset is closed instead.
+func (t *ScheduleTx) release() {
+	if t.conn == nil {
+		return
+	}
+	conn := t.conn
+	t.conn = nil
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := conn.ExecContext(ctx, t.s.d.idleTxTimeout(0)); err != nil {
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
+	_ = conn.Close()
 }
 
 // ScheduleLock begins a transaction and takes free partition lock rows
@@ -91,25 +117,36 @@ func (t *ScheduleTx) Rollback() {
 // When no partition is free it returns a transaction that holds none; the
 // caller rolls it back. The context's deadline bounds the whole transaction.
 func (s *Store) ScheduleLock(ctx context.Context, p ScheduleLockParams) (*ScheduleTx, error) {
-	tx, err := s.db.BeginTx(ctx, s.d.scheduleTxOptions())
-	if err != nil {
-		return nil, fmt.Errorf("begin schedule transaction: %w", err)
-	}
-	t := &ScheduleTx{s: s, tx: tx}
+	t := &ScheduleTx{s: s}
 	if q := s.d.idleTxTimeout(p.IdleTimeoutSec); q != "" && p.IdleTimeoutSec > 0 {
-		_, _ = tx.ExecContext(ctx, q) // best effort: not every database has it
+		conn, err := s.db.Conn(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("begin schedule transaction: %w", err)
+		}
+		t.conn = conn
+		_, _ = conn.ExecContext(ctx, q) // best effort: not every database has it
+		if t.tx, err = conn.BeginTx(ctx, s.d.scheduleTxOptions()); err != nil {
+			t.release()
+			return nil, fmt.Errorf("begin schedule transaction: %w", err)
+		}
+	} else {
+		tx, err := s.db.BeginTx(ctx, s.d.scheduleTxOptions())
+		if err != nil {
+			return nil, fmt.Errorf("begin schedule transaction: %w", err)
+		}
+		t.tx = tx
 	}
 	for _, part := range p.Preferred {
 		if len(t.held) >= p.Max {
 			break
 		}
 		var id int
-		err := tx.QueryRowContext(ctx, "SELECT id FROM lock_partitions WHERE id = ?"+s.d.skipLocked(), part).Scan(&id)
+		err := t.tx.QueryRowContext(ctx, "SELECT id FROM lock_partitions WHERE id = ?"+s.d.skipLocked(), part).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue // locked by another replica, or not a partition
 		}
 		if err != nil {
-			tx.Rollback()
+			t.Rollback()
 			return nil, fmt.Errorf("lock partition %d: %w", part, err)
 		}
 		t.held = append(t.held, id)
@@ -119,8 +156,8 @@ func (s *Store) ScheduleLock(ctx context.Context, p ScheduleLockParams) (*Schedu
 		for _, h := range t.held {
 			args = append(args, h)
 		}
-		if _, err := tx.ExecContext(ctx, "UPDATE lock_partitions SET holder = ?, held_ms = ? WHERE id IN ("+placeholders(len(t.held))+")", args...); err != nil {
-			tx.Rollback()
+		if _, err := t.tx.ExecContext(ctx, "UPDATE lock_partitions SET holder = ?, held_ms = ? WHERE id IN ("+placeholders(len(t.held))+")", args...); err != nil {
+			t.Rollback()
 			return nil, fmt.Errorf("record lock holder: %w", err)
 		}
 	}

@@ -126,19 +126,10 @@ func (s *Store) runPartitionsEnsure(ctx context.Context, conn *sql.Conn, p RunPa
 		}
 		defs = append(defs, "PARTITION pmax VALUES LESS THAN MAXVALUE")
 		// The key of a partitioned table must hold the partition column:
-		// the primary key becomes (id, scheduled_ms) and the idempotency key
-		// lives in run_keys (migration 0081). The fire key already holds
-		// scheduled_ms.
-		var hasIdem int
-		if err := conn.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'runs'
- AND INDEX_NAME = 'runs_idempotency'`).Scan(&hasIdem); err != nil {
-			return nil, fmt.Errorf("partition runs: read indexes: %w", err)
-		}
-		alter := "ALTER TABLE runs "
-		if hasIdem > 0 {
-			alter += "DROP INDEX runs_idempotency, "
-		}
-		alter += "DROP PRIMARY KEY, ADD PRIMARY KEY (id, scheduled_ms) PARTITION BY RANGE (scheduled_ms) (" + strings.Join(defs, ", ") + ")"
+		// the primary key becomes (id, scheduled_ms); the idempotency keys
+		// live in run_keys (migrations 0081, 0082). The fire key already
+		// holds scheduled_ms.
+		alter := "ALTER TABLE runs DROP PRIMARY KEY, ADD PRIMARY KEY (id, scheduled_ms) PARTITION BY RANGE (scheduled_ms) (" + strings.Join(defs, ", ") + ")"
 		if _, err := conn.ExecContext(ctx, alter); err != nil {
 			return nil, fmt.Errorf("partition runs by day (a unique key of runs that lacks scheduled_ms prevents it): %w", err)
 		}

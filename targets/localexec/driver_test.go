@@ -278,11 +278,12 @@ func TestProcessGroups(t *testing.T) {
 		}})
 		req := request("local://tree")
 		// Long enough for the helper to start its grandchildren, which the
-		// test then checks; the run itself would sleep for an hour.
-		req.Timeout = 2 * time.Second
+		// test then checks, even on a machine busy with other builds (2 s
+		// was not); the run itself would sleep for an hour.
+		req.Timeout = 6 * time.Second
 		b.start(t, req)
 		out := b.wait(t, req, kind.RunTimedOut)
-		if out.Code != 502 || !strings.Contains(out.Message, "timed out after 2s") {
+		if out.Code != 502 || !strings.Contains(out.Message, "timed out after 6s") {
 			t.Fatalf("outcome %+v, want code 502 and a timeout message", out)
 		}
 		assertGroupGone(t, b.sink.Lines(req.RunID), 2)
