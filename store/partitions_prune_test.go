@@ -13,11 +13,30 @@ import (
 	"github.com/ringjob/ringjob/internal/kind"
 )
 
-// recordingConn records the statements a Store sends.
+// recordingConn records the statements a Store sends, also in its
+// transactions.
 type recordingConn struct {
 	conn
-	mu    sync.Mutex
-	stmts []recorded
+	mu    *sync.Mutex
+	stmts *[]recorded
+}
+
+func newRecordingConn(c conn) *recordingConn {
+	return &recordingConn{conn: c, mu: &sync.Mutex{}, stmts: &[]recorded{}}
+}
+
+func (r *recordingConn) wrapTx(c conn) conn { return &recordingConn{conn: c, mu: r.mu, stmts: r.stmts} }
+
+func (r *recordingConn) recorded() []recorded {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]recorded(nil), *r.stmts...)
+}
+
+func (r *recordingConn) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	*r.stmts = nil
 }
 
 type recorded struct {
@@ -27,16 +46,46 @@ type recorded struct {
 
 func (r *recordingConn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	r.mu.Lock()
-	r.stmts = append(r.stmts, recorded{q, args})
+	*r.stmts = append(*r.stmts, recorded{q, args})
 	r.mu.Unlock()
 	return r.conn.ExecContext(ctx, q, args...)
 }
 
 func (r *recordingConn) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
 	r.mu.Lock()
-	r.stmts = append(r.stmts, recorded{q, args})
+	*r.stmts = append(*r.stmts, recorded{q, args})
 	r.mu.Unlock()
 	return r.conn.QueryContext(ctx, q, args...)
+}
+
+// explainRunsPartitions is the partitions column of each row of EXPLAIN
+// PARTITIONS stmt that reads table runs (under any alias).
+func explainRunsPartitions(t *testing.T, db *sql.DB, st recorded) []string {
+	t.Helper()
+	rows, err := db.Query("EXPLAIN PARTITIONS "+st.q, st.args...)
+	require.NoError(t, err, "explain %s", st.q)
+	defer rows.Close()
+	cols, err := rows.Columns()
+	require.NoError(t, err)
+	var out []string
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		require.NoError(t, rows.Scan(ptrs...))
+		row := map[string]string{}
+		for i, c := range cols {
+			row[c] = vals[i].String
+		}
+		if row["table"] == "runs" || row["table"] == "r" {
+			out = append(out, row["partitions"])
+		}
+	}
+	require.NoError(t, rows.Err())
+	require.Len(t, out, 2, "the newest runs and their outcomes: %s", st.q)
+	return out
 }
 
 // explainPartitions is the partitions column of EXPLAIN PARTITIONS stmt.
@@ -105,7 +154,7 @@ func TestHotPathPrunesPartitions(t *testing.T) {
 	for i := int64(0); i < 5; i++ {
 		fresh = append(fresh, mk(today+3_600_000+i*1000))
 	}
-	rec := &recordingConn{conn: s.db}
+	rec := newRecordingConn(s.db)
 	s.db = rec
 
 	claimed, err := s.RunClaimBatch(ctx, RunClaimParams{IDs: fresh, Owner: "n1", NowMs: today + 3_700_000, Token: 7})
@@ -133,8 +182,16 @@ func TestHotPathPrunesPartitions(t *testing.T) {
 		require.Equal(t, kind.RunSucceeded, r.State)
 	}
 
-	var checked int
-	for _, st := range rec.stmts {
+	var checked, jobs int
+	for _, st := range rec.recorded() {
+		if strings.HasPrefix(st.q, "UPDATE jobs") {
+			// The job's last outcome: every read of runs in today's partition.
+			jobs++
+			for _, p := range explainRunsPartitions(t, s.pool, st) {
+				require.Equal(t, todays, p, "statement reads only today's partition: %s", st.q)
+			}
+			continue
+		}
 		if !strings.HasPrefix(st.q, "UPDATE runs") && !strings.HasPrefix(st.q, "SELECT id FROM runs WHERE id IN") {
 			continue
 		}
@@ -142,11 +199,12 @@ func TestHotPathPrunesPartitions(t *testing.T) {
 		require.Equal(t, todays, explainPartitions(t, s.pool, st), "statement reads only today's partition: %s", st.q)
 	}
 	require.GreaterOrEqual(t, checked, 5, "claim, read-back, hand-off, accept, attempts, outcome")
+	require.Equal(t, 1, jobs, "the jobs' last outcome, with the outcome")
 
 	// Runs whose fire time is not known here: found through every partition.
-	rec.stmts = nil
+	rec.reset()
 	claimed, err = s.RunClaimBatch(ctx, RunClaimParams{IDs: unknown[8:], Owner: "n1", NowMs: today + 3_700_000, Token: 8})
 	require.NoError(t, err)
 	require.ElementsMatch(t, unknown[8:], claimed)
-	require.Len(t, strings.Split(explainPartitions(t, s.pool, rec.stmts[0]), ","), len(parts), "no hint: every partition")
+	require.Len(t, strings.Split(explainPartitions(t, s.pool, rec.recorded()[0]), ","), len(parts), "no hint: every partition")
 }

@@ -1,7 +1,7 @@
 // Jobs: the list with search and filters, the job page (trigger, start/stop,
 // last runs), the job form.
 import { APIError, call, get, post, query } from "./api.js";
-import { can, canAnywhere, describe, duration, flash, flashNext, h, render, stateBadge, when, whenIn } from "./core.js";
+import { can, canAnywhere, describe, duration, finalStates, flash, flashNext, h, render, stateBadge, when, whenIn } from "./core.js";
 
 // ---- jobs list
 
@@ -12,7 +12,8 @@ function scheduleText(j) {
 }
 
 async function jobsPage(params) {
-  const f = { q: params.get("q") || params.get("name") || "", group_id: params.get("group_id") || "", enabled: params.get("enabled") || "", schedule_type: params.get("schedule_type") || "", sort: params.get("sort") || "" };
+  const f = { q: params.get("q") || params.get("name") || "", group_id: params.get("group_id") || "", enabled: params.get("enabled") || "", schedule_type: params.get("schedule_type") || "",
+    last_outcome: params.get("last_outcome") || "", sort: params.get("sort") || "" };
   const cursor = params.get("cursor") || "";
   const prev = params.getAll("prev");
   const groups = (await get("groups" + query({ limit: 500 }))).items;
@@ -23,27 +24,29 @@ async function jobsPage(params) {
   const toolbar = h("form", { class: "filters", role: "search", onsubmit: (ev) => {
     ev.preventDefault();
     const fd = new FormData(toolbar);
-    location.hash = "#/jobs" + query({ q: String(fd.get("q")).trim(), group_id: fd.get("group_id"), enabled: fd.get("enabled"), schedule_type: fd.get("schedule_type"), sort: fd.get("sort") });
+    location.hash = "#/jobs" + query({ q: String(fd.get("q")).trim(), group_id: fd.get("group_id"), enabled: fd.get("enabled"), schedule_type: fd.get("schedule_type"),
+      last_outcome: fd.get("last_outcome"), sort: fd.get("sort") });
   } },
     h("div", {}, h("label", { for: "job-search" }, "Search jobs"), search),
     sel("job-group", "group_id", "Group", [["", "All groups"], ...groups.map((g) => [g.id, g.title || g.app_name])], f.group_id),
     sel("job-enabled", "enabled", "Scheduling", [["", "Started and stopped"], ["true", "Started"], ["false", "Stopped"]], f.enabled),
     sel("job-schedule-type", "schedule_type", "Schedule type", [["", "Any"], ...scheduleTypes.map((t) => [t, t])], f.schedule_type),
+    sel("job-last-outcome", "last_outcome", "Last outcome", [["", "Any"], ...finalStates.map((s) => [s, s.replace("_", " ")]), ["never", "never ran"]], f.last_outcome),
     sel("job-sort", "sort", "Sort by", [["", "Oldest first"], ["name", "Name"]], f.sort),
     h("div", { class: "actions" }, h("button", { type: "submit", id: "job-search-go" }, "Search"),
       canAnywhere("jobs.write") ? h("a", { class: "button secondary", href: "#/jobs/new", id: "new-job" }, "New job") : null));
   const body = h("tbody");
-  const filtered = f.q || f.group_id || f.enabled || f.schedule_type;
+  const filtered = f.q || f.group_id || f.enabled || f.schedule_type || f.last_outcome;
   const order = f.sort === "name" ? "by name" : "oldest first";
   const tableEl = h("div", { class: "table-wrap" }, h("table", { id: "jobs" },
     h("caption", { class: "hint" }, filtered ? `Jobs that match the search, ${order}` : `All jobs you may see, ${order}`),
     h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Name"), h("th", { scope: "col", class: "optional" }, "Group"), h("th", { scope: "col" }, "Schedule"),
       h("th", { scope: "col", class: "optional" }, "Handler"), h("th", { scope: "col" }, "Enabled"),
-      h("th", { scope: "col", class: "optional" }, "Next fire"))), body));
+      h("th", { scope: "col" }, "Last outcome"), h("th", { scope: "col", class: "optional" }, "Next fire"))), body));
   const pager = h("div", { class: "actions" });
   render(h("h1", {}, "Jobs"), toolbar, tableEl, pager);
   const page = await get("jobs" + query({ ...f, cursor, limit: 50 }));
-  if (page.items.length === 0) body.append(h("tr", {}, h("td", { colspan: 6 }, page.next_cursor ? "No match on this page; look at the next." : "No jobs.")));
+  if (page.items.length === 0) body.append(h("tr", {}, h("td", { colspan: 7 }, page.next_cursor ? "No match on this page; look at the next." : "No jobs.")));
   for (const j of page.items) {
     body.append(h("tr", { "data-job": j.id },
       h("td", {}, h("a", { href: `#/jobs/${j.id}` }, j.name)),
@@ -51,6 +54,8 @@ async function jobsPage(params) {
       h("td", {}, scheduleText(j)),
       h("td", { class: "optional" }, j.handler || "—"),
       h("td", {}, j.enabled ? "yes" : "no"),
+      h("td", { class: "last-outcome" }, j.last_outcome ? stateBadge(j.last_outcome) : "—",
+        j.last_finished_at ? h("span", { class: "optional hint" }, " " + when(j.last_finished_at)) : null),
       h("td", { class: "optional" }, whenIn(j.next_fire_at, j.time_zone))));
   }
   const base = Object.fromEntries(Object.entries(f).filter(([, v]) => v));
