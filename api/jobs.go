@@ -46,8 +46,11 @@ type jobRequest struct {
 	AlarmState json.RawMessage `json:"alarm_state"`
 	NextFireAt json.RawMessage `json:"next_fire_at"`
 	LastFireAt json.RawMessage `json:"last_fire_at"`
-	CreatedAt  json.RawMessage `json:"created_at"`
-	UpdatedAt  json.RawMessage `json:"updated_at"`
+	// last_outcome and last_finished_at: see jobView.
+	LastOutcome    json.RawMessage `json:"last_outcome"`
+	LastFinishedAt json.RawMessage `json:"last_finished_at"`
+	CreatedAt      json.RawMessage `json:"created_at"`
+	UpdatedAt      json.RawMessage `json:"updated_at"`
 }
 
 func (r jobRequest) spec() service.JobSpec {
@@ -119,7 +122,8 @@ func (s *server) listJobs(c *fiber.Ctx) error {
 	}
 	p, err := s.svc.ListJobs(c.UserContext(), service.JobListParams{
 		GroupID: groupID, OnlyGroups: visibleGroups(c, access.PermJobsRead), Name: c.Query("name"),
-		Search: c.Query("q"), ScheduleType: c.Query("schedule_type"), Enabled: enabled, Sort: c.Query("sort"), Cursor: c.Query("cursor"), Limit: limit,
+		Search: c.Query("q"), ScheduleType: c.Query("schedule_type"), Enabled: enabled, LastOutcome: c.Query("last_outcome"),
+		Sort: c.Query("sort"), Cursor: c.Query("cursor"), Limit: limit,
 	})
 	if err != nil {
 		return err

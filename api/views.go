@@ -71,8 +71,12 @@ type jobView struct {
 	Enabled          bool               `json:"enabled"`
 	NextFireAt       *string            `json:"next_fire_at"`
 	LastFireAt       *string            `json:"last_fire_at"`
-	CreatedAt        *string            `json:"created_at"`
-	UpdatedAt        *string            `json:"updated_at"`
+	// LastOutcome is the final state of the job's newest finished run, ""
+	// when none has finished; the jobs list filters on it.
+	LastOutcome    kind.RunState `json:"last_outcome"`
+	LastFinishedAt *string       `json:"last_finished_at"`
+	CreatedAt      *string       `json:"created_at"`
+	UpdatedAt      *string       `json:"updated_at"`
 }
 
 func viewJob(j store.Job) jobView {
@@ -84,6 +88,7 @@ func viewJob(j store.Job) jobView {
 		RetryBackoff: j.RetryBackoff, RetryDelaySec: j.RetryDelaySec, RetryMaxDelaySec: j.RetryMaxDelaySec, ChildJobIDs: nonNilIDs(j.ChildJobIDs),
 		MaxInFlight: j.MaxInFlight, AlarmChannels: nonNilStrings(j.AlarmChannels), AlarmState: j.AlarmState,
 		NextFireAt: rfc3339(j.NextFireMs), LastFireAt: rfc3339(j.LastFireMs), CreatedAt: rfc3339(j.CreatedMs), UpdatedAt: rfc3339(j.UpdatedMs),
+		LastOutcome: j.LastOutcome, LastFinishedAt: rfc3339(j.LastFinishedMs),
 	}
 }
 

@@ -78,7 +78,6 @@ type valueSet [4]uint64
 func (s *valueSet) add(i int)      { s[i/64] |= 1 << uint(i%64) }
 func (s *valueSet) has(i int) bool { return i >= 0 && i < 256 && s[i/64]&(1<<uint(i%64)) != 0 }
 func (s *valueSet) word() uint64   { return s[0] }
-func (s *valueSet) empty() bool    { return s[0]|s[1]|s[2]|s[3] == 0 }
 func (s *valueSet) union(o valueSet) {
 	s[0], s[1], s[2], s[3] = s[0]|o[0], s[1]|o[1], s[2]|o[2], s[3]|o[3]
 }

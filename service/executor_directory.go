@@ -129,24 +129,6 @@ func (d *executorDirectory) load(ctx context.Context, gen uint64) (*directorySna
 	return s, nil
 }
 
-// settings returns the executor settings of the group with an app name; ok
-// is false when there is no such group.
-func (d *executorDirectory) settings(ctx context.Context, app string) (store.GroupExecutorSettings, bool, error) {
-	s, err := d.current(ctx, false)
-	if err != nil {
-		return store.GroupExecutorSettings{}, false, err
-	}
-	g, ok := s.groups[app]
-	if !ok && d.missAllowed() {
-		// A group created through another replica a moment ago.
-		if s, err = d.current(ctx, true); err != nil {
-			return store.GroupExecutorSettings{}, false, err
-		}
-		g, ok = s.groups[app]
-	}
-	return g, ok, nil
-}
-
 // settingsByID returns the executor settings of the group with an id; ok is
 // false when there is no such group.
 func (d *executorDirectory) settingsByID(ctx context.Context, id int64) (store.GroupExecutorSettings, bool, error) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/schedule"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/store"
@@ -45,6 +46,10 @@ type JobListParams struct {
 	Search       string
 	ScheduleType string // none, cron, fixed_rate or at; "" = all
 	Enabled      *bool  // nil = both
+	// LastOutcome is the final state of each job's newest finished run
+	// (succeeded, failed, timed_out, killed, lost, misfired), or
+	// LastOutcomeNever for jobs that have finished none; "" = all.
+	LastOutcome string
 	// Sort is "id" (default, oldest first) or "name".
 	Sort   string
 	Cursor string
@@ -114,6 +119,23 @@ func (s *Service) GetJob(ctx context.Context, id int64) (store.Job, error) {
 	return j, nil
 }
 
+// LastOutcomeNever is the last-outcome filter for jobs that have not
+// finished a run.
+const LastOutcomeNever = "never"
+
+// storeJobList is the store listing for the filters of p (the cursor and
+// limit are the caller's).
+func storeJobList(p JobListParams) store.JobListParams {
+	lp := store.JobListParams{GroupID: p.GroupID, OnlyGroups: p.OnlyGroups, Name: p.Name, Search: p.Search, ScheduleType: p.ScheduleType,
+		Enabled: p.Enabled}
+	if p.LastOutcome == LastOutcomeNever {
+		lp.NeverRan = true
+	} else {
+		lp.LastOutcome = kind.RunState(p.LastOutcome)
+	}
+	return lp
+}
+
 // defaultJobScanWindow is how many jobs one page of a filtered job list looks at.
 const defaultJobScanWindow = 20_000
 
@@ -139,8 +161,8 @@ func (s *Service) ListJobs(ctx context.Context, p JobListParams) (Page[store.Job
 	if err := checkListFilters(p); err != nil {
 		return Page[store.Job]{}, err
 	}
-	lp := store.JobListParams{GroupID: p.GroupID, OnlyGroups: p.OnlyGroups, Name: p.Name, Search: p.Search, ScheduleType: p.ScheduleType,
-		Enabled: p.Enabled, AfterID: after, Limit: limit + 1}
+	lp := storeJobList(p)
+	lp.AfterID, lp.Limit = after, limit+1
 	full := false
 	if p.Name != "" || p.Search != "" || p.ScheduleType != "" || p.Enabled != nil {
 		// No index serves these filters: look at one window of jobs per
@@ -182,14 +204,17 @@ func checkListFilters(p JobListParams) error {
 	default:
 		return invalid("schedule_type", "must be none, cron, fixed_rate or at, got %q", p.ScheduleType)
 	}
+	if st := kind.RunState(p.LastOutcome); p.LastOutcome != "" && p.LastOutcome != LastOutcomeNever && !st.Final() {
+		return invalid("last_outcome", "must be succeeded, failed, timed_out, killed, lost, misfired or never, got %q", p.LastOutcome)
+	}
 	return nil
 }
 
 // listJobsByName lists jobs by name, then id. The index on (name, id)
 // serves it; with filters it reads the index until a page is full.
 func (s *Service) listJobsByName(ctx context.Context, p JobListParams, limit int) (Page[store.Job], error) {
-	lp := store.JobListParams{GroupID: p.GroupID, OnlyGroups: p.OnlyGroups, Name: p.Name, Search: p.Search, ScheduleType: p.ScheduleType,
-		Enabled: p.Enabled, ByName: true, Limit: limit + 1}
+	lp := storeJobList(p)
+	lp.ByName, lp.Limit = true, limit+1
 	if p.Cursor != "" {
 		raw, err := base64.RawURLEncoding.DecodeString(p.Cursor)
 		kind, rest, _ := strings.Cut(string(raw), ":")

@@ -48,7 +48,7 @@ type JobCreateParams struct {
 	NowMs      int64
 }
 
-const jobCols = "id, group_id, name, description, schedule_type, schedule_conf, time_zone, misfire_policy, handler, params, route_strategy, block_strategy, timeout_sec, retry_count, shard_count, enabled, lock_partition, next_fire_ms, last_fire_ms, created_ms, updated_ms, COALESCE(pinned_targets, ''), retry_backoff, retry_delay_sec, retry_max_delay_sec, child_job_ids, max_in_flight, alarm_channels, alarm_state, version"
+const jobCols = "id, group_id, name, description, schedule_type, schedule_conf, time_zone, misfire_policy, handler, params, route_strategy, block_strategy, timeout_sec, retry_count, shard_count, enabled, lock_partition, next_fire_ms, last_fire_ms, created_ms, updated_ms, COALESCE(pinned_targets, ''), retry_backoff, retry_delay_sec, retry_max_delay_sec, child_job_ids, max_in_flight, alarm_channels, alarm_state, version, last_outcome, last_run_id, last_finished_ms"
 
 func scanJob(sc interface{ Scan(...any) error }) (Job, error) {
 	var j Job
@@ -57,7 +57,8 @@ func scanJob(sc interface{ Scan(...any) error }) (Job, error) {
 	err := sc.Scan(&j.ID, &j.GroupID, &j.Name, &j.Description, &j.ScheduleType, &j.ScheduleConf, &j.TimeZone, &j.MisfirePolicy,
 		&j.Handler, &j.Params, &j.RouteStrategy, &j.BlockStrategy, &j.TimeoutSec, &j.RetryCount, &j.ShardCount,
 		&enabled, &j.LockPartition, &j.NextFireMs, &j.LastFireMs, &j.CreatedMs, &j.UpdatedMs, &pins,
-		&j.RetryBackoff, &j.RetryDelaySec, &j.RetryMaxDelaySec, &children, &j.MaxInFlight, &channels, &j.AlarmState, &j.Version)
+		&j.RetryBackoff, &j.RetryDelaySec, &j.RetryMaxDelaySec, &children, &j.MaxInFlight, &channels, &j.AlarmState, &j.Version,
+		&j.LastOutcome, &j.LastRunID, &j.LastFinishedMs)
 	j.Enabled = enabled != 0
 	j.ChildJobIDs = splitIDs(children)
 	j.AlarmChannels = splitNames(channels)
@@ -230,7 +231,12 @@ type JobListParams struct {
 	Search       string
 	ScheduleType string // "" = all
 	Enabled      *bool
-	AfterID      int64
+	// LastOutcome keeps jobs whose last finished run ended so ("" = all;
+	// NeverRan = jobs that have finished none); served by jobs_outcome and
+	// jobs_outcome_name.
+	LastOutcome kind.RunState
+	NeverRan    bool
+	AfterID     int64
 	// ByName orders by name, then id, after (AfterName, AfterID); served
 	// by index jobs_name.
 	ByName    bool
@@ -301,6 +307,13 @@ func (s *Store) JobList(ctx context.Context, p JobListParams) ([]Job, error) {
 	if p.Enabled != nil {
 		where = append(where, "enabled = ?")
 		args = append(args, boolInt(*p.Enabled))
+	}
+	switch {
+	case p.NeverRan:
+		where = append(where, "last_outcome = ''")
+	case p.LastOutcome != "":
+		where = append(where, "last_outcome = ?")
+		args = append(args, p.LastOutcome)
 	}
 	limit := p.Limit
 	if limit <= 0 || limit > 1000 {

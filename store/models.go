@@ -53,6 +53,12 @@ type Job struct {
 	// Version is bumped by every edit through the API (not by the
 	// scheduler advancing fire times); If-Match writes compare it.
 	Version int64
+	// LastOutcome is the final state of the job's newest finished run
+	// (LastRunID, finished at LastFinishedMs); "" when none has finished.
+	// Set by the write that records outcomes (RunRecordOutcomes).
+	LastOutcome    kind.RunState
+	LastRunID      int64
+	LastFinishedMs int64
 }
 
 // Run is one row of the fire ledger: one fire of one job on one shard.

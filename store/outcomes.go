@@ -178,11 +178,23 @@ func (s *Store) recordOutcomeChunk(ctx context.Context, outs []RunResult, applie
 	prune, pargs := s.pruneRuns(ids)
 	q.WriteString(prune)
 	args = append(args, pargs...)
-	res, err := s.execRetry(ctx, q.String(), args...)
-	if err != nil {
-		return fmt.Errorf("record %d run outcomes: %w", n, err)
-	}
-	affected, err := res.RowsAffected()
+	jq, jargs := s.lastOutcomeSQL(ids, prune, pargs)
+	var affected int64
+	err := s.retry(ctx, false, func() error {
+		return s.Tx(ctx, func(tx *Store) error {
+			res, err := tx.db.ExecContext(ctx, q.String(), args...)
+			if err != nil {
+				return err
+			}
+			if affected, err = res.RowsAffected(); err != nil {
+				return err
+			}
+			if _, err := tx.db.ExecContext(ctx, jq, jargs...); err != nil {
+				return fmt.Errorf("set the last outcome of their jobs: %w", err)
+			}
+			return nil
+		})
+	})
 	if err != nil {
 		return fmt.Errorf("record %d run outcomes: %w", n, err)
 	}
@@ -220,6 +232,32 @@ func (s *Store) recordOutcomeChunk(ctx context.Context, outs []RunResult, applie
 		}
 	}
 	return nil
+}
+
+// lastOutcomeSQL is the statement that gives each job of the runs ids its
+// last final outcome (jobs.last_outcome, filtered on by the jobs list): the
+// outcome of its newest finished run among them, unless the job already
+// holds that of a newer run (an older run's late outcome never overwrites a
+// newer one's). One statement per batch, primary-key lookups only; a
+// repeated outcome touches no index (jobs_outcome holds last_outcome, which
+// then does not change).
+func (s *Store) lastOutcomeSQL(ids []int64, prune string, pargs []any) (string, []any) {
+	finals := []any{kind.RunSucceeded, kind.RunFailed, kind.RunTimedOut, kind.RunKilled, kind.RunLost, kind.RunMisfired}
+	args := make([]any, 0, len(ids)+len(finals)+2*len(pargs))
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	args = append(args, finals...)
+	args = append(args, pargs...)
+	newest := "(SELECT job_id, MAX(id) AS run_id FROM runs WHERE id IN (" + placeholders(len(ids)) + ") AND state IN (" +
+		placeholders(len(finals)) + ")" + prune + " GROUP BY job_id) m"
+	args = append(args, pargs...) // the join to the newest run, pruned the same way
+	if s.d.name() == "mysql" {
+		return "UPDATE jobs j JOIN " + newest + " ON m.job_id = j.id JOIN runs r ON r.id = m.run_id" + prune +
+			" SET j.last_outcome = r.state, j.last_run_id = r.id, j.last_finished_ms = r.finished_ms WHERE r.id > j.last_run_id", args
+	}
+	return "UPDATE jobs SET last_outcome = r.state, last_run_id = r.id, last_finished_ms = r.finished_ms FROM " + newest +
+		" JOIN runs r ON r.id = m.run_id" + prune + " WHERE jobs.id = m.job_id AND r.id > jobs.last_run_id", args
 }
 
 // lateOutcomeLine is what the run's log says about an outcome that came

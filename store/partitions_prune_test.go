@@ -13,11 +13,30 @@ import (
 	"github.com/ringjob/ringjob/internal/kind"
 )
 
-// recordingConn records the statements a Store sends.
+// recordingConn records the statements a Store sends, also in its
+// transactions.
 type recordingConn struct {
 	conn
-	mu    sync.Mutex
-	stmts []recorded
+	mu    *sync.Mutex
+	stmts *[]recorded
+}
+
+func newRecordingConn(c conn) *recordingConn {
+	return &recordingConn{conn: c, mu: &sync.Mutex{}, stmts: &[]recorded{}}
+}
+
+func (r *recordingConn) wrapTx(c conn) conn { return &recordingConn{conn: c, mu: r.mu, stmts: r.stmts} }
+
+func (r *recordingConn) recorded() []recorded {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]recorded(nil), *r.stmts...)
+}
+
+func (r *recordingConn) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	*r.stmts = nil
 }
 
 type recorded struct {
@@ -27,23 +46,53 @@ type recorded struct {
 
 func (r *recordingConn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	r.mu.Lock()
-	r.stmts = append(r.stmts, recorded{q, args})
+	*r.stmts = append(*r.stmts, recorded{q, args})
 	r.mu.Unlock()
 	return r.conn.ExecContext(ctx, q, args...)
 }
 
 func (r *recordingConn) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
 	r.mu.Lock()
-	r.stmts = append(r.stmts, recorded{q, args})
+	*r.stmts = append(*r.stmts, recorded{q, args})
 	r.mu.Unlock()
 	return r.conn.QueryContext(ctx, q, args...)
 }
 
 func (r *recordingConn) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
 	r.mu.Lock()
-	r.stmts = append(r.stmts, recorded{q, args})
+	*r.stmts = append(*r.stmts, recorded{q, args})
 	r.mu.Unlock()
 	return r.conn.QueryRowContext(ctx, q, args...)
+}
+
+// explainRunsPartitions is the partitions column of each row of EXPLAIN
+// PARTITIONS stmt that reads table runs (under any alias).
+func explainRunsPartitions(t *testing.T, db *sql.DB, st recorded) []string {
+	t.Helper()
+	rows, err := db.Query("EXPLAIN PARTITIONS "+st.q, st.args...)
+	require.NoError(t, err, "explain %s", st.q)
+	defer rows.Close()
+	cols, err := rows.Columns()
+	require.NoError(t, err)
+	var out []string
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		require.NoError(t, rows.Scan(ptrs...))
+		row := map[string]string{}
+		for i, c := range cols {
+			row[c] = vals[i].String
+		}
+		if row["table"] == "runs" || row["table"] == "r" {
+			out = append(out, row["partitions"])
+		}
+	}
+	require.NoError(t, rows.Err())
+	require.Len(t, out, 2, "the newest runs and their outcomes: %s", st.q)
+	return out
 }
 
 // explainPartitions is the partitions column of EXPLAIN PARTITIONS stmt.
@@ -113,7 +162,7 @@ func TestHotPathPrunesPartitions(t *testing.T) {
 	for i := int64(0); i < 5; i++ {
 		fresh = append(fresh, mk(today+3_600_000+i*1000))
 	}
-	rec := &recordingConn{conn: s.db}
+	rec := newRecordingConn(s.db)
 	s.db = rec
 
 	claimed, err := s.RunClaimBatch(ctx, RunClaimParams{IDs: fresh, Owner: "n1", NowMs: today + 3_700_000, Token: 7})
@@ -141,8 +190,16 @@ func TestHotPathPrunesPartitions(t *testing.T) {
 		require.Equal(t, kind.RunSucceeded, r.State)
 	}
 
-	var checked int
-	for _, st := range rec.stmts {
+	var checked, jobs int
+	for _, st := range rec.recorded() {
+		if strings.HasPrefix(st.q, "UPDATE jobs") {
+			// The job's last outcome: every read of runs in today's partition.
+			jobs++
+			for _, p := range explainRunsPartitions(t, s.pool, st) {
+				require.Equal(t, todays, p, "statement reads only today's partition: %s", st.q)
+			}
+			continue
+		}
 		if !strings.HasPrefix(st.q, "UPDATE runs") && !strings.HasPrefix(st.q, "SELECT id FROM runs WHERE id IN") {
 			continue
 		}
@@ -150,28 +207,29 @@ func TestHotPathPrunesPartitions(t *testing.T) {
 		require.Equal(t, todays, explainPartitions(t, s.pool, st), "statement reads only today's partition: %s", st.q)
 	}
 	require.GreaterOrEqual(t, checked, 5, "claim, read-back, hand-off, accept, attempts, outcome")
+	require.Equal(t, 1, jobs, "the jobs' last outcome, with the outcome")
 
 	// Runs whose fire time is not known here: found through every partition.
-	rec.stmts = nil
+	rec.reset()
 	claimed, err = s.RunClaimBatch(ctx, RunClaimParams{IDs: unknown[8:], Owner: "n1", NowMs: today + 3_700_000, Token: 8})
 	require.NoError(t, err)
 	require.ElementsMatch(t, unknown[8:], claimed)
-	require.Len(t, strings.Split(explainPartitions(t, s.pool, rec.stmts[0]), ","), len(parts), "no hint: every partition")
+	require.Len(t, strings.Split(explainPartitions(t, s.pool, rec.recorded()[0]), ","), len(parts), "no hint: every partition")
 
 	// A callback reaching a replica that did not create the runs: its read
-	// of them goes through every partition, and remembers their fire times,
-	// so the outcome it then records reads only their days' partitions. A
-	// read of a run known here is pruned too.
+	// of them goes through every partition and remembers their fire times,
+	// so the outcome it then records reads only their days' partitions, and
+	// so does a later read of one of them.
 	s2, err := OpenMySQL(ctx, dsn)
 	require.NoError(t, err)
 	t.Cleanup(func() { s2.Close() })
-	rec2 := &recordingConn{conn: s2.db}
+	rec2 := newRecordingConn(s2.db)
 	s2.db = rec2
 	got, err := s2.RunGetMany(ctx, unknown[8:])
 	require.NoError(t, err)
 	require.Len(t, got, 2)
-	require.Len(t, strings.Split(explainPartitions(t, s.pool, rec2.stmts[0]), ","), len(parts), "the first read: every partition")
-	rec2.stmts = nil
+	require.Len(t, strings.Split(explainPartitions(t, s.pool, rec2.recorded()[0]), ","), len(parts), "the first read: every partition")
+	rec2.reset()
 	applied, err = s2.RunRecordOutcomes(ctx, []RunResult{{ID: unknown[8], State: kind.RunFailed, Code: 500, FinishedMs: today + 3_800_000},
 		{ID: unknown[9], State: kind.RunSucceeded, Code: 200, FinishedMs: today + 3_800_000}})
 	require.NoError(t, err)
@@ -179,7 +237,18 @@ func TestHotPathPrunesPartitions(t *testing.T) {
 	r, err := s2.RunGet(ctx, unknown[9])
 	require.NoError(t, err)
 	require.Equal(t, kind.RunSucceeded, r.State)
-	require.Len(t, rec2.stmts, 2)
-	require.Equal(t, partitionName(today-2*dayMs)+","+partitionName(today-dayMs), explainPartitions(t, s.pool, rec2.stmts[0]), "outcome: %s", rec2.stmts[0].q)
-	require.Equal(t, partitionName(today-dayMs), explainPartitions(t, s.pool, rec2.stmts[1]), "read: %s", rec2.stmts[1].q)
+	twoDays := partitionName(today-2*dayMs) + "," + partitionName(today-dayMs)
+	var updates, reads int
+	for _, st := range rec2.recorded() {
+		switch {
+		case strings.HasPrefix(st.q, "UPDATE runs"):
+			updates++
+			require.Equal(t, twoDays, explainPartitions(t, s.pool, st), "outcome: %s", st.q)
+		case strings.HasPrefix(st.q, "SELECT "+runCols+" FROM runs WHERE id = ?"):
+			reads++
+			require.Equal(t, partitionName(today-dayMs), explainPartitions(t, s.pool, st), "read: %s", st.q)
+		}
+	}
+	require.Equal(t, 1, updates, "the outcome")
+	require.Equal(t, 1, reads, "the read by id")
 }

@@ -33,6 +33,12 @@ type txConn struct {
 func (t txConn) BeginTx(context.Context, *sql.TxOptions) (*sql.Tx, error) { return nil, errNestedTx }
 func (t txConn) Conn(ctx context.Context) (*sql.Conn, error)              { return t.pool.Conn(ctx) }
 
+// txWrapper is a conn that wraps the statements of the transactions begun
+// on it too (tests that record the statements a Store sends).
+type txWrapper interface {
+	wrapTx(conn) conn
+}
+
 // Tx runs fn with a Store whose every method works in one transaction: it
 // commits when fn returns nil and rolls back otherwise. This is how a change
 // and its audit event are written together (both or neither). Inside a Tx, a
@@ -49,6 +55,9 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Store) error) error {
 	}
 	ts := *s // same dialect, pool and secrets box
 	ts.db, ts.inTx = txConn{Tx: tx, pool: s.pool}, true
+	if w, ok := s.db.(txWrapper); ok {
+		ts.db = w.wrapTx(ts.db)
+	}
 	if err := fn(&ts); err != nil {
 		_ = tx.Rollback()
 		return err

@@ -413,6 +413,26 @@ func TestConsoleInBrowser(t *testing.T) {
 	require.Equal(t, 1, runRows, "one killed run of the job")
 	checkA11y(t, ctx, "runs list")
 
+	// The jobs list filters by each job's last outcome: the killed run is
+	// the job's last.
+	var byOutcome []string
+	run(t, ctx, "filter jobs by last outcome",
+		chromedp.Navigate(srv.base+"/#/jobs"),
+		chromedp.WaitVisible("#job-last-outcome", chromedp.ByQuery),
+		chromedp.SetValue("#job-last-outcome", "killed", chromedp.ByQuery),
+		chromedp.Click("#job-search-go", chromedp.ByQuery),
+		chromedp.Poll(`location.hash.includes("last_outcome=killed") && document.querySelectorAll("tr[data-job]").length > 0 &&
+			[...document.querySelectorAll("tr[data-job]")].map(r => r.querySelector("td a").textContent + " " + r.querySelector("td.last-outcome .state").textContent)`, &byOutcome),
+	)
+	require.Equal(t, []string{"console-ticker killed"}, byOutcome)
+	var noneLeft string
+	run(t, ctx, "no job never ran",
+		chromedp.Navigate(srv.base+"/#/jobs?last_outcome=never"),
+		chromedp.Poll(`document.querySelector("#job-last-outcome").value === "never" && document.querySelector("#jobs tbody td") &&
+			document.querySelector("#jobs tbody td").textContent`, &noneLeft),
+	)
+	require.Equal(t, "No jobs.", noneLeft)
+
 	// Stop, copy, delete.
 	var enabledText, copyName string
 	run(t, ctx, "start and stop",

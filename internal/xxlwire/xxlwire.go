@@ -214,7 +214,10 @@ type CallbackList struct {
 	CallbackList []CallbackItem `json:"callbackList"`
 }
 
-// ErrEmptyBody is a request without a body.
+// ErrEmptyBody is a request without a body. Its text is XXL-JOB's own
+// message, which executors and their logs see.
+//
+//lint:ignore ST1005 the wire text, punctuation included
 var ErrEmptyBody = errors.New(MsgBodyEmpty)
 
 // DecodeCallbacks reads a callback body in either shape: a JSON array

@@ -1,7 +1,7 @@
 // Jobs: the list with search and filters, the job page (trigger, start/stop,
 // last runs), the job form.
 import { APIError, call, get, post, query } from "./api.js";
-import { can, canAnywhere, describe, duration, flash, flashNext, h, render, stateBadge, when, whenIn } from "./core.js";
+import { can, canAnywhere, describe, duration, finalStates, flash, flashNext, h, render, stateBadge, when, whenIn } from "./core.js";
 
 // ---- jobs list
 
@@ -12,7 +12,8 @@ function scheduleText(j) {
 }
 
 async function jobsPage(params) {
-  const f = { q: params.get("q") || params.get("name") || "", group_id: params.get("group_id") || "", enabled: params.get("enabled") || "", schedule_type: params.get("schedule_type") || "", sort: params.get("sort") || "" };
+  const f = { q: params.get("q") || params.get("name") || "", group_id: params.get("group_id") || "", enabled: params.get("enabled") || "", schedule_type: params.get("schedule_type") || "",
+    last_outcome: params.get("last_outcome") || "", sort: params.get("sort") || "" };
   const cursor = params.get("cursor") || "";
   const prev = params.getAll("prev");
   const groups = (await get("groups" + query({ limit: 500 }))).items;
@@ -23,27 +24,29 @@ async function jobsPage(params) {
   const toolbar = h("form", { class: "filters", role: "search", onsubmit: (ev) => {
     ev.preventDefault();
     const fd = new FormData(toolbar);
-    location.hash = "#/jobs" + query({ q: String(fd.get("q")).trim(), group_id: fd.get("group_id"), enabled: fd.get("enabled"), schedule_type: fd.get("schedule_type"), sort: fd.get("sort") });
+    location.hash = "#/jobs" + query({ q: String(fd.get("q")).trim(), group_id: fd.get("group_id"), enabled: fd.get("enabled"), schedule_type: fd.get("schedule_type"),
+      last_outcome: fd.get("last_outcome"), sort: fd.get("sort") });
   } },
     h("div", {}, h("label", { for: "job-search" }, "Search jobs"), search),
     sel("job-group", "group_id", "Group", [["", "All groups"], ...groups.map((g) => [g.id, g.title || g.app_name])], f.group_id),
     sel("job-enabled", "enabled", "Scheduling", [["", "Started and stopped"], ["true", "Started"], ["false", "Stopped"]], f.enabled),
     sel("job-schedule-type", "schedule_type", "Schedule type", [["", "Any"], ...scheduleTypes.map((t) => [t, t])], f.schedule_type),
+    sel("job-last-outcome", "last_outcome", "Last outcome", [["", "Any"], ...finalStates.map((s) => [s, s.replace("_", " ")]), ["never", "never ran"]], f.last_outcome),
     sel("job-sort", "sort", "Sort by", [["", "Oldest first"], ["name", "Name"]], f.sort),
     h("div", { class: "actions" }, h("button", { type: "submit", id: "job-search-go" }, "Search"),
       canAnywhere("jobs.write") ? h("a", { class: "button secondary", href: "#/jobs/new", id: "new-job" }, "New job") : null));
   const body = h("tbody");
-  const filtered = f.q || f.group_id || f.enabled || f.schedule_type;
+  const filtered = f.q || f.group_id || f.enabled || f.schedule_type || f.last_outcome;
   const order = f.sort === "name" ? "by name" : "oldest first";
   const tableEl = h("div", { class: "table-wrap" }, h("table", { id: "jobs" },
     h("caption", { class: "hint" }, filtered ? `Jobs that match the search, ${order}` : `All jobs you may see, ${order}`),
     h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Name"), h("th", { scope: "col", class: "optional" }, "Group"), h("th", { scope: "col" }, "Schedule"),
       h("th", { scope: "col", class: "optional" }, "Handler"), h("th", { scope: "col" }, "Enabled"),
-      h("th", { scope: "col", class: "optional" }, "Next fire"))), body));
+      h("th", { scope: "col" }, "Last outcome"), h("th", { scope: "col", class: "optional" }, "Next fire"))), body));
   const pager = h("div", { class: "actions" });
   render(h("h1", {}, "Jobs"), toolbar, tableEl, pager);
   const page = await get("jobs" + query({ ...f, cursor, limit: 50 }));
-  if (page.items.length === 0) body.append(h("tr", {}, h("td", { colspan: 6 }, page.next_cursor ? "No match on this page; look at the next." : "No jobs.")));
+  if (page.items.length === 0) body.append(h("tr", {}, h("td", { colspan: 7 }, page.next_cursor ? "No match on this page; look at the next." : "No jobs.")));
   for (const j of page.items) {
     body.append(h("tr", { "data-job": j.id },
       h("td", {}, h("a", { href: `#/jobs/${j.id}` }, j.name)),
@@ -51,6 +54,8 @@ async function jobsPage(params) {
       h("td", {}, scheduleText(j)),
       h("td", { class: "optional" }, j.handler || "—"),
       h("td", {}, j.enabled ? "yes" : "no"),
+      h("td", { class: "last-outcome" }, j.last_outcome ? stateBadge(j.last_outcome) : "—",
+        j.last_finished_at ? h("span", { class: "optional hint" }, " " + when(j.last_finished_at)) : null),
       h("td", { class: "optional" }, whenIn(j.next_fire_at, j.time_zone))));
   }
   const base = Object.fromEntries(Object.entries(f).filter(([, v]) => v));
@@ -103,7 +108,7 @@ const jobSections = [
     ["retry_delay_sec", "Retry delay (seconds)", "number"],
     ["retry_max_delay_sec", "Longest retry delay (seconds, 0 = no cap)", "number"],
     ["child_job_ids", "Child jobs (ids, comma separated)", "ids", "run after a success of this job"],
-    ["alarm_channels", "Alarm channels (names, comma separated)", "list", "where failures are reported"],
+    ["alarm_channels", "Alarm channels", "channels", "where failures are reported: the channels this server declares"],
   ]],
 ];
 const jobFields = jobSections.flatMap(([, fs]) => fs);
@@ -123,9 +128,10 @@ async function candidates(g) {
 async function jobFormPage(id, copyOf) {
   const editing = id !== undefined;
   const meta = {}; // the job's ETag: a save is refused if someone changed it since
-  const [loaded, groups] = await Promise.all([
+  const [loaded, groups, alarmChannels] = await Promise.all([
     editing ? call("GET", `jobs/${id}`, undefined, undefined, meta) : copyOf ? get(`jobs/${copyOf}`) : Promise.resolve(newJob),
     get("groups" + query({ limit: 500 })),
+    get("alarm-channels").catch(() => ({ items: [] })),
   ]);
   const job = copyOf ? { ...loaded, name: `${loaded.name}-copy`, enabled: false } : loaded;
   const writable = groups.items.filter((g) => can("jobs.write", g.id));
@@ -167,7 +173,16 @@ async function jobFormPage(id, copyOf) {
         input = h("input", { id: idAttr, name: f, type: "checkbox", checked: !!job[f] });
       } else if (kind === "targets") {
         input = h("fieldset", { id: idAttr, tabindex: -1 }, h("legend", {}, label), targetsBox);
-      } else if (kind === "ids" || kind === "list") {
+      } else if (kind === "channels") {
+        // The server's channels, and any the job names that it no longer declares (so a save shows the error).
+        const names = [...new Set([...alarmChannels.items.map((c) => c.name), ...(job[f] || [])])];
+        const kindOf = Object.fromEntries(alarmChannels.items.map((c) => [c.name, c.kind]));
+        input = h("fieldset", { id: idAttr, tabindex: -1 }, h("legend", {}, label),
+          names.length ? names.map((n, i) => h("label", { class: "check", for: `alarm-${i}` },
+            h("input", { type: "checkbox", id: `alarm-${i}`, name: "alarm_channel", value: n, checked: (job[f] || []).includes(n) }), " ", n,
+            kindOf[n] ? ` (${kindOf[n]})` : " (not declared by this server)"))
+            : h("p", { class: "hint" }, "This server declares no alarm channel."));
+      } else if (kind === "ids") {
         input = h("input", { id: idAttr, name: f, type: "text", value: (job[f] || []).join(", ") });
       } else {
         input = h("input", { id: idAttr, name: f, type: kind, min: kind === "number" ? 0 : null, value: job[f] ?? (kind === "number" ? 0 : "") });
@@ -177,8 +192,9 @@ async function jobFormPage(id, copyOf) {
       errors[f] = h("div", { class: "field-error", id: errId, "aria-live": "polite" });
       input.setAttribute("aria-describedby", (typeof extra === "string" ? hintId + " " : "") + errId);
       inputs[f] = input;
-      grid.append(h("div", { class: kind === "targets" ? "wide" : null },
-        kind === "checkbox" ? h("label", { for: idAttr }, input, " ", label) : kind === "targets" ? input : [h("label", { for: idAttr }, label), input],
+      const boxes = kind === "targets" || kind === "channels";
+      grid.append(h("div", { class: boxes ? "wide" : null },
+        kind === "checkbox" ? h("label", { for: idAttr }, input, " ", label) : boxes ? input : [h("label", { for: idAttr }, label), input],
         typeof extra === "string" ? h("div", { class: "hint", id: hintId }, extra) : null,
         errors[f]));
     }
@@ -235,8 +251,8 @@ async function jobFormPage(id, copyOf) {
       if (kind === "checkbox") body[f] = v.checked;
       else if (kind === "number" || kind === "group") body[f] = Number(v.value);
       else if (kind === "targets") body[f] = [...pinned];
+      else if (kind === "channels") body[f] = [...v.querySelectorAll("input:checked")].map((c) => c.value);
       else if (kind === "ids") body[f] = splitList(v.value).map(Number);
-      else if (kind === "list") body[f] = splitList(v.value);
       else body[f] = v.value;
     }
     try {

@@ -1,0 +1,174 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/store"
+	"github.com/stretchr/testify/require"
+)
+
+func TestJobLastOutcome(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		a, b, never := mkJob(t, st, "lo-a", 0), mkJob(t, st, "lo-b", 0), mkJob(t, st, "lo-never", 0)
+		running := func(j store.Job) int64 {
+			t.Helper()
+			r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0, TriggerType: kind.TriggerManual,
+				Owner: "n", CreatedMs: t0})
+			require.NoError(t, err)
+			_, err = st.RunClaimBatch(ctx, store.RunClaimParams{IDs: []int64{r.ID}, Owner: "n", NowMs: t0})
+			require.NoError(t, err)
+			return r.ID
+		}
+		last := func(j store.Job) store.Job {
+			t.Helper()
+			got, err := st.JobGet(ctx, j.ID)
+			require.NoError(t, err)
+			return got
+		}
+		record := func(outs ...store.RunResult) {
+			t.Helper()
+			_, err := st.RunRecordOutcomes(ctx, outs)
+			require.NoError(t, err)
+		}
+		listed := func(p store.JobListParams) []int64 {
+			t.Helper()
+			p.Limit = 100
+			js, err := st.JobList(ctx, p)
+			require.NoError(t, err)
+			ids := []int64{}
+			for _, j := range js {
+				ids = append(ids, j.ID)
+			}
+			return ids
+		}
+
+		require.Equal(t, kind.RunState(""), last(a).LastOutcome, "a new job has no last outcome")
+		older, newer := running(a), running(a)
+		record(store.RunResult{ID: newer, State: kind.RunFailed, Code: 500, FinishedMs: t0 + 10})
+		got := last(a)
+		require.Equal(t, kind.RunFailed, got.LastOutcome)
+		require.Equal(t, newer, got.LastRunID)
+		require.Equal(t, t0+10, got.LastFinishedMs)
+
+		record(store.RunResult{ID: older, State: kind.RunTimedOut, Code: 502, FinishedMs: t0 + 20})
+		require.Equal(t, kind.RunFailed, last(a).LastOutcome, "a later outcome of an older run does not overwrite a newer run's")
+
+		// One batch: two runs of b (the newer one wins whatever the order
+		// in the batch), a run of a, and a late repeat of an ended run.
+		b1, b2, a3 := running(b), running(b), running(a)
+		record(
+			store.RunResult{ID: b2, State: kind.RunSucceeded, Code: 200, FinishedMs: t0 + 30},
+			store.RunResult{ID: b1, State: kind.RunKilled, Code: 500, FinishedMs: t0 + 31},
+			store.RunResult{ID: a3, State: kind.RunLost, Code: 500, FinishedMs: t0 + 32},
+			store.RunResult{ID: older, State: kind.RunSucceeded, Code: 200, FinishedMs: t0 + 33},
+		)
+		require.Equal(t, kind.RunSucceeded, last(b).LastOutcome)
+		require.Equal(t, b2, last(b).LastRunID)
+		require.Equal(t, kind.RunLost, last(a).LastOutcome)
+		require.Equal(t, t0+32, last(a).LastFinishedMs)
+		require.Equal(t, kind.RunState(""), last(never).LastOutcome)
+		require.Equal(t, got.Version, last(a).Version, "an outcome is not an edit: If-Match keeps working")
+
+		require.Equal(t, []int64{a.ID}, listed(store.JobListParams{LastOutcome: kind.RunLost}))
+		require.Equal(t, []int64{b.ID}, listed(store.JobListParams{LastOutcome: kind.RunSucceeded, ByName: true}))
+		require.Equal(t, []int64{never.ID}, listed(store.JobListParams{NeverRan: true}))
+		require.Empty(t, listed(store.JobListParams{LastOutcome: kind.RunFailed}))
+		require.Empty(t, listed(store.JobListParams{LastOutcome: kind.RunLost, GroupID: a.GroupID + 1000}))
+	})
+}
+
+// With 20,000 jobs, a page filtered by last outcome reads an index in the
+// order of the page (no filesort of every job with that outcome), by id and
+// by name.
+func TestJobLastOutcomeFilterUsesIndex(t *testing.T) {
+	t.Parallel()
+	st := openStore(t, "mysql")
+	ctx := context.Background()
+	g := mkJob(t, st, "ix", 0).GroupID
+	ps := make([]store.JobCreateParams, 20_000)
+	for i := range ps {
+		ps[i] = store.JobCreateParams{JobFields: store.JobFields{GroupID: g, Name: fmt.Sprintf("ix-%05d", i), ScheduleType: "none", TimeZone: "UTC",
+			MisfirePolicy: kind.MisfireDoNothing, ShardCount: 1}, NowMs: t0}
+	}
+	_, err := st.JobInsertMany(ctx, ps)
+	require.NoError(t, err)
+	_, err = st.DB().ExecContext(ctx, "UPDATE jobs SET last_outcome = CASE WHEN id % 10 = 0 THEN 'failed' WHEN id % 10 = 1 THEN '' ELSE 'succeeded' END")
+	require.NoError(t, err)
+	_, err = st.DB().ExecContext(ctx, "ANALYZE TABLE jobs")
+	require.NoError(t, err)
+	for q, want := range map[string]string{
+		"EXPLAIN SELECT * FROM jobs WHERE last_outcome = 'succeeded' AND id > 100 ORDER BY id LIMIT 51":                                                 "jobs_outcome",
+		"EXPLAIN SELECT * FROM jobs WHERE last_outcome = 'failed' AND (name > 'ix-00100' OR (name = 'ix-00100' AND id > 0)) ORDER BY name, id LIMIT 51": "jobs_outcome_name",
+	} {
+		rows, err := st.DB().QueryContext(ctx, q)
+		require.NoError(t, err)
+		cols, _ := rows.Columns()
+		require.True(t, rows.Next())
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		require.NoError(t, rows.Scan(ptrs...))
+		rows.Close()
+		plan := map[string]string{}
+		for i, c := range cols {
+			if b, ok := vals[i].([]byte); ok {
+				plan[c] = string(b)
+			}
+		}
+		require.Equal(t, want, plan["key"], "plan of %s: %v", q, plan)
+		require.NotContains(t, plan["Extra"], "filesort", "plan of %s: %v", q, plan)
+	}
+}
+
+// A database that predates 0063 gets each job's last outcome from its
+// newest finished run.
+func TestJobLastOutcomeBackfill(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		ran, idle := mkJob(t, st, "bf-ran", 0), mkJob(t, st, "bf-idle", 0)
+		for _, ix := range []string{"jobs_outcome", "jobs_outcome_name"} {
+			drop := "DROP INDEX " + ix + " ON jobs"
+			if st.Kind() == "sqlite" {
+				drop = "DROP INDEX " + ix
+			}
+			_, err := st.DB().ExecContext(ctx, drop)
+			require.NoError(t, err)
+		}
+		for _, col := range []string{"last_outcome", "last_run_id", "last_finished_ms"} {
+			_, err := st.DB().ExecContext(ctx, "ALTER TABLE jobs DROP COLUMN "+col)
+			require.NoError(t, err)
+		}
+		_, err := st.DB().ExecContext(ctx, "DELETE FROM schema_migrations WHERE version = 63")
+		require.NoError(t, err)
+
+		insert := func(j store.Job, scheduled int64, state kind.RunState, finished int64) {
+			t.Helper()
+			_, err := st.DB().ExecContext(ctx, `INSERT INTO runs (job_id, group_id, scheduled_ms, trigger_type, state, owner, created_ms, finished_ms, params, message)
+				VALUES (?, ?, ?, 'manual', ?, 'n', ?, ?, '', '')`, j.ID, j.GroupID, scheduled, state, scheduled, finished)
+			require.NoError(t, err)
+		}
+		insert(ran, t0, kind.RunSucceeded, t0+5)
+		insert(ran, t0+1000, kind.RunTimedOut, t0+1500)
+		insert(ran, t0+2000, kind.RunRunning, 0) // not finished: not the last outcome
+		insert(idle, t0+3000, kind.RunScheduled, 0)
+
+		_, err = st.Migrate(ctx)
+		require.NoError(t, err)
+		got, err := st.JobGet(ctx, ran.ID)
+		require.NoError(t, err)
+		require.Equal(t, kind.RunTimedOut, got.LastOutcome)
+		require.Equal(t, t0+1500, got.LastFinishedMs)
+		got, err = st.JobGet(ctx, idle.ID)
+		require.NoError(t, err)
+		require.Equal(t, kind.RunState(""), got.LastOutcome)
+		require.Zero(t, got.LastRunID)
+	})
+}
