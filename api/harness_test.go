@@ -78,6 +78,7 @@ type setupOpts struct {
 	secure    bool                  // api.Options.SecureCookies
 	sso       func(url string) *sso.Provider
 	pprof     bool
+	runScan   int // service.Options.RunScanWindow
 }
 
 func openStore(t *testing.T, dialect string) *store.Store {
@@ -146,7 +147,8 @@ func setup(t *testing.T, dialect string, o setupOpts) *bundle {
 	if o.access.PasswordHash == (access.HashParams{}) {
 		o.access.PasswordHash = cheapHashes // the race detector makes argon2id's real costs take seconds
 	}
-	so := service.Options{Store: st, Drivers: reg, Clock: o.clock, Access: o.access, Log: log.WithField("component", "service")}
+	so := service.Options{Store: st, Drivers: reg, Clock: o.clock, Access: o.access, Log: log.WithField("component", "service"),
+		RunScanWindow: o.runScan}
 	if sched != nil {
 		so.Scheduler = sched
 	}
