@@ -11,6 +11,8 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/sirupsen/logrus"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // Defaults of Options.
@@ -236,6 +238,10 @@ func (d *Dispatcher) Stats() Stats {
 func (d *Dispatcher) Enqueue(ev Event, channels []string) bool {
 	if err := ev.Validate(); err != nil {
 		d.drop(ev, err.Error())
+		return false
+	}
+	if ev.Kind == kind.AlarmTest {
+		d.drop(ev, "a test alarm is sent with SendTest; it belongs to no run and is not queued")
 		return false
 	}
 	var names []string

@@ -419,7 +419,9 @@ func TestDispatcherQueue(t *testing.T) {
 		t.Parallel()
 		b := setupDispatcher(t, Options{})
 		require.False(t, b.d.Enqueue(Event{Kind: "exploded", JobID: 1}, nil))
-		require.Contains(t, b.logged("alarm dropped")[0].Data["reason"], `kind must be "failure" or "recovery"`)
+		require.Contains(t, b.logged("alarm dropped")[0].Data["reason"], `kind must be "failure", "recovery" or "test"`)
+		require.False(t, b.d.Enqueue(TestEvent("pager", "user:alice", time.Now()), []string{"pager"}))
+		require.Contains(t, b.logged("alarm dropped")[1].Data["reason"], "SendTest")
 	})
 
 	t.Run("options are checked", func(t *testing.T) {

@@ -38,6 +38,14 @@
 // with every attempt (channel, start time, error). Claiming a run for
 // alarming (XXL-JOB's 0 -> -1) is the caller's part.
 //
+// # Test alarms
+//
+// TestEvent is an alarm of kind test: "[Ringjob] TEST alarm (no job
+// failed)", naming who sent it. Dispatcher.SendTest sends it through one
+// channel at once, in one attempt, outside the queue (Enqueue refuses it), so
+// that a person checking a channel sees its answer; Describe lists the
+// channels with where they send, without secrets.
+//
 // # Configuration
 //
 // The server configuration declares channels by name under alarms; a job

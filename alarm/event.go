@@ -10,7 +10,7 @@ import (
 
 // Event is what an alarm says: which run of which job ended how.
 type Event struct {
-	Kind      kind.AlarmEvent // kind.AlarmFailure or kind.AlarmRecovery
+	Kind      kind.AlarmEvent // kind.AlarmFailure, kind.AlarmRecovery or kind.AlarmTest
 	JobID     int64
 	JobName   string
 	GroupName string
@@ -30,13 +30,23 @@ type Event struct {
 func (ev Event) Validate() error {
 	switch ev.Kind {
 	case kind.AlarmFailure, kind.AlarmRecovery:
+	case kind.AlarmTest:
+		return nil // no job behind it
 	default:
-		return fmt.Errorf("%w: kind must be %q or %q, got %q", ErrInvalidEvent, kind.AlarmFailure, kind.AlarmRecovery, ev.Kind)
+		return fmt.Errorf("%w: kind must be %q, %q or %q, got %q", ErrInvalidEvent, kind.AlarmFailure, kind.AlarmRecovery, kind.AlarmTest, ev.Kind)
 	}
 	if ev.JobID == 0 && ev.JobName == "" {
 		return fmt.Errorf("%w: job_id or job_name is required", ErrInvalidEvent)
 	}
 	return nil
+}
+
+// TestEvent is the alarm a person sends by hand to check that a channel
+// delivers: it says plainly that it is a test, who sent it and that no job
+// failed.
+func TestEvent(channel, sentBy string, at time.Time) Event {
+	return Event{Kind: kind.AlarmTest, JobName: "test alarm", FinishedAt: at,
+		Message: fmt.Sprintf("This is a test alarm sent by %s to check the alarm channel %q. No job failed; there is nothing to do.", sentBy, channel)}
 }
 
 // Sender delivers an alarm over one channel. Implementations are safe for

@@ -67,18 +67,25 @@ func jobLabel(ev Event) string {
 	return "#" + strconv.FormatInt(ev.JobID, 10)
 }
 
-// verb is "failed" or "recovered".
+// verb is "failed", "recovered" or "test".
 func verb(ev Event) string {
-	if ev.Kind == kind.AlarmRecovery {
+	switch ev.Kind {
+	case kind.AlarmRecovery:
 		return "recovered"
+	case kind.AlarmTest:
+		return "test"
 	}
 	return "failed"
 }
 
-// Subject is the one-line title of an alarm: "[Ringjob] job NAME failed" or
-// "[Ringjob] job NAME recovered". Every message contains it, so a DingTalk
-// robot with the keyword "Ringjob" accepts them.
+// Subject is the one-line title of an alarm: "[Ringjob] job NAME failed",
+// "[Ringjob] job NAME recovered", or "[Ringjob] TEST alarm (no job failed)".
+// Every message contains it, so a DingTalk robot with the keyword "Ringjob"
+// accepts them.
 func Subject(ev Event) string {
+	if ev.Kind == kind.AlarmTest {
+		return "[Ringjob] TEST alarm (no job failed)"
+	}
 	return "[Ringjob] job " + jobLabel(ev) + " " + verb(ev)
 }
 
@@ -98,6 +105,10 @@ func fields(ev Event) []field {
 		if value = oneLine(value); value != "" {
 			fs = append(fs, field{label, value})
 		}
+	}
+	if ev.Kind == kind.AlarmTest {
+		add("Sent at", fmtTime(ev.FinishedAt))
+		return fs
 	}
 	add("Group", ev.GroupName)
 	job := "#" + strconv.FormatInt(ev.JobID, 10)
@@ -122,7 +133,10 @@ func fields(ev Event) []field {
 
 // headline is the first sentence of every alarm.
 func headline(ev Event) string {
-	if ev.Kind == kind.AlarmRecovery {
+	switch ev.Kind {
+	case kind.AlarmTest:
+		return "Ringjob TEST alarm: no job failed."
+	case kind.AlarmRecovery:
 		return fmt.Sprintf("Ringjob job %s recovered: run #%d succeeded after a failure.", jobLabel(ev), ev.RunID)
 	}
 	return fmt.Sprintf("Ringjob job %s failed: run #%d ended in state %s.", jobLabel(ev), ev.RunID, orDash(oneLine(string(ev.State))))
@@ -186,7 +200,11 @@ func htmlBody(ev Event, maxMessage int) string {
 // quote, and a link to the run.
 func markdown(ev Event, status string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### [Ringjob] job %s %s\n\n", jobLabel(ev), status)
+	if ev.Kind == kind.AlarmTest {
+		fmt.Fprintf(&b, "### %s\n\n", Subject(ev))
+	} else {
+		fmt.Fprintf(&b, "### [Ringjob] job %s %s\n\n", jobLabel(ev), status)
+	}
 	for _, f := range fields(ev) {
 		fmt.Fprintf(&b, "**%s:** %s  \n", f.label, f.value)
 	}

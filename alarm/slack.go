@@ -104,8 +104,11 @@ var slackEscape = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 func slackText(ev Event) string {
 	var b strings.Builder
 	icon := ":rotating_light:"
-	if ev.Kind == kind.AlarmRecovery {
+	switch ev.Kind {
+	case kind.AlarmRecovery:
 		icon = ":white_check_mark:"
+	case kind.AlarmTest:
+		icon = ":test_tube:"
 	}
 	fmt.Fprintf(&b, "%s *%s*\n", icon, slackEscape.Replace(Subject(ev)))
 	for _, f := range fields(ev) {

@@ -104,7 +104,7 @@ func (c WebhookConfig) Format(f fmt.State, verb rune) { formatRedacted(f, verb, 
 // that read a "text" field (Mattermost, Rocket.Chat, Google Chat) can take
 // the payload as it is.
 type WebhookPayload struct {
-	Kind        kind.AlarmEvent `json:"kind"` // failure or recovery
+	Kind        kind.AlarmEvent `json:"kind"` // failure, recovery or test
 	JobID       int64           `json:"job_id"`
 	JobName     string          `json:"job_name"`
 	GroupName   string          `json:"group_name"`
@@ -200,7 +200,11 @@ func (w *Webhook) Send(ctx context.Context, ev Event) error {
 		h.Set(k, v)
 	}
 	h.Set("X-Ringjob-Event", string(ev.Kind))
-	h.Set("Idempotency-Key", "ringjob-alarm-"+strconv.FormatInt(ev.JobID, 10)+"-"+strconv.FormatInt(ev.RunID, 10)+"-"+string(ev.Kind))
+	key := "ringjob-alarm-" + strconv.FormatInt(ev.JobID, 10) + "-" + strconv.FormatInt(ev.RunID, 10) + "-" + string(ev.Kind)
+	if ev.Kind == kind.AlarmTest {
+		key = "ringjob-alarm-test-" + strconv.FormatInt(ev.FinishedAt.UnixNano(), 10) // each test is its own alarm
+	}
+	h.Set("Idempotency-Key", key)
 	if w.cfg.Secret != "" {
 		h.Set(SignatureHeader, WebhookSign(w.cfg.Secret, body))
 	}

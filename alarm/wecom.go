@@ -94,8 +94,11 @@ func (w *WeCom) Send(ctx context.Context, ev Event) error {
 	}
 	// WeCom colours three names: info (green), comment (grey), warning (orange-red).
 	status := `<font color="warning">failed</font>`
-	if ev.Kind == kind.AlarmRecovery {
+	switch ev.Kind {
+	case kind.AlarmRecovery:
 		status = `<font color="info">recovered</font>`
+	case kind.AlarmTest:
+		status = `<font color="comment">test</font>`
 	}
 	msg := map[string]any{
 		"msgtype":  "markdown",

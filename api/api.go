@@ -192,6 +192,11 @@ func New(o Options) *fiber.App {
 	v1.get("/executors", checkedInHandler(access.PermGroupsRead), s.listExecutors)
 	v1.get("/replicas", system(access.PermSystemRead), s.listReplicas)
 
+	// Alarm channels: their names are what a job's alarm_channels picks
+	// from; where they send, and test sends, are for admins.
+	v1.get("/alarm-channels", checkedInHandler(access.PermJobsWrite), s.listAlarmChannels)
+	v1.post("/alarm-channels/:name/test", system(access.PermSystemManage), s.testAlarmChannel)
+
 	// Jobs as code: a declared state of groups and jobs, planned or applied
 	// in one transaction; the handler checks each group it covers.
 	v1.post("/plan", checkedInHandler(access.PermJobsRead), s.planApply)

@@ -86,7 +86,7 @@ type matrixRow struct {
 
 // unfilteredLists are listings without a group filter: called once, they
 // answer only what the caller may see (TestListsShowOnlyWhatMayBeSeen).
-var unfilteredLists = map[string]bool{"GET /api/v1/groups": true}
+var unfilteredLists = map[string]bool{"GET /api/v1/groups": true, "GET /api/v1/alarm-channels": true}
 
 func fixed(path string, body any) func(*matrixFixture, *caller, int64) (string, any) {
 	return func(*matrixFixture, *caller, int64) (string, any) { return path, body }
@@ -196,6 +196,10 @@ var permissionMatrix = map[string]matrixRow{
 		return fmt.Sprintf("/api/v1/executors?group_id=%d", g), nil
 	}},
 	"GET /api/v1/replicas": {api.Rule{Scope: api.ScopeSystem, Perm: access.PermSystemRead}, fixed("/api/v1/replicas", nil)},
+
+	"GET /api/v1/alarm-channels": {api.Rule{Scope: api.ScopeHandler, Perm: access.PermJobsWrite}, fixed("/api/v1/alarm-channels", nil)},
+	// No channel is configured here: the admin's call is a 404, past the check.
+	"POST /api/v1/alarm-channels/:name/test": {api.Rule{Scope: api.ScopeSystem, Perm: access.PermSystemManage}, fixed("/api/v1/alarm-channels/pager/test", nil)},
 
 	"POST /api/v1/session": {api.Rule{Scope: api.ScopePublic}, func(f *matrixFixture, _ *caller, _ int64) (string, any) {
 		return "/api/v1/session", map[string]any{"username": "matrix-user", "password": f.password}

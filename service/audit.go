@@ -61,6 +61,7 @@ const (
 	ActLogin         = "login"
 	ActLoginFailed   = "login.failed"
 	ActLogout        = "logout"
+	ActAlarmTest     = "alarm_channel.test"
 )
 
 // auditEntry is what a change adds to the audit log.

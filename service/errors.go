@@ -37,14 +37,20 @@ type NotFoundError struct {
 	ID       int64
 	// Name is set instead of ID for a lookup by name ("app_name/job_name").
 	Name string
+	// Hint, when set, follows the message: what does exist, what to do.
+	Hint string
 }
 
 // Error says which resource is missing.
 func (e *NotFoundError) Error() string {
+	msg := fmt.Sprintf("%s %d does not exist", e.Resource, e.ID)
 	if e.Name != "" {
-		return fmt.Sprintf("%s %s does not exist", e.Resource, e.Name)
+		msg = fmt.Sprintf("%s %s does not exist", e.Resource, e.Name)
 	}
-	return fmt.Sprintf("%s %d does not exist", e.Resource, e.ID)
+	if e.Hint != "" {
+		msg += "; " + e.Hint
+	}
+	return msg
 }
 
 // KeyReusedError reports an Idempotency-Key that an earlier request with a

@@ -28,7 +28,7 @@ type RunListParams struct {
 	// Options.RunScanWindow runs.
 	Target string
 	Cursor string
-	Limit       int // 0 = DefaultPageLimit; at most MaxPageLimit
+	Limit  int // 0 = DefaultPageLimit; at most MaxPageLimit
 }
 
 // defaultRunScanWindow is how many runs one page of a run list filtered by

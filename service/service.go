@@ -35,8 +35,11 @@ type Options struct {
 	// Clock tells time; nil = the real clock.
 	Clock clockwork.Clock
 	// AlarmChannels are the alarm channel names the server declares; a job
-	// may name only these.
+	// may name only these. Empty: the names of Alarms.
 	AlarmChannels []string
+	// Alarms lists the alarm channels and sends test alarms through them
+	// (the console's Administration page); nil: no channel can be tested.
+	Alarms AlarmChannels
 	// OnGroupChange, when set, is called after a group was created, changed
 	// or deleted, so that caches of groups (dispatch candidates, executor
 	// tokens) are dropped at once on this replica.
@@ -81,6 +84,7 @@ type Service struct {
 	drivers  *targets.Registry
 	clock    clockwork.Clock
 	channels map[string]bool
+	alarms   AlarmChannels
 	changed  func()
 	window   int
 	runScan  int
@@ -110,6 +114,11 @@ func New(o Options) *Service {
 	for _, c := range o.AlarmChannels {
 		channels[c] = true
 	}
+	if len(o.AlarmChannels) == 0 && o.Alarms != nil {
+		for _, c := range o.Alarms.Describe() {
+			channels[c.Name] = true
+		}
+	}
 	changed := o.OnGroupChange
 	if changed == nil {
 		changed = func() {}
@@ -129,7 +138,8 @@ func New(o Options) *Service {
 		log = logrus.NewEntry(l)
 	}
 	a := o.Access
-	svc := &Service{st: o.Store, trig: o.Scheduler, drivers: o.Drivers, clock: clock, channels: channels, changed: changed, window: window, runScan: runScan, log: log,
+	svc := &Service{st: o.Store, trig: o.Scheduler, drivers: o.Drivers, clock: clock, channels: channels, alarms: o.Alarms, changed: changed, window: window,
+		runScan: runScan, log: log,
 		creds: newCredCache(), authPoll: orDur(a.AuthPoll, DefaultAuthPoll), sessionIdle: orDur(a.SessionIdle, DefaultSessionIdle),
 		sessionMax: orDur(a.SessionMax, DefaultSessionMax), loginFree: a.LoginFreeTries, loginMaxDelay: orDur(a.LoginMaxDelay, DefaultLoginMaxDelay), hashCost: a.PasswordHash}
 	if svc.loginFree <= 0 {

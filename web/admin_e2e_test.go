@@ -2,9 +2,15 @@ package web_test
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 )
@@ -21,6 +27,22 @@ func TestAdminPagesInBrowser(t *testing.T) {
 	if chromium == "" {
 		t.Skip("SKIPPED: chromium is not installed, so the console's browser test cannot run (apt-get install chromium; CI installs it)")
 	}
+	// Two alarm channels: webhooks to real receivers on sockets, one that
+	// accepts and one that refuses.
+	var hookMu sync.Mutex
+	var hookBodies []string
+	okHook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		hookMu.Lock()
+		hookBodies = append(hookBodies, string(raw))
+		hookMu.Unlock()
+	}))
+	defer okHook.Close()
+	deadHook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "the pager service is down for maintenance", http.StatusServiceUnavailable)
+	}))
+	defer deadHook.Close()
+	const hookToken = "e2e-hook-token-0123456789abcdef"
 	// SSO is configured (the issuer is only asked at a sign-in, which this
 	// test does not make).
 	srv := startRingjob(t, `auth:
@@ -29,6 +51,14 @@ func TestAdminPagesInBrowser(t *testing.T) {
     client_id: ringjob
     client_secret: not-used-here
     redirect_url: http://127.0.0.1/api/v1/sso/callback
+alarms:
+  channels:
+    team-hook:
+      type: webhook
+      url: `+okHook.URL+`/hook/`+hookToken+`
+    pager:
+      type: webhook
+      url: `+deadHook.URL+`/hook/`+hookToken+`
 `)
 	admin := srv.call("POST", "users", map[string]any{"name": "ada", "password": "admin-password-1234"})
 	srv.call("POST", "role-bindings", map[string]any{"role": "admin", "principal_id": admin["id"]})
@@ -112,6 +142,72 @@ func TestAdminPagesInBrowser(t *testing.T) {
 		chromedp.Text("#audit-table tbody", &actions, chromedp.ByQuery),
 	)
 	require.Contains(t, actions, "token.create")
+
+	// Alarm channels: listed without their tokens; a test alarm reaches the
+	// receiver and says "sent"; the refusing one shows its error; both are
+	// in the audit log.
+	var channels, okResult, deadResult string
+	run(t, ctx, "alarm channels",
+		chromedp.Navigate(srv.base+"/#/admin/alarms"),
+		chromedp.WaitVisible(`#alarm-channels-table tr[data-channel="team-hook"]`, chromedp.ByQuery),
+		chromedp.Text("#alarm-channels-table", &channels, chromedp.ByQuery),
+		chromedp.Click(`tr[data-channel="team-hook"] button`, chromedp.ByQuery),
+		chromedp.WaitVisible(`tr[data-channel="team-hook"] .alarm-result .state.succeeded`, chromedp.ByQuery),
+		chromedp.Text(`tr[data-channel="team-hook"] .alarm-result`, &okResult, chromedp.ByQuery),
+		chromedp.Click(`tr[data-channel="pager"] button`, chromedp.ByQuery),
+		chromedp.WaitVisible(`tr[data-channel="pager"] .alarm-result .state.failed`, chromedp.ByQuery),
+		chromedp.Text(`tr[data-channel="pager"] .alarm-result`, &deadResult, chromedp.ByQuery),
+		screenshot("alarm-channels"),
+	)
+	require.Contains(t, channels, "webhook")
+	require.Contains(t, channels, okHook.URL, "where it sends: the scheme and host")
+	require.NotContains(t, channels, hookToken, "never the token")
+	require.Contains(t, okResult, "sent")
+	require.Contains(t, deadResult, "HTTP 503")
+	require.Contains(t, deadResult, "the pager service is down for maintenance")
+	require.NotContains(t, deadResult, hookToken)
+	hookMu.Lock()
+	require.Len(t, hookBodies, 1, "one test alarm reached the receiver")
+	require.Contains(t, hookBodies[0], "TEST alarm")
+	require.Contains(t, hookBodies[0], "user:ada", "it names who sent it")
+	hookMu.Unlock()
+	checkA11y(t, ctx, "alarm channels")
+	var overflow bool
+	run(t, ctx, "alarm channels at phone width",
+		emulation.SetDeviceMetricsOverride(390, 844, 2, true),
+		chromedp.Sleep(200*time.Millisecond),
+		chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth + 1`, &overflow),
+		emulation.ClearDeviceMetricsOverride(),
+	)
+	require.False(t, overflow, "the alarm channels page fits a phone's width")
+	run(t, ctx, "alarm tests in the audit log",
+		chromedp.Click(`a[href="#/admin/audit?action=alarm_channel.test"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#audit-table tbody tr[data-audit]`, chromedp.ByQuery),
+		chromedp.Text("#audit-table tbody", &actions, chromedp.ByQuery),
+	)
+	require.Equal(t, 2, strings.Count(actions, "alarm_channel.test"), actions)
+	require.Contains(t, actions, "team-hook")
+	require.Contains(t, actions, "pager")
+
+	// The job form picks alarm channels from the server's.
+	srv.call("POST", "groups", map[string]any{"app_name": "alarmed", "members": []string{"local://ticker"}})
+	var picked string
+	run(t, ctx, "job form picks alarm channels",
+		chromedp.Navigate(srv.base+"/#/jobs/new"),
+		chromedp.WaitVisible(`#f-alarm_channels input[value="team-hook"]`, chromedp.ByQuery),
+		chromedp.Text("#f-alarm_channels", &picked, chromedp.ByQuery),
+		chromedp.SendKeys("#f-name", "alarmed-job", chromedp.ByQuery),
+		chromedp.SendKeys("#f-schedule_conf", "0 0 3 * * ?", chromedp.ByQuery),
+		chromedp.Click(`#f-alarm_channels input[value="team-hook"]`, chromedp.ByQuery),
+		chromedp.Click("#save-job", chromedp.ByQuery),
+		chromedp.Poll(`/^#\/jobs\/\d+$/.test(location.hash)`, nil),
+		chromedp.WaitVisible("#job-runs", chromedp.ByQuery), // the job page has finished loading
+	)
+	require.Contains(t, picked, "team-hook (webhook)")
+	require.Contains(t, picked, "pager (webhook)")
+	jobs := srv.call("GET", "jobs?q=alarmed-job", nil)["items"].([]any)
+	require.Len(t, jobs, 1)
+	require.Equal(t, []any{"team-hook"}, jobs[0].(map[string]any)["alarm_channels"])
 
 	// My tokens: created, shown once with a copy button, revoked.
 	var mine, after string

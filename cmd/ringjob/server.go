@@ -184,7 +184,7 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	defer stopLambda()
 	drivers.Register("lambda", lambdaDriver)
 
-	svc := service.New(service.Options{Store: st, Scheduler: sched, Drivers: drivers, Clock: clock, AlarmChannels: channels,
+	svc := service.New(service.Options{Store: st, Scheduler: sched, Drivers: drivers, Clock: clock, AlarmChannels: channels, Alarms: alarms,
 		Log: log.WithField("component", "service"), Access: service.AccessOptions{SessionIdle: cfg.Auth.SessionIdle, SessionMax: cfg.Auth.SessionMax},
 		OnGroupChange: func() {
 			executors.GroupsChanged()

@@ -33,6 +33,7 @@ type AlarmEvent string
 const (
 	AlarmFailure  AlarmEvent = "failure"  // a run failed after its last retry
 	AlarmRecovery AlarmEvent = "recovery" // the first success after a failure alarm
+	AlarmTest     AlarmEvent = "test"     // sent by hand to check a channel; no run behind it
 )
 
 // JobAlarmState is a job's alarm state: whether a failure was alarmed and

@@ -8,7 +8,8 @@ import { describe, flash, h, me, render, table, when } from "./core.js";
 const isAdmin = () => !!me() && me().admin;
 
 function tabs(here) {
-  const items = [["users", "Users"], ["service-accounts", "Service accounts"], ["tokens", "Tokens"], ["bindings", "Role bindings"], ["audit", "Audit log"]];
+  const items = [["users", "Users"], ["service-accounts", "Service accounts"], ["tokens", "Tokens"], ["bindings", "Role bindings"],
+    ["alarms", "Alarm channels"], ["audit", "Audit log"]];
   return h("nav", { class: "tabs", "aria-label": "Administration" }, items.map(([p, label]) =>
     h("a", { href: `#/admin/${p}`, "aria-current": p === here ? "page" : null }, label)));
 }
@@ -158,6 +159,39 @@ async function bindingsPage() {
   await load();
 }
 
+// ---- alarm channels: where they send, and a test alarm through each
+
+async function alarmsPage() {
+  const list = h("div", { id: "alarm-channels" });
+  if (!page("alarms", "Alarm channels",
+    h("p", { class: "hint" }, "Channels are declared under alarms.channels in the server configuration; jobs name the ones they alarm on. ",
+      "A test alarm says it is a test and names you; it is sent once, without retries, and recorded in the ",
+      h("a", { href: "#/admin/audit?action=alarm_channel.test" }, "audit log"), "."),
+    list)) return;
+  const chans = (await get("alarm-channels")).items;
+  const rows = chans.map((c, i) => {
+    const result = h("td", { id: `alarm-result-${i}`, class: "alarm-result", "aria-live": "polite" }, "—");
+    const button = h("button", { type: "button", id: `alarm-test-${i}`, "aria-label": `Send test alarm through ${c.name}`, onclick: async () => {
+      button.disabled = true;
+      result.replaceChildren("Sending…");
+      try {
+        const r = await post(`alarm-channels/${encodeURIComponent(c.name)}/test`);
+        result.replaceChildren(r.status === "sent"
+          ? h("span", { class: "state succeeded" }, `sent (${r.took_ms} ms)`)
+          : h("span", {}, h("span", { class: "state failed" }, "failed"), " ", r.error));
+      } catch (e) {
+        result.replaceChildren(h("span", { class: "state failed" }, "not sent"), " ", describe(e));
+      } finally {
+        button.disabled = false;
+      }
+    } }, "Send test alarm");
+    return h("tr", { "data-channel": c.name }, h("td", {}, c.name), h("td", {}, c.kind || "—"),
+      h("td", { class: "optional" }, c.destination || "—"), h("td", {}, button), result);
+  });
+  list.replaceChildren(table({ id: "alarm-channels-table" }, [["Name"], ["Kind"], ["Sends to", true], [""], ["Last test"]], rows,
+    "This server declares no alarm channel (alarms.channels in its configuration)."));
+}
+
 // ---- audit log with filters and cursor paging
 
 async function auditPage(_, params) {
@@ -207,6 +241,7 @@ export const routes = [
   { path: /^\/admin\/service-accounts$/, page: () => principalsPage("service") },
   { path: /^\/admin\/tokens$/, page: tokensPage },
   { path: /^\/admin\/bindings$/, page: bindingsPage },
+  { path: /^\/admin\/alarms$/, page: alarmsPage },
   { path: /^\/admin\/audit$/, page: auditPage },
 ];
 

@@ -108,7 +108,7 @@ const jobSections = [
     ["retry_delay_sec", "Retry delay (seconds)", "number"],
     ["retry_max_delay_sec", "Longest retry delay (seconds, 0 = no cap)", "number"],
     ["child_job_ids", "Child jobs (ids, comma separated)", "ids", "run after a success of this job"],
-    ["alarm_channels", "Alarm channels (names, comma separated)", "list", "where failures are reported"],
+    ["alarm_channels", "Alarm channels", "channels", "where failures are reported: the channels this server declares"],
   ]],
 ];
 const jobFields = jobSections.flatMap(([, fs]) => fs);
@@ -128,9 +128,10 @@ async function candidates(g) {
 async function jobFormPage(id, copyOf) {
   const editing = id !== undefined;
   const meta = {}; // the job's ETag: a save is refused if someone changed it since
-  const [loaded, groups] = await Promise.all([
+  const [loaded, groups, alarmChannels] = await Promise.all([
     editing ? call("GET", `jobs/${id}`, undefined, undefined, meta) : copyOf ? get(`jobs/${copyOf}`) : Promise.resolve(newJob),
     get("groups" + query({ limit: 500 })),
+    get("alarm-channels").catch(() => ({ items: [] })),
   ]);
   const job = copyOf ? { ...loaded, name: `${loaded.name}-copy`, enabled: false } : loaded;
   const writable = groups.items.filter((g) => can("jobs.write", g.id));
@@ -172,7 +173,16 @@ async function jobFormPage(id, copyOf) {
         input = h("input", { id: idAttr, name: f, type: "checkbox", checked: !!job[f] });
       } else if (kind === "targets") {
         input = h("fieldset", { id: idAttr, tabindex: -1 }, h("legend", {}, label), targetsBox);
-      } else if (kind === "ids" || kind === "list") {
+      } else if (kind === "channels") {
+        // The server's channels, and any the job names that it no longer declares (so a save shows the error).
+        const names = [...new Set([...alarmChannels.items.map((c) => c.name), ...(job[f] || [])])];
+        const kindOf = Object.fromEntries(alarmChannels.items.map((c) => [c.name, c.kind]));
+        input = h("fieldset", { id: idAttr, tabindex: -1 }, h("legend", {}, label),
+          names.length ? names.map((n, i) => h("label", { class: "check", for: `alarm-${i}` },
+            h("input", { type: "checkbox", id: `alarm-${i}`, name: "alarm_channel", value: n, checked: (job[f] || []).includes(n) }), " ", n,
+            kindOf[n] ? ` (${kindOf[n]})` : " (not declared by this server)"))
+            : h("p", { class: "hint" }, "This server declares no alarm channel."));
+      } else if (kind === "ids") {
         input = h("input", { id: idAttr, name: f, type: "text", value: (job[f] || []).join(", ") });
       } else {
         input = h("input", { id: idAttr, name: f, type: kind, min: kind === "number" ? 0 : null, value: job[f] ?? (kind === "number" ? 0 : "") });
@@ -182,8 +192,9 @@ async function jobFormPage(id, copyOf) {
       errors[f] = h("div", { class: "field-error", id: errId, "aria-live": "polite" });
       input.setAttribute("aria-describedby", (typeof extra === "string" ? hintId + " " : "") + errId);
       inputs[f] = input;
-      grid.append(h("div", { class: kind === "targets" ? "wide" : null },
-        kind === "checkbox" ? h("label", { for: idAttr }, input, " ", label) : kind === "targets" ? input : [h("label", { for: idAttr }, label), input],
+      const boxes = kind === "targets" || kind === "channels";
+      grid.append(h("div", { class: boxes ? "wide" : null },
+        kind === "checkbox" ? h("label", { for: idAttr }, input, " ", label) : boxes ? input : [h("label", { for: idAttr }, label), input],
         typeof extra === "string" ? h("div", { class: "hint", id: hintId }, extra) : null,
         errors[f]));
     }
@@ -240,8 +251,8 @@ async function jobFormPage(id, copyOf) {
       if (kind === "checkbox") body[f] = v.checked;
       else if (kind === "number" || kind === "group") body[f] = Number(v.value);
       else if (kind === "targets") body[f] = [...pinned];
+      else if (kind === "channels") body[f] = [...v.querySelectorAll("input:checked")].map((c) => c.value);
       else if (kind === "ids") body[f] = splitList(v.value).map(Number);
-      else if (kind === "list") body[f] = splitList(v.value);
       else body[f] = v.value;
     }
     try {
