@@ -181,8 +181,12 @@ type RunListParams struct {
 	FromMs      int64 // scheduled_ms >= FromMs when > 0
 	ToMs        int64 // scheduled_ms < ToMs when > 0
 	TriggerType kind.Trigger
-	BeforeID    int64 // 0 = from the newest
-	Limit       int
+	// Targets keeps runs sent to one of these targets (empty = all). No
+	// index serves it: bound the scan with FromID.
+	Targets  []string
+	BeforeID int64 // 0 = from the newest
+	FromID   int64 // id >= FromID when > 0 (a window of a bounded scan)
+	Limit    int
 }
 
 // RunList lists runs.
@@ -218,6 +222,16 @@ func (s *Store) RunList(ctx context.Context, p RunListParams) ([]Run, error) {
 	if p.TriggerType != "" {
 		where = append(where, "trigger_type = ?")
 		args = append(args, p.TriggerType)
+	}
+	if p.FromID > 0 {
+		where = append(where, "id >= ?")
+		args = append(args, p.FromID)
+	}
+	if len(p.Targets) > 0 {
+		where = append(where, "target IN ("+placeholders(len(p.Targets))+")")
+		for _, t := range p.Targets {
+			args = append(args, t)
+		}
 	}
 	limit := p.Limit
 	if limit <= 0 || limit > 1000 {
