@@ -91,7 +91,8 @@ func (s *Store) RunGetMany(ctx context.Context, ids []int64) ([]Run, error) {
 		for i, id := range chunk {
 			args[i] = id
 		}
-		rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE id IN ("+placeholders(len(chunk))+")", args...)
+		prune, pargs := s.pruneRuns(chunk)
+		rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE id IN ("+placeholders(len(chunk))+")"+prune, append(args, pargs...)...)
 		if err != nil {
 			return nil, fmt.Errorf("read %d runs: %w", len(chunk), err)
 		}
@@ -99,6 +100,7 @@ func (s *Store) RunGetMany(ctx context.Context, ids []int64) ([]Run, error) {
 		if err != nil {
 			return nil, err
 		}
+		s.hints.rememberRuns(rs)
 		out = append(out, rs...)
 	}
 	return out, nil

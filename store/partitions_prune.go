@@ -15,7 +15,10 @@ import (
 // in. scheduled_ms never changes after a run is inserted, so the condition
 // holds for every row the statement is meant to find; a run whose fire time
 // is not remembered (created by another replica, or long ago) makes the
-// statement go without the condition, correct and only slower.
+// statement go without the condition, correct and only slower. Reads of
+// runs by id (RunGet, RunGetMany) remember the fire times they return, so a
+// callback reaching a replica that did not create its runs, or an API
+// action on a run just read, prunes the statements that follow the read.
 
 // runHintsKeep is how many runs' fire times each generation holds: two
 // generations remember the last 200,000 to 400,000 runs created here
@@ -75,6 +78,18 @@ func (h *runHints) scheduledRange(ids []int64) (lo, hi int64, ok bool) {
 		lo, hi = min(lo, ms), max(hi, ms)
 	}
 	return lo, hi, true
+}
+
+// rememberRuns records the fire times of runs just read.
+func (h *runHints) rememberRuns(rs []Run) {
+	if h == nil || len(rs) == 0 || !h.on.Load() {
+		return
+	}
+	ids, ms := make([]int64, len(rs)), make([]int64, len(rs))
+	for i, r := range rs {
+		ids[i], ms[i] = r.ID, r.ScheduledMs
+	}
+	h.remember(ids, ms)
 }
 
 // pruneRuns is the condition that lets a statement on runs found by these

@@ -58,6 +58,13 @@ func (r *recordingConn) QueryContext(ctx context.Context, q string, args ...any)
 	return r.conn.QueryContext(ctx, q, args...)
 }
 
+func (r *recordingConn) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	r.mu.Lock()
+	*r.stmts = append(*r.stmts, recorded{q, args})
+	r.mu.Unlock()
+	return r.conn.QueryRowContext(ctx, q, args...)
+}
+
 // explainRunsPartitions is the partitions column of each row of EXPLAIN
 // PARTITIONS stmt that reads table runs (under any alias).
 func explainRunsPartitions(t *testing.T, db *sql.DB, st recorded) []string {
@@ -120,7 +127,8 @@ func explainPartitions(t *testing.T, db *sql.DB, st recorded) string {
 func TestHotPathPrunesPartitions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := OpenMySQL(ctx, dbtest.MySQL(t))
+	dsn := dbtest.MySQL(t)
+	s, err := OpenMySQL(ctx, dsn)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	_, err = s.Migrate(ctx)
@@ -207,4 +215,40 @@ func TestHotPathPrunesPartitions(t *testing.T) {
 	require.NoError(t, err)
 	require.ElementsMatch(t, unknown[8:], claimed)
 	require.Len(t, strings.Split(explainPartitions(t, s.pool, rec.recorded()[0]), ","), len(parts), "no hint: every partition")
+
+	// A callback reaching a replica that did not create the runs: its read
+	// of them goes through every partition and remembers their fire times,
+	// so the outcome it then records reads only their days' partitions, and
+	// so does a later read of one of them.
+	s2, err := OpenMySQL(ctx, dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { s2.Close() })
+	rec2 := newRecordingConn(s2.db)
+	s2.db = rec2
+	got, err := s2.RunGetMany(ctx, unknown[8:])
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	require.Len(t, strings.Split(explainPartitions(t, s.pool, rec2.recorded()[0]), ","), len(parts), "the first read: every partition")
+	rec2.reset()
+	applied, err = s2.RunRecordOutcomes(ctx, []RunResult{{ID: unknown[8], State: kind.RunFailed, Code: 500, FinishedMs: today + 3_800_000},
+		{ID: unknown[9], State: kind.RunSucceeded, Code: 200, FinishedMs: today + 3_800_000}})
+	require.NoError(t, err)
+	require.Equal(t, []bool{true, true}, applied)
+	r, err := s2.RunGet(ctx, unknown[9])
+	require.NoError(t, err)
+	require.Equal(t, kind.RunSucceeded, r.State)
+	twoDays := partitionName(today-2*dayMs) + "," + partitionName(today-dayMs)
+	var updates, reads int
+	for _, st := range rec2.recorded() {
+		switch {
+		case strings.HasPrefix(st.q, "UPDATE runs"):
+			updates++
+			require.Equal(t, twoDays, explainPartitions(t, s.pool, st), "outcome: %s", st.q)
+		case strings.HasPrefix(st.q, "SELECT "+runCols+" FROM runs WHERE id = ?"):
+			reads++
+			require.Equal(t, partitionName(today-dayMs), explainPartitions(t, s.pool, st), "read: %s", st.q)
+		}
+	}
+	require.Equal(t, 1, updates, "the outcome")
+	require.Equal(t, 1, reads, "the read by id")
 }

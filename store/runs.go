@@ -159,13 +159,15 @@ func (s *Store) runByFire(ctx context.Context, p RunCreateParams) (Run, error) {
 
 // RunGet reads a run by id.
 func (s *Store) RunGet(ctx context.Context, id int64) (Run, error) {
-	r, err := scanRun(s.db.QueryRowContext(ctx, "SELECT "+runCols+" FROM runs WHERE id = ?", id))
+	prune, pargs := s.pruneRuns([]int64{id})
+	r, err := scanRun(s.db.QueryRowContext(ctx, "SELECT "+runCols+" FROM runs WHERE id = ?"+prune, append([]any{id}, pargs...)...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Run{}, fmt.Errorf("run %d: %w", id, ErrNotFound)
 	}
 	if err != nil {
 		return Run{}, fmt.Errorf("read run %d: %w", id, err)
 	}
+	s.hints.rememberRuns([]Run{r})
 	return r, nil
 }
 

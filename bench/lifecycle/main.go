@@ -25,6 +25,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -229,52 +230,6 @@ func (e *env) everyIDs(ctx context.Context) ([]int64, error) {
 		ids = append(ids, id)
 	}
 	return ids, rows.Err()
-}
-
-// dropSecondaryIndexes drops the secondary indexes of table and returns the
-// ALTER TABLE that adds them back as they were ("" when it has none).
-func (e *env) dropSecondaryIndexes(ctx context.Context, table string) (string, error) {
-	rows, err := e.st.DB().QueryContext(ctx, `SELECT INDEX_NAME, NON_UNIQUE, COLUMN_NAME FROM information_schema.STATISTICS
- WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND INDEX_NAME <> 'PRIMARY' ORDER BY INDEX_NAME, SEQ_IN_INDEX`, table)
-	if err != nil {
-		return "", fmt.Errorf("read the indexes of %s: %w", table, err)
-	}
-	type index struct {
-		unique bool
-		cols   []string
-	}
-	var names []string
-	idx := map[string]*index{}
-	for rows.Next() {
-		var name, col string
-		var nonUnique int
-		if err := rows.Scan(&name, &nonUnique, &col); err != nil {
-			rows.Close()
-			return "", err
-		}
-		if idx[name] == nil {
-			idx[name] = &index{unique: nonUnique == 0}
-			names = append(names, name)
-		}
-		idx[name].cols = append(idx[name].cols, col)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(names) == 0 {
-		return "", err
-	}
-	var drops, adds []string
-	for _, n := range names {
-		drops = append(drops, "DROP INDEX "+n)
-		kind := "INDEX"
-		if idx[n].unique {
-			kind = "UNIQUE INDEX"
-		}
-		adds = append(adds, "ADD "+kind+" "+n+" ("+strings.Join(idx[n].cols, ", ")+")")
-	}
-	if err := e.exec(ctx, "ALTER TABLE "+table+" "+strings.Join(drops, ", ")); err != nil {
-		return "", fmt.Errorf("drop the indexes of %s: %w", table, err)
-	}
-	return "ALTER TABLE " + table + " " + strings.Join(adds, ", "), nil
 }
 
 func (e *env) exec(ctx context.Context, q string, args ...any) error {
@@ -646,6 +601,27 @@ type bigResult struct {
 	PeakRSSMB        float64     `json:"peak_rss_mb"`
 }
 
+// reportSegments is the number of identical segments (a power of two up
+// to 32) a generated history of rows runs of every jobs over span ms splits
+// into: each segment must hold whole cycles of the jobs and of the
+// generator's patterns (seq % 50, seq % 200) and span a whole number of hours.
+func reportSegments(rows, every int, span int64) int {
+	cycle := every * 200 / gcd(every, 200)
+	for k := 32; k > 1; k /= 2 {
+		if rows%k == 0 && (rows/k)%cycle == 0 && span%(int64(k)*3_600_000) == 0 {
+			return k
+		}
+	}
+	return 1
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
 func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 	e, cleanup, err := openEnv(ctx, o, "big")
 	if err != nil {
@@ -677,15 +653,24 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 			return nil, err
 		}
 		// The generated history: runs of the every-second jobs, ids in time
-		// order, spanning -days up to an hour ago; 2% failed (follow-up done).
-		end := t.Add(-time.Hour).UnixMilli()
+		// order, spanning -days up to about an hour ago (from an hour
+		// boundary); 2% failed (follow-up done). Row seq is scheduled at
+		// base + seq*span/rows in integer arithmetic, so the history is
+		// made of `segments` identical segments, each the first shifted
+		// by a whole number of hours: the hour reports of the first are
+		// computed and copied to the others (the GROUP BY over 100 M rows
+		// would take longer than generating them).
 		span := int64(o.days) * 86_400_000
-		step := float64(span) / float64(o.rows)
+		base := t.Add(-time.Hour).UnixMilli() - span
+		base -= base % 3_600_000
+		end := base + span
+		segments := reportSegments(o.rows, o.every, span)
+		segRows := o.rows / segments
 		firstJob := ids[0]
 		if o.partition {
 			// Partition the empty table from the oldest day to be generated.
 			if err := e.exec(ctx, "INSERT INTO runs (job_id, group_id, scheduled_ms, trigger_type, state, owner, params, message, created_ms) VALUES (0, 0, ?, 'schedule', 'succeeded', 'seed', '', '', ?)",
-				end-span, end-span); err != nil {
+				base, base); err != nil {
 				return nil, err
 			}
 			if _, err := e.st.RunPartitionsEnsure(ctx, store.RunPartitionsEnsureParams{NowMs: time.Now().UnixMilli(), AheadDays: 3}); err != nil {
@@ -695,47 +680,68 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 				return nil, err
 			}
 		}
-		// Rows go in without the secondary indexes, which are built afterwards
-		// by sorting (several times faster than maintaining them row by row).
-		readd, err := e.dropSecondaryIndexes(ctx, "runs")
-		if err != nil {
-			return nil, err
-		}
-		for done := 0; done < o.rows; done += 500_000 {
+		// Rows go in with the secondary indexes in place: each index is
+		// appended to at a few points (one per job for runs_fire), which
+		// measured faster than building them afterwards by sorting.
+		var segMaxID int64
+		for done := 0; done < o.rows; {
 			n := min(500_000, o.rows-done)
+			if done < segRows {
+				n = min(n, segRows-done)
+			}
+			at := "? + (seq * ?) DIV ?"
 			q := `INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, sched_fire, trigger_type, state, owner, target, handler, params,
 	 created_ms, dispatched_ms, finished_ms, late, result_code, message, followup)
-	 SELECT ? + (seq % ?), ?, ? + FLOOR(seq * ?), 0, 1, 0, 1, 'schedule', IF(seq % 50 = 0, 'failed', 'succeeded'), 'old-node', 'noop://bench', '', '',
-	 ? + FLOOR(seq * ?) - 2000, ? + FLOOR(seq * ?) + 15, ? + FLOOR(seq * ?) + 15 + (seq % 200), 0, IF(seq % 50 = 0, 500, 200), '', IF(seq % 50 = 0, 1, NULL)
-	 FROM seq_` + strconv.Itoa(done+1) + `_to_` + strconv.Itoa(done+n)
-			base := end - span
-			if err := e.exec(ctx, q, firstJob, o.every, g, base, step, base, step, base, step, base, step); err != nil {
+	 SELECT ? + (seq % ?), ?, ` + at + `, 0, 1, 0, 1, 'schedule', IF(seq % 50 = 0, 'failed', 'succeeded'), 'old-node', 'noop://bench', '', '',
+	 ` + at + ` - 2000, ` + at + ` + 15, ` + at + ` + 15 + (seq % 200), 0, IF(seq % 50 = 0, 500, 200), '', IF(seq % 50 = 0, 1, NULL)
+	 FROM seq_` + strconv.Itoa(done) + `_to_` + strconv.Itoa(done+n-1)
+			if err := e.exec(ctx, q, firstJob, o.every, g, base, span, o.rows, base, span, o.rows, base, span, o.rows, base, span, o.rows); err != nil {
 				return nil, fmt.Errorf("generate runs: %w", err)
 			}
-			if (done+n)%2_000_000 == 0 || done+n == o.rows {
-				logf("generated %d/%d runs (%.0fs)", done+n, o.rows, time.Since(t).Seconds())
+			done += n
+			if done == segRows {
+				if err := e.st.DB().QueryRowContext(ctx, "SELECT MAX(id) FROM runs").Scan(&segMaxID); err != nil {
+					return nil, err
+				}
 			}
-		}
-		if readd != "" {
-			logf("building the indexes of runs")
-			if err := e.exec(ctx, readd); err != nil {
-				return nil, fmt.Errorf("rebuild the indexes of runs: %w", err)
+			if done/2_000_000 != (done-n)/2_000_000 || done == o.rows {
+				var mb float64
+				_ = e.admin.QueryRowContext(ctx, "SELECT (data_length + index_length)/1048576 FROM information_schema.tables WHERE table_schema = ? AND table_name = 'runs'", e.db).Scan(&mb)
+				logf("generated %d/%d runs (%.0fs, about %.0f MB)", done, o.rows, time.Since(t).Seconds(), mb)
 			}
 		}
 		// The reports the roll-up would have made of that history (hour
 		// buckets for all of it, minute buckets for the last two days), and its
 		// watermark after the last generated run.
-		minuteFrom := end - 2*86_400_000
-		for _, lvl := range []struct{ res, size, from string }{{"h", "3600000", "0"}, {"m", "60000", strconv.FormatInt(minuteFrom, 10)}} {
-			q := `INSERT INTO run_reports (resolution, group_id, job_id, bucket_ms, succeeded, failed, duration_sum_ms, duration_max_ms)
-	 SELECT '` + lvl.res + `', group_id, job_id, scheduled_ms - scheduled_ms % ` + lvl.size + ` AS b, SUM(state = 'succeeded'), SUM(state = 'failed'),
-	 SUM(finished_ms - dispatched_ms), MAX(finished_ms - dispatched_ms) FROM runs WHERE scheduled_ms >= ` + lvl.from + ` GROUP BY group_id, job_id, b`
-			if err := e.exec(ctx, q); err != nil {
-				return nil, fmt.Errorf("generate reports: %w", err)
+		logf("reports: hours of the first of %d segments, copied to the others", segments)
+		segSpan := span / int64(segments)
+		jobLevel := `INSERT INTO run_reports (resolution, group_id, job_id, bucket_ms, succeeded, failed, duration_sum_ms, duration_max_ms)
+	 SELECT ?, group_id, job_id, scheduled_ms - scheduled_ms % ? AS b, SUM(state = 'succeeded'), SUM(state = 'failed'),
+	 SUM(finished_ms - dispatched_ms), MAX(finished_ms - dispatched_ms) FROM runs WHERE id BETWEEN ? AND ? AND scheduled_ms >= ? GROUP BY group_id, job_id, b`
+		if err := e.exec(ctx, jobLevel, "h", 3_600_000, 0, segMaxID, 0); err != nil {
+			return nil, fmt.Errorf("generate reports: %w", err)
+		}
+		for i := int64(1); i < int64(segments); i++ {
+			if err := e.exec(ctx, `INSERT INTO run_reports (resolution, group_id, job_id, bucket_ms, succeeded, failed, duration_sum_ms, duration_max_ms)
+	 SELECT resolution, group_id, job_id, bucket_ms + ?, succeeded, failed, duration_sum_ms, duration_max_ms FROM run_reports WHERE resolution = 'h' AND bucket_ms < ?`,
+				i*segSpan, base+segSpan); err != nil {
+				return nil, fmt.Errorf("copy reports: %w", err)
 			}
+		}
+		// Minute buckets of the last two days: the runs from the id of the
+		// first run created then (a binary search on the key).
+		minuteFrom := end - 2*86_400_000
+		fromID, err := e.st.RunIDCreatedBefore(ctx, minuteFrom-10_000)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.exec(ctx, jobLevel, "m", 60_000, fromID, int64(math.MaxInt64), minuteFrom); err != nil {
+			return nil, fmt.Errorf("generate reports: %w", err)
+		}
+		for _, res := range []string{"h", "m"} {
 			for _, up := range []string{
-				`SELECT resolution, group_id, 0, bucket_ms, SUM(succeeded), SUM(failed), SUM(duration_sum_ms), MAX(duration_max_ms) FROM run_reports WHERE resolution = '` + lvl.res + `' AND job_id <> 0 GROUP BY resolution, group_id, bucket_ms`,
-				`SELECT resolution, 0, 0, bucket_ms, SUM(succeeded), SUM(failed), SUM(duration_sum_ms), MAX(duration_max_ms) FROM run_reports WHERE resolution = '` + lvl.res + `' AND job_id = 0 AND group_id <> 0 GROUP BY resolution, bucket_ms`,
+				`SELECT resolution, group_id, 0, bucket_ms, SUM(succeeded), SUM(failed), SUM(duration_sum_ms), MAX(duration_max_ms) FROM run_reports WHERE resolution = '` + res + `' AND job_id <> 0 GROUP BY resolution, group_id, bucket_ms`,
+				`SELECT resolution, 0, 0, bucket_ms, SUM(succeeded), SUM(failed), SUM(duration_sum_ms), MAX(duration_max_ms) FROM run_reports WHERE resolution = '` + res + `' AND job_id = 0 AND group_id <> 0 GROUP BY resolution, bucket_ms`,
 			} {
 				if err := e.exec(ctx, `INSERT INTO run_reports (resolution, group_id, job_id, bucket_ms, succeeded, failed, duration_sum_ms, duration_max_ms) `+up); err != nil {
 					return nil, fmt.Errorf("generate report levels: %w", err)
