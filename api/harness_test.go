@@ -78,6 +78,7 @@ type setupOpts struct {
 	secure    bool                  // api.Options.SecureCookies
 	sso       func(url string) *sso.Provider
 	pprof     bool
+	runScan   int                   // service.Options.RunScanWindow
 	alarms    service.AlarmChannels // alarm channels to list and test
 }
 
@@ -147,7 +148,8 @@ func setup(t *testing.T, dialect string, o setupOpts) *bundle {
 	if o.access.PasswordHash == (access.HashParams{}) {
 		o.access.PasswordHash = cheapHashes // the race detector makes argon2id's real costs take seconds
 	}
-	so := service.Options{Store: st, Drivers: reg, Clock: o.clock, Access: o.access, Log: log.WithField("component", "service"), Alarms: o.alarms}
+	so := service.Options{Store: st, Drivers: reg, Clock: o.clock, Access: o.access, Log: log.WithField("component", "service"), Alarms: o.alarms,
+		RunScanWindow: o.runScan}
 	if sched != nil {
 		so.Scheduler = sched
 	}

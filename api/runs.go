@@ -30,6 +30,7 @@ func (s *server) listRuns(c *fiber.Ctx) error {
 		p.States = append(p.States, kind.RunState(st))
 	}
 	p.TriggerType = kind.Trigger(c.Query("trigger_type"))
+	p.Target = c.Query("target")
 	p.Cursor = c.Query("cursor")
 	if p.GroupID > 0 {
 		if err := require(c, access.PermRunsRead, p.GroupID); err != nil {

@@ -47,6 +47,9 @@ type Options struct {
 	// JobScanWindow is how many jobs one page of a job list filtered by name
 	// or enabled looks at (0 = 20,000).
 	JobScanWindow int
+	// RunScanWindow is how many runs (by id) one page of a run list
+	// filtered by target looks at (0 = 100,000).
+	RunScanWindow int
 	// Log receives warnings of background work (the auth watcher); nil discards.
 	Log *logrus.Entry
 	// Access configures accounts, sessions and the login limiter; zero
@@ -84,6 +87,7 @@ type Service struct {
 	alarms   AlarmChannels
 	changed  func()
 	window   int
+	runScan  int
 	log      *logrus.Entry
 
 	creds         *credCache
@@ -123,6 +127,10 @@ func New(o Options) *Service {
 	if window <= 0 {
 		window = defaultJobScanWindow
 	}
+	runScan := o.RunScanWindow
+	if runScan <= 0 {
+		runScan = defaultRunScanWindow
+	}
 	log := o.Log
 	if log == nil {
 		l := logrus.New()
@@ -130,7 +138,8 @@ func New(o Options) *Service {
 		log = logrus.NewEntry(l)
 	}
 	a := o.Access
-	svc := &Service{st: o.Store, trig: o.Scheduler, drivers: o.Drivers, clock: clock, channels: channels, alarms: o.Alarms, changed: changed, window: window, log: log,
+	svc := &Service{st: o.Store, trig: o.Scheduler, drivers: o.Drivers, clock: clock, channels: channels, alarms: o.Alarms, changed: changed, window: window,
+		runScan: runScan, log: log,
 		creds: newCredCache(), authPoll: orDur(a.AuthPoll, DefaultAuthPoll), sessionIdle: orDur(a.SessionIdle, DefaultSessionIdle),
 		sessionMax: orDur(a.SessionMax, DefaultSessionMax), loginFree: a.LoginFreeTries, loginMaxDelay: orDur(a.LoginMaxDelay, DefaultLoginMaxDelay), hashCost: a.PasswordHash}
 	if svc.loginFree <= 0 {

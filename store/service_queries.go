@@ -91,3 +91,13 @@ func onlyGroups(q string, args []any, col string, ids []int64) (string, []any) {
 	}
 	return q, args
 }
+
+// RunMaxID is the largest run id (0 without runs): where a bounded scan of
+// runs by id starts.
+func (s *Store) RunMaxID(ctx context.Context) (int64, error) {
+	var id int64
+	if err := s.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM runs").Scan(&id); err != nil {
+		return 0, fmt.Errorf("read the largest run id: %w", err)
+	}
+	return id, nil
+}

@@ -350,9 +350,12 @@ func TestConsoleInBrowser(t *testing.T) {
 	run(t, ctx, "search",
 		chromedp.Navigate(srv.base+"/#/jobs"),
 		chromedp.WaitVisible("#job-search", chromedp.ByQuery),
+		chromedp.WaitVisible(`#jobs tbody tr`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector("#jobs").dataset.before = "search"`, nil),
 		chromedp.SendKeys("#job-search", "ticker\n", chromedp.ByQuery),
-		chromedp.WaitVisible(`tr[data-job] a`, chromedp.ByQuery),
-		chromedp.Evaluate(`document.querySelectorAll("tr[data-job]").length`, &rows),
+		// The page renders anew: wait for the new table's rows.
+		chromedp.Poll(`location.hash.includes("q=ticker") && !document.querySelector("#jobs").dataset.before &&
+			document.querySelectorAll("tr[data-job]").length`, &rows),
 		screenshot("jobs"),
 	)
 	require.Equal(t, 1, rows)
@@ -412,6 +415,22 @@ func TestConsoleInBrowser(t *testing.T) {
 	)
 	require.Equal(t, 1, runRows, "one killed run of the job")
 	checkA11y(t, ctx, "runs list")
+
+	// The runs list filters by target: the job ran once on each command.
+	var byTarget []string
+	run(t, ctx, "filter runs by target",
+		chromedp.Navigate(srv.base+"/#/runs?job_id="+editedID),
+		chromedp.WaitVisible("#runs-target", chromedp.ByQuery),
+		chromedp.WaitVisible("tr[data-run]", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector("#runs").dataset.before = "filter"`, nil),
+		chromedp.SendKeys("#runs-target", "local://sleeper", chromedp.ByQuery),
+		chromedp.Click("#runs-filter", chromedp.ByQuery),
+		// The page renders anew: wait for the new table.
+		chromedp.Poll(`location.hash.includes("target=") && !document.querySelector("#runs").dataset.before && document.querySelectorAll("tr[data-run]").length > 0 &&
+			[...document.querySelectorAll("tr[data-run]")].map(r => r.lastElementChild.textContent)`, &byTarget),
+	)
+	require.Equal(t, []string{"local://sleeper"}, byTarget)
+	checkA11y(t, ctx, "runs list by target")
 
 	// The jobs list filters by each job's last outcome: the killed run is
 	// the job's last.

@@ -17,7 +17,7 @@ const fromLocalInput = (v) => (v ? new Date(v).toISOString() : "");
 
 async function runsPage(params) {
   const f = { job_id: params.get("job_id") || "", group_id: params.get("group_id") || "", state: params.get("state") || "", trigger_type: params.get("trigger_type") || "",
-    from: params.get("from") || "", to: params.get("to") || "" };
+    from: params.get("from") || "", to: params.get("to") || "", target: params.get("target") || "" };
   const cursor = params.get("cursor") || "";
   const prev = params.getAll("prev");
   const groups = (await get("groups" + query({ limit: 500 }))).items;
@@ -26,7 +26,7 @@ async function runsPage(params) {
     ev.preventDefault();
     const fd = new FormData(form);
     location.hash = "#/runs" + query({ job_id: fd.get("job_id"), group_id: fd.get("group_id"), state: fd.get("state"), trigger_type: fd.get("trigger_type"),
-      from: fromLocalInput(fd.get("from")), to: fromLocalInput(fd.get("to")) });
+      from: fromLocalInput(fd.get("from")), to: fromLocalInput(fd.get("to")), target: String(fd.get("target")).trim() });
   } },
     field("runs-job", "Job id", h("input", { id: "runs-job", name: "job_id", type: "number", min: 1, value: f.job_id })),
     field("runs-group", "Group", h("select", { id: "runs-group", name: "group_id" }, h("option", { value: "" }, "All groups"),
@@ -36,15 +36,18 @@ async function runsPage(params) {
       states.map((s) => h("option", { value: s, selected: s === f.state }, s)))),
     field("runs-trigger", "Trigger", h("select", { id: "runs-trigger", name: "trigger_type" }, h("option", { value: "" }, "Any"),
       ["schedule", "misfire", "manual", "retry", "parent"].map((t) => h("option", { value: t, selected: t === f.trigger_type }, t === "parent" ? "child job (after its parent)" : t)))),
+    field("runs-target", "Target", h("input", { id: "runs-target", name: "target", type: "text", value: f.target, placeholder: "http://10.0.0.5:9999 or local://name",
+      "aria-describedby": "runs-target-hint" })),
     field("runs-from", "Scheduled from (your time)", h("input", { id: "runs-from", name: "from", type: "datetime-local", value: toLocalInput(f.from) })),
     field("runs-to", "Scheduled before (your time)", h("input", { id: "runs-to", name: "to", type: "datetime-local", value: toLocalInput(f.to) })),
-    h("div", { class: "actions" }, h("button", { type: "submit", id: "runs-filter" }, "Show runs")));
+    h("div", { class: "actions" }, h("button", { type: "submit", id: "runs-filter" }, "Show runs")),
+    h("p", { class: "hint", id: "runs-target-hint" }, "A target filter looks at 100,000 runs per page: a page may show fewer runs, or none, and still have a next page."));
   const body = h("tbody");
   const pager = h("div", { class: "actions" });
   render(h("h1", {}, "Runs"), form, h("div", { class: "table-wrap" }, h("table", { id: "runs" },
     h("thead", {}, h("tr", {}, ["Run", "Job", "State", "Scheduled", "Took", "Target"].map((c, i) => h("th", { scope: "col", class: i >= 4 ? "optional" : null }, c)))), body)), pager);
   const page = await get("runs" + query({ ...f, cursor, limit: 50 }));
-  if (!page.items.length) body.append(h("tr", {}, h("td", { colspan: 6 }, "No runs match.")));
+  if (!page.items.length) body.append(h("tr", {}, h("td", { colspan: 6 }, page.next_cursor ? "No match among these runs; look at the next page." : "No runs match.")));
   for (const r of page.items) {
     body.append(h("tr", { "data-run": r.id },
       h("td", {}, h("a", { href: `#/runs/${r.id}` }, `#${r.id}`), r.shard_total > 1 ? ` (shard ${r.shard_index + 1}/${r.shard_total})` : ""),
@@ -65,7 +68,7 @@ async function runsPage(params) {
     const next = new URLSearchParams({ ...base, cursor: page.next_cursor });
     prev.forEach((p) => next.append("prev", p));
     next.append("prev", cursor);
-    pager.append(h("a", { class: "button secondary", href: "#/runs?" + next }, "Next page"));
+    pager.append(h("a", { class: "button secondary", href: "#/runs?" + next, id: "runs-next-page" }, "Next page"));
   }
 }
 
