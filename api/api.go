@@ -160,6 +160,8 @@ func New(o Options) *fiber.App {
 	v1.get("/groups/:id", onGroup(access.PermGroupsRead), s.getGroup)
 	v1.put("/groups/:id", onGroup(access.PermGroupsEdit), s.updateGroup)
 	v1.delete("/groups/:id", system(access.PermGroupsDelete), s.deleteGroup)
+	v1.put("/groups/:id/executor-token", onGroup(access.PermGroupsEdit), s.setExecutorToken)
+	v1.post("/groups/:id/executor-token/rotate", onGroup(access.PermGroupsEdit), s.rotateExecutorToken)
 
 	v1.post("/jobs", checkedInHandler(access.PermJobsWrite), s.createJob)
 	v1.get("/jobs", checkedInHandler(access.PermJobsRead), s.listJobs)

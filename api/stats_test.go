@@ -35,9 +35,9 @@ func TestStats(t *testing.T) {
 				require.NoError(t, err)
 				_, err = b.st.RunClaimBatch(ctx, store.RunClaimParams{IDs: []int64{r.ID}, Owner: "n1", NowMs: at.UnixMilli(), LateAfterMs: 1000})
 				require.NoError(t, err)
-				ok, err := b.st.RunComplete(ctx, store.RunCompleteParams{ID: r.ID, State: state, FinishedMs: at.Add(took).UnixMilli()})
+				ok, err := b.st.RunRecordOutcomes(ctx, []store.RunResult{{ID: r.ID, State: state, FinishedMs: at.Add(took).UnixMilli(), Source: store.SourceCallback}})
 				require.NoError(t, err)
-				require.True(t, ok)
+				require.Equal(t, []bool{true}, ok)
 			}
 			min10 := now.Truncate(time.Minute).Add(-10 * time.Minute)
 			mk(ja, ga, min10.Add(5*time.Second), kind.RunSucceeded, 2*time.Second)

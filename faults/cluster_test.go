@@ -197,10 +197,22 @@ func ringjobBinary(t *testing.T) string {
 // newCluster starts mariadbd, the executor and the replicas, and creates
 // jobs every-second jobs on the executor.
 func newCluster(t *testing.T, replicas, jobs int) *cluster {
+	return newClusterWith(t, replicas, jobs, clusterOptions{})
+}
+
+// clusterOptions vary a cluster: Scheduler is YAML appended to each
+// replica's scheduler section (indented two spaces); RunDelay slows the
+// executor's answer to each /run.
+type clusterOptions struct {
+	Scheduler string
+	RunDelay  time.Duration
+}
+
+func newClusterWith(t *testing.T, replicas, jobs int, o clusterOptions) *cluster {
 	t.Helper()
 	c := &cluster{t: t, bin: ringjobBinary(t), jobs: jobs}
 	c.db = startMariaDB(t)
-	c.exec = startExecutor(t)
+	c.exec = startExecutor(t, o.RunDelay)
 	dir := t.TempDir()
 	for i := 0; i < replicas; i++ {
 		r := &replica{name: fmt.Sprintf("r%d", i+1), port: freePort(t)}
@@ -214,7 +226,7 @@ executors:
 scheduler:
   node_id: %s
   lock_partitions: 3
-`, c.db.url(), r.port, execToken, r.name)
+%s`, c.db.url(), r.port, execToken, r.name, o.Scheduler)
 		require.NoError(t, os.WriteFile(r.cfg, []byte(cfg), 0o600))
 		c.replicas = append(c.replicas, r)
 	}

@@ -30,6 +30,9 @@ type xxlExecutor struct {
 	t      *testing.T
 	port   int
 	admins func() []string
+	// runDelay is how long it takes to answer a /run (after recording its
+	// arrival): a slow executor keeps a replica's trigger pool busy.
+	runDelay time.Duration
 
 	mu       sync.Mutex
 	arrivals []arrival
@@ -71,9 +74,9 @@ func resendAfter(n int) time.Duration {
 	return min(d, resendMax)
 }
 
-func startExecutor(t *testing.T) *xxlExecutor {
+func startExecutor(t *testing.T, runDelay time.Duration) *xxlExecutor {
 	t.Helper()
-	e := &xxlExecutor{t: t, port: freePort(t), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	e := &xxlExecutor{t: t, port: freePort(t), runDelay: runDelay, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	e.up()
 	go e.callbacks()
 	return e
@@ -141,6 +144,7 @@ func (e *xxlExecutor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case e.wake <- struct{}{}:
 		default:
 		}
+		time.Sleep(e.runDelay)
 	}
 	fmt.Fprint(w, `{"code":200,"msg":null,"content":null}`)
 }

@@ -304,6 +304,45 @@ func TestFaultsShort(t *testing.T) {
 	}
 }
 
+// A replica's runs wait in its trigger pool's queue still scheduled: they
+// are claimed and handed off in one statement right before their send. A
+// replica SIGKILLed while runs wait there leaves them to the survivors,
+// which send them; only the runs it had handed to the executor (at most
+// one per worker) may be recorded lost. The replicas here have 4 workers
+// and the executor takes 150 ms to answer each /run, so each second's fires
+// of a replica (about 10) take about 0.4 s to send, and a kill 100 ms into
+// the second finds most of them queued.
+func TestFaultsQueuedRunsAreSentAfterSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process fault injection")
+	}
+	const workers = 4
+	c := newClusterWith(t, 3, 30, clusterOptions{
+		Scheduler: fmt.Sprintf("  fast_pool: {workers: %d, queue: 200}\n", workers),
+		RunDelay:  150 * time.Millisecond,
+	})
+	s := &scenario{c: c}
+	s.warmUp(3 * time.Second)
+	for i := 0; i < 2; i++ {
+		s.run(fmt.Sprintf("replica SIGKILL with runs queued #%d, restarted after 2 s", i+1), 6*time.Second, func() {
+			nextSecond(100 * time.Millisecond)
+			r := s.pick()
+			s.c.signal(r, syscall.SIGKILL)
+			time.Sleep(2 * time.Second)
+			s.c.start(r)
+		})
+	}
+	s.settle(60 * time.Second)
+	rs := s.analyse()
+	for _, r := range c.replicas {
+		t.Log(warningSummary(r))
+	}
+	check(t, rs)
+	for _, r := range rs {
+		require.LessOrEqual(t, r.lost, workers, "%s: only runs handed to the executor may be lost, at most one per worker of the killed replica", r.phase.name)
+	}
+}
+
 // TestFaultsLong is the long form (`make test-faults`): 200 every-second
 // jobs and every fault of issue 10, one after the other. It writes the
 // table to $RINGJOB_FAULTS_REPORT when set.

@@ -123,3 +123,56 @@ func TestLambdaThroughTheServer(t *testing.T) {
 		require.Contains(t, as[0].Error, "no-such-function")
 	})
 }
+
+// Killing a function run through the server (the kill request an operator
+// sends): the run is killed at once, for a synchronous invoke and for an
+// Event one, and what the function reports afterwards is only logged: no
+// retry, no child job, whatever the late report says.
+func TestKillALambdaRunThroughTheServer(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	withLambda(t, s)
+	ctx := context.Background()
+	child := s.outcomeJob(s.groupWith("fn-kill-children", "local://env"), "child", "", 0)
+	for _, mode := range []string{"sync", "event"} {
+		t.Run(mode, func(t *testing.T) {
+			target := "lambda://us-east-1/hello"
+			if mode == "event" {
+				target += "?mode=event"
+			}
+			parent := s.outcomeJob(s.groupWith("fn-kill-"+mode, target), "parent-"+mode, "", 1, child.ID)
+			r := s.trigger(parent, `{"name":"slow","sleep_ms":3000}`)
+			s.waitState(r.ID, kind.RunRunning)
+			k, err := s.svc.KillRun(ctx, r.ID)
+			require.NoError(t, err)
+			require.Equal(t, kind.RunKilled, k.State, "killed at once")
+			// The kill request and the driver each report the kill (which
+			// first depends on the mode); the second is only logged.
+			s.waitLog(r.ID, "ignored a later outcome from the", false)
+			if mode == "event" {
+				// The function ends 3 s later and calls back its success:
+				// logged on the run, not applied.
+				s.waitLog(r.ID, "ignored a later outcome from the executor callback: succeeded (code 200)", false)
+			}
+			got, err := s.st.RunGet(ctx, r.ID)
+			require.NoError(t, err)
+			require.Equal(t, kind.RunKilled, got.State)
+
+			// A success of the same job afterwards gets its child; by then
+			// the follow-up services have looked at the killed run too.
+			ok := s.waitState(s.trigger(parent, "quick").ID, kind.RunSucceeded)
+			require.Eventually(t, func() bool {
+				for _, c := range s.runsOf(child.ID) {
+					if c.IdempotencyKey == store.ParentRunKey(ok.ID) {
+						return true
+					}
+				}
+				return false
+			}, 20*time.Second, 20*time.Millisecond, "the success's child never ran")
+			for _, c := range s.runsOf(child.ID) {
+				require.NotEqual(t, store.ParentRunKey(r.ID), c.IdempotencyKey, "no child for a killed run")
+			}
+			require.Len(t, s.runsOf(parent.ID), 2, "no retry for a killed run")
+		})
+	}
+}

@@ -96,9 +96,9 @@ func (e *env) run(j int, at time.Time, state kind.RunState, took time.Duration) 
 
 func (e *env) finish(id int64, state kind.RunState, at time.Time) {
 	e.t.Helper()
-	ok, err := e.st.RunComplete(context.Background(), store.RunCompleteParams{ID: id, State: state, FinishedMs: at.UnixMilli()})
+	ok, err := e.st.RunRecordOutcomes(context.Background(), []store.RunResult{{ID: id, State: state, FinishedMs: at.UnixMilli(), Source: store.SourceCallback}})
 	require.NoError(e.t, err)
-	require.True(e.t, ok)
+	require.Equal(e.t, []bool{true}, ok)
 }
 
 func (e *env) query(res string, group, job int64, from, to time.Time) store.ReportRow {

@@ -16,9 +16,11 @@ import (
 	"github.com/sirupsen/logrus"
 )
 
-// dispatcher turns due fires into dispatches: it reserves pool capacity,
-// claims the runs (scheduled -> dispatching, compare-and-set), and hands each
-// claimed run to a trigger pool worker that calls the target's driver.
+// dispatcher turns due fires into dispatches: it reserves pool capacity and
+// queues each run on a trigger pool worker, which routes it, claims it and
+// records its hand-off in one compare-and-set (scheduled -> dispatching,
+// batched with the other workers' through handoffGate), and calls the
+// target's driver.
 type dispatcher struct {
 	cfg        Config
 	node       string
@@ -80,8 +82,8 @@ func (d *dispatcher) fire(ctx context.Context, due []fire) {
 		}
 	}
 	var rest []fire
-	rest = append(rest, d.fireOn(ctx, d.fast, fastList)...)
-	rest = append(rest, d.fireOn(ctx, d.slow, slowList)...)
+	rest = append(rest, d.fireOn(d.fast, fastList)...)
+	rest = append(rest, d.fireOn(d.slow, slowList)...)
 	if len(rest) > 0 {
 		d.metrics.Backpressure.Add(float64(len(rest)))
 		d.mu.Lock()
@@ -184,137 +186,64 @@ func (d *dispatcher) backlogLen() int {
 	return len(d.backlog)
 }
 
-// Claims are written in chunks that start small and grow: the first runs of
-// a busy second reach their targets after one short statement, while the bulk
-// goes in large statements that cost little per run. Up to claimParallel
-// chunks are claimed at once (on different rows, so they do not wait for
-// each other in the database): a claim statement spends most of its time in
-// the database, and one at a time would leave the last runs of a busy second
-// waiting for all the claims before theirs.
+// claimTimeout bounds one hand-off statement (and the batched reads of the
+// trigger pool workers). feedFor is how long one tick waits for queue
+// places before the rest of its runs waits for the next tick.
 const (
-	firstClaimChunk = 100
-	maxClaimChunk   = 1000
-	claimParallel   = 3
-	claimTimeout    = 10 * time.Second
+	claimTimeout = 10 * time.Second
+	feedFor      = 500 * time.Millisecond
 )
 
-// fireOn claims and submits fires for as long as the pool has room and
-// returns the ones that must wait. Room is reserved before each claim, so a
-// claimed run always has a queue place. The pool's workers free places while
-// claim statements run, so when the queue is full but claims are in flight
-// it waits for one to finish and tries again: a short queue still takes a
-// large second in a few rounds instead of one queue's worth per tick. Only
-// when nothing is in flight and the workers free no place does the rest wait
-// for the next tick (unclaimed, so nothing is lost).
-func (d *dispatcher) fireOn(ctx context.Context, p *pool, list []fire) (rest []fire) {
-	done := make(chan []fire, claimParallel) // each claim's fires that failed
-	inflight := 0
-	failed := false
-	collect := func() {
-		if f := <-done; len(f) > 0 {
-			// The database did not answer for these: try them, and what is
-			// left, again at the next tick.
-			failed = true
-			rest = append(rest, f...)
-		}
-		inflight--
-	}
-	chunk := firstClaimChunk
-	for len(list) > 0 && !failed {
-		if inflight == claimParallel {
-			collect()
+// fireOn queues fires on p for as long as it has room and returns the ones
+// that must wait for the next tick. Nothing is written here: a queued run is
+// still scheduled, and its worker claims it and records its hand-off in one
+// statement right before the send (see handoffGate). Misfires are recorded
+// instead of queued. Room is reserved per fire, so a full pool leaves the
+// rest in the backlog, late, never dropped.
+func (d *dispatcher) fireOn(p *pool, list []fire) (rest []fire) {
+	nowMs := d.clock.Now().UnixMilli()
+	var send []fire
+	for _, f := range list {
+		if f.misfire == "" {
+			send = append(send, f)
 			continue
 		}
-		k := p.reserve(min(len(list), chunk))
-		if k == 0 && inflight > 0 {
-			collect() // its runs go to the queue, and the workers make room
-			continue
-		}
-		if k == 0 {
-			if k = p.reserveSoon(min(len(list), chunk)); k == 0 {
-				break // full: the rest waits for the next tick, unclaimed
-			}
-		}
-		take := list[:k]
-		list = list[k:]
-		inflight++
-		go func() { done <- d.claimAndSubmit(ctx, p, take) }()
-		chunk = min(2*chunk, maxClaimChunk)
-	}
-	for inflight > 0 {
-		collect()
-	}
-	return append(rest, list...)
-}
-
-// claimAndSubmit claims take (its pool places are reserved) and submits the
-// claimed runs. It returns the fires whose claim failed for want of an answer.
-func (d *dispatcher) claimAndSubmit(ctx context.Context, p *pool, take []fire) (failed []fire) {
-	// A claim statement is not cut short when the scheduler stops: a claim
-	// the database may have applied but the caller never heard of would leave
-	// runs dispatching that nobody sends. It ends on its own time limit.
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
-	defer cancel()
-	now := d.clock.Now()
-	got := make(map[int64]bool, len(take))
-	// Fires taken over while claimed need no claim; the others are claimed
-	// by token, one statement per token: a fresh one, or the token of an
-	// earlier claim of theirs whose answer was lost.
-	byToken := map[int64][]int64{}
-	for _, f := range take {
+		d.metrics.Misfired.Inc()
+		u := store.RunUpdate{ID: f.runID, State: kind.RunMisfired, Message: f.misfire, FinishedMs: nowMs}
 		if f.claimed {
-			got[f.runID] = true
-			continue
-		}
-		byToken[f.token] = append(byToken[f.token], f.runID)
-	}
-	var err error
-	failedToken := map[int64]int64{}
-	for token, ids := range byToken {
-		if token == 0 {
-			token = store.NewClaimToken()
-		}
-		claimed, cerr := d.st.RunClaimBatch(cctx, store.RunClaimParams{IDs: ids, Owner: d.node, NowMs: now.UnixMilli(), LateAfterMs: d.cfg.LateAfter.Milliseconds(), Token: token})
-		for _, id := range claimed {
-			got[id] = true
-		}
-		if cerr != nil {
-			err = cerr
-			d.log.WithError(cerr).WithField("runs", len(ids)).Error("claim runs; will retry at the next tick")
-			for _, id := range ids {
-				failedToken[id] = token
-			}
+			// Claimed by a replica that died, never handed: an outcome
+			// like any other, from dispatching.
+			d.ledger.write(ledgerOp{final: true, u: u})
+		} else {
+			d.ledger.write(ledgerOp{misfire: true, u: u})
 		}
 	}
-	submitted := 0
-	for i := range take {
-		f := take[i]
-		switch {
-		case got[f.runID]:
-			delete(got, f.runID) // one claim, one dispatch, even if a run was offered twice
-			d.metrics.DispatchLag.Observe(now.Sub(time.UnixMilli(f.scheduledMs)).Seconds())
-			if f.misfire != "" {
-				d.metrics.Misfired.Inc()
-				d.ledger.write(ledgerOp{final: true, u: store.RunUpdate{ID: f.runID, State: kind.RunMisfired, Message: f.misfire, FinishedMs: now.UnixMilli()}})
-				continue
-			}
-			submitted++
-			p.submit(func(ctx context.Context) { d.dispatch(ctx, f) })
-		case err != nil && failedToken[f.runID] != 0:
-			f.token = failedToken[f.runID] // unknown: try again, with the same token
-			failed = append(failed, f)
-		default:
-			// Claimed by another node (it took the run over): not ours to fire.
-			d.metrics.ClaimLost.Inc()
-			d.warns.note("claim_refused", logrus.Fields{"run_id": f.runID, "job_id": f.job.ID},
-				"claim refused: another node took the run over (this node was silent or declared dead)")
+	// The queue is fed as its workers free places, for up to feedFor, so a
+	// second with more runs than the queue holds goes out in one tick
+	// instead of one queue's worth per tick.
+	deadline := time.Now().Add(feedFor)
+	for len(send) > 0 {
+		k := p.reserveWithin(len(send), time.Until(deadline))
+		if k == 0 {
+			break // still full: the rest waits for the next tick
 		}
+		for i := range send[:k] {
+			f := send[i]
+			p.submit(func(ctx context.Context, t *turn) {
+				f.turn = t
+				d.dispatch(ctx, f)
+			})
+		}
+		send = send[k:]
 	}
-	p.release(len(take) - submitted)
-	return failed
+	return send
 }
 
-// dispatch sends one claimed run to its target and records the answer.
+// settled reports that no queued run can get to its hand-off without
+// something outside the dispatcher (see pool.settled).
+func (d *dispatcher) settled() bool { return d.fast.settled() && d.slow.settled() }
+
+// dispatch sends one queued run to its target and records the answer.
 func (d *dispatcher) dispatch(ctx context.Context, f fire) {
 	start := d.clock.Now()
 	req := targets.Request{
@@ -329,10 +258,22 @@ func (d *dispatcher) dispatch(ctx context.Context, f fire) {
 		Attempt:       f.attempt,
 		BlockStrategy: f.job.BlockStrategy,
 	}
-	target, res, attempts, err := d.routeAndSend(ctx, f, req)
+	target, res, attempts, handed, err := d.routeAndSend(ctx, f, req)
+	if err != nil && !handed && !errors.Is(err, errRequeue) && !isHandoffErr(err) {
+		// It failed before the send (no target, a block strategy, a
+		// routing probe): claimed like a send, so its failure is recorded
+		// once, by its owner.
+		if herr := d.handOff(ctx, f); herr != nil {
+			err = herr
+		}
+	}
 	switch {
 	case errors.Is(err, errRequeue):
-		d.requeueRun(ctx, f)
+		// Not handed yet, so nothing to undo in the database: back into
+		// the ring for the next tick.
+		f.turn.pass()
+		f.turn = nil
+		d.requeue(f)
 		return
 	case errors.Is(err, errHandoffRefused):
 		d.metrics.ClaimLost.Inc()
@@ -344,8 +285,14 @@ func (d *dispatcher) dispatch(ctx context.Context, f fire) {
 		d.ledger.write(ledgerOp{final: true, u: store.RunUpdate{ID: f.runID, State: kind.RunMisfired, Message: err.Error(), FinishedMs: d.clock.Now().UnixMilli()}})
 		return
 	case errors.Is(err, errHandoffUnknown):
+		// Not handed (the statement failed), or handed without our
+		// hearing of it: offered again at the next tick, where a second
+		// hand-off of a handed run is refused (it is then marked lost by
+		// the sweep of handed runs that never got an answer).
 		d.warns.note("handoff_failed", logrus.Fields{"run_id": f.runID, "job_id": f.job.ID, "error": err.Error()},
-			"could not record the hand-off of a claimed run; it stays claimed and is sent by the stuck-claim sweep")
+			"could not record the hand-off of a run; it is offered again at the next tick")
+		f.turn = nil
+		d.requeue(f)
 		return
 	}
 	took := d.clock.Since(start)
@@ -365,17 +312,6 @@ func (d *dispatcher) dispatch(ctx context.Context, f fire) {
 	default:
 		d.ledger.write(ledgerOp{u: store.RunUpdate{ID: f.runID, State: kind.RunRunning, Target: target, Message: res.Message}})
 	}
-}
-
-// requeueRun gives a claimed run back (dispatching -> scheduled) and puts it
-// in the ring, to be offered again at the next tick.
-func (d *dispatcher) requeueRun(ctx context.Context, f fire) {
-	ok, err := d.st.RunRequeue(ctx, f.runID, d.node)
-	if err != nil || !ok {
-		d.log.WithError(err).WithField("run_id", f.runID).Warn("give a waiting run back to the ring")
-		return
-	}
-	d.requeue(f)
 }
 
 func (d *dispatcher) finish(f fire, target string, out targets.Outcome) {
@@ -430,4 +366,10 @@ func (s *slowTracker) isSlow(jobID int64) bool {
 	defer s.mu.Unlock()
 	s.rollover()
 	return s.counts[jobID] > s.count
+}
+
+// isHandoffErr reports whether err is a hand-off's own answer (refused,
+// unknown, misfired).
+func isHandoffErr(err error) bool {
+	return errors.Is(err, errHandoffRefused) || errors.Is(err, errHandoffUnknown) || errors.Is(err, errMisfiredAtHandoff)
 }

@@ -2,16 +2,19 @@ package scheduler
 
 import (
 	"context"
+	"time"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/ringjob/ringjob/internal/lifecycle"
 	"github.com/ringjob/ringjob/store"
 )
 
-// handoffGate records hand-offs (store.RunHandOff) for the trigger pool
+// handoffGate claims and hands off runs (store.RunHandOff: scheduled ->
+// dispatching with handed_ms, one compare-and-set) for the trigger pool
 // workers, many runs per statement: each worker asks for its run just
 // before sending it, and the runs asked for while a statement runs go in the
-// next one.
+// next one. Until then a run waiting in the ring, the backlog or a pool's
+// queue is still scheduled: if its replica dies, a takeover sends it.
 //
 // Every worker of a busy pool waits here, so the pool sends at most
 // workers / (time a worker waits) runs a second. With one statement at a
@@ -24,10 +27,11 @@ import (
 // twice is handed by one of them only.
 type handoffGate struct {
 	lifecycle.Loop
-	st    *store.Store
-	node  string
-	clock clockwork.Clock
-	in    chan handoffReq
+	st        *store.Store
+	node      string
+	clock     clockwork.Clock
+	lateAfter time.Duration
+	in        chan handoffReq
 }
 
 type handoffReq struct {
@@ -46,8 +50,8 @@ const (
 	handoffOverlapMin = 50
 )
 
-func newHandoffGate(st *store.Store, node string, clock clockwork.Clock) *handoffGate {
-	return &handoffGate{st: st, node: node, clock: clock, in: make(chan handoffReq, handoffBatch)}
+func newHandoffGate(st *store.Store, node string, clock clockwork.Clock, lateAfter time.Duration) *handoffGate {
+	return &handoffGate{st: st, node: node, clock: clock, lateAfter: lateAfter, in: make(chan handoffReq, handoffBatch)}
 }
 
 func (g *handoffGate) Start(ctx context.Context) { g.Loop.Start(ctx, g.run) }
@@ -130,7 +134,7 @@ func (g *handoffGate) apply(ctx context.Context, batch []handoffReq) {
 	// Not cut short by Stop: an answer never heard leaves runs unsent.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
 	defer cancel()
-	handed, err := g.st.RunHandOff(cctx, g.node, ids, g.clock.Now().UnixMilli())
+	handed, err := g.st.RunHandOff(cctx, store.RunHandOffParams{Owner: g.node, IDs: ids, NowMs: g.clock.Now().UnixMilli(), LateAfterMs: g.lateAfter.Milliseconds()})
 	ok := make(map[int64]bool, len(handed))
 	for _, id := range handed {
 		ok[id] = true

@@ -169,6 +169,14 @@ func (b *bundle) settle(running int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	require.NoError(b.t, b.clock.BlockUntilContext(ctx, running*waitersPerNode), "scheduler goroutines did not settle")
+	// The trigger pool workers run on real time: the runs they were given
+	// reach their hand-off (which reads the clock) before it moves on.
+	for _, n := range b.nodes {
+		for !n.s.DispatchSettled() {
+			require.NoError(b.t, ctx.Err(), "trigger pool workers did not settle")
+			time.Sleep(time.Millisecond)
+		}
+	}
 }
 
 // step advances the clock by d, one second at a time, letting the nodes work.

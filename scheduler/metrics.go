@@ -38,7 +38,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		ClaimLost:    prometheus.NewCounter(prometheus.CounterOpts{Name: "ringjob_claims_lost_total", Help: "Runs this node meant to fire that another node had taken over."}),
 		Backpressure: prometheus.NewCounter(prometheus.CounterOpts{Name: "ringjob_backpressure_total", Help: "Due runs deferred to the next tick because a trigger pool was full."}),
 		Backlog:      prometheus.NewGauge(prometheus.GaugeOpts{Name: "ringjob_dispatch_backlog", Help: "Due runs waiting for trigger pool capacity."}),
-		DispatchLag: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ringjob_dispatch_lag_seconds", Help: "Claim time minus scheduled fire time.",
+		DispatchLag: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ringjob_dispatch_lag_seconds", Help: "Hand-off time (claim, right before the send) minus scheduled fire time.",
 			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}}),
 		LockHold: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ringjob_lock_hold_seconds", Help: "How long one locked pre-read transaction held the lock.",
 			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}}),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -14,6 +15,12 @@ import (
 // when the pool is full the runs stay scheduled (unclaimed) and are offered
 // again at the next tick, late, never dropped.
 type pool struct {
+	// unhanded counts the tasks queued or running that have not passed
+	// their hand-off yet; past the tasks running past it (in the send).
+	// Together they say when every task has done what it can do without
+	// waiting (settled).
+	unhanded, past atomic.Int64
+
 	name    string
 	tasks   chan func(context.Context)
 	slots   chan struct{} // one token per free queue place
@@ -82,6 +89,23 @@ func (p *pool) reserveSoon(n int) int {
 	return 0
 }
 
+// reserveWithin is reserve that waits up to d (wall time: it waits for
+// workers, not for the schedule) for places to free while it has none.
+func (p *pool) reserveWithin(n int, d time.Duration) int {
+	got := p.reserve(n)
+	if got > 0 || n == 0 {
+		return got
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.slots:
+		return 1 + p.reserve(n-1)
+	case <-t.C:
+		return 0
+	}
+}
+
 // release returns unused reservations.
 func (p *pool) release(n int) {
 	for i := 0; i < n; i++ {
@@ -89,9 +113,47 @@ func (p *pool) release(n int) {
 	}
 }
 
-// submit queues a task on a reserved place; it never blocks.
-func (p *pool) submit(task func(context.Context)) {
-	p.tasks <- task
+// submit queues a task on a reserved place; it never blocks. The task
+// reports its hand-off through the turn it is given.
+func (p *pool) submit(task func(context.Context, *turn)) {
+	p.unhanded.Add(1)
+	t := &turn{p: p}
+	p.tasks <- func(ctx context.Context) {
+		defer t.end()
+		task(ctx, t)
+	}
+}
+
+// settled reports that no task can move on without something outside the
+// pool (a blocked send, the clock): none waits before its hand-off, or every
+// worker is busy past its own.
+func (p *pool) settled() bool {
+	return p.unhanded.Load() == 0 || p.past.Load() == int64(p.workers)
+}
+
+// turn is one task's passage through its hand-off.
+type turn struct {
+	p      *pool
+	passed bool
+}
+
+// pass marks the hand-off decided (handed, refused or failed); only the
+// first call counts.
+func (t *turn) pass() {
+	if t == nil || t.passed {
+		return
+	}
+	t.passed = true
+	t.p.unhanded.Add(-1)
+	t.p.past.Add(1)
+}
+
+func (t *turn) end() {
+	if t.passed {
+		t.p.past.Add(-1)
+	} else {
+		t.p.unhanded.Add(-1)
+	}
 }
 
 // Stop stops taking work, lets the workers drain the queue for up to grace,

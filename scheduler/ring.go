@@ -25,17 +25,17 @@ type fire struct {
 	target      string       // a manual trigger's chosen target; "" = route
 	trigger     kind.Trigger // the run's trigger type: only schedule fires can misfire
 	// claimed: the run is already dispatching and owned by this node (taken
-	// over after its claimer died); it is sent without a claim.
+	// over after its claimer, of an earlier version, claimed it and died);
+	// its hand-off keeps that claim.
 	claimed bool
-	// token is the claim token of a claim whose answer was lost: tried again
-	// with it, the claim also returns the rows the first try claimed.
-	token int64
 	// why it waits elsewhere than in its owner's ring (taken over), for the
 	// misfire message.
 	why string
 	// misfire, when set, is why this fire is recorded as misfired instead
 	// of sent (decided by the dispatcher when it leaves the ring late).
 	misfire string
+	// turn is the pool task sending it (set on its worker).
+	turn *turn
 }
 
 // ring holds the runs this node owns until their fire second. A goroutine

@@ -42,13 +42,17 @@ func attemptsJSON(as []Attempt) string {
 // their scheme), so one job can fail over from an HTTP executor to a
 // function or a local command. Shard runs of a sharding job go to the
 // candidate of their index (XXL-JOB: registry[i]).
-func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Request) (target string, res targets.Dispatch, attempts []Attempt, err error) {
+//
+// handed reports whether the run was claimed and handed off (a failure
+// before that, such as no target, leaves it scheduled: the caller claims it
+// to record the failure).
+func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Request) (target string, res targets.Dispatch, attempts []Attempt, handed bool, err error) {
 	cands, g, err := d.candidates.list(ctx, f.job)
 	if err != nil {
-		return "", res, nil, err
+		return "", res, nil, false, err
 	}
 	if len(cands) == 0 {
-		return "", res, nil, fmt.Errorf("group %q has no targets: no executor registered under app name %q and no static members", g.AppName, g.AppName)
+		return "", res, nil, false, fmt.Errorf("group %q has no targets: no executor registered under app name %q and no static members", g.AppName, g.AppName)
 	}
 	strategy := f.job.RouteStrategy
 	if strategy == "" {
@@ -69,16 +73,15 @@ func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Reque
 			attempts = append(attempts, a)
 		}
 		if perr != nil {
-			return "", res, attempts, perr
+			return "", res, attempts, false, perr
 		}
 		order = pick.Order
 	}
 	var errs []string
-	handed := false
 	for _, t := range order {
 		release, err := d.overlap(ctx, f, t)
 		if err != nil {
-			return t, res, attempts, err
+			return t, res, attempts, handed, err
 		}
 		a := Attempt{Target: t, Op: "run", AtMs: d.clock.Now().UnixMilli()}
 		drv, derr := d.drivers.For(t)
@@ -86,7 +89,7 @@ func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Reque
 			err := d.handOff(ctx, f)
 			release() // the hand-off is recorded (or refused): the next check sees it
 			if err != nil {
-				return t, res, attempts, err
+				return t, res, attempts, false, err
 			}
 			handed = true
 		} else {
@@ -102,7 +105,7 @@ func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Reque
 		}
 		if derr == nil {
 			attempts = append(attempts, a)
-			return t, res, attempts, nil
+			return t, res, attempts, true, nil
 		}
 		d.sent.drop(f.runID)
 		a.Error = derr.Error()
@@ -114,9 +117,9 @@ func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Reque
 		}
 	}
 	if len(errs) == 1 {
-		return target, res, attempts, fmt.Errorf("dispatch to %s", errs[0])
+		return target, res, attempts, handed, fmt.Errorf("dispatch to %s", errs[0])
 	}
-	return target, res, attempts, fmt.Errorf("all %d candidates failed: %s", len(errs), strings.Join(errs, "; "))
+	return target, res, attempts, handed, fmt.Errorf("all %d candidates failed: %s", len(errs), strings.Join(errs, "; "))
 }
 
 // Hand-off outcomes that end a dispatch without a send.
@@ -127,17 +130,20 @@ var (
 	errMisfiredAtHandoff = errors.New("misfired")
 )
 
-// handOff records that the run goes to its target now (store.RunHandOff),
-// the last step before the first send: a run another node took over, or
-// that another copy of this fire already sent, is not sent.
+// handOff claims the run and records that it goes to its target now
+// (store.RunHandOff), the last step before the first send: a run another
+// node took over, or that another copy of this fire already sent, is not
+// sent.
 func (d *dispatcher) handOff(ctx context.Context, f fire) error {
 	ok, err := d.gate.pass(ctx, f.runID)
+	f.turn.pass()
 	if err != nil {
 		return fmt.Errorf("%w: %w", errHandoffUnknown, err)
 	}
 	if !ok {
 		return errHandoffRefused
 	}
+	d.metrics.DispatchLag.Observe(d.clock.Since(time.UnixMilli(f.scheduledMs)).Seconds())
 	// Claimed on time, but the hand-off waited (the database was away): a
 	// schedule fire now later than the misfire threshold is not sent late.
 	if late := d.clock.Now().UnixMilli() - f.scheduledMs; f.trigger == kind.TriggerSchedule && f.job.MisfirePolicy != kind.MisfireFireOnceNow &&

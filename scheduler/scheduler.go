@@ -103,11 +103,11 @@ func New(o Options) (*Scheduler, error) {
 		m = NewMetrics(nil)
 	}
 	s := &Scheduler{cfg: cfg, node: cfg.NodeID, st: o.Store, clock: clock, log: log, metrics: m, drivers: o.Drivers, drain: o.Drain, peers: &peerView{}, watch: &peerWatch{}}
-	s.gate = newHandoffGate(o.Store, s.node, clock)
+	s.gate = newHandoffGate(o.Store, s.node, clock, cfg.LateAfter)
 	s.inflight = newInflightReader(o.Store)
 	s.logs = newLogWriter(o.Store)
 	sent := newSentTargets()
-	s.ledger = newLedgerWriter(o.Store, log.WithField("service", "ledger"), sent)
+	s.ledger = newLedgerWriter(o.Store, s.node, log.WithField("service", "ledger"), sent)
 	s.disp = &dispatcher{
 		cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "dispatcher"), drivers: o.Drivers,
 		ledger: s.ledger, metrics: m,

@@ -376,12 +376,13 @@ func TestFullPoolIsBackPressureNotDrop(t *testing.T) {
 	n.rec.mu.Unlock()
 	b.step(1, 2*time.Second)
 	b.waitDispatched(1)
-	// A tick later one run is with the blocked worker, one waits in the queue,
-	// and four stay scheduled: claimed only when there is room.
+	// A tick later one run is with the blocked worker (claimed and handed
+	// off), one waits in the queue (still scheduled: it is claimed by its
+	// hand-off), and four wait in the backlog, scheduled.
 	b.step(1, time.Second)
 	counts, err := b.st.RunCountByState(context.Background(), 0)
 	require.NoError(t, err)
-	require.Equal(t, map[kind.RunState]int{kind.RunDispatching: 2, kind.RunScheduled: 4}, counts)
+	require.Equal(t, map[kind.RunState]int{kind.RunDispatching: 1, kind.RunScheduled: 5}, counts)
 	unblock()
 	// One queue place: at most one claim per tick. The worker runs on real
 	// time, the ticks on the fake clock: each tick waits until the worker

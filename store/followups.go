@@ -191,7 +191,7 @@ func (s *Store) RunClearKillRequest(ctx context.Context, id int64) error {
 }
 
 // RunListKillRequested lists an owner's runs that someone asked to kill and
-// that are still going (served by index runs_owner_state).
+// that are still going (served by index runs_owner_state_time).
 func (s *Store) RunListKillRequested(ctx context.Context, owner string) ([]Run, error) {
 	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE owner = ? AND state IN (?, ?) AND kill_requested = 1",
 		owner, kind.RunDispatching, kind.RunRunning)

@@ -168,7 +168,7 @@ func TestHotPathPrunesPartitions(t *testing.T) {
 	claimed, err := s.RunClaimBatch(ctx, RunClaimParams{IDs: fresh, Owner: "n1", NowMs: today + 3_700_000, Token: 7})
 	require.NoError(t, err)
 	require.ElementsMatch(t, fresh, claimed)
-	handed, err := s.RunHandOff(ctx, "n1", fresh, today+3_700_001)
+	handed, err := s.RunHandOff(ctx, RunHandOffParams{Owner: "n1", IDs: fresh, NowMs: today + 3_700_001})
 	require.NoError(t, err)
 	require.ElementsMatch(t, fresh, handed)
 	acc := make([]RunAccept, len(fresh))

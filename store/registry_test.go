@@ -66,9 +66,9 @@ func TestAcceptKeepsTargetOfAFastRun(t *testing.T) {
 		_, err := st.RunClaimBatch(ctx, store.RunClaimParams{IDs: ids, Owner: "n", NowMs: t0})
 		require.NoError(t, err)
 		// The first run finishes before its "accepted" is written.
-		ok, err := st.RunComplete(ctx, store.RunCompleteParams{ID: ids[0], State: kind.RunSucceeded, Code: 200, Message: "done", FinishedMs: t0 + 5})
+		ok, err := st.RunRecordOutcomes(ctx, []store.RunResult{{ID: ids[0], State: kind.RunSucceeded, Code: 200, Message: "done", FinishedMs: t0 + 5, Source: store.SourceCallback}})
 		require.NoError(t, err)
-		require.True(t, ok)
+		require.Equal(t, []bool{true}, ok)
 		require.NoError(t, st.RunAcceptBatch(ctx, []store.RunAccept{{ID: ids[0], Target: "local://a", Message: "accepted"}, {ID: ids[1], Target: "local://b", Message: "accepted"}}))
 		a, _ := st.RunGet(ctx, ids[0])
 		require.Equal(t, kind.RunSucceeded, a.State, "the outcome stays")

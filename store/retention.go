@@ -49,7 +49,7 @@ func collectRunAges(rows *sql.Rows) ([]RunAge, error) {
 //     while any part of it is still going;
 //   - runs the report roll-up has not counted yet (run_reports_pending).
 //
-// Every list comes from an index (runs_owner_state, runs_followup, the
+// Every list comes from an index (runs_owner_state_time, runs_followup, the
 // pending table's key), so the cost is the number of such runs, not the
 // size of the table.
 func (s *Store) RunsNeeded(ctx context.Context, upToID int64) (map[int64]bool, error) {
@@ -118,7 +118,7 @@ func (s *Store) RunsNeeded(ctx context.Context, upToID int64) (map[int64]bool, e
 }
 
 // runOwners lists the distinct owners of runs: a loose scan of the first
-// column of runs_owner_state (a handful of node ids).
+// column of runs_owner_state_time (a handful of node ids).
 func (s *Store) runOwners(ctx context.Context) ([]string, error) {
 	rows, err := s.db.QueryContext(ctx, "SELECT owner FROM runs GROUP BY owner")
 	if err != nil {

@@ -342,25 +342,44 @@ func (s *Store) runIDsByToken(ctx context.Context, ids []int64, owner string, to
 	return out, err
 }
 
-// RunHandOff records that the owner is about to send claimed runs to their
-// targets (handed_ms): each run is marked only if it is still dispatching,
-// still owned by owner, and not handed yet. It returns the ids marked; only
-// those may be sent. It is the last gate before a send, and the one a
-// takeover respects: a run a takeover re-owned (claimed, not sent) is not
-// handed by its old owner, and a run handed once is never handed again, so
-// however many copies of a fire a node holds in memory, one send goes out.
-func (s *Store) RunHandOff(ctx context.Context, owner string, ids []int64, nowMs int64) ([]int64, error) {
+// RunHandOffParams hand runs to their targets (see RunHandOff).
+type RunHandOffParams struct {
+	Owner       string
+	IDs         []int64
+	NowMs       int64
+	LateAfterMs int64 // a hand-off later than scheduled+LateAfterMs marks the run late
+}
+
+// RunHandOff claims runs and records that their owner is about to send them
+// to their targets, in one compare-and-set per chunk: a run moves to
+// dispatching with handed_ms set only if it is owned by p.Owner and not
+// handed yet, from scheduled (the common case: it is claimed by this very
+// statement, dispatched_ms and late set) or from dispatching (a run claimed
+// earlier and taken over unsent: its claim stays). It returns the ids
+// handed; only those may be sent.
+//
+// It is the last gate before a send, and the one a takeover respects: a run
+// a takeover re-owned is not handed by its old owner, and a run handed once
+// is never handed again, so however many copies of a fire a node holds in
+// memory, one send goes out. Until this statement a run waiting in a
+// replica's memory is still scheduled (or claimed-not-handed), so a
+// takeover sends it rather than marking it lost.
+func (s *Store) RunHandOff(ctx context.Context, p RunHandOffParams) ([]int64, error) {
 	token := newToken()
 	var handed []int64
-	for _, chunk := range chunkInt64(uniqueInt64(ids), 1000) {
-		args := []any{nowMs, token}
+	for _, chunk := range chunkInt64(uniqueInt64(p.IDs), 1000) {
+		// The state is assigned last: MySQL evaluates assignments in order
+		// with the values already assigned, SQLite with the old ones.
+		args := []any{kind.RunScheduled, p.NowMs, kind.RunScheduled, p.NowMs, p.LateAfterMs, p.NowMs, token, kind.RunDispatching}
 		for _, id := range chunk {
 			args = append(args, id)
 		}
-		args = append(args, kind.RunDispatching, owner)
+		args = append(args, p.Owner, kind.RunScheduled, kind.RunDispatching)
 		prune, pargs := s.pruneRuns(chunk)
-		res, err := s.execRepeatable(ctx, "UPDATE runs SET handed_ms = ?, claim_token = ? WHERE id IN ("+placeholders(len(chunk))+
-			") AND state = ? AND owner = ? AND handed_ms = 0"+prune, append(args, pargs...)...)
+		res, err := s.execRepeatable(ctx, "UPDATE runs SET dispatched_ms = CASE WHEN state = ? THEN ? ELSE dispatched_ms END,"+
+			" late = CASE WHEN state = ? THEN CASE WHEN ? - scheduled_ms > ? THEN 1 ELSE 0 END ELSE late END,"+
+			" handed_ms = ?, claim_token = ?, state = ? WHERE id IN ("+placeholders(len(chunk))+
+			") AND owner = ? AND handed_ms = 0 AND state IN (?, ?)"+prune, append(args, pargs...)...)
 		if err != nil {
 			return handed, fmt.Errorf("hand off %d runs: %w", len(chunk), err)
 		}
@@ -372,13 +391,50 @@ func (s *Store) RunHandOff(ctx context.Context, owner string, ids []int64, nowMs
 			handed = append(handed, chunk...)
 			continue
 		}
-		got, err := s.runIDsByToken(ctx, chunk, owner, token)
+		got, err := s.runIDsByToken(ctx, chunk, p.Owner, token)
 		if err != nil {
 			return handed, fmt.Errorf("read handed-off runs: %w", err)
 		}
 		handed = append(handed, got...)
 	}
 	return handed, nil
+}
+
+// RunMisfire records runs of owner that are still scheduled as misfired
+// (compare-and-set on state and owner): fires that left this replica's
+// memory too late to be sent. It returns how many it recorded; a run taken
+// over by another replica, or handed meanwhile, keeps its state.
+func (s *Store) RunMisfire(ctx context.Context, owner string, us []RunUpdate) (int64, error) {
+	const per = 500
+	var total int64
+	for start := 0; start < len(us); start += per {
+		chunk := us[start:min(start+per, len(us))]
+		ids := make([]int64, len(chunk))
+		msg, fin := make([]any, len(chunk)), make([]any, len(chunk))
+		for i, u := range chunk {
+			ids[i], msg[i], fin[i] = u.ID, u.Message, u.FinishedMs
+		}
+		var q strings.Builder
+		q.WriteString("UPDATE runs SET ")
+		args := setByValue(&q, nil, "message", ids, msg)
+		args = setByValue(&q, args, "finished_ms", ids, fin)
+		q.WriteString(", followup = " + followupSQL(kind.RunMisfired) + ", state = ? WHERE id IN (" + placeholders(len(ids)) + ") AND state = ? AND owner = ?")
+		args = append(args, kind.RunMisfired)
+		for _, id := range ids {
+			args = append(args, id)
+		}
+		args = append(args, kind.RunScheduled, owner)
+		prune, pargs := s.pruneRuns(ids)
+		q.WriteString(prune)
+		// Repeatable: a compare-and-set from scheduled.
+		res, err := s.execRepeatable(ctx, q.String(), append(args, pargs...)...)
+		if err != nil {
+			return total, fmt.Errorf("record %d runs misfired: %w", len(ids), err)
+		}
+		n, _ := res.RowsAffected()
+		total += n
+	}
+	return total, nil
 }
 
 // RunUpdate is the new state of one run.
@@ -515,30 +571,6 @@ func setByValue(q *strings.Builder, args []any, col string, ids []int64, vals []
 	}
 	q.WriteString(" ELSE " + col + " END")
 	return args
-}
-
-// RunCompleteParams record the final outcome of a run.
-type RunCompleteParams struct {
-	ID         int64
-	State      kind.RunState
-	Code       int
-	Message    string
-	FinishedMs int64
-}
-
-// RunComplete records a run's outcome if it has none yet (first outcome
-// wins). It reports whether this call recorded it.
-func (s *Store) RunComplete(ctx context.Context, p RunCompleteParams) (bool, error) {
-	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, result_code = ?, message = ?, finished_ms = ?, followup = "+followupSQL(p.State)+" WHERE id = ? AND state IN (?, ?)",
-		p.State, p.Code, p.Message, p.FinishedMs, p.ID, kind.RunDispatching, kind.RunRunning)
-	if err != nil {
-		return false, fmt.Errorf("complete run %d: %w", p.ID, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("complete run %d: %w", p.ID, err)
-	}
-	return n == 1, nil
 }
 
 // RunSetState moves one run from one state to another (compare-and-set).

@@ -277,12 +277,12 @@ func TestClaimIsCompareAndSet(t *testing.T) {
 			Updates: []store.RunUpdate{{ID: ids[0], State: kind.RunRunning, Target: "rec://a"}, {ID: ids[1], State: kind.RunRunning}}})
 		require.NoError(t, err)
 		require.EqualValues(t, 2, n)
-		ok, err := st.RunComplete(ctx, store.RunCompleteParams{ID: ids[0], State: kind.RunSucceeded, Code: 200, Message: "ok", FinishedMs: t0 + 6000})
+		ok, err := st.RunRecordOutcomes(ctx, []store.RunResult{{ID: ids[0], State: kind.RunSucceeded, Code: 200, Message: "ok", FinishedMs: t0 + 6000, Source: store.SourceCallback}})
 		require.NoError(t, err)
-		require.True(t, ok)
-		ok, err = st.RunComplete(ctx, store.RunCompleteParams{ID: ids[0], State: kind.RunFailed, Code: 500, FinishedMs: t0 + 7000})
+		require.Equal(t, []bool{true}, ok)
+		ok, err = st.RunRecordOutcomes(ctx, []store.RunResult{{ID: ids[0], State: kind.RunFailed, Code: 500, FinishedMs: t0 + 7000, Source: store.SourceCallback}})
 		require.NoError(t, err)
-		require.False(t, ok, "second outcome ignored")
+		require.Equal(t, []bool{false}, ok, "second outcome ignored")
 		n, err = st.RunUpdateBatch(ctx, store.RunUpdateBatchParams{FromStates: []kind.RunState{kind.RunDispatching},
 			Updates: []store.RunUpdate{{ID: ids[0], State: kind.RunRunning}}})
 		require.NoError(t, err)
@@ -312,7 +312,7 @@ func TestTakeOverAndLost(t *testing.T) {
 		claimed, err := st.RunClaimBatch(ctx, store.RunClaimParams{IDs: ids[:2], Owner: "dead", NowMs: t0})
 		require.NoError(t, err)
 		require.Len(t, claimed, 2)
-		handed, err := st.RunHandOff(ctx, "dead", ids[:1], t0+1)
+		handed, err := st.RunHandOff(ctx, store.RunHandOffParams{Owner: "dead", IDs: ids[:1], NowMs: t0 + 1})
 		require.NoError(t, err)
 		require.Equal(t, ids[:1], handed)
 
@@ -332,13 +332,13 @@ func TestTakeOverAndLost(t *testing.T) {
 		require.Len(t, sent, 1)
 		require.Equal(t, ids[1], sent[0].ID)
 		require.Equal(t, kind.RunDispatching, sent[0].State)
-		again, err := st.RunHandOff(ctx, "dead", ids[1:2], t0+2)
+		again, err := st.RunHandOff(ctx, store.RunHandOffParams{Owner: "dead", IDs: ids[1:2], NowMs: t0 + 2})
 		require.NoError(t, err)
 		require.Empty(t, again, "the dead owner can no longer hand off a run taken over from it")
-		mine, err := st.RunHandOff(ctx, "s0", ids[1:2], t0+2)
+		mine, err := st.RunHandOff(ctx, store.RunHandOffParams{Owner: "s0", IDs: ids[1:2], NowMs: t0 + 2})
 		require.NoError(t, err)
 		require.Equal(t, ids[1:2], mine)
-		twice, err := st.RunHandOff(ctx, "s0", ids[1:2], t0+3)
+		twice, err := st.RunHandOff(ctx, store.RunHandOffParams{Owner: "s0", IDs: ids[1:2], NowMs: t0 + 3})
 		require.NoError(t, err)
 		require.Empty(t, twice, "a run is handed off once")
 
@@ -518,4 +518,50 @@ func TestSQLiteFilesArePrivate(t *testing.T) {
 	fi, err := os.Stat(path)
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "narrowed at open")
+}
+
+// The sweep of a replica's overdue scheduled runs reads only those, oldest
+// first, from runs_owner_state_time: not every scheduled run of the replica
+// (a whole pre-read window at 10,000 jobs) followed by a sort.
+func TestOverdueSweepUsesIndex(t *testing.T) {
+	t.Parallel()
+	st := openStore(t, "mysql")
+	ctx := context.Background()
+	j := mkJob(t, st, "sweep", t0)
+	var vals []string
+	for i := 0; i < 5000; i++ {
+		owner := "n1"
+		if i%5 == 0 {
+			owner = "n2"
+		}
+		vals = append(vals, fmt.Sprintf("(%d, %d, %d, 1, 'schedule', 'scheduled', '%s', '', '', %d)", j.ID, j.GroupID, t0+int64(i)*10, owner, t0))
+	}
+	_, err := st.DB().ExecContext(ctx, "INSERT INTO runs (job_id, group_id, scheduled_ms, sched_fire, trigger_type, state, owner, params, message, created_ms) VALUES "+strings.Join(vals, ", "))
+	require.NoError(t, err)
+	_, err = st.DB().ExecContext(ctx, "ANALYZE TABLE runs")
+	require.NoError(t, err)
+	rows, err := st.DB().QueryContext(ctx, "EXPLAIN SELECT id FROM runs WHERE owner = 'n1' AND state = 'scheduled' AND scheduled_ms < ? ORDER BY scheduled_ms LIMIT 5000", t0+500)
+	require.NoError(t, err)
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	require.True(t, rows.Next())
+	vs := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vs {
+		ptrs[i] = &vs[i]
+	}
+	require.NoError(t, rows.Scan(ptrs...))
+	plan := map[string]string{}
+	for i, c := range cols {
+		if b, ok := vs[i].([]byte); ok {
+			plan[c] = string(b)
+		}
+	}
+	require.Equal(t, "runs_owner_state_time", plan["key"], "plan: %v", plan)
+	require.Equal(t, "range", plan["type"], "plan: %v", plan)
+	require.NotContains(t, plan["Extra"], "filesort", "plan: %v", plan)
+
+	overdue, err := st.RunTakeOver(ctx, store.RunTakeOverParams{From: "n1", To: "n1", DueBeforeMs: t0 + 500, Limit: 5000})
+	require.NoError(t, err)
+	require.Len(t, overdue, 40, "scheduled_ms t0, t0+10, ... t0+490, less every fifth (n2's)")
 }
