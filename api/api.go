@@ -160,6 +160,8 @@ func New(o Options) *fiber.App {
 	v1.get("/groups/:id", onGroup(access.PermGroupsRead), s.getGroup)
 	v1.put("/groups/:id", onGroup(access.PermGroupsEdit), s.updateGroup)
 	v1.delete("/groups/:id", system(access.PermGroupsDelete), s.deleteGroup)
+	v1.put("/groups/:id/executor-token", onGroup(access.PermGroupsEdit), s.setExecutorToken)
+	v1.post("/groups/:id/executor-token/rotate", onGroup(access.PermGroupsEdit), s.rotateExecutorToken)
 
 	v1.post("/jobs", checkedInHandler(access.PermJobsWrite), s.createJob)
 	v1.get("/jobs", checkedInHandler(access.PermJobsRead), s.listJobs)
@@ -185,6 +187,7 @@ func New(o Options) *fiber.App {
 	v1.get("/runs", checkedInHandler(access.PermRunsRead), s.listRuns)
 	v1.get("/runs/:id", onRun(access.PermRunsRead), s.getRun)
 	v1.get("/runs/:id/log", onRun(access.PermRunsRead), s.runLog)
+	v1.get("/runs/:id/related", onRun(access.PermRunsRead), s.runRelated)
 	v1.post("/runs/:id/kill", onRun(access.PermRunsKill), s.killRun)
 
 	v1.get("/stats", checkedInHandler(access.PermRunsRead), s.getStats)

@@ -108,6 +108,12 @@ var permissionMatrix = map[string]matrixRow{
 	"PUT /api/v1/groups/:id": {api.Rule{Scope: api.ScopeGroup, Perm: access.PermGroupsEdit}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
 		return fmt.Sprintf("/api/v1/groups/%d", g), map[string]any{"title": f.uniq("title"), "members": []string{"local://echo"}}
 	}},
+	"PUT /api/v1/groups/:id/executor-token": {api.Rule{Scope: api.ScopeGroup, Perm: access.PermGroupsEdit}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return fmt.Sprintf("/api/v1/groups/%d/executor-token", g), map[string]any{"executor_token": f.uniq("matrix-executor-token")}
+	}},
+	"POST /api/v1/groups/:id/executor-token/rotate": {api.Rule{Scope: api.ScopeGroup, Perm: access.PermGroupsEdit}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return fmt.Sprintf("/api/v1/groups/%d/executor-token/rotate", g), nil
+	}},
 	"DELETE /api/v1/groups/:id": {api.Rule{Scope: api.ScopeSystem, Perm: access.PermGroupsDelete}, func(f *matrixFixture, _ *caller, _ int64) (string, any) {
 		return fmt.Sprintf("/api/v1/groups/%d", f.b.group(f.uniq("doomed"), "local://echo")), nil
 	}},

@@ -179,12 +179,20 @@ func TestAuditIsAtomicWithTheChange(t *testing.T) {
 			require.Error(t, err)
 			require.Equal(t, 1, count(service.ActGroupCreate))
 
-			// An edit records before and after of the changed fields only.
+			// An edit records before and after of the changed fields only
+			// (an edit that does not send the executor token keeps it).
 			_, err = b.svc.UpdateGroup(ctx, service.GroupUpdateParams{ID: g.ID, Title: "Billing team"})
 			require.NoError(t, err)
 			page, err = b.svc.ListAudit(ctx, service.AuditListParams{Action: service.ActGroupUpdate})
 			require.NoError(t, err)
-			require.JSONEq(t, `{"title":{"before":"Billing","after":"Billing team"},"access_token":{"before":"***","after":""}}`, page.Items[0].Changes)
+			require.JSONEq(t, `{"title":{"before":"Billing","after":"Billing team"}}`, page.Items[0].Changes)
+			// Clearing it says so, without the token.
+			cleared := ""
+			_, err = b.svc.UpdateGroup(ctx, service.GroupUpdateParams{ID: g.ID, Title: "Billing team", ExecutorToken: &cleared})
+			require.NoError(t, err)
+			page, err = b.svc.ListAudit(ctx, service.AuditListParams{Action: service.ActGroupUpdate})
+			require.NoError(t, err)
+			require.JSONEq(t, `{"access_token":{"before":"***","after":""},"executor_token":"cleared"}`, page.Items[0].Changes)
 
 			// The audit log cannot be written: the change is not made.
 			_, err = b.st.DB().Exec("ALTER TABLE audit_events RENAME TO audit_events_away")

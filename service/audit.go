@@ -62,6 +62,9 @@ const (
 	ActLoginFailed   = "login.failed"
 	ActLogout        = "logout"
 	ActAlarmTest     = "alarm_channel.test"
+	// ActGroupExecutorToken: a group's executor token was set, generated or
+	// cleared (the token itself is never logged).
+	ActGroupExecutorToken = "group.executor_token"
 )
 
 // auditEntry is what a change adds to the audit log.

@@ -49,7 +49,7 @@ func TestExecutorDirectory(t *testing.T) {
 			require.False(t, v35)
 
 			t.Run("an edit through this replica is used at once", func(t *testing.T) {
-				_, err := svc.UpdateGroup(ctx, service.GroupUpdateParams{ID: g.ID, ExecutorToken: "orders-token-two", Protocol: "3.5"})
+				_, err := svc.UpdateGroup(ctx, service.GroupUpdateParams{ID: g.ID, ExecutorToken: ptr("orders-token-two"), Protocol: "3.5"})
 				require.NoError(t, err)
 				_, tok, v35 := auth("http://o:1/")
 				require.Equal(t, "orders-token-two", tok)
@@ -96,3 +96,5 @@ func targetsRegistry() *targets.Registry {
 	reg.Register("fake", &fakeDriver{})
 	return reg
 }
+
+func ptr[T any](v T) *T { return &v }

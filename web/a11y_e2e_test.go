@@ -3,7 +3,7 @@ package web_test
 import (
 	"bytes"
 	"context"
-	"io"
+	"encoding/json"
 	"net/http"
 	"testing"
 
@@ -103,6 +103,15 @@ func (r *ringjob) status(method, path string) int {
 // does.
 func (r *ringjob) registerExecutor(appName, token, address string) {
 	r.t.Helper()
+	code, msg := r.register(appName, token, address)
+	require.Equal(r.t, 200, code, "register executor: %s", msg)
+}
+
+// register posts an executor's registration heartbeat as an XXL-JOB
+// executor does and returns XXL-JOB's code and message (a refused token is
+// code 500).
+func (r *ringjob) register(appName, token, address string) (int, string) {
+	r.t.Helper()
 	body := `{"registryGroup":"EXECUTOR","registryKey":"` + appName + `","registryValue":"` + address + `"}`
 	req, err := http.NewRequest("POST", r.base+"/api/registry", bytes.NewReader([]byte(body)))
 	require.NoError(r.t, err)
@@ -112,6 +121,10 @@ func (r *ringjob) registerExecutor(appName, token, address string) {
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(r.t, err)
 	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	require.Contains(r.t, string(raw), `"code":200`, "register executor: %s", raw)
+	var env struct {
+		Code int    `json:"code"`
+		Msg  string `json:"msg"`
+	}
+	require.NoError(r.t, json.NewDecoder(resp.Body).Decode(&env))
+	return env.Code, env.Msg
 }

@@ -209,6 +209,76 @@ alarms:
 	require.Len(t, jobs, 1)
 	require.Equal(t, []any{"team-hook"}, jobs[0].(map[string]any)["alarm_channels"])
 
+	// A group's executor token: rotated (shown once, with copy), then set by
+	// hand; executors are refused with the old token at once.
+	const firstToken = "console-first-group-token-0123"
+	tg := srv.call("POST", "groups", map[string]any{"app_name": "tokened", "executor_token": firstToken, "accept_registrations": true})
+	registers := func(tok, addr string) bool {
+		t.Helper()
+		code, _ := srv.register("tokened", tok, addr)
+		return code == 200
+	}
+	require.True(t, registers(firstToken, "http://127.0.0.1:9941/"))
+	var rotated, tokenState string
+	run(t, ctx, "rotate a group's executor token",
+		autoConfirm,
+		chromedp.Navigate(fmt.Sprintf("%s/#/groups/%v", srv.base, tg["id"])),
+		chromedp.WaitVisible("#rotate-executor-token", chromedp.ByQuery),
+		chromedp.Click("#rotate-executor-token", chromedp.ByQuery),
+		chromedp.WaitVisible("#executor-token-value", chromedp.ByQuery),
+		chromedp.WaitVisible("#copy-executor-token", chromedp.ByQuery),
+		chromedp.Value("#executor-token-value", &rotated, chromedp.ByQuery),
+		chromedp.Text("#group-token-state", &tokenState, chromedp.ByQuery),
+		screenshot("group-token"),
+	)
+	require.True(t, strings.HasPrefix(rotated, "rjg_"), rotated)
+	require.Equal(t, "its own", tokenState)
+	require.False(t, registers(firstToken, "http://127.0.0.1:9942/"), "the old token is refused at once")
+	require.True(t, registers(rotated, "http://127.0.0.1:9942/"))
+	checkA11y(t, ctx, "group page")
+	run(t, ctx, "group page at phone width",
+		emulation.SetDeviceMetricsOverride(390, 844, 2, true),
+		chromedp.Sleep(200*time.Millisecond),
+		chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth + 1`, &overflow),
+		emulation.ClearDeviceMetricsOverride(),
+	)
+	require.False(t, overflow, "the group page fits a phone's width")
+
+	const chosen = "xxl-executors-token-of-ours-01"
+	var setErr, flashMsg string
+	run(t, ctx, "set a group's executor token by hand",
+		chromedp.Click("#executor-token-done", chromedp.ByQuery),
+		chromedp.WaitNotPresent("#executor-token-value", chromedp.ByQuery),
+		chromedp.SendKeys("#executor-token-input", "short", chromedp.ByQuery),
+		chromedp.Click("#set-executor-token-submit", chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector("#executor-token-error").textContent !== ""`, nil),
+		chromedp.Text("#executor-token-error", &setErr, chromedp.ByQuery),
+		clearInput("#executor-token-input"),
+		chromedp.SendKeys("#executor-token-input", chosen, chromedp.ByQuery),
+		chromedp.Click("#set-executor-token-submit", chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector("#flash").textContent.includes("executor token is set")`, nil),
+		chromedp.Text("#flash", &flashMsg, chromedp.ByQuery),
+	)
+	require.Contains(t, setErr, "16..255")
+	require.False(t, registers(rotated, "http://127.0.0.1:9943/"), "the rotated token is refused once replaced")
+	require.True(t, registers(chosen, "http://127.0.0.1:9943/"))
+
+	// Editing the group in its form leaves the token alone.
+	run(t, ctx, "edit the group without touching its token",
+		chromedp.Navigate(fmt.Sprintf("%s/#/groups/%v/edit", srv.base, tg["id"])),
+		chromedp.WaitVisible("#g-title", chromedp.ByQuery),
+		chromedp.SendKeys("#g-title", "Tokened team", chromedp.ByQuery),
+		chromedp.Click("#save-group", chromedp.ByQuery),
+		chromedp.Poll(fmt.Sprintf(`location.hash === "#/groups/%v"`, tg["id"]), nil),
+		chromedp.WaitVisible("#group-token-state", chromedp.ByQuery),
+		chromedp.Text("#group-token-state", &tokenState, chromedp.ByQuery),
+	)
+	require.Equal(t, "its own", tokenState)
+	require.True(t, registers(chosen, "http://127.0.0.1:9944/"), "the form kept the token")
+	audit := srv.call("GET", "audit?action=group.executor_token", nil)["items"].([]any)
+	require.Len(t, audit, 2)
+	require.Equal(t, "user:ada", audit[0].(map[string]any)["principal"])
+
 	// My tokens: created, shown once with a copy button, revoked.
 	var mine, after string
 	run(t, ctx, "my tokens",

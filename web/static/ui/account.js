@@ -2,7 +2,7 @@
 // with SSO), "my account" (own password) and "my tokens". Owned by the
 // access work; the router takes its routes and menu links from here.
 import { del, get, post, put, query, setCSRF } from "./api.js";
-import { describe, flash, h, loadMe, me, render, table, when } from "./core.js";
+import { describe, flash, h, loadMe, me, render, shownOnce, table, when } from "./core.js";
 
 async function loginPage() {
   if (me()) { location.hash = "#/"; return; }
@@ -98,16 +98,7 @@ async function tokensPage() {
     try {
       const t = await post("tokens", { name: fd.get("name"), expires_in_sec: days > 0 ? days * 86400 : undefined });
       form.reset();
-      const value = h("input", { id: "token-value", readonly: true, value: t.token, "aria-label": "The new token", size: 50 });
-      shown.replaceChildren(h("div", { class: "card" },
-        h("p", {}, h("strong", {}, "Copy the token now: "), "it is shown only this once."),
-        value,
-        h("button", { type: "button", id: "copy-token", onclick: async () => {
-          value.select();
-          try { await navigator.clipboard.writeText(t.token); } catch { document.execCommand("copy"); }
-          flash("Copied.", "ok");
-        } }, "Copy"),
-        h("button", { type: "button", id: "token-done", onclick: () => shown.replaceChildren() }, "Done")));
+      shown.replaceChildren(shownOnce("token", t.token, "The new token", () => shown.replaceChildren()));
       await load();
     } catch (e) {
       err.textContent = describe(e);

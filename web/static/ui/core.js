@@ -115,6 +115,21 @@ export function describe(err) {
   return String(err && err.message ? err.message : err);
 }
 
+// shownOnce shows a new secret (a token) with a copy button and a Done
+// button that calls done; the ids are PREFIX-value, copy-PREFIX, PREFIX-done.
+export function shownOnce(prefix, secret, label, done) {
+  const value = h("input", { id: `${prefix}-value`, readonly: true, value: secret, "aria-label": label, size: 50 });
+  return h("div", { class: "card" },
+    h("p", {}, h("strong", {}, "Copy the token now: "), "it is shown only this once."),
+    value,
+    h("button", { type: "button", id: `copy-${prefix}`, onclick: async () => {
+      value.select();
+      try { await navigator.clipboard.writeText(secret); } catch { document.execCommand("copy"); }
+      flash("Copied.", "ok");
+    } }, "Copy"),
+    h("button", { type: "button", id: `${prefix}-done`, onclick: done }, "Done"));
+}
+
 // ---- formatting: dates in the viewer's zone, durations for people
 
 export function when(iso) {
