@@ -57,6 +57,37 @@ func (s *server) getRun(c *fiber.Ctx) error {
 	return c.JSON(viewRun(r))
 }
 
+// runRelatedView is a run's retry chain, child runs and parent run.
+type runRelatedView struct {
+	RetryChain     []runView `json:"retry_chain"`
+	Children       []runView `json:"children"`
+	ChildrenHidden int       `json:"children_hidden"`
+	Parent         *runView  `json:"parent"`
+}
+
+func (s *server) runRelated(c *fiber.Ctx) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	rel, err := s.svc.RunRelations(c.UserContext(), id, visibleGroups(c, access.PermRunsRead))
+	if err != nil {
+		return err
+	}
+	v := runRelatedView{RetryChain: make([]runView, len(rel.RetryChain)), Children: make([]runView, len(rel.Children)), ChildrenHidden: rel.ChildrenHidden}
+	for i, r := range rel.RetryChain {
+		v.RetryChain[i] = viewRun(r)
+	}
+	for i, r := range rel.Children {
+		v.Children[i] = viewRun(r)
+	}
+	if rel.Parent != nil {
+		p := viewRun(*rel.Parent)
+		v.Parent = &p
+	}
+	return c.JSON(v)
+}
+
 func (s *server) runLog(c *fiber.Ctx) error {
 	id, err := pathID(c)
 	if err != nil {

@@ -129,7 +129,7 @@ func (r *retries) retry(ctx context.Context, job store.Job, run store.Run) error
 	nr, created, err := r.st.RunCreate(ctx, store.RunCreateParams{
 		JobID: run.JobID, GroupID: run.GroupID, ScheduledMs: at.UnixMilli(), ShardIndex: run.ShardIndex, ShardTotal: run.ShardTotal,
 		Attempt: attempt, TriggerType: kind.TriggerRetry, Owner: r.node, Handler: run.Handler, Params: run.Params,
-		IdempotencyKey: fmt.Sprintf("retry-of-%d", run.ID), RetryOf: run.ID, CreatedMs: now.UnixMilli(),
+		IdempotencyKey: store.RetryRunKey(run.ID), RetryOf: run.ID, CreatedMs: now.UnixMilli(),
 		FollowSuccess: len(job.ChildJobIDs) > 0,
 	})
 	if err != nil {

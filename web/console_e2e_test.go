@@ -101,6 +101,8 @@ local:
       argv: ["/bin/sh", "-c", "for i in 1 2 3 4 5 6; do echo \"tick $i $RINGJOB_PARAMS\"; sleep 1; done"]
     - name: sleeper
       argv: ["/bin/sh", "-c", "echo going to sleep; exec sleep 120"]
+    - name: quick
+      argv: ["/bin/sh", "-c", "echo done"]
 outbound: {allowed_cidrs: ["127.0.0.0/8"]}
 `, mysqlURL(t, dbtest.MySQL(t)), port) + strings.Join(extra, "\n")
 	cfgPath := filepath.Join(dir, "ringjob.yaml")
@@ -224,7 +226,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	srv := startRingjob(t)
 
 	// A group with the ticker command, an owner and a viewer of it.
-	group := srv.call("POST", "groups", map[string]any{"app_name": "console-e2e", "title": "Console e2e", "members": []string{"local://ticker", "local://sleeper"},
+	group := srv.call("POST", "groups", map[string]any{"app_name": "console-e2e", "title": "Console e2e", "members": []string{"local://ticker", "local://sleeper", "local://quick"},
 		"executor_token": "console-e2e-executor-token", "accept_registrations": true})
 	gid := group["id"]
 	owner := srv.call("POST", "users", map[string]any{"name": "olivia", "password": "owner-password-1234"})
@@ -451,6 +453,49 @@ func TestConsoleInBrowser(t *testing.T) {
 			document.querySelector("#jobs tbody td").textContent`, &noneLeft),
 	)
 	require.Equal(t, "No jobs.", noneLeft)
+
+	// A run page links the exact child runs its success triggered, a child
+	// run links its parent, and every run of a retry chain shows the chain.
+	child := srv.call("POST", "jobs", map[string]any{"group_id": gid, "name": "flow-child", "pinned_targets": []string{"local://quick"}})
+	parent := srv.call("POST", "jobs", map[string]any{"group_id": gid, "name": "flow-parent", "pinned_targets": []string{"local://quick"},
+		"child_job_ids": []any{child["id"]}})
+	flaky := srv.call("POST", "jobs", map[string]any{"group_id": gid, "name": "flow-flaky", "pinned_targets": []string{"local://sleeper"},
+		"timeout_sec": 1, "retry_count": 1})
+	parentRun := srv.call("POST", fmt.Sprintf("jobs/%v/trigger", parent["id"]), nil)
+	var childLink, parentLink string
+	run(t, ctx, "child runs on the run page",
+		chromedp.Navigate(fmt.Sprintf("%s/#/runs/%v", srv.base, parentRun["id"])),
+		chromedp.Poll(`(() => { const a = document.querySelector("#child-runs li a"); return a && a.textContent; })()`, &childLink,
+			chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Click("#child-runs li a", chromedp.ByQuery),
+		chromedp.Poll(`(() => { const a = document.querySelector("#run-parent a"); return a && a.textContent; })()`, &parentLink,
+			chromedp.WithPollingTimeout(20*time.Second)),
+	)
+	require.Equal(t, fmt.Sprintf("run #%v", parentRun["id"]), parentLink)
+	childRuns := srv.call("GET", fmt.Sprintf("runs?job_id=%v", child["id"]), nil)["items"].([]any)
+	require.Len(t, childRuns, 1)
+	require.Equal(t, fmt.Sprintf("#%v", childRuns[0].(map[string]any)["id"]), childLink, "the child run, exactly")
+	checkA11y(t, ctx, "child run page")
+	flakyRun := srv.call("POST", fmt.Sprintf("jobs/%v/trigger", flaky["id"]), nil)
+	var chain []string
+	run(t, ctx, "retry chain on the run page",
+		chromedp.Navigate(fmt.Sprintf("%s/#/runs/%v", srv.base, flakyRun["id"])),
+		chromedp.Poll(`document.querySelectorAll("#retry-chain li").length === 2 && document.querySelector("#retry-chain li:nth-child(2) a")`, nil,
+			chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Click("#retry-chain li:nth-child(2) a", chromedp.ByQuery),
+		// The page renders anew: wait until the marked run is the one shown.
+		chromedp.Poll(`location.hash !== "#/runs/`+fmt.Sprint(flakyRun["id"])+`" && document.querySelectorAll("#retry-chain li").length === 2 &&
+			document.querySelector("#retry-chain li[aria-current]").dataset.run === location.hash.match(/\d+$/)[0] &&
+			[...document.querySelectorAll("#retry-chain li")].map(li => (li.getAttribute("aria-current") ? "*" : "") + li.dataset.run)`, &chain,
+			chromedp.WithPollingTimeout(20*time.Second)),
+	)
+	retries := srv.call("GET", fmt.Sprintf("runs?job_id=%v&trigger_type=retry", flaky["id"]), nil)["items"].([]any)
+	require.Len(t, retries, 1)
+	require.Equal(t, []string{fmt.Sprint(flakyRun["id"]), fmt.Sprintf("*%v", retries[0].(map[string]any)["id"])}, chain,
+		"the chain, first to last, on the retry's page (marked as this run)")
+	for _, j := range []map[string]any{parent, child, flaky} {
+		require.Equal(t, 204, srv.status("DELETE", fmt.Sprintf("jobs/%v", j["id"])))
+	}
 
 	// Stop, copy, delete.
 	var enabledText, copyName string

@@ -81,13 +81,25 @@ async function runPage(id) {
   const details = h("dl", { class: "kv", id: "run-details" });
   const actions = h("div", { class: "actions" });
   const attemptsBox = h("div", { id: "run-attempts" });
-  // A success starts the job's child jobs: link to their runs.
-  const childrenBox = h("div", { id: "run-children" });
-  get(`jobs/${run.job_id}`).then((job) => {
-    if (!job.child_job_ids || !job.child_job_ids.length) return;
-    childrenBox.replaceChildren(h("h2", {}, "Child jobs"), h("ul", {}, job.child_job_ids.map((c) => h("li", {},
-      h("a", { href: `#/runs?job_id=${c}&trigger_type=parent` }, `Runs of job ${c} started by a parent`)))));
-  }).catch(() => {});
+  // The retry chain, the child runs and the parent run, found exactly by
+  // the API; they appear after the run ends, so they are read again while
+  // the page is open.
+  const relatedBox = h("div", { id: "run-related" });
+  const runLink = (r, text) => h("a", { href: `#/runs/${r.id}` }, text || `#${r.id}`);
+  async function showRelated() {
+    const rel = await get(`runs/${id}/related`);
+    const parts = [];
+    if (rel.parent) parts.push(h("p", { id: "run-parent" }, "Triggered by the success of ", runLink(rel.parent, `run #${rel.parent.id}`), ` (job ${rel.parent.job_id}).`));
+    parts.push(h("h3", {}, "Retry chain"), rel.retry_chain.length > 1
+      ? h("ol", { id: "retry-chain" }, rel.retry_chain.map((r) => h("li", { "data-run": r.id, "aria-current": String(r.id) === String(id) ? "page" : null },
+        String(r.id) === String(id) ? h("strong", {}, `#${r.id} (this run)`) : runLink(r), ` attempt ${r.attempt + 1} `, stateBadge(r.state))))
+      : h("p", { class: "hint", id: "retry-chain" }, "Not retried."));
+    parts.push(h("h3", {}, "Child runs"), rel.children.length
+      ? h("ul", { id: "child-runs" }, rel.children.map((r) => h("li", { "data-run": r.id }, runLink(r), ` of `, h("a", { href: `#/jobs/${r.job_id}` }, `job ${r.job_id}`), " ", stateBadge(r.state))))
+      : h("p", { class: "hint", id: "child-runs" }, "None (a success triggers the job's child jobs)."));
+    if (rel.children_hidden) parts.push(h("p", { class: "hint" }, `${rel.children_hidden} more in groups you may not read.`));
+    relatedBox.replaceChildren(...parts);
+  }
   function showRun() {
     details.replaceChildren(...[
       h("dt", {}, "State"), h("dd", {}, stateBadge(run.state, "run-state"), run.late ? " (fired late)" : ""),
@@ -124,7 +136,7 @@ async function runPage(id) {
   render(h("h1", {}, `Run #${run.id}`), actions, details,
     h("h2", {}, "Targets tried (failover)"), attemptsBox,
     h("p", {}, h("a", { href: `#/runs?job_id=${run.job_id}` }, "Other runs of this job")),
-    childrenBox,
+    h("h2", {}, "Retries and child runs"), relatedBox,
     h("h2", {}, "Log"), status, log);
 
   // Follow the log: ask for the lines after the last one we have until the
@@ -132,6 +144,12 @@ async function runPage(id) {
   let nextLine = 1;
   let stopped = false;
   onLeave(() => { stopped = true; });
+  (async () => {
+    for (let i = 0; !stopped && i < 150; i++) {
+      try { await showRelated(); } catch (e) { relatedBox.replaceChildren(h("p", { class: "hint" }, "Related runs cannot be read now: " + describe(e))); }
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+  })();
   while (!stopped) {
     try {
       const chunk = await get(`runs/${id}/log` + query({ from_line: nextLine }));
