@@ -69,6 +69,9 @@ type triggerRequest struct {
 	Params *string `json:"params"`
 	// Target sends this run to one of the job's candidates instead of routing.
 	Target string `json:"target"`
+	// ShardTotal and ShardIndex: see service.TriggerParams.
+	ShardTotal *int `json:"shard_total"`
+	ShardIndex *int `json:"shard_index"`
 }
 
 // previewRequest is the body of POST /api/v1/next-fires.
@@ -307,6 +310,7 @@ func (s *server) triggerJob(c *fiber.Ctx) error {
 	}
 	run, created, err := s.svc.TriggerJob(c.UserContext(), service.TriggerParams{
 		JobID: id, Params: req.Params, IdempotencyKey: c.Get("Idempotency-Key"), Target: req.Target,
+		ShardTotal: req.ShardTotal, ShardIndex: req.ShardIndex,
 	})
 	if err != nil {
 		return err

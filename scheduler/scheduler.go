@@ -306,6 +306,13 @@ type TriggerParams struct {
 	// Target sends the run to this target instead of routing; it must be one
 	// of the job's candidates (ErrTargetNotCandidate otherwise).
 	Target string
+	// ShardTotal, when > 0, fans the trigger out to this many shards
+	// instead of the job's own count (a sharding job: one per executor,
+	// else shard_count; other jobs: 1).
+	ShardTotal int
+	// OnlyShard, when not nil, creates only this shard (0-based) of the
+	// fan-out: a *ShardRangeError when it is not below the shard count.
+	OnlyShard *int
 	// Record, when set, is called with the new run in the transaction that
 	// creates the runs (not for a repeated idempotency key): what it writes
 	// (the audit event) is committed with them, and its error creates none.
@@ -336,24 +343,39 @@ func (s *Scheduler) Trigger(ctx context.Context, p TriggerParams) (run store.Run
 		tt = kind.TriggerManual
 	}
 	now := s.clock.Now()
-	// A sharding job fans out: shard 0 carries the idempotency key, so a
-	// repeated key finds the earlier fire and creates nothing.
+	// A sharding job fans out: the first shard created carries the
+	// idempotency key, so a repeated key finds the earlier fire and creates
+	// nothing.
 	n := s.disp.candidates.shards(ctx, &job, s.log)
+	if p.ShardTotal > 0 {
+		n = p.ShardTotal
+	}
+	shards := make([]int, 0, n)
+	if p.OnlyShard != nil {
+		if *p.OnlyShard < 0 || *p.OnlyShard >= n {
+			return store.Run{}, false, &ShardRangeError{Index: *p.OnlyShard, Total: n}
+		}
+		shards = append(shards, *p.OnlyShard)
+	} else {
+		for i := 0; i < n; i++ {
+			shards = append(shards, i)
+		}
+	}
 	var fires []fire
 	err = s.st.Tx(ctx, func(tx *store.Store) error {
-		for i := 0; i < n; i++ {
+		for k, i := range shards {
 			p := store.RunCreateParams{
 				JobID: job.ID, GroupID: job.GroupID, ScheduledMs: now.UnixMilli(), ShardIndex: i, ShardTotal: n, TriggerType: tt,
 				Owner: s.node, Handler: job.Handler, Params: params, CreatedMs: now.UnixMilli(), FollowSuccess: len(job.ChildJobIDs) > 0,
 			}
-			if i == 0 {
+			if k == 0 {
 				p.IdempotencyKey = p0key
 			}
 			r, ok, err := tx.RunCreate(ctx, p)
 			if err != nil {
 				return err
 			}
-			if i == 0 {
+			if k == 0 {
 				run, created = r, ok
 				if !ok {
 					return nil
@@ -374,6 +396,14 @@ func (s *Scheduler) Trigger(ctx context.Context, p TriggerParams) (run store.Run
 	}
 	s.disp.fire(ctx, fires)
 	return run, true, nil
+}
+
+// ShardRangeError refuses a trigger of one shard that is not below the
+// job's shard count.
+type ShardRangeError struct{ Index, Total int }
+
+func (e *ShardRangeError) Error() string {
+	return fmt.Sprintf("shard %d does not exist: the trigger fans out to %d shards (0..%d)", e.Index, e.Total, e.Total-1)
 }
 
 // ForgetTargets drops the cached groups and executor registrations that

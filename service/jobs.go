@@ -67,6 +67,13 @@ type TriggerParams struct {
 	// Target, optional, sends this run to one of the job's candidates
 	// instead of routing (never to an arbitrary URL).
 	Target string
+	// ShardTotal, optional (1..MaxShardCount), fans the trigger out to this
+	// many shards instead of the job's own count (a sharding job: one per
+	// executor, else shard_count; other jobs: 1).
+	ShardTotal *int
+	// ShardIndex, optional, triggers only this shard (0-based) of the
+	// fan-out instead of all of them.
+	ShardIndex *int
 }
 
 // PreviewParams describe a schedule to preview, saved or not.
@@ -400,6 +407,15 @@ func (s *Service) TriggerJob(ctx context.Context, p TriggerParams) (run store.Ru
 	if err := checkIdempotencyKey(p.IdempotencyKey); err != nil {
 		return store.Run{}, false, err
 	}
+	if p.ShardTotal != nil && (*p.ShardTotal < 1 || *p.ShardTotal > MaxShardCount) {
+		return store.Run{}, false, invalid("shard_total", "must be 1..%d, got %d", MaxShardCount, *p.ShardTotal)
+	}
+	if p.ShardIndex != nil && *p.ShardIndex < 0 {
+		return store.Run{}, false, invalid("shard_index", "must be 0 or more (shards are numbered from 0), got %d", *p.ShardIndex)
+	}
+	if p.ShardIndex != nil && p.ShardTotal != nil && *p.ShardIndex >= *p.ShardTotal {
+		return store.Run{}, false, invalid("shard_index", "must be below shard_total (%d), got %d", *p.ShardTotal, *p.ShardIndex)
+	}
 	job, err := s.GetJob(ctx, p.JobID)
 	if err != nil {
 		return store.Run{}, false, err
@@ -424,13 +440,26 @@ func (s *Service) TriggerJob(ctx context.Context, p TriggerParams) (run store.Ru
 	if p.Target != "" {
 		changes["target"] = p.Target
 	}
+	tp := scheduler.TriggerParams{JobID: p.JobID, Params: p.Params, IdempotencyKey: p.IdempotencyKey, Target: p.Target, OnlyShard: p.ShardIndex}
+	if p.ShardTotal != nil {
+		changes["shard_total"] = *p.ShardTotal
+		tp.ShardTotal = *p.ShardTotal
+	}
+	if p.ShardIndex != nil {
+		changes["shard_index"] = *p.ShardIndex
+	}
 	record := func(ctx context.Context, tx *store.Store, run store.Run) error {
 		changes["run_id"] = run.ID
 		return s.audit(ctx, tx, auditEntry{Action: ActJobTrigger, ObjectType: "job", ObjectID: job.ID, GroupID: job.GroupID, Changes: changes})
 	}
-	run, created, err = s.trig.Trigger(ctx, scheduler.TriggerParams{JobID: p.JobID, Params: p.Params, IdempotencyKey: p.IdempotencyKey, Target: p.Target, Record: record})
+	tp.Record = record
+	run, created, err = s.trig.Trigger(ctx, tp)
 	if errors.Is(err, scheduler.ErrTargetNotCandidate) {
 		return store.Run{}, false, invalid("target", "%v", err)
+	}
+	var shardErr *scheduler.ShardRangeError
+	if errors.As(err, &shardErr) {
+		return store.Run{}, false, invalid("shard_index", "%v", err)
 	}
 	if err != nil {
 		return store.Run{}, false, notFoundOr(err, "job", p.JobID, fmt.Sprintf("trigger job %d", p.JobID))
@@ -534,5 +563,14 @@ func triggerFingerprint(p TriggerParams) string {
 	}
 	h.Write([]byte{0})
 	h.Write([]byte(p.Target))
+	// Shard options only when given: fingerprints of triggers without them
+	// stay what they were before shard options existed.
+	for _, v := range []*int{p.ShardTotal, p.ShardIndex} {
+		if v != nil {
+			fmt.Fprintf(h, "\x00%d", *v)
+		} else if p.ShardTotal != nil || p.ShardIndex != nil {
+			h.Write([]byte{0, '-'})
+		}
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -493,6 +493,24 @@ func TestConsoleInBrowser(t *testing.T) {
 	require.Len(t, retries, 1)
 	require.Equal(t, []string{fmt.Sprint(flakyRun["id"]), fmt.Sprintf("*%v", retries[0].(map[string]any)["id"])}, chain,
 		"the chain, first to last, on the retry's page (marked as this run)")
+
+	// Trigger with shard options: only shard 3 of 3 (numbered from 0).
+	var shard string
+	run(t, ctx, "trigger one shard",
+		chromedp.Navigate(fmt.Sprintf("%s/#/jobs/%v", srv.base, child["id"])),
+		chromedp.WaitVisible("#trigger-shard-total", chromedp.ByQuery),
+		chromedp.SendKeys("#trigger-shard-total", "3", chromedp.ByQuery),
+		chromedp.SendKeys("#trigger-shard-index", "2", chromedp.ByQuery),
+		chromedp.Click("#trigger-job", chromedp.ByQuery),
+		chromedp.WaitVisible("#run-log", chromedp.ByQuery),
+		chromedp.Poll(`(() => { const s = document.querySelector("#run-shard"); return s && s.textContent; })()`, &shard),
+	)
+	require.Equal(t, "3 of 3", shard)
+	childRuns = srv.call("GET", fmt.Sprintf("runs?job_id=%v", child["id"]), nil)["items"].([]any)
+	require.Len(t, childRuns, 2, "the child run and the one shard")
+	require.Equal(t, 2.0, childRuns[0].(map[string]any)["shard_index"])
+	require.Equal(t, 3.0, childRuns[0].(map[string]any)["shard_total"])
+	checkA11y(t, ctx, "one shard's run page")
 	for _, j := range []map[string]any{parent, child, flaky} {
 		require.Equal(t, 204, srv.status("DELETE", fmt.Sprintf("jobs/%v", j["id"])))
 	}

@@ -308,17 +308,29 @@ async function jobPage(id) {
     const targets = await candidates(group);
     const target = h("select", { id: "trigger-target", name: "target" },
       h("option", { value: "" }, `Routed (${job.route_strategy})`), targets.map((t) => h("option", { value: t }, t)));
+    // Shard options: how many shards to fan out to, and whether to run only
+    // one of them (XXL-JOB passes shardIndex/shardTotal to the handler).
+    const ownShards = job.route_strategy === "sharding" ? "one per executor" : "1";
+    const shardTotal = h("input", { id: "trigger-shard-total", name: "shard_total", type: "number", min: 1, max: 1000, placeholder: `the job's (${ownShards})`,
+      "aria-describedby": "trigger-shards-hint" });
+    const shardIndex = h("input", { id: "trigger-shard-index", name: "shard_index", type: "number", min: 0, placeholder: "all shards",
+      "aria-describedby": "trigger-shards-hint" });
+    const num = (input) => (input.value === "" ? undefined : Number(input.value));
     trigger = h("form", { "aria-labelledby": "trigger-title", onsubmit: async (ev) => {
       ev.preventDefault();
       try {
-        const run = await post(`jobs/${id}/trigger`, { params: params.value, target: target.value || undefined });
+        const run = await post(`jobs/${id}/trigger`, { params: params.value, target: target.value || undefined,
+          shard_total: num(shardTotal), shard_index: num(shardIndex) });
         location.hash = `#/runs/${run.id}`;
       } catch (e) { flash(describe(e)); }
     } }, h("h2", { id: "trigger-title" }, "Trigger now"),
       h("div", { class: "grid" },
         h("div", {}, h("label", { for: "trigger-params" }, "Params for this run"), params),
-        h("div", {}, h("label", { for: "trigger-target" }, "Target"), target,
-          job.route_strategy === "sharding" ? h("p", { class: "hint" }, "Routed, a sharding job runs one shard per candidate; a chosen target runs it as one shard.") : null)),
+        h("div", {}, h("label", { for: "trigger-target" }, "Target"), target),
+        h("div", {}, h("label", { for: "trigger-shard-total" }, "Shard count"), shardTotal),
+        h("div", {}, h("label", { for: "trigger-shard-index" }, "Only shard number"), shardIndex)),
+      h("p", { class: "hint", id: "trigger-shards-hint" }, `Empty: all of the job's shards (${ownShards}). A shard count fans out to that many shards; `,
+        "a shard number (from 0) runs only that shard of them. Each run is told its shard index and total."),
       h("div", { class: "actions" }, h("button", { type: "submit", id: "trigger-job" }, "Trigger now")));
   }
   const rows = runs.items.map((r) => h("tr", {},
