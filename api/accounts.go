@@ -241,7 +241,7 @@ func (s *server) listPrincipals(c *fiber.Ctx, kind string) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.svc.ListPrincipals(c.UserContext(), kind, c.Query("cursor"), limit)
+	p, err := s.svc.ListPrincipals(c.UserContext(), kind, service.PrincipalListParams{NamePrefix: c.Query("name_prefix"), Cursor: c.Query("cursor"), Limit: limit})
 	if err != nil {
 		return err
 	}
@@ -490,10 +490,20 @@ type bindingView struct {
 	PrincipalID int64   `json:"principal_id"`
 	SSOGroup    string  `json:"sso_group"`
 	CreatedAt   *string `json:"created_at"`
+	// The names of what is bound, in the list (GET): "" when not known.
+	PrincipalName string `json:"principal_name,omitempty"`
+	PrincipalKind string `json:"principal_kind,omitempty"`
+	GroupAppName  string `json:"group_app_name,omitempty"`
 }
 
 func viewBinding(b store.RoleBinding) bindingView {
 	return bindingView{ID: b.ID, Role: b.Role, GroupID: b.GroupID, PrincipalID: b.PrincipalID, SSOGroup: b.SSOGroup, CreatedAt: rfc3339(b.CreatedMs)}
+}
+
+func viewNamedBinding(b store.NamedBinding) bindingView {
+	v := viewBinding(b.RoleBinding)
+	v.PrincipalName, v.PrincipalKind, v.GroupAppName = b.PrincipalName, b.PrincipalKind, b.GroupAppName
+	return v
 }
 
 type bindingRequest struct {
@@ -510,7 +520,7 @@ func (s *server) listBindings(c *fiber.Ctx) error {
 	}
 	out := make([]bindingView, 0, len(bs))
 	for _, b := range bs {
-		out = append(out, viewBinding(b))
+		out = append(out, viewNamedBinding(b))
 	}
 	return c.JSON(pageView[bindingView]{Items: out})
 }

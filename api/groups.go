@@ -61,7 +61,8 @@ func (s *server) listGroups(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.svc.ListGroups(c.UserContext(), service.GroupListParams{Cursor: c.Query("cursor"), Limit: limit, OnlyGroups: visibleGroups(c, access.PermGroupsRead)})
+	p, err := s.svc.ListGroups(c.UserContext(), service.GroupListParams{Cursor: c.Query("cursor"), Limit: limit, OnlyGroups: visibleGroups(c, access.PermGroupsRead),
+		NamePrefix: c.Query("name_prefix")})
 	if err != nil {
 		return err
 	}

@@ -8,8 +8,8 @@ import (
 
 // PoolConfig sizes one trigger pool.
 type PoolConfig struct {
-	Workers int `yaml:"workers"` // concurrent dispatches
-	Queue   int `yaml:"queue"`   // claimed runs waiting for a worker
+	Workers int `yaml:"workers"` // concurrent sends (driver calls)
+	Queue   int `yaml:"queue"`   // runs waiting for their hand-off and send (still scheduled)
 }
 
 // Config tunes one scheduler replica. Zero values take the defaults of

@@ -15,11 +15,13 @@
 //     only then puts the runs in the time ring.
 //   - time ring (ring.go): wakes at each second boundary and fires the
 //     current slot and any earlier one it missed.
-//   - dispatcher and trigger pools (dispatcher.go, pool.go): reserve pool
-//     capacity, claim runs with a compare-and-set (scheduled -> dispatching),
-//     and dispatch only what was claimed. A full pool leaves runs scheduled for
-//     the next tick (recorded late), never dropped. Slow jobs (more than 10
-//     dispatches over 500 ms in a minute) use the slow pool.
+//   - dispatcher and trigger pools (dispatcher.go, pool.go, handoff.go):
+//     reserve pool places and queue the runs, still scheduled; right before
+//     its send each run is claimed and handed off in one compare-and-set
+//     (scheduled -> dispatching with handed_ms), batched across the pool,
+//     and only what was handed is sent. A full pool leaves runs scheduled
+//     for the next tick (recorded late), never dropped. Slow jobs (more than
+//     10 dispatches over 500 ms in a minute) use the slow pool.
 //   - ledger writer (ledger.go): batches the state changes that follow a
 //     dispatch, each guarded by the state it leaves.
 //   - takeover (takeover.go): adopts the work of dead nodes: their scheduled

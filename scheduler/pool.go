@@ -4,31 +4,72 @@ import (
 	"context"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 )
 
-// pool is a fixed set of workers with a bounded queue. Capacity is reserved
-// before runs are claimed, so a claimed run always has a place in the queue:
-// when the pool is full the runs stay scheduled (unclaimed) and are offered
-// again at the next tick, late, never dropped.
+// pool is a bounded queue of runs and the goroutines that send them. Queue
+// places are reserved before runs are queued, so when the pool is full the
+// runs stay in the backlog and are offered again at the next tick, late,
+// never dropped. A queued run is still scheduled: its goroutine claims it
+// and records its hand-off (handoffGate) right before the send.
+//
+// Workers bounds the sends at once (concurrent driver calls: HTTP
+// requests, local processes, Lambda invokes). The hand-off is a durable
+// statement shared by many runs, and a run holds no send slot while it
+// waits for it: up to handAhead x the free send slots may be in hand-offs
+// at once, so a pool whose sends are quick hands off large batches (a
+// pool of W workers is not capped at W / statement time), while a pool
+// whose sends are slow hands off about as many runs as it can send. A
+// handed run waiting for a send slot is the rare case (the slots it was
+// admitted for were taken meanwhile): the window in which a crash leaves
+// a run handed but unsent stays about the send itself.
 type pool struct {
-	// unhanded counts the tasks queued or running that have not passed
-	// their hand-off yet; past the tasks running past it (in the send).
-	// Together they say when every task has done what it can do without
-	// waiting (settled).
-	unhanded, past atomic.Int64
-
 	name    string
 	tasks   chan func(context.Context)
 	slots   chan struct{} // one token per free queue place
-	workers int
+	sends   chan struct{} // one token per free send slot
+	workers int           // send slots
+	procs   int           // goroutines: workers x (1 + handAhead)
 	wg      sync.WaitGroup
 	cancel  context.CancelFunc
 	once    sync.Once
 	startMu sync.Once
+
+	mu       sync.Mutex
+	changed  chan struct{} // closed when a send ends or a hand-off is decided
+	running  int           // goroutines in a task
+	unhanded int           // tasks queued or running before their hand-off decision
+	pending  int           // admitted to a hand-off, not decided yet
+	busy     int           // handed, not finished (waiting for a send slot or sending)
+	waiting  int           // blocked in admit
+	// gateAvg and sendAvg are moving averages of how long a hand-off and a
+	// send take (wall time: this is I/O pacing, not scheduling); 0 until
+	// one is seen.
+	gateAvg, sendAvg time.Duration
+}
+
+// handAhead is the most runs per free send slot that may wait in
+// hand-offs: as many as one send slot sends during a hand-off statement
+// (its average time over the average send's), from 1 (sends as slow as a
+// hand-off, or none finished yet) to handAhead.
+const handAhead = 4
+
+// ahead is the current number of runs per free send slot (p.mu held).
+func (p *pool) ahead() int {
+	if p.sendAvg <= 0 || p.gateAvg <= 0 {
+		return 1
+	}
+	return max(1, min(handAhead, int(p.gateAvg/p.sendAvg)))
+}
+
+// average folds d into a moving average (1/16 weight).
+func average(avg, d time.Duration) time.Duration {
+	if avg == 0 {
+		return d
+	}
+	return avg + (d-avg)/16
 }
 
 func newPool(name string, cfg PoolConfig) *pool {
@@ -36,25 +77,37 @@ func newPool(name string, cfg PoolConfig) *pool {
 		name:    name,
 		tasks:   make(chan func(context.Context), cfg.Queue),
 		slots:   make(chan struct{}, cfg.Queue),
+		sends:   make(chan struct{}, cfg.Workers),
 		workers: cfg.Workers,
+		procs:   cfg.Workers * (1 + handAhead),
+		changed: make(chan struct{}),
 	}
 	for i := 0; i < cfg.Queue; i++ {
 		p.slots <- struct{}{}
 	}
+	for i := 0; i < cfg.Workers; i++ {
+		p.sends <- struct{}{}
+	}
 	return p
 }
 
-// Start launches the workers; ctx is the hard-stop context of their tasks.
+// Start launches the goroutines; ctx is the hard-stop context of their tasks.
 func (p *pool) Start(ctx context.Context) {
 	p.startMu.Do(func() {
 		ctx, p.cancel = context.WithCancel(ctx)
-		for i := 0; i < p.workers; i++ {
+		for i := 0; i < p.procs; i++ {
 			p.wg.Add(1)
 			go func() {
 				defer p.wg.Done()
 				for task := range p.tasks {
+					p.mu.Lock()
+					p.running++
+					p.mu.Unlock()
 					p.slots <- struct{}{}
 					task(ctx)
+					p.mu.Lock()
+					p.running--
+					p.mu.Unlock()
 				}
 			}()
 		}
@@ -114,45 +167,15 @@ func (p *pool) release(n int) {
 }
 
 // submit queues a task on a reserved place; it never blocks. The task
-// reports its hand-off through the turn it is given.
+// goes through its hand-off and send by the turn it is given.
 func (p *pool) submit(task func(context.Context, *turn)) {
-	p.unhanded.Add(1)
+	p.mu.Lock()
+	p.unhanded++
+	p.mu.Unlock()
 	t := &turn{p: p}
 	p.tasks <- func(ctx context.Context) {
 		defer t.end()
 		task(ctx, t)
-	}
-}
-
-// settled reports that no task can move on without something outside the
-// pool (a blocked send, the clock): none waits before its hand-off, or every
-// worker is busy past its own.
-func (p *pool) settled() bool {
-	return p.unhanded.Load() == 0 || p.past.Load() == int64(p.workers)
-}
-
-// turn is one task's passage through its hand-off.
-type turn struct {
-	p      *pool
-	passed bool
-}
-
-// pass marks the hand-off decided (handed, refused or failed); only the
-// first call counts.
-func (t *turn) pass() {
-	if t == nil || t.passed {
-		return
-	}
-	t.passed = true
-	t.p.unhanded.Add(-1)
-	t.p.past.Add(1)
-}
-
-func (t *turn) end() {
-	if t.passed {
-		t.p.past.Add(-1)
-	} else {
-		t.p.unhanded.Add(-1)
 	}
 }
 
@@ -176,4 +199,123 @@ func (p *pool) Stop(clock clockwork.Clock, grace time.Duration) {
 		}
 		p.cancel()
 	})
+}
+
+// notify wakes the goroutines blocked in admit (they count themselves
+// again if they must go on waiting). p.mu is held.
+func (p *pool) notify() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+	p.waiting = 0
+}
+
+// settled reports that no task can move on without something outside the
+// pool (a send that blocks, the clock): every task not past its hand-off
+// waits for a send to end, or for a goroutine while all are busy.
+func (p *pool) settled() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	queued := len(p.tasks)
+	return p.unhanded == p.waiting+queued && (queued == 0 || p.running == p.procs)
+}
+
+// turn is one task's way through its hand-off and send.
+type turn struct {
+	p                               *pool
+	admitted, decided, handed, slot bool
+	sendAt                          time.Time // the first driver call began (scheduler clock)
+	sendWall, admittedAt            time.Time // wall time, for the pool's averages
+}
+
+// sending notes that the first driver call begins (now: scheduler clock).
+func (t *turn) sending(now time.Time) {
+	if t != nil && t.sendAt.IsZero() {
+		t.sendAt, t.sendWall = now, time.Now()
+	}
+}
+
+// admit waits until the run may go to a hand-off: fewer runs are in
+// hand-offs than handAhead x the send slots not taken by handed runs.
+func (t *turn) admit(ctx context.Context) error {
+	if t == nil || t.admitted {
+		return nil
+	}
+	p := t.p
+	p.mu.Lock()
+	for p.pending >= p.ahead()*(p.workers-p.busy) {
+		ch := p.changed
+		p.waiting++
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			p.mu.Lock()
+			p.notify() // recount the others
+			p.mu.Unlock()
+			return ctx.Err()
+		}
+		p.mu.Lock()
+	}
+	p.pending++
+	t.admitted = true
+	t.admittedAt = time.Now()
+	p.mu.Unlock()
+	return nil
+}
+
+// pass records the hand-off's answer (handed: the run goes to its target);
+// only the first call counts.
+func (t *turn) pass(handed bool) {
+	if t == nil || t.decided {
+		return
+	}
+	p := t.p
+	p.mu.Lock()
+	t.decided, t.handed = true, handed
+	p.unhanded--
+	if t.admitted {
+		p.pending--
+		p.gateAvg = average(p.gateAvg, time.Since(t.admittedAt))
+	}
+	if handed {
+		p.busy++
+	}
+	p.notify()
+	p.mu.Unlock()
+}
+
+// send takes a send slot for the rest of the task (once).
+func (t *turn) send(ctx context.Context) error {
+	if t == nil || t.slot {
+		return nil
+	}
+	select {
+	case <-t.p.sends:
+		t.slot = true
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (t *turn) end() {
+	p := t.p
+	if t.slot {
+		p.sends <- struct{}{}
+	}
+	p.mu.Lock()
+	switch {
+	case !t.decided:
+		p.unhanded--
+		if t.admitted {
+			p.pending--
+		}
+	case t.handed:
+		p.busy--
+	}
+	if !t.sendWall.IsZero() {
+		p.sendAvg = average(p.sendAvg, time.Since(t.sendWall))
+	}
+	p.notify()
+	p.mu.Unlock()
 }

@@ -92,6 +92,7 @@ func (p *preReader) cycle(ctx context.Context) (full bool, err error) {
 		return false, tx.Commit()
 	}
 	plan := p.plan(jobs, now, p.shardCounts(tctx, jobs))
+	cut := plan.jobs < len(jobs) // the rest: the next cycle, at once
 	ids, err := tx.RunInsertBatch(tctx, plan.inserts)
 	if err != nil {
 		return false, fmt.Errorf("record %d fires: %w", len(plan.inserts), err)
@@ -116,10 +117,11 @@ func (p *preReader) cycle(ctx context.Context) (full bool, err error) {
 	}
 	p.metrics.Scheduled.Add(float64(len(fires)))
 	p.ring.push(fires...)
-	return len(jobs) == p.cfg.PreReadLimit, nil
+	return cut || len(jobs) == p.cfg.PreReadLimit, nil
 }
 
 type prereadPlan struct {
+	jobs     int // how many of the jobs read it covers (see maxFiresPerCycle)
 	inserts  []store.RunInsert
 	jobOf    []*store.Job // the job of each insert
 	advances []store.JobAdvance
@@ -128,6 +130,15 @@ type prereadPlan struct {
 // maxFiresPerJob bounds one job's fires in one window (schedules fire at most
 // once a second, so a 5 s window holds at most 6).
 const maxFiresPerJob = 64
+
+// maxFiresPerCycle bounds the runs one locked transaction records: the jobs
+// beyond it (whole jobs: a job's fires go together) are left unadvanced for
+// the next cycle, which follows at once. At 10,000 every-second jobs the
+// first cycle (a whole 5 s window) or one after an outage (skipped fires
+// recorded as misfired) would otherwise insert 50,000 runs or more in one
+// transaction, which on a busy machine ran past lock_tx_timeout, rolled
+// back, and left even more to the next try.
+const maxFiresPerCycle = 12000
 
 // A misfire records each skipped fire time of a job as a misfired run, up
 // to maxSkippedRows per pre-read; beyond that (a long outage of a frequent
@@ -149,6 +160,10 @@ func (p *preReader) plan(jobs []store.Job, now time.Time, shards map[int64]int) 
 	nowMs := now.UnixMilli()
 	windowEnd := nowMs + p.cfg.PreReadWindow.Milliseconds()
 	for i := range jobs {
+		if len(pl.inserts) >= maxFiresPerCycle {
+			break
+		}
+		pl.jobs = i + 1
 		job := &jobs[i]
 		add := func(schedMs int64, state kind.RunState, trigger kind.Trigger, msg string) {
 			n := max(1, shards[job.ID])

@@ -96,9 +96,13 @@ func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Reque
 			release()
 		}
 		if derr == nil {
+			derr = f.turn.send(ctx)
+		}
+		if derr == nil {
 			r := req
 			r.Target = t
 			d.sent.put(f.runID, t)
+			f.turn.sending(d.clock.Now())
 			rctx, cancel := context.WithTimeout(ctx, d.cfg.DispatchTimeout)
 			res, derr = drv.Run(rctx, r)
 			cancel()
@@ -135,8 +139,14 @@ var (
 // node took over, or that another copy of this fire already sent, is not
 // sent.
 func (d *dispatcher) handOff(ctx context.Context, f fire) error {
+	// Admitted when the pool can send it soon (see pool): a handed run
+	// should not wait for a send slot.
+	if err := f.turn.admit(ctx); err != nil {
+		f.turn.pass(false)
+		return fmt.Errorf("%w: %w", errHandoffUnknown, err)
+	}
 	ok, err := d.gate.pass(ctx, f.runID)
-	f.turn.pass()
+	f.turn.pass(ok)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errHandoffUnknown, err)
 	}

@@ -377,8 +377,8 @@ func TestFullPoolIsBackPressureNotDrop(t *testing.T) {
 	b.step(1, 2*time.Second)
 	b.waitDispatched(1)
 	// A tick later one run is with the blocked worker (claimed and handed
-	// off), one waits in the queue (still scheduled: it is claimed by its
-	// hand-off), and four wait in the backlog, scheduled.
+	// off); the others wait in the pool for its one send slot or in the
+	// backlog, all still scheduled: a run is claimed by its hand-off.
 	b.step(1, time.Second)
 	counts, err := b.st.RunCountByState(context.Background(), 0)
 	require.NoError(t, err)

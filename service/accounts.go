@@ -113,17 +113,28 @@ func resourceOf(kind string) string {
 	return "user"
 }
 
+// PrincipalListParams page through users or service accounts (by id).
+type PrincipalListParams struct {
+	// NamePrefix keeps those whose name starts with it (a name picker's search).
+	NamePrefix string
+	Cursor     string
+	Limit      int // 0 = DefaultPageLimit; at most MaxPageLimit
+}
+
 // ListPrincipals lists users or service accounts by id.
-func (s *Service) ListPrincipals(ctx context.Context, kind, cursor string, limit int) (Page[store.Principal], error) {
-	limit, err := pageLimit(limit)
+func (s *Service) ListPrincipals(ctx context.Context, kind string, p PrincipalListParams) (Page[store.Principal], error) {
+	if err := checkText("name_prefix", p.NamePrefix, 0, 64, false); err != nil {
+		return Page[store.Principal]{}, err
+	}
+	limit, err := pageLimit(p.Limit)
 	if err != nil {
 		return Page[store.Principal]{}, err
 	}
-	after, err := decodeCursor("p", cursor)
+	after, err := decodeCursor("p", p.Cursor)
 	if err != nil {
 		return Page[store.Principal]{}, err
 	}
-	ps, err := s.st.PrincipalList(ctx, store.PrincipalListParams{Kind: kind, AfterID: after, Limit: limit + 1})
+	ps, err := s.st.PrincipalList(ctx, store.PrincipalListParams{Kind: kind, AfterID: after, Limit: limit + 1, NamePrefix: p.NamePrefix})
 	if err != nil {
 		return Page[store.Principal]{}, fmt.Errorf("list %ss: %w", kind, err)
 	}
@@ -571,8 +582,8 @@ func (s *Service) CreateBinding(ctx context.Context, p BindingCreateParams) (sto
 }
 
 // ListBindings lists every role binding.
-func (s *Service) ListBindings(ctx context.Context) ([]store.RoleBinding, error) {
-	return s.st.BindingList(ctx)
+func (s *Service) ListBindings(ctx context.Context) ([]store.NamedBinding, error) {
+	return s.st.BindingListNamed(ctx)
 }
 
 // DeleteBinding takes a role back. Taking admin from the last admin user is

@@ -206,7 +206,7 @@ func TestAuditIsAtomicWithTheChange(t *testing.T) {
 			gs, err := b.svc.ListGroups(ctx, service.GroupListParams{})
 			require.NoError(t, err)
 			require.Len(t, gs.Items, 1, "the group without its audit event was rolled back")
-			ps, err := b.svc.ListPrincipals(ctx, store.PrincipalService, "", 0)
+			ps, err := b.svc.ListPrincipals(ctx, store.PrincipalService, service.PrincipalListParams{})
 			require.NoError(t, err)
 			require.Empty(t, ps.Items)
 

@@ -158,6 +158,8 @@ func (s *Service) GetGroup(ctx context.Context, id int64) (store.Group, error) {
 type GroupListParams struct {
 	// OnlyGroups, when not nil, lists only these groups (what the caller may see).
 	OnlyGroups []int64
+	// NamePrefix keeps the groups whose app name or title starts with it.
+	NamePrefix string
 	Cursor     string
 	Limit      int // 0 = DefaultPageLimit; at most MaxPageLimit
 }
@@ -172,7 +174,10 @@ func (s *Service) ListGroups(ctx context.Context, p GroupListParams) (Page[store
 	if err != nil {
 		return Page[store.Group]{}, err
 	}
-	gs, err := s.st.GroupListPage(ctx, store.GroupListPageParams{AfterID: after, Limit: limit + 1, OnlyGroups: p.OnlyGroups})
+	if err := checkText("name_prefix", p.NamePrefix, 0, MaxAppNameLen, false); err != nil {
+		return Page[store.Group]{}, err
+	}
+	gs, err := s.st.GroupListPage(ctx, store.GroupListPageParams{AfterID: after, Limit: limit + 1, OnlyGroups: p.OnlyGroups, NamePrefix: p.NamePrefix})
 	if err != nil {
 		return Page[store.Group]{}, fmt.Errorf("list groups: %w", err)
 	}

@@ -73,6 +73,36 @@ func (s *Store) BindingList(ctx context.Context) ([]RoleBinding, error) {
 	return out, rows.Err()
 }
 
+// NamedBinding is a binding with the names of what it binds, for people.
+type NamedBinding struct {
+	RoleBinding
+	PrincipalName string // "" for an SSO group binding
+	PrincipalKind string
+	GroupAppName  string // "" for admin (no group)
+}
+
+// BindingListNamed lists every binding, by id, with the names of its
+// principal and group (the console's list; the credential cache reads
+// BindingList).
+func (s *Store) BindingListNamed(ctx context.Context) ([]NamedBinding, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT b.id, b.role, b.group_id, b.principal_id, b.sso_group, b.created_ms,
+		COALESCE(p.name, ''), COALESCE(p.kind, ''), COALESCE(g.app_name, '')
+		FROM role_bindings b LEFT JOIN principals p ON p.id = b.principal_id LEFT JOIN job_groups g ON g.id = b.group_id ORDER BY b.id`)
+	if err != nil {
+		return nil, fmt.Errorf("list role bindings: %w", err)
+	}
+	defer rows.Close()
+	var out []NamedBinding
+	for rows.Next() {
+		var b NamedBinding
+		if err := rows.Scan(&b.ID, &b.Role, &b.GroupID, &b.PrincipalID, &b.SSOGroup, &b.CreatedMs, &b.PrincipalName, &b.PrincipalKind, &b.GroupAppName); err != nil {
+			return nil, fmt.Errorf("list role bindings: %w", err)
+		}
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
 // BindingDelete deletes a binding.
 func (s *Store) BindingDelete(ctx context.Context, id int64) error {
 	res, err := s.db.ExecContext(ctx, "DELETE FROM role_bindings WHERE id = ?", id)

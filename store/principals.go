@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Principal kinds and sources as stored.
@@ -119,6 +120,9 @@ type PrincipalListParams struct {
 	Kind    string // "" = all
 	AfterID int64
 	Limit   int
+	// NamePrefix keeps the principals whose name starts with it, ignoring
+	// case; "" keeps all.
+	NamePrefix string
 }
 
 // PrincipalList lists principals by id.
@@ -128,6 +132,10 @@ func (s *Store) PrincipalList(ctx context.Context, p PrincipalListParams) ([]Pri
 	if p.Kind != "" {
 		q += " AND p.kind = ?"
 		args = append(args, p.Kind)
+	}
+	if p.NamePrefix != "" {
+		q += " AND LOWER(p.name) LIKE ? ESCAPE '!'"
+		args = append(args, likeEscape(strings.ToLower(p.NamePrefix))+"%")
 	}
 	limit := p.Limit
 	if limit <= 0 || limit > 1000 {

@@ -14,6 +14,9 @@ type GroupListPageParams struct {
 	Limit   int   // 1..1000; other values mean 100
 	// OnlyGroups, when not nil, keeps only these group ids (empty: none).
 	OnlyGroups []int64
+	// NamePrefix keeps the groups whose app name or title starts with it,
+	// ignoring case; "" keeps all.
+	NamePrefix string
 }
 
 // GroupListPage lists groups by id, after AfterID.
@@ -24,6 +27,11 @@ func (s *Store) GroupListPage(ctx context.Context, p GroupListPageParams) ([]Gro
 	}
 	q, args := "SELECT "+groupCols+" FROM job_groups WHERE id > ?", []any{p.AfterID}
 	q, args = onlyGroups(q, args, "id", p.OnlyGroups)
+	if p.NamePrefix != "" {
+		like := likeEscape(strings.ToLower(p.NamePrefix)) + "%"
+		q += " AND (app_name LIKE ? ESCAPE '!' OR LOWER(title) LIKE ? ESCAPE '!')"
+		args = append(args, like, like)
+	}
 	rows, err := s.db.QueryContext(ctx, q+" ORDER BY id LIMIT ?", append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("list groups: %w", err)

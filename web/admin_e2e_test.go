@@ -123,6 +123,40 @@ alarms:
 	)
 	require.True(t, strings.HasPrefix(secret, "rj_"), secret)
 
+	// A role is granted by picking the user and the group by name.
+	for i := 0; i < 12; i++ { // more than one page of matches
+		srv.call("POST", "service-accounts", map[string]any{"name": fmt.Sprintf("umbrella-%02d", i)})
+	}
+	srv.call("POST", "groups", map[string]any{"app_name": "picked-group", "title": "Picked"})
+	var granted, moreShown string
+	run(t, ctx, "grant a role with name pickers",
+		chromedp.Navigate(srv.base+"/#/admin/bindings"),
+		chromedp.WaitVisible("#new-binding", chromedp.ByQuery),
+		chromedp.SetValue("#nb-role", "operator", chromedp.ByQuery),
+		chromedp.SendKeys("#nb-principal", "um", chromedp.ByQuery),
+		chromedp.WaitVisible(`#nb-principal-results button[data-value]`, chromedp.ByQuery),
+		chromedp.Text("#nb-principal-results", &moreShown, chromedp.ByQuery),
+		chromedp.Click(`//ul[@id="nb-principal-results"]//button[text()="uma (user)"]`, chromedp.BySearch),
+		chromedp.WaitVisible(`//p[@id="nb-principal-chosen"][contains(., "uma (user)")]`, chromedp.BySearch),
+		chromedp.SendKeys("#nb-group", "pick", chromedp.ByQuery),
+		chromedp.Click(`//ul[@id="nb-group-results"]//button[contains(., "picked-group")]`, chromedp.BySearch),
+		chromedp.WaitVisible(`//p[@id="nb-group-chosen"][contains(., "picked-group")]`, chromedp.BySearch),
+		chromedp.Click("#new-binding-submit", chromedp.ByQuery),
+		chromedp.WaitVisible(`//table[@id="bindings-table"]//td[text()="uma (user)"]`, chromedp.BySearch),
+		chromedp.Text("#bindings-table", &granted, chromedp.ByQuery),
+	)
+	require.Contains(t, moreShown, "More", "the matches page through the API")
+	require.Contains(t, granted, "picked-group")
+	checkA11y(t, ctx, "role bindings")
+	var pickErr string
+	run(t, ctx, "a typed name must be picked",
+		chromedp.SendKeys("#nb-principal", "nobody-like-this", chromedp.ByQuery),
+		chromedp.Click("#new-binding-submit", chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector("#new-binding-error").textContent !== ""`, nil),
+		chromedp.Text("#new-binding-error", &pickErr, chromedp.ByQuery),
+	)
+	require.Contains(t, pickErr, "pick one of the matches")
+
 	// Both are in the audit log, and the filter narrows it.
 	var actions string
 	run(t, ctx, "audit log",

@@ -2,7 +2,7 @@
 // audit log). Owned by the access work; the router takes its routes and
 // menu links from here. Everything here needs admin; the API refuses the
 // rest with 403, which the pages show as a readable message.
-import { call, del, get, post, query } from "./api.js";
+import { APIError, call, del, get, post, query } from "./api.js";
 import { describe, flash, h, me, render, table, when } from "./core.js";
 
 const isAdmin = () => !!me() && me().admin;
@@ -39,6 +39,102 @@ function formOf(id, title, fields, submit, onsubmit) {
 }
 
 const field = (id, label, attrs) => [h("label", { for: id }, label), h("input", { id, ...attrs })];
+
+// ---- name pickers: search as you type, one page at a time through the API
+
+// picker chooses one item by name. search(prefix, cursor) answers
+// { items: [{ value, name, text }], next } where next (or null) asks for
+// the following page. An input with text but nothing chosen is refused on
+// submit (required, or typed and not picked).
+function picker(id, label, hint, search, required) {
+  let chosen = null;
+  let seq = 0;
+  let timer = 0;
+  let next = null;
+  const input = h("input", { id, type: "search", autocomplete: "off", "aria-describedby": `${id}-hint ${id}-chosen`, "aria-controls": `${id}-results` });
+  const results = h("ul", { id: `${id}-results`, class: "picker-results", "aria-label": `Matches for “${label}”` });
+  const chosenEl = h("p", { id: `${id}-chosen`, class: "hint", "aria-live": "polite" }, "Nothing chosen.");
+  function choose(item) {
+    chosen = item;
+    chosenEl.textContent = item ? `Chosen: ${item.text}` : "Nothing chosen.";
+    results.replaceChildren();
+    input.defaultValue = item ? item.name : ""; // a form reset keeps what is chosen
+    input.value = input.defaultValue;
+  }
+  async function load(more) {
+    const mine = ++seq;
+    let page;
+    try {
+      page = await search(input.value.trim(), more ? next : null);
+    } catch (e) {
+      results.replaceChildren(h("li", {}, describe(e)));
+      return;
+    }
+    if (mine !== seq) return; // a later search has started
+    next = page.next;
+    if (more) results.querySelector(".picker-more")?.remove();
+    else results.replaceChildren();
+    results.append(...page.items.map((it) => h("li", {},
+      h("button", { type: "button", class: "secondary", "data-value": it.value, onclick: () => choose(it) }, it.text))));
+    if (!more && page.items.length === 0) results.append(h("li", {}, "No match."));
+    if (next) results.append(h("li", { class: "picker-more" }, h("button", { type: "button", class: "secondary", onclick: () => load(true) }, "More…")));
+  }
+  input.addEventListener("input", () => {
+    if (chosen) { chosen = null; chosenEl.textContent = "Nothing chosen."; }
+    clearTimeout(timer);
+    timer = setTimeout(() => load(false), 200);
+  });
+  input.addEventListener("focus", () => { if (!chosen && !results.children.length) load(false); });
+  return {
+    el: h("div", { class: "picker" }, h("label", { for: id }, label), input, h("div", { class: "hint", id: `${id}-hint` }, hint), chosenEl, results),
+    choose,
+    reset: () => { input.value = ""; choose(null); },
+    // value is the chosen item's value, undefined when none; it throws when
+    // text was typed and nothing picked, or when required and empty.
+    value: () => {
+      if (chosen) return chosen.value;
+      if (input.value.trim() || required) {
+        const e = new Error(`${label}: pick one of the matches below the field (type the start of a name to search).`);
+        input.focus();
+        throw e;
+      }
+      return undefined;
+    },
+  };
+}
+
+const principalItem = (p) => ({ value: p.id, name: p.name, text: `${p.name} (${p.kind === "service" ? "service account" : "user"})` });
+
+// searchPrincipals pages through users and service accounts together.
+async function searchPrincipals(prefix, cursor) {
+  const c = cursor || { users: "", services: "", usersDone: false, servicesDone: false };
+  const none = { items: [], next_cursor: "" };
+  const [us, ss] = await Promise.all([
+    c.usersDone ? none : get("users" + query({ name_prefix: prefix, cursor: c.users, limit: 10 })),
+    c.servicesDone ? none : get("service-accounts" + query({ name_prefix: prefix, cursor: c.services, limit: 10 })),
+  ]);
+  const more = us.next_cursor || ss.next_cursor;
+  return {
+    items: [...us.items, ...ss.items].map(principalItem),
+    next: more ? { users: us.next_cursor, services: ss.next_cursor, usersDone: !us.next_cursor, servicesDone: !ss.next_cursor } : null,
+  };
+}
+
+async function searchGroups(prefix, cursor) {
+  const p = await get("groups" + query({ name_prefix: prefix, cursor: cursor || "", limit: 10 }));
+  return {
+    items: p.items.map((g) => ({ value: g.id, name: g.app_name, text: g.title && g.title !== g.app_name ? `${g.app_name} (${g.title})` : g.app_name })),
+    next: p.next_cursor || null,
+  };
+}
+
+// principalByID finds a user or service account by id (a link's prefill).
+async function principalByID(id) {
+  for (const base of ["users", "service-accounts"]) {
+    try { return await get(`${base}/${id}`); } catch (e) { if (!(e instanceof APIError && e.status === 404)) throw e; }
+  }
+  return null;
+}
 
 // ---- users and service accounts
 
@@ -91,14 +187,17 @@ async function principalsPage(kind) {
 
 async function tokensPage(_, params) {
   const owner = params.get("principal_id") || "";
+  const ownerP = owner && isAdmin() ? await principalByID(owner) : null;
   const list = h("div", { id: "admin-tokens" });
+  const who = picker("at-principal", "User or service account", "type the start of a name, then pick", searchPrincipals, true);
+  if (ownerP) who.choose(principalItem(ownerP));
   const form = formOf("new-admin-token", "New token for a user or service account", [
-    field("at-principal", "User or service account id", { name: "principal_id", type: "number", min: 1, required: true, value: owner }),
+    who.el,
     field("at-name", "Name", { name: "name", required: true, maxlength: 128 }),
     field("at-days", "Expires after (days, empty = never)", { name: "days", type: "number", min: 1 })],
   "Create token", async (fd) => {
     const days = Number(fd.get("days") || 0);
-    const t = await post("tokens", { principal_id: Number(fd.get("principal_id")), name: fd.get("name"), expires_in_sec: days > 0 ? days * 86400 : undefined });
+    const t = await post("tokens", { principal_id: who.value(), name: fd.get("name"), expires_in_sec: days > 0 ? days * 86400 : undefined });
     secret.replaceChildren(h("div", { class: "card" }, h("p", {}, h("strong", {}, "Copy the token now: "), "it is shown only this once."),
       h("input", { id: "admin-token-value", readonly: true, value: t.token, size: 50, "aria-label": "The new token" })));
     await load();
@@ -120,7 +219,7 @@ async function tokensPage(_, params) {
     list.replaceChildren(table({ id: "admin-tokens-table" }, [["Name"], ["Owner id"], ["Prefix"], ["Last used", true], ["Expires"], [""]], rows),
       cursor ? h("button", { type: "button", onclick: () => load(true) }, "Next page") : "");
   }
-  if (!page("tokens", owner ? `Tokens of principal ${owner}` : "Tokens", secret, form, list)) return;
+  if (!page("tokens", owner ? `Tokens of ${ownerP ? ownerP.name : "principal " + owner}` : "Tokens", secret, form, list)) return;
   await load();
 }
 
@@ -128,19 +227,18 @@ async function tokensPage(_, params) {
 
 async function bindingsPage() {
   const list = h("div", { id: "bindings-list" });
-  const groups = isAdmin() ? (await get("groups" + query({ limit: 200 }))).items : [];
-  const groupName = (id) => (groups.find((g) => g.id === id) || {}).app_name || `group ${id}`;
-  const groupSelect = h("select", { id: "nb-group", name: "group_id" }, h("option", { value: "" }, "— (admin is global)"),
-    groups.map((g) => h("option", { value: g.id }, g.app_name)));
+  const group = picker("nb-group", "Group", "empty for admin, which holds on every group; else type the start of an app name or title, then pick", searchGroups, false);
+  const who = picker("nb-principal", "User or service account", "type the start of a name, then pick; or give an SSO group below", searchPrincipals, false);
   const form = formOf("new-binding", "Grant a role", [
     h("label", { for: "nb-role" }, "Role"),
     h("select", { id: "nb-role", name: "role" }, ["viewer", "operator", "owner", "admin"].map((r) => h("option", { value: r }, r))),
-    h("label", { for: "nb-group" }, "Group"), groupSelect,
-    field("nb-principal", "User or service account id", { name: "principal_id", type: "number", min: 1 }),
+    group.el,
+    who.el,
     field("nb-sso", "…or SSO group (everyone in this IdP group)", { name: "sso_group", maxlength: 255 })],
   "Grant", async (fd) => {
-    await post("role-bindings", { role: fd.get("role"), group_id: Number(fd.get("group_id") || 0) || undefined,
-      principal_id: Number(fd.get("principal_id") || 0) || undefined, sso_group: fd.get("sso_group") || undefined });
+    await post("role-bindings", { role: fd.get("role"), group_id: group.value(), principal_id: who.value(), sso_group: fd.get("sso_group") || undefined });
+    group.reset();
+    who.reset();
     flash("The role is granted.", "ok");
     await load();
   });
@@ -148,8 +246,8 @@ async function bindingsPage() {
     const bs = (await get("role-bindings")).items;
     bs.sort((a, b) => a.group_id - b.group_id || a.role.localeCompare(b.role));
     const rows = bs.map((b) => h("tr", { "data-binding": b.id },
-      h("td", {}, b.group_id ? groupName(b.group_id) : "all (admin)"), h("td", {}, b.role),
-      h("td", {}, b.principal_id ? `principal ${b.principal_id}` : `SSO group “${b.sso_group}”`),
+      h("td", {}, b.group_id ? b.group_app_name || `group ${b.group_id}` : "all (admin)"), h("td", {}, b.role),
+      h("td", {}, b.principal_id ? `${b.principal_name || "#" + b.principal_id} (${b.principal_kind === "service" ? "service account" : "user"})` : `SSO group “${b.sso_group}”`),
       h("td", {}, h("button", { type: "button", class: "danger", "aria-label": `Revoke binding ${b.id}`, onclick: async () => {
         if (await act(() => del(`role-bindings/${b.id}`), "The role is taken back.")) await load();
       } }, "Revoke"))));
