@@ -3,8 +3,8 @@ package service
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/ringjob/ringjob/store"
