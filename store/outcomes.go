@@ -256,7 +256,7 @@ func (s *Store) lastOutcomeSQL(ids []int64, prune string, pargs []any) (string, 
 	const finished = "CASE WHEN r.finished_ms > 0 THEN r.finished_ms ELSE r.created_ms END"
 	if s.d.name() == "mysql" {
 		return "UPDATE jobs j JOIN " + newest + " ON m.job_id = j.id JOIN runs r ON r.id = m.run_id" + prune +
-			" SET j.last_outcome = r.state, j.last_run_id = r.id, j.last_finished_ms = "+finished+" WHERE r.id > j.last_run_id", args
+			" SET j.last_outcome = r.state, j.last_run_id = r.id, j.last_finished_ms = " + finished + " WHERE r.id > j.last_run_id", args
 	}
 	return "UPDATE jobs SET last_outcome = r.state, last_run_id = r.id, last_finished_ms = " + finished + " FROM " + newest +
 		" JOIN runs r ON r.id = m.run_id" + prune + " WHERE jobs.id = m.job_id AND r.id > jobs.last_run_id", args
