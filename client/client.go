@@ -579,6 +579,10 @@ type RegisteredExecutor struct {
 	RegisteredAt   *string `json:"registered_at"`
 	HeartbeatAt    *string `json:"heartbeat_at"`
 	HeartbeatAgeMs int64   `json:"heartbeat_age_ms"`
+	// Running counts the runs running on this executor now; Busy is
+	// Running > 0.
+	Running int  `json:"running"`
+	Busy    bool `json:"busy"`
 }
 
 // ListExecutors lists the executors registered by heartbeat, of one group
