@@ -101,8 +101,12 @@ type Job struct {
 	Enabled          bool     `json:"enabled"`
 	NextFireAt       *string  `json:"next_fire_at"`
 	LastFireAt       *string  `json:"last_fire_at"`
-	CreatedAt        *string  `json:"created_at"`
-	UpdatedAt        *string  `json:"updated_at"`
+	// LastOutcome is the final state of the job's newest finished run, ""
+	// when none has finished.
+	LastOutcome    string  `json:"last_outcome"`
+	LastFinishedAt *string `json:"last_finished_at"`
+	CreatedAt      *string `json:"created_at"`
+	UpdatedAt      *string `json:"updated_at"`
 
 	// ETag is the job's version from the ETag header, for If-Match.
 	ETag string `json:"-"`
@@ -443,6 +447,10 @@ func (c *Client) StopJob(ctx context.Context, ref JobRef) (Job, error) {
 type TriggerInput struct {
 	Params *string `json:"params,omitempty"`
 	Target string  `json:"target,omitempty"`
+	// ShardTotal fans the trigger out to this many shards instead of the
+	// job's own count; ShardIndex (0-based) triggers only that shard.
+	ShardTotal int  `json:"shard_total,omitempty"`
+	ShardIndex *int `json:"shard_index,omitempty"`
 }
 
 // TriggerJob runs a job once now. created is false when idempotencyKey
@@ -571,6 +579,10 @@ type RegisteredExecutor struct {
 	RegisteredAt   *string `json:"registered_at"`
 	HeartbeatAt    *string `json:"heartbeat_at"`
 	HeartbeatAgeMs int64   `json:"heartbeat_age_ms"`
+	// Running counts the runs running on this executor now; Busy is
+	// Running > 0.
+	Running int  `json:"running"`
+	Busy    bool `json:"busy"`
 }
 
 // ListExecutors lists the executors registered by heartbeat, of one group
