@@ -46,6 +46,9 @@ type registeredExecutorView struct {
 	RegisteredAt   *string `json:"registered_at"`
 	HeartbeatAt    *string `json:"heartbeat_at"`
 	HeartbeatAgeMs int64   `json:"heartbeat_age_ms"`
+	// Running counts the runs running on the executor; Busy is Running > 0.
+	Running int  `json:"running"`
+	Busy    bool `json:"busy"`
 }
 
 func (s *server) listExecutors(c *fiber.Ctx) error {
@@ -66,7 +69,8 @@ func (s *server) listExecutors(c *fiber.Ctx) error {
 	out := make([]registeredExecutorView, 0, len(es))
 	for _, e := range es {
 		out = append(out, registeredExecutorView{GroupID: e.GroupID, AppName: e.AppName, Address: e.Address, Protocol: e.Protocol,
-			RegisteredAt: rfc3339(e.RegisteredMs), HeartbeatAt: rfc3339(e.UpdatedMs), HeartbeatAgeMs: max(0, now-e.UpdatedMs)})
+			RegisteredAt: rfc3339(e.RegisteredMs), HeartbeatAt: rfc3339(e.UpdatedMs), HeartbeatAgeMs: max(0, now-e.UpdatedMs),
+			Running: e.Running, Busy: e.Running > 0})
 	}
 	return c.JSON(fiber.Map{"items": out})
 }

@@ -79,6 +79,32 @@ func TestRunRelated(t *testing.T) {
 	}
 }
 
+// TestRunRelatedHidesOtherGroups: a viewer of the parent's group sees how
+// many child runs are in groups they may not read, not the runs.
+func TestRunRelatedHidesOtherGroups(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "sqlite", setupOpts{})
+	ga := b.group("related-a", "local://echo")
+	gb := b.group("related-b", "local://echo")
+	mine := b.job(map[string]any{"group_id": ga, "name": "child-a"})
+	theirs := b.job(map[string]any{"group_id": gb, "name": "child-b"})
+	parent := b.job(map[string]any{"group_id": ga, "name": "parent", "child_job_ids": []int64{id(mine), id(theirs)}})
+	p := b.must(201, "POST", fmt.Sprintf("/api/v1/jobs/%d/trigger", id(parent)), nil)
+	path := fmt.Sprintf("/api/v1/runs/%d/related", id(p))
+	require.Eventually(t, func() bool { return len(b.must(200, "GET", path, nil)["children"].([]any)) == 2 }, 15*time.Second, 50*time.Millisecond)
+
+	sa := b.must(201, "POST", "/api/v1/service-accounts", map[string]any{"name": "related-viewer"})
+	b.must(201, "POST", "/api/v1/role-bindings", map[string]any{"role": "viewer", "group_id": ga, "principal_id": id(sa)})
+	tok := b.must(201, "POST", "/api/v1/tokens", map[string]any{"name": "v", "principal_id": id(sa), "expires_in_sec": 3600})
+	r := b.call("GET", path, nil, "Authorization", "Bearer "+tok["token"].(string))
+	require.Equal(t, 200, r.Status, "%s", r.Body)
+	rel := r.JSON(t)
+	kids := rel["children"].([]any)
+	require.Len(t, kids, 1)
+	require.Equal(t, float64(id(mine)), kids[0].(map[string]any)["job_id"])
+	require.Equal(t, 1.0, rel["children_hidden"])
+}
+
 func intersect(a, b []int64) []int64 {
 	var out []int64
 	for _, x := range a {

@@ -65,7 +65,7 @@ type RoleBinding struct {
 	PrincipalID int64   `json:"principal_id"`
 	SSOGroup    string  `json:"sso_group"`
 	CreatedAt   *string `json:"created_at"`
-	// In a list: the names of what is bound ("" when not known).
+	// In lists: the names behind the ids (empty where there is none).
 	PrincipalName string `json:"principal_name,omitempty"`
 	PrincipalKind string `json:"principal_kind,omitempty"`
 	GroupAppName  string `json:"group_app_name,omitempty"`

@@ -103,8 +103,8 @@ type Job struct {
 	Enabled          bool     `json:"enabled"`
 	NextFireAt       *string  `json:"next_fire_at"`
 	LastFireAt       *string  `json:"last_fire_at"`
-	// LastOutcome is the final state of the newest finished run ("" when
-	// none has finished); LastFinishedAt when it finished.
+	// LastOutcome is the final state of the job's newest finished run, ""
+	// when none has finished.
 	LastOutcome    string  `json:"last_outcome"`
 	LastFinishedAt *string `json:"last_finished_at"`
 	CreatedAt      *string `json:"created_at"`
@@ -440,9 +440,9 @@ func (c *Client) StopJob(ctx context.Context, ref JobRef) (Job, error) {
 type TriggerInput struct {
 	Params *string `json:"params,omitempty"`
 	Target string  `json:"target,omitempty"`
-	// ShardTotal fans the run out to that many shards; ShardIndex runs only
-	// that one of them (nil: the job's own sharding).
-	ShardTotal *int `json:"shard_total,omitempty"`
+	// ShardTotal fans the trigger out to this many shards instead of the
+	// job's own count; ShardIndex (0-based) triggers only that shard.
+	ShardTotal int  `json:"shard_total,omitempty"`
 	ShardIndex *int `json:"shard_index,omitempty"`
 }
 
@@ -572,6 +572,10 @@ type RegisteredExecutor struct {
 	RegisteredAt   *string `json:"registered_at"`
 	HeartbeatAt    *string `json:"heartbeat_at"`
 	HeartbeatAgeMs int64   `json:"heartbeat_age_ms"`
+	// Running counts the runs running on this executor now; Busy is
+	// Running > 0.
+	Running int  `json:"running"`
+	Busy    bool `json:"busy"`
 }
 
 // ListExecutors lists the executors registered by heartbeat, of one group

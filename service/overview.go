@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/ringjob/ringjob/store"
@@ -53,7 +54,23 @@ func (s *Service) RegisteredExecutors(ctx context.Context, groupID int64, onlyGr
 	if groupID < 0 {
 		return nil, invalid("group_id", "must be a positive id, got %d", groupID)
 	}
-	return s.st.RegisteredExecutors(ctx, groupID, onlyGroups)
+	es, err := s.st.RegisteredExecutors(ctx, groupID, onlyGroups)
+	if err != nil {
+		return nil, err
+	}
+	if len(es) == 0 {
+		return es, nil
+	}
+	// Busy or idle: the runs running on each address, of the groups the
+	// caller may see.
+	running, err := s.st.RunningByTarget(ctx, onlyGroups)
+	if err != nil {
+		return nil, err
+	}
+	for i := range es {
+		es[i].Running = running[strings.TrimSuffix(es[i].Address, "/")]
+	}
+	return es, nil
 }
 
 // JobCounts counts the jobs and the enabled jobs of groupID (0: all) within

@@ -172,3 +172,29 @@ func TestJobLastOutcomeBackfill(t *testing.T) {
 		require.Zero(t, got.LastRunID)
 	})
 }
+
+// A misfire recorded by the pre-read (misfire policy do_nothing) is a
+// job's last outcome too, set in the pre-read's transaction.
+func TestJobLastOutcomeMisfire(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		require.NoError(t, st.LockPartitionsEnsure(ctx, 1))
+		due := mkJob(t, st, "misfires", t0+2000)
+		tx, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "n1", Preferred: []int{0}, Max: 1, NowMs: t0})
+		require.NoError(t, err)
+		ids, err := tx.RunInsertBatch(ctx, []store.RunInsert{
+			{JobID: due.ID, GroupID: due.GroupID, ScheduledMs: t0 + 1000, ShardTotal: 1, TriggerType: kind.TriggerSchedule, State: kind.RunMisfired,
+				Owner: "n1", Message: "misfired", CreatedMs: t0 + 1500},
+			{JobID: due.ID, GroupID: due.GroupID, ScheduledMs: t0 + 2000, ShardTotal: 1, TriggerType: kind.TriggerSchedule, State: kind.RunScheduled,
+				Owner: "n1", CreatedMs: t0 + 1500},
+		})
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit())
+		got, err := st.JobGet(ctx, due.ID)
+		require.NoError(t, err)
+		require.Equal(t, kind.RunMisfired, got.LastOutcome)
+		require.Equal(t, ids[0], got.LastRunID)
+		require.Equal(t, t0+1500, got.LastFinishedMs, "a misfire ended when it was recorded")
+	})
+}

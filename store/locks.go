@@ -312,6 +312,22 @@ func (t *ScheduleTx) RunInsertBatch(ctx context.Context, runs []RunInsert) ([]in
 		}
 		t.s.hints.remember(ids, ms)
 	}
+	// A recorded misfire is a final outcome that never passes through
+	// RunRecordOutcomes: its job's last outcome is set here, in the same
+	// transaction (nothing to do in the common batch without misfires).
+	var misfired []int64
+	for i, r := range runs {
+		if r.State == kind.RunMisfired {
+			misfired = append(misfired, ids[i])
+		}
+	}
+	if len(misfired) > 0 {
+		prune, pargs := t.s.pruneRuns(misfired)
+		q, args := t.s.lastOutcomeSQL(misfired, prune, pargs)
+		if _, err := t.tx.ExecContext(ctx, q, args...); err != nil {
+			return nil, fmt.Errorf("set the last outcome of %d misfired runs' jobs: %w", len(misfired), err)
+		}
+	}
 	return ids, nil
 }
 

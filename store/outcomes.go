@@ -252,11 +252,13 @@ func (s *Store) lastOutcomeSQL(ids []int64, prune string, pargs []any) (string, 
 	newest := "(SELECT job_id, MAX(id) AS run_id FROM runs WHERE id IN (" + placeholders(len(ids)) + ") AND state IN (" +
 		placeholders(len(finals)) + ")" + prune + " GROUP BY job_id) m"
 	args = append(args, pargs...) // the join to the newest run, pruned the same way
+	// A recorded misfire has no finish time: it ended when it was recorded.
+	const finished = "CASE WHEN r.finished_ms > 0 THEN r.finished_ms ELSE r.created_ms END"
 	if s.d.name() == "mysql" {
 		return "UPDATE jobs j JOIN " + newest + " ON m.job_id = j.id JOIN runs r ON r.id = m.run_id" + prune +
-			" SET j.last_outcome = r.state, j.last_run_id = r.id, j.last_finished_ms = r.finished_ms WHERE r.id > j.last_run_id", args
+			" SET j.last_outcome = r.state, j.last_run_id = r.id, j.last_finished_ms = " + finished + " WHERE r.id > j.last_run_id", args
 	}
-	return "UPDATE jobs SET last_outcome = r.state, last_run_id = r.id, last_finished_ms = r.finished_ms FROM " + newest +
+	return "UPDATE jobs SET last_outcome = r.state, last_run_id = r.id, last_finished_ms = " + finished + " FROM " + newest +
 		" JOIN runs r ON r.id = m.run_id" + prune + " WHERE jobs.id = m.job_id AND r.id > jobs.last_run_id", args
 }
 

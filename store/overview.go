@@ -3,6 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // PartitionHold is which node took a lock partition last, and when.
@@ -38,6 +41,9 @@ type RegisteredExecutor struct {
 	Protocol     string // the group's protocol
 	RegisteredMs int64  // its first heartbeat (0 when registered before this was kept)
 	UpdatedMs    int64  // its last heartbeat
+	// Running counts the runs running on it (RunningByTarget); the
+	// service fills it in.
+	Running int
 }
 
 // RegisteredExecutors lists the registry, by app name then address, of the
@@ -81,4 +87,40 @@ func (s *Store) JobCounts(ctx context.Context, groupID int64, visible []int64) (
 		return 0, 0, fmt.Errorf("count jobs: %w", err)
 	}
 	return jobs, enabled, nil
+}
+
+// RunningByTarget counts the running runs per target (as recorded on the
+// runs, trailing "/" removed), of the groups in visible (nil: all): what an
+// executor is busy with. Running runs belong to a replica (their owner,
+// moved on takeover), so this reads one range of index
+// runs_owner_state_time per replica in nodes, never the whole runs table.
+func (s *Store) RunningByTarget(ctx context.Context, visible []int64) (map[string]int, error) {
+	nodes, err := s.NodeList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("count running runs by target: %w", err)
+	}
+	out := map[string]int{}
+	if len(nodes) == 0 {
+		return out, nil
+	}
+	args := make([]any, 0, len(nodes)+1)
+	for _, n := range nodes {
+		args = append(args, n.ID)
+	}
+	args = append(args, kind.RunRunning)
+	q, args := onlyGroups("SELECT target, COUNT(*) FROM runs WHERE owner IN ("+placeholders(len(nodes))+") AND state = ?", args, "group_id", visible)
+	rows, err := s.db.QueryContext(ctx, q+" GROUP BY target", args...)
+	if err != nil {
+		return nil, fmt.Errorf("count running runs by target: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var target string
+		var n int
+		if err := rows.Scan(&target, &n); err != nil {
+			return nil, fmt.Errorf("count running runs by target: %w", err)
+		}
+		out[strings.TrimSuffix(target, "/")] += n
+	}
+	return out, rows.Err()
 }

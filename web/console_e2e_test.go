@@ -23,6 +23,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ringjob/ringjob/executor"
 	"github.com/ringjob/ringjob/internal/dbtest"
 )
 
@@ -565,16 +566,39 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// An executor registers; the executors page lists it with its heartbeat.
 	srv.registerExecutor("console-e2e", "console-e2e-executor-token", "http://127.0.0.1:9/")
+	// A real executor registers too, and runs a handler that blocks until
+	// it is killed: the page shows it busy, the other idle.
+	busyAddr := startExecutor(t, srv, "console-e2e", "console-e2e-executor-token")
+	blocker := srv.call("POST", "jobs", map[string]any{"group_id": gid, "name": "flow-blocks", "handler": "block"})
+	busyRun := srv.call("POST", fmt.Sprintf("jobs/%v/trigger", blocker["id"]), map[string]any{"target": busyAddr})
+	require.Eventually(t, func() bool {
+		return srv.call("GET", fmt.Sprintf("runs/%v", busyRun["id"]), nil)["state"] == "running"
+	}, 20*time.Second, 100*time.Millisecond, "the executor runs the handler")
 	var execRow string
+	var load map[string]string
 	run(t, ctx, "executors page",
 		chromedp.Navigate(srv.base+"/#/groups"),
 		chromedp.WaitVisible("#executors tbody tr td", chromedp.ByQuery),
 		chromedp.Text("#executors tbody", &execRow, chromedp.ByQuery),
+		chromedp.Evaluate(`Object.fromEntries([...document.querySelectorAll("#executors tbody tr")].map(r => [r.firstElementChild.textContent, r.querySelector(".executor-load").textContent]))`, &load),
 		screenshot("executors"),
 	)
 	require.Contains(t, execRow, "http://127.0.0.1:9")
 	require.Contains(t, execRow, "console-e2e")
+	require.Equal(t, map[string]string{"http://127.0.0.1:9": "idle", strings.TrimSuffix(busyAddr, "/"): "busy (1 running)"}, load)
 	checkA11y(t, ctx, "groups and executors")
+	var busyRuns []string
+	run(t, ctx, "busy links to its runs",
+		chromedp.Click("#executors .executor-load a", chromedp.ByQuery),
+		chromedp.Poll(`location.hash.includes("target=") && document.querySelectorAll("tr[data-run]").length > 0 &&
+			[...document.querySelectorAll("tr[data-run]")].map(r => r.dataset.run)`, &busyRuns),
+	)
+	require.Equal(t, []string{fmt.Sprint(busyRun["id"])}, busyRuns)
+	srv.call("POST", fmt.Sprintf("runs/%v/kill", busyRun["id"]), nil)
+	require.Eventually(t, func() bool {
+		return srv.call("GET", fmt.Sprintf("runs/%v", busyRun["id"]), nil)["state"] == "killed"
+	}, 20*time.Second, 100*time.Millisecond, "the kill reaches the executor")
+	require.Equal(t, 204, srv.status("DELETE", fmt.Sprintf("jobs/%v", blocker["id"])))
 
 	var tileJobs string
 	// The dashboard counts the runs once the reports roll them up.
@@ -681,3 +705,48 @@ func TestConsoleInBrowser(t *testing.T) {
 	require.Contains(t, denied, "jobs.read")
 	require.False(t, strings.Contains(srv.output(), "viewer-password-1234"), "passwords are never logged")
 }
+
+// startExecutor runs a real XXL-JOB executor (package executor) on a
+// loopback port, registered with srv in appName, with a handler "block"
+// that runs until it is killed. It returns the executor's address.
+func startExecutor(t *testing.T, srv *ringjob, appName, token string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := "http://" + ln.Addr().String() + "/"
+	e, err := executor.New(executor.WithAdminAddresses(srv.base), executor.WithAccessToken(token), executor.WithAppName(appName),
+		executor.WithAddress(addr), executor.WithLogDir(t.TempDir()), executor.WithShutdownGrace(time.Second),
+		executor.WithLogger(testLogger{t}))
+	require.NoError(t, err)
+	e.Register("block", func(ctx context.Context, job *executor.Job) error {
+		job.Log("blocking until killed")
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	var seen []any
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		seen = srv.call("GET", "executors", nil)["items"].([]any)
+		found := false
+		for _, it := range seen {
+			found = found || it.(map[string]any)["address"] == strings.TrimSuffix(addr, "/") // listed without the slash
+		}
+		if found {
+			break
+		}
+		require.False(t, time.Now().After(deadline), "the executor %s registers; listed: %v", addr, seen)
+	}
+	return addr
+}
+
+// testLogger sends an executor's own messages to the test log.
+type testLogger struct{ t *testing.T }
+
+func (l testLogger) Infof(format string, args ...any)  { l.t.Logf("executor: "+format, args...) }
+func (l testLogger) Errorf(format string, args ...any) { l.t.Logf("executor error: "+format, args...) }

@@ -12,9 +12,13 @@ function executorRows(items) {
     h("td", {}, e.app_name),
     h("td", { class: "optional" }, e.protocol || "XXL-JOB 2.x–3.4"),
     h("td", { class: "optional" }, when(e.registered_at)),
-    h("td", {}, seconds(e.heartbeat_age_ms / 1000) + " ago")));
+    h("td", {}, seconds(e.heartbeat_age_ms / 1000) + " ago"),
+    // Busy: the runs running on it now, linked to them.
+    h("td", { class: "executor-load" }, e.busy
+      ? h("a", { href: "#/runs" + query({ target: e.address, state: "running" }) }, `busy (${e.running} running)`)
+      : "idle")));
 }
-const executorCols = [["Address"], ["App name"], ["Protocol", true], ["Registered", true], ["Last heartbeat"]];
+const executorCols = [["Address"], ["App name"], ["Protocol", true], ["Registered", true], ["Last heartbeat"], ["Load"]];
 
 async function groupsPage() {
   const [groups, execs] = await Promise.all([get("groups" + query({ limit: 500 })), get("executors")]);

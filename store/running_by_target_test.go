@@ -1,0 +1,51 @@
+package store_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/ringjob/ringjob/store"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRunningByTargetUsesIndex: the busy/idle count of the executors page
+// reads the running runs of each replica from runs_owner_state_time, not
+// every run.
+func TestRunningByTargetUsesIndex(t *testing.T) {
+	t.Parallel()
+	st := openStore(t, "mysql")
+	ctx := context.Background()
+	j := mkJob(t, st, "busy", 0)
+	require.NoError(t, st.NodeHeartbeat(ctx, store.NodeHeartbeatParams{ID: "n1", Host: "h", NowMs: t0}))
+	var rows []string
+	var args []any
+	for i := 0; i < 5000; i++ {
+		state, target := "succeeded", "http://10.0.0.1:9999/"
+		if i%500 == 0 {
+			state = "running"
+		}
+		if i%1000 == 0 {
+			target = "http://10.0.0.2:9999"
+		}
+		rows = append(rows, "(?, ?, ?, 'manual', ?, 'n1', ?, '', ?, '')")
+		args = append(args, j.ID, j.GroupID, t0+int64(i), state, target, t0)
+	}
+	_, err := st.DB().ExecContext(ctx, "INSERT INTO runs (job_id, group_id, scheduled_ms, trigger_type, state, owner, target, params, created_ms, message) VALUES "+
+		strings.Join(rows, ", "), args...)
+	require.NoError(t, err)
+	_, err = st.DB().ExecContext(ctx, "ANALYZE TABLE runs")
+	require.NoError(t, err)
+
+	got, err := st.RunningByTarget(ctx, nil)
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{"http://10.0.0.1:9999": 5, "http://10.0.0.2:9999": 5}, got)
+	got, err = st.RunningByTarget(ctx, []int64{j.GroupID + 1})
+	require.NoError(t, err)
+	require.Empty(t, got, "only the groups the caller may see")
+
+	var id, selectType, table, typ, possible, key, keyLen, ref, nrows, extra any
+	require.NoError(t, st.DB().QueryRowContext(ctx, "EXPLAIN SELECT target, COUNT(*) FROM runs WHERE owner IN ('n1') AND state = 'running' GROUP BY target").
+		Scan(&id, &selectType, &table, &typ, &possible, &key, &keyLen, &ref, &nrows, &extra))
+	require.Equal(t, "runs_owner_state_time", string(key.([]byte)), "extra: %s", extra)
+}
