@@ -261,6 +261,12 @@ func (d *dispatcher) dispatch(ctx context.Context, f fire) {
 		BlockStrategy: f.job.BlockStrategy,
 	}
 	target, res, attempts, handed, err := d.routeAndSend(ctx, f, req)
+	if handed {
+		// Sent: the send slot frees before the answer is queued for the
+		// ledger. (A run that failed before a send is handed off below
+		// to record its failure; the task's end frees its place.)
+		f.turn.done()
+	}
 	if err != nil && !handed && !errors.Is(err, errRequeue) && !isHandoffErr(err) {
 		// It failed before the send (no target, a block strategy, a
 		// routing probe): claimed like a send, so its failure is recorded

@@ -44,8 +44,9 @@ type ledgerOp struct {
 }
 
 const (
-	ledgerBatch  = 1000                  // changes per write (the store splits statements)
-	ledgerLinger = 25 * time.Millisecond // how long a write waits for more changes
+	ledgerBatch    = 1000                  // changes per write (the store splits statements)
+	ledgerParallel = 3                     // writes at once
+	ledgerLinger   = 25 * time.Millisecond // how long a write waits for more changes
 	// acceptHold is how long an accept (dispatching -> running, with the
 	// target) waits before it is written. The outcome of a short run comes
 	// first (an executor's callback, a function's answer, a process's exit),
@@ -123,6 +124,15 @@ func (w *ledgerWriter) writeHeld(ctx context.Context, all bool) {
 }
 
 func (w *ledgerWriter) run(ctx context.Context) {
+	// Up to ledgerParallel batches are written at once: at 10,000 fires a
+	// second one writer at a time fell behind (a 500-outcome statement
+	// takes 50-80 ms on a busy machine), and the pool waited for it. Each
+	// change is a compare-and-set on the state it leaves, so batches
+	// written side by side cannot undo each other; a flush waits for every
+	// batch before it.
+	var inflight sync.WaitGroup
+	slots := make(chan struct{}, ledgerParallel)
+	defer inflight.Wait()
 	linger := time.NewTimer(time.Hour)
 	linger.Stop()
 	// Held accepts are written by this loop too (wall time, like the
@@ -167,7 +177,17 @@ func (w *ledgerWriter) run(ctx context.Context) {
 			default:
 			}
 		}
-		w.apply(context.WithoutCancel(ctx), batch)
+		if batch[len(batch)-1].flushed != nil {
+			inflight.Wait()
+			w.apply(context.WithoutCancel(ctx), batch)
+			continue
+		}
+		slots <- struct{}{}
+		inflight.Add(1)
+		go func() {
+			defer func() { <-slots; inflight.Done() }()
+			w.apply(context.WithoutCancel(ctx), batch)
+		}()
 	}
 }
 

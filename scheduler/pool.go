@@ -210,6 +210,7 @@ type turn struct {
 	admitted, decided, handed, slot bool
 	sendAt                          time.Time // the first driver call began (scheduler clock)
 	sendWall, admittedAt            time.Time // wall time, for the pool's averages
+	finished                        bool
 }
 
 // sending notes that the first driver call begins (now: scheduler clock).
@@ -283,7 +284,14 @@ func (t *turn) send(ctx context.Context) error {
 	}
 }
 
-func (t *turn) end() {
+// done marks the send finished (the driver answered): its slot and its
+// place among the handed runs free at once, before the answer is queued
+// for the ledger (which may make the task wait).
+func (t *turn) done() {
+	if t == nil || t.finished {
+		return
+	}
+	t.finished = true
 	p := t.p
 	if t.slot {
 		p.sends <- struct{}{}
@@ -304,3 +312,5 @@ func (t *turn) end() {
 	p.notify()
 	p.mu.Unlock()
 }
+
+func (t *turn) end() { t.done() }
