@@ -53,6 +53,38 @@ type dispatcher struct {
 
 	mu      sync.Mutex
 	backlog []fire // due but not yet claimed because a pool was full
+	// held are the runs in this dispatcher's hands (backlog, pool, being
+	// sent): still scheduled, so a sweep that reads them back from the
+	// ledger must not fire a second copy (fireRead skips them).
+	held map[int64]bool
+	// inRing reports whether the time ring holds a run (set by the
+	// scheduler).
+	inRing func(id int64) bool
+}
+
+// fireRead fires runs read back from the ledger (taken over, or found
+// overdue by the sweep), less those this replica already holds in its ring
+// or dispatcher: one copy of a run in memory, so its misfire decision and
+// its send are made once.
+func (d *dispatcher) fireRead(ctx context.Context, due []fire) {
+	d.mu.Lock()
+	out := due[:0]
+	for _, f := range due {
+		if !d.held[f.runID] && (d.inRing == nil || !d.inRing(f.runID)) {
+			out = append(out, f)
+		}
+	}
+	d.mu.Unlock()
+	d.fire(ctx, out)
+}
+
+// release forgets runs that left the dispatcher's hands.
+func (d *dispatcher) release(ids ...int64) {
+	d.mu.Lock()
+	for _, id := range ids {
+		delete(d.held, id)
+	}
+	d.mu.Unlock()
 }
 
 // fire dispatches due runs, together with the backlog of earlier ticks.
@@ -66,6 +98,12 @@ func (d *dispatcher) fire(ctx context.Context, due []fire) {
 	if len(d.backlog) > 0 {
 		due = append(d.backlog, due...)
 		d.backlog = nil
+	}
+	if d.held == nil {
+		d.held = map[int64]bool{}
+	}
+	for _, f := range due {
+		d.held[f.runID] = true
 	}
 	d.mu.Unlock()
 	if len(due) == 0 {
@@ -82,8 +120,8 @@ func (d *dispatcher) fire(ctx context.Context, due []fire) {
 		}
 	}
 	var rest []fire
-	rest = append(rest, d.fireOn(d.fast, fastList)...)
-	rest = append(rest, d.fireOn(d.slow, slowList)...)
+	rest = append(rest, d.fireOn(ctx, d.fast, fastList)...)
+	rest = append(rest, d.fireOn(ctx, d.slow, slowList)...)
 	if len(rest) > 0 {
 		d.metrics.Backpressure.Add(float64(len(rest)))
 		d.mu.Lock()
@@ -152,6 +190,9 @@ func (d *dispatcher) dropAll() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	n := len(d.backlog)
+	for _, f := range d.backlog {
+		delete(d.held, f.runID)
+	}
 	d.backlog = nil
 	return n
 }
@@ -203,9 +244,11 @@ const (
 // statement right before the send (see handoffGate). Misfires are recorded
 // instead of queued. Room is reserved per fire, so a full pool leaves the
 // rest in the backlog, late, never dropped.
-func (d *dispatcher) fireOn(p *pool, list []fire) (rest []fire) {
+func (d *dispatcher) fireOn(ctx context.Context, p *pool, list []fire) (rest []fire) {
 	nowMs := d.clock.Now().UnixMilli()
 	var send []fire
+	var misfired []store.RunUpdate
+	var gone []int64
 	for _, f := range list {
 		if f.misfire == "" {
 			send = append(send, f)
@@ -213,14 +256,26 @@ func (d *dispatcher) fireOn(p *pool, list []fire) (rest []fire) {
 		}
 		d.metrics.Misfired.Inc()
 		u := store.RunUpdate{ID: f.runID, State: kind.RunMisfired, Message: f.misfire, FinishedMs: nowMs}
+		gone = append(gone, f.runID)
 		if f.claimed {
 			// Claimed by a replica that died, never handed: an outcome
 			// like any other, from dispatching.
 			d.ledger.write(ledgerOp{final: true, u: u})
 		} else {
-			d.ledger.write(ledgerOp{misfire: true, u: u})
+			misfired = append(misfired, u)
 		}
 	}
+	if len(misfired) > 0 {
+		// Written before anything else of this tick goes out: the run is
+		// still scheduled, and a misfire decided but not yet written could
+		// otherwise meet a copy of the run read back by the sweep.
+		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+		if _, err := d.st.RunMisfire(mctx, d.node, misfired); err != nil {
+			d.log.WithError(err).WithField("runs", len(misfired)).Error("record misfired runs; the sweep of overdue runs finds them again")
+		}
+		cancel()
+	}
+	d.release(gone...)
 	// The queue is fed as its workers free places, for up to feedFor, so a
 	// second with more runs than the queue holds goes out in one tick
 	// instead of one queue's worth per tick.
@@ -235,6 +290,9 @@ func (d *dispatcher) fireOn(p *pool, list []fire) (rest []fire) {
 			p.submit(func(ctx context.Context, t *turn) {
 				f.turn = t
 				d.dispatch(ctx, f)
+				// Sent, refused, failed, or back in the ring (which
+				// holds it from then on).
+				d.release(f.runID)
 			})
 		}
 		send = send[k:]

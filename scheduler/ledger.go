@@ -18,10 +18,9 @@ import (
 // late write never overrides a newer state.
 type ledgerWriter struct {
 	lifecycle.Loop
-	st   *store.Store
-	node string // this replica: misfires are recorded on its own runs only
-	log  *logrus.Entry
-	in   chan ledgerOp
+	st  *store.Store
+	log *logrus.Entry
+	in  chan ledgerOp
 	// sent forgets the runs whose target this writer has recorded.
 	sent *sentTargets
 
@@ -35,10 +34,7 @@ type heldAccept struct {
 }
 
 type ledgerOp struct {
-	final bool // a final outcome (from dispatching or running); else accepted (dispatching -> running)
-	// misfire: a fire that left this replica's memory too late, still
-	// scheduled (never claimed): scheduled -> misfired, on its own runs only.
-	misfire bool
+	final   bool // a final outcome (from dispatching or running); else accepted (dispatching -> running)
 	u       store.RunUpdate
 	flushed chan struct{} // a flush marker: closed once everything before it is written
 }
@@ -57,8 +53,8 @@ const (
 	acceptHold = 200 * time.Millisecond
 )
 
-func newLedgerWriter(st *store.Store, node string, log *logrus.Entry, sent *sentTargets) *ledgerWriter {
-	return &ledgerWriter{st: st, node: node, log: log, in: make(chan ledgerOp, 8192), sent: sent, held: map[int64]heldAccept{}}
+func newLedgerWriter(st *store.Store, log *logrus.Entry, sent *sentTargets) *ledgerWriter {
+	return &ledgerWriter{st: st, log: log, in: make(chan ledgerOp, 8192), sent: sent, held: map[int64]heldAccept{}}
 }
 
 // write queues a change; it blocks only when the writer is far behind.
@@ -192,7 +188,7 @@ func (w *ledgerWriter) run(ctx context.Context) {
 }
 
 func (w *ledgerWriter) apply(ctx context.Context, batch []ledgerOp) {
-	var accepted, final, misfired []store.RunUpdate
+	var accepted, final []store.RunUpdate
 	var markers []chan struct{}
 	var ids []int64
 	defer func() {
@@ -206,9 +202,7 @@ func (w *ledgerWriter) apply(ctx context.Context, batch []ledgerOp) {
 			markers = append(markers, op.flushed)
 			continue
 		}
-		if op.misfire {
-			misfired = append(misfired, op.u)
-		} else if op.final {
+		if op.final {
 			final = append(final, op.u)
 			ids = append(ids, op.u.ID)
 		} else {
@@ -225,12 +219,6 @@ func (w *ledgerWriter) apply(ctx context.Context, batch []ledgerOp) {
 	}
 	// A flush writes everything queued before it, held accepts included.
 	w.writeHeld(ctx, len(markers) > 0)
-	if len(misfired) > 0 {
-		if _, err := w.st.RunMisfire(ctx, w.node, misfired); err != nil {
-			// Still scheduled: the sweep of overdue runs finds them again.
-			w.log.WithError(err).WithField("runs", len(misfired)).Error("record misfired runs")
-		}
-	}
 	if len(final) > 0 {
 		// The dispatcher's outcomes (a synchronous target's result, a
 		// dispatch that failed) are outcomes like any other: the same

@@ -91,7 +91,14 @@ func (p *preReader) cycle(ctx context.Context) (full bool, err error) {
 	if len(jobs) == 0 {
 		return false, tx.Commit()
 	}
-	plan := p.plan(jobs, now, p.shardCounts(tctx, jobs))
+	shards := p.shardCounts(tctx, jobs)
+	plan := p.plan(jobs, now, shards, p.cfg.PreReadWindow)
+	if plan.jobs < len(jobs) && p.cfg.PreReadWindow > time.Second {
+		// More fires than one transaction records: the next second of
+		// every job first, rather than the whole window of some of them
+		// while the others' first fires wait for later cycles.
+		plan = p.plan(jobs, now, shards, time.Second)
+	}
 	cut := plan.jobs < len(jobs) // the rest: the next cycle, at once
 	ids, err := tx.RunInsertBatch(tctx, plan.inserts)
 	if err != nil {
@@ -155,10 +162,10 @@ const (
 //   - late by less: every such fire time fires now (late), so a short pause of
 //     the scheduler loses nothing;
 //   - due within the window: into the time ring at its second.
-func (p *preReader) plan(jobs []store.Job, now time.Time, shards map[int64]int) prereadPlan {
+func (p *preReader) plan(jobs []store.Job, now time.Time, shards map[int64]int, window time.Duration) prereadPlan {
 	var pl prereadPlan
 	nowMs := now.UnixMilli()
-	windowEnd := nowMs + p.cfg.PreReadWindow.Milliseconds()
+	windowEnd := nowMs + window.Milliseconds()
 	for i := range jobs {
 		if len(pl.inserts) >= maxFiresPerCycle {
 			break

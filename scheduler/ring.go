@@ -77,6 +77,13 @@ func (r *ring) push(fs ...fire) {
 	}
 }
 
+// has reports whether a run waits in the ring.
+func (r *ring) has(id int64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ids[id]
+}
+
 // Len is the number of runs waiting.
 func (r *ring) Len() int {
 	r.mu.Lock()

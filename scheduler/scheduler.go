@@ -107,7 +107,7 @@ func New(o Options) (*Scheduler, error) {
 	s.inflight = newInflightReader(o.Store)
 	s.logs = newLogWriter(o.Store)
 	sent := newSentTargets()
-	s.ledger = newLedgerWriter(o.Store, s.node, log.WithField("service", "ledger"), sent)
+	s.ledger = newLedgerWriter(o.Store, log.WithField("service", "ledger"), sent)
 	s.disp = &dispatcher{
 		cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "dispatcher"), drivers: o.Drivers,
 		ledger: s.ledger, metrics: m,
@@ -123,6 +123,7 @@ func New(o Options) (*Scheduler, error) {
 	}
 	s.ring = newRing(clock, s.disp.fire)
 	s.disp.requeue = func(f fire) { s.ring.push(f) }
+	s.disp.inRing = s.ring.has
 	s.preread = &preReader{cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "preread"),
 		ring: s.ring, metrics: m, peers: s.peers, cache: &scheduleCache{}, candidates: s.disp.candidates}
 	s.heartbeat = &heartbeat{cfg: cfg, node: s.node, host: hostname(), st: o.Store, clock: clock, log: log.WithField("service", "heartbeat"),

@@ -247,7 +247,7 @@ func (t *takeover) fireAdopted(ctx context.Context, runs []store.Run, claimed bo
 		}
 	}
 	t.ring.push(future...)
-	t.disp.fire(ctx, due)
+	t.disp.fireRead(ctx, due)
 	return nil
 }
 
