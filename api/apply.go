@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ringjob/ringjob/access"
+	"github.com/ringjob/ringjob/jobwire"
 	"github.com/ringjob/ringjob/service"
 )
 
@@ -41,28 +42,12 @@ type applyGroup struct {
 }
 
 type applyJob struct {
-	Group            string   `json:"group"`
-	Name             string   `json:"name"`
-	Description      string   `json:"description"`
-	ScheduleType     string   `json:"schedule_type"`
-	ScheduleConf     string   `json:"schedule_conf"`
-	TimeZone         string   `json:"time_zone"`
-	MisfirePolicy    string   `json:"misfire_policy"`
-	Handler          string   `json:"handler"`
-	Params           string   `json:"params"`
-	RouteStrategy    string   `json:"route_strategy"`
-	BlockStrategy    string   `json:"block_strategy"`
-	TimeoutSec       int      `json:"timeout_sec"`
-	RetryCount       int      `json:"retry_count"`
-	ShardCount       int      `json:"shard_count"`
-	PinnedTargets    []string `json:"pinned_targets"`
-	RetryBackoff     string   `json:"retry_backoff"`
-	RetryDelaySec    int      `json:"retry_delay_sec"`
-	RetryMaxDelaySec int      `json:"retry_max_delay_sec"`
-	Children         []string `json:"children"`
-	MaxInFlight      int      `json:"max_in_flight"`
-	AlarmChannels    []string `json:"alarm_channels"`
-	Enabled          bool     `json:"enabled"`
+	Group string `json:"group"`
+	Name  string `json:"name"`
+	jobwire.Fields
+	Children []string `json:"children"`
+	jobwire.Limits
+	Enabled bool `json:"enabled"`
 }
 
 // changeView is one change of a plan.

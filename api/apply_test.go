@@ -17,11 +17,11 @@ func declaration() client.ApplyInput {
 	return client.ApplyInput{
 		Groups: []client.ApplyGroup{{AppName: "billing", Title: "Billing", Members: []string{"local://echo"}}},
 		Jobs: []client.ApplyJob{
-			{Group: "billing", Name: "close-books", ScheduleType: "cron", ScheduleConf: "0 0 2 * * ?", TimeZone: "Europe/Berlin",
+			{Group: "billing", Name: "close-books", JobFields: client.JobFields{ScheduleType: "cron", ScheduleConf: "0 0 2 * * ?", TimeZone: "Europe/Berlin",
 				Handler: "close", Params: `{"shards":100}`, RouteStrategy: "FAILOVER", RetryCount: 2, RetryBackoff: "exponential",
-				RetryDelaySec: 10, RetryMaxDelaySec: 300, Children: []string{"notify"}, Enabled: true},
-			{Group: "billing", Name: "notify", Description: "tell finance"},
-			{Group: "reports", Name: "weekly", ScheduleType: "fixed_rate", ScheduleConf: "3600", Children: []string{"billing/notify"}},
+				RetryDelaySec: 10, RetryMaxDelaySec: 300}, Children: []string{"notify"}, Enabled: true},
+			{Group: "billing", Name: "notify", JobFields: client.JobFields{Description: "tell finance"}},
+			{Group: "reports", Name: "weekly", JobFields: client.JobFields{ScheduleType: "fixed_rate", ScheduleConf: "3600"}, Children: []string{"billing/notify"}},
 		},
 	}
 }
@@ -260,7 +260,7 @@ func TestApplyChecksPermissionsBeforeAnyChange(t *testing.T) {
 	p, err := vc.PlanApply(ctx, own)
 	require.NoError(t, err, "a viewer may plan (a drift check in CI)")
 	require.False(t, p.Changed())
-	_, err = vc.Apply(ctx, client.ApplyInput{Jobs: []client.ApplyJob{{Group: "mine", Name: "ok", Description: "x"}}})
+	_, err = vc.Apply(ctx, client.ApplyInput{Jobs: []client.ApplyJob{{Group: "mine", Name: "ok", JobFields: client.JobFields{Description: "x"}}}})
 	require.True(t, errors.As(err, &ae), "%v", err)
 	require.Equal(t, 403, ae.Status, "but not apply")
 }
@@ -272,8 +272,8 @@ func TestApplyTakesLargeDeclarationsCompressed(t *testing.T) {
 	cl := client.New(b.url, b.token, nil)
 	in := client.ApplyInput{Groups: []client.ApplyGroup{{AppName: "bulk", Members: []string{"local://echo"}}}}
 	for i := range 200 {
-		in.Jobs = append(in.Jobs, client.ApplyJob{Group: "bulk", Name: fmt.Sprintf("job-%04d", i), ScheduleType: "cron",
-			ScheduleConf: fmt.Sprintf("0 %d * * * ?", i%60), Description: "a job declared in bulk", Enabled: true})
+		in.Jobs = append(in.Jobs, client.ApplyJob{Group: "bulk", Name: fmt.Sprintf("job-%04d", i), JobFields: client.JobFields{ScheduleType: "cron",
+			ScheduleConf: fmt.Sprintf("0 %d * * * ?", i%60), Description: "a job declared in bulk"}, Enabled: true})
 	}
 	p, err := cl.Apply(ctx, in)
 	require.NoError(t, err, "about 28 KB of JSON, over the 16 KB body limit, compressed under it; log: %s", b.logs.String())

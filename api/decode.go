@@ -76,7 +76,7 @@ func jsonError(err error) error {
 		if typ.Field == "" {
 			return badRequest("", "the request body must be a JSON object, got a JSON %s", typ.Value)
 		}
-		return badRequest(typ.Field, "must be %s, got a JSON %s", jsonKind(typ.Type), typ.Value)
+		return badRequest(jsonPath(typ.Field), "must be %s, got a JSON %s", jsonKind(typ.Type), typ.Value)
 	}
 	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		field, _ := strconv.Unquote(name)
@@ -199,3 +199,19 @@ func queryList(c *fiber.Ctx, name string) []string {
 
 // jsonUnmarshal decodes a JSON text the server wrote itself.
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// jsonPath is the field path of a decoding error without the Go names of
+// embedded structs that encoding/json puts in it ("Fields.timeout_sec" for
+// a jobwire.Fields field): JSON names are snake_case, so a segment starting
+// with an upper-case letter is a Go name.
+func jsonPath(field string) string {
+	parts := strings.Split(field, ".")
+	out := parts[:0]
+	for _, p := range parts {
+		if p != "" && p[0] >= 'A' && p[0] <= 'Z' {
+			continue
+		}
+		out = append(out, p)
+	}
+	return strings.Join(out, ".")
+}

@@ -11,34 +11,19 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ringjob/ringjob/access"
+	"github.com/ringjob/ringjob/jobwire"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"
 )
 
 // jobRequest is the body of POST and PUT /api/v1/jobs[/{id}].
 type jobRequest struct {
-	GroupID          int64    `json:"group_id"`
-	Name             string   `json:"name"`
-	Description      string   `json:"description"`
-	ScheduleType     string   `json:"schedule_type"`
-	ScheduleConf     string   `json:"schedule_conf"`
-	TimeZone         string   `json:"time_zone"`
-	MisfirePolicy    string   `json:"misfire_policy"`
-	Handler          string   `json:"handler"`
-	Params           string   `json:"params"`
-	RouteStrategy    string   `json:"route_strategy"`
-	BlockStrategy    string   `json:"block_strategy"`
-	TimeoutSec       int      `json:"timeout_sec"`
-	RetryCount       int      `json:"retry_count"`
-	ShardCount       int      `json:"shard_count"`
-	PinnedTargets    []string `json:"pinned_targets"`
-	RetryBackoff     string   `json:"retry_backoff"`
-	RetryDelaySec    int      `json:"retry_delay_sec"`
-	RetryMaxDelaySec int      `json:"retry_max_delay_sec"`
-	ChildJobIDs      []int64  `json:"child_job_ids"`
-	MaxInFlight      int      `json:"max_in_flight"`
-	AlarmChannels    []string `json:"alarm_channels"`
-	Enabled          *bool    `json:"enabled"`
+	GroupID int64  `json:"group_id"`
+	Name    string `json:"name"`
+	jobwire.Fields
+	ChildJobIDs []int64 `json:"child_job_ids"`
+	jobwire.Limits
+	Enabled *bool `json:"enabled"`
 
 	// The read-only fields of a job's GET output are accepted and ignored,
 	// so GET-edit-PUT works; id, when sent, must be the job's own.

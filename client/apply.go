@@ -23,28 +23,12 @@ type ApplyGroup struct {
 // job, its group by app name and its children by identity ("app_name/name").
 // Omitted fields take the server's defaults.
 type ApplyJob struct {
-	Group            string   `json:"group" yaml:"group"`
-	Name             string   `json:"name" yaml:"name"`
-	Description      string   `json:"description,omitempty" yaml:"description,omitempty"`
-	ScheduleType     string   `json:"schedule_type,omitempty" yaml:"schedule_type,omitempty"`
-	ScheduleConf     string   `json:"schedule_conf,omitempty" yaml:"schedule_conf,omitempty"`
-	TimeZone         string   `json:"time_zone,omitempty" yaml:"time_zone,omitempty"`
-	MisfirePolicy    string   `json:"misfire_policy,omitempty" yaml:"misfire_policy,omitempty"`
-	Handler          string   `json:"handler,omitempty" yaml:"handler,omitempty"`
-	Params           string   `json:"params,omitempty" yaml:"params,omitempty"`
-	RouteStrategy    string   `json:"route_strategy,omitempty" yaml:"route_strategy,omitempty"`
-	BlockStrategy    string   `json:"block_strategy,omitempty" yaml:"block_strategy,omitempty"`
-	TimeoutSec       int      `json:"timeout_sec,omitempty" yaml:"timeout_sec,omitempty"`
-	RetryCount       int      `json:"retry_count,omitempty" yaml:"retry_count,omitempty"`
-	ShardCount       int      `json:"shard_count,omitempty" yaml:"shard_count,omitempty"`
-	PinnedTargets    []string `json:"pinned_targets,omitempty" yaml:"pinned_targets,omitempty"`
-	RetryBackoff     string   `json:"retry_backoff,omitempty" yaml:"retry_backoff,omitempty"`
-	RetryDelaySec    int      `json:"retry_delay_sec,omitempty" yaml:"retry_delay_sec,omitempty"`
-	RetryMaxDelaySec int      `json:"retry_max_delay_sec,omitempty" yaml:"retry_max_delay_sec,omitempty"`
-	Children         []string `json:"children,omitempty" yaml:"children,omitempty"`
-	MaxInFlight      int      `json:"max_in_flight,omitempty" yaml:"max_in_flight,omitempty"`
-	AlarmChannels    []string `json:"alarm_channels,omitempty" yaml:"alarm_channels,omitempty"`
-	Enabled          bool     `json:"enabled" yaml:"enabled"`
+	Group     string `json:"group" yaml:"group"`
+	Name      string `json:"name" yaml:"name"`
+	JobFields `yaml:",inline"`
+	Children  []string `json:"children,omitempty" yaml:"children,omitempty"`
+	JobLimits `yaml:",inline"`
+	Enabled   bool `json:"enabled" yaml:"enabled"`
 }
 
 // ApplyInput is the body of POST /api/v1/plan and /api/v1/apply.

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ringjob/ringjob/jobwire"
 )
 
 // Client talks to one Ringjob server.
@@ -114,29 +116,20 @@ type Job struct {
 
 // JobInput is the body of POST /api/v1/jobs and PUT /api/v1/jobs/{id}.
 type JobInput struct {
-	GroupID          int64    `json:"group_id"`
-	Name             string   `json:"name"`
-	Description      string   `json:"description,omitempty"`
-	ScheduleType     string   `json:"schedule_type,omitempty"`
-	ScheduleConf     string   `json:"schedule_conf,omitempty"`
-	TimeZone         string   `json:"time_zone,omitempty"`
-	MisfirePolicy    string   `json:"misfire_policy,omitempty"`
-	Handler          string   `json:"handler,omitempty"`
-	Params           string   `json:"params,omitempty"`
-	RouteStrategy    string   `json:"route_strategy,omitempty"`
-	BlockStrategy    string   `json:"block_strategy,omitempty"`
-	TimeoutSec       int      `json:"timeout_sec,omitempty"`
-	RetryCount       int      `json:"retry_count,omitempty"`
-	ShardCount       int      `json:"shard_count,omitempty"`
-	PinnedTargets    []string `json:"pinned_targets,omitempty"`
-	RetryBackoff     string   `json:"retry_backoff,omitempty"`
-	RetryDelaySec    int      `json:"retry_delay_sec,omitempty"`
-	RetryMaxDelaySec int      `json:"retry_max_delay_sec,omitempty"`
-	ChildJobIDs      []int64  `json:"child_job_ids,omitempty"`
-	MaxInFlight      int      `json:"max_in_flight,omitempty"`
-	AlarmChannels    []string `json:"alarm_channels,omitempty"`
-	Enabled          *bool    `json:"enabled,omitempty"`
+	GroupID int64  `json:"group_id"`
+	Name    string `json:"name"`
+	JobFields
+	ChildJobIDs []int64 `json:"child_job_ids,omitempty"`
+	JobLimits
+	Enabled *bool `json:"enabled,omitempty"`
 }
+
+// JobFields and JobLimits are a job's settings as they travel (declared
+// once in jobwire; see there why they are two).
+type (
+	JobFields = jobwire.Fields
+	JobLimits = jobwire.Limits
+)
 
 // Run is one run of a job (GET /api/v1/runs/{id}).
 type Run struct {

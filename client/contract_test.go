@@ -75,7 +75,12 @@ func TestTypesMatchOpenAPI(t *testing.T) {
 func jsonFields(t reflect.Type) []string {
 	var out []string
 	for i := 0; i < t.NumField(); i++ {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			out = append(out, jsonFields(f.Type)...) // embedded: its fields are the parent's (jobwire)
+			continue
+		}
 		if name == "" || name == "-" {
 			continue
 		}

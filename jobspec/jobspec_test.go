@@ -161,9 +161,9 @@ func TestFromStateNamesChildrenAndLeavesDefaultsOut(t *testing.T) {
 	byID := map[int64]client.Job{10: jobs[0], 11: jobs[1], 20: {ID: 20, GroupID: 2, Name: "weekly"}}
 	s, dropped := jobspec.FromState(groups, jobs, byID)
 	require.Equal(t, []string{"billing/close: child job 99 does not exist"}, dropped)
-	require.Equal(t, client.ApplyJob{Group: "billing", Name: "close", ScheduleType: "cron", ScheduleConf: "0 0 2 * * ?",
+	require.Equal(t, client.ApplyJob{Group: "billing", Name: "close", JobFields: client.JobFields{ScheduleType: "cron", ScheduleConf: "0 0 2 * * ?"},
 		Children: []string{"billing/notify", "reports/weekly"}, Enabled: true}, s.Jobs[0])
-	require.Equal(t, client.ApplyJob{Group: "billing", Name: "notify", TimeZone: "Europe/Berlin", ShardCount: 4}, s.Jobs[1])
+	require.Equal(t, client.ApplyJob{Group: "billing", Name: "notify", JobFields: client.JobFields{TimeZone: "Europe/Berlin", ShardCount: 4}}, s.Jobs[1])
 	out, err := s.Marshal()
 	require.NoError(t, err)
 	require.Contains(t, string(out), "children:\n      - notify\n      - reports/weekly")

@@ -239,13 +239,21 @@ func (s *Set) readList(file, key string, v *yaml.Node, read func(file string, n 
 	return probs
 }
 
-// fieldsOf maps the yaml names of a struct's fields to their index.
-func fieldsOf(t reflect.Type) map[string]int {
-	out := map[string]int{}
+// fieldsOf maps the yaml names of a struct's fields to their index,
+// through inlined structs (the job settings of jobwire).
+func fieldsOf(t reflect.Type) map[string][]int {
+	out := map[string][]int{}
 	for i := 0; i < t.NumField(); i++ {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if opts == "inline" && f.Type.Kind() == reflect.Struct {
+			for sub, idx := range fieldsOf(f.Type) {
+				out[sub] = append([]int{i}, idx...)
+			}
+			continue
+		}
 		if name != "" && name != "-" {
-			out[name] = i
+			out[name] = []int{i}
 		}
 	}
 	return out
@@ -275,7 +283,7 @@ func decodeFields(file string, n *yaml.Node, dst any, what string) (map[string]i
 		if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
 			continue
 		}
-		f := rv.Field(fi)
+		f := rv.FieldByIndex(fi)
 		if err := setField(f, v); err != nil {
 			probs = append(probs, Problem{Pos: at, Field: k.Value, Msg: err.Error()})
 		}

@@ -40,11 +40,12 @@ func FromState(groups []client.Group, jobs []client.Job, byID map[int64]client.J
 	}
 	for _, j := range jobs {
 		a := app[j.GroupID]
-		aj := client.ApplyJob{Group: a, Name: j.Name, Description: j.Description, ScheduleType: j.ScheduleType, ScheduleConf: j.ScheduleConf,
-			TimeZone: j.TimeZone, MisfirePolicy: j.MisfirePolicy, Handler: j.Handler, Params: j.Params, RouteStrategy: j.RouteStrategy,
-			BlockStrategy: j.BlockStrategy, TimeoutSec: j.TimeoutSec, RetryCount: j.RetryCount, ShardCount: j.ShardCount,
-			PinnedTargets: j.PinnedTargets, RetryBackoff: j.RetryBackoff, RetryDelaySec: j.RetryDelaySec, RetryMaxDelaySec: j.RetryMaxDelaySec,
-			MaxInFlight: j.MaxInFlight, AlarmChannels: j.AlarmChannels, Enabled: j.Enabled}
+		aj := client.ApplyJob{Group: a, Name: j.Name, JobFields: client.JobFields{Description: j.Description, ScheduleType: j.ScheduleType,
+			ScheduleConf: j.ScheduleConf, TimeZone: j.TimeZone, MisfirePolicy: j.MisfirePolicy, Handler: j.Handler, Params: j.Params,
+			RouteStrategy: j.RouteStrategy, BlockStrategy: j.BlockStrategy, TimeoutSec: j.TimeoutSec, RetryCount: j.RetryCount,
+			ShardCount: j.ShardCount, PinnedTargets: j.PinnedTargets, RetryBackoff: j.RetryBackoff, RetryDelaySec: j.RetryDelaySec,
+			RetryMaxDelaySec: j.RetryMaxDelaySec},
+			JobLimits: client.JobLimits{MaxInFlight: j.MaxInFlight, AlarmChannels: j.AlarmChannels}, Enabled: j.Enabled}
 		for _, c := range j.ChildJobIDs {
 			ref, ok := refOf(c)
 			if !ok {

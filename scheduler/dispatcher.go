@@ -134,7 +134,10 @@ func (d *dispatcher) decideMisfires(due []fire) {
 		if f.why != "" {
 			where = f.why
 		}
-		by := (time.Duration(nowMs-f.scheduledMs) * time.Millisecond).Round(time.Millisecond)
+		// In tenths of a second: a burst of misfires then shares a few
+		// messages, and their batched write groups rows by message (see
+		// store.setByValue) instead of one CASE branch per run.
+		by := (time.Duration(nowMs-f.scheduledMs) * time.Millisecond).Round(100 * time.Millisecond)
 		switch {
 		case f.job.MisfirePolicy != kind.MisfireFireOnceNow:
 			f.misfire = fmt.Sprintf("misfired: due %s ago (%s); do_nothing skips it", by, where)
@@ -262,7 +265,7 @@ func (d *dispatcher) dispatch(ctx context.Context, f fire) {
 		// It failed before the send (no target, a block strategy, a
 		// routing probe): claimed like a send, so its failure is recorded
 		// once, by its owner.
-		if herr := d.handOff(ctx, f); herr != nil {
+		if herr := d.handOff(ctx, f, ""); herr != nil {
 			err = herr
 		}
 	}

@@ -35,8 +35,9 @@ type handoffGate struct {
 }
 
 type handoffReq struct {
-	id   int64
-	done chan handoffAnswer
+	id     int64
+	target string // where it goes ("" for a run that fails before a send)
+	done   chan handoffAnswer
 }
 
 type handoffAnswer struct {
@@ -60,8 +61,8 @@ func (g *handoffGate) Stop()                     { g.Loop.Stop() }
 // pass records that run id is handed to its target now. ok=false: it may
 // not be sent (taken over, or already handed). An error: the database did
 // not answer; the run stays claimed and unsent.
-func (g *handoffGate) pass(ctx context.Context, id int64) (ok bool, err error) {
-	req := handoffReq{id: id, done: make(chan handoffAnswer, 1)}
+func (g *handoffGate) pass(ctx context.Context, id int64, target string) (ok bool, err error) {
+	req := handoffReq{id: id, target: target, done: make(chan handoffAnswer, 1)}
 	select {
 	case g.in <- req:
 	case <-ctx.Done():
@@ -128,13 +129,17 @@ func (g *handoffGate) run(ctx context.Context) {
 
 func (g *handoffGate) apply(ctx context.Context, batch []handoffReq) {
 	ids := make([]int64, len(batch))
+	targets := make(map[int64]string, len(batch))
 	for i, r := range batch {
 		ids[i] = r.id
+		if r.target != "" {
+			targets[r.id] = r.target
+		}
 	}
 	// Not cut short by Stop: an answer never heard leaves runs unsent.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
 	defer cancel()
-	handed, err := g.st.RunHandOff(cctx, store.RunHandOffParams{Owner: g.node, IDs: ids, NowMs: g.clock.Now().UnixMilli(), LateAfterMs: g.lateAfter.Milliseconds()})
+	handed, err := g.st.RunHandOff(cctx, store.RunHandOffParams{Owner: g.node, IDs: ids, NowMs: g.clock.Now().UnixMilli(), LateAfterMs: g.lateAfter.Milliseconds(), Targets: targets})
 	ok := make(map[int64]bool, len(handed))
 	for _, id := range handed {
 		ok[id] = true

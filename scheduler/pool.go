@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"time"
 
@@ -126,20 +125,6 @@ func (p *pool) reserve(n int) int {
 		}
 	}
 	return got
-}
-
-// reserveSoon is reserve for a queue that was just found full: workers that
-// were just handed tasks give their places back as soon as they run, so it
-// lets runnable goroutines run a few times before it reports no room. It
-// never waits for a dispatch to end.
-func (p *pool) reserveSoon(n int) int {
-	for i := 0; i < 4; i++ {
-		runtime.Gosched()
-		if k := p.reserve(n); k > 0 {
-			return k
-		}
-	}
-	return 0
 }
 
 // reserveWithin is reserve that waits up to d (wall time: it waits for

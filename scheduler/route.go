@@ -86,7 +86,7 @@ func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Reque
 		a := Attempt{Target: t, Op: "run", AtMs: d.clock.Now().UnixMilli()}
 		drv, derr := d.drivers.For(t)
 		if derr == nil && !handed {
-			err := d.handOff(ctx, f)
+			err := d.handOff(ctx, f, t)
 			release() // the hand-off is recorded (or refused): the next check sees it
 			if err != nil {
 				return t, res, attempts, false, err
@@ -138,14 +138,14 @@ var (
 // (store.RunHandOff), the last step before the first send: a run another
 // node took over, or that another copy of this fire already sent, is not
 // sent.
-func (d *dispatcher) handOff(ctx context.Context, f fire) error {
+func (d *dispatcher) handOff(ctx context.Context, f fire, target string) error {
 	// Admitted when the pool can send it soon (see pool): a handed run
 	// should not wait for a send slot.
 	if err := f.turn.admit(ctx); err != nil {
 		f.turn.pass(false)
 		return fmt.Errorf("%w: %w", errHandoffUnknown, err)
 	}
-	ok, err := d.gate.pass(ctx, f.runID)
+	ok, err := d.gate.pass(ctx, f.runID, target)
 	f.turn.pass(ok)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errHandoffUnknown, err)

@@ -359,8 +359,11 @@ func TestTakeOverAppliesMisfirePolicy(t *testing.T) {
 func TestFullPoolIsBackPressureNotDrop(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "sqlite", noon)
+	// One send slot and one queue place: the pool holds 6 runs (its 5
+	// goroutines, one per send slot and four handing off ahead, and the
+	// queued one); the other 6 wait in the backlog for the next tick.
 	var jobs []store.Job
-	for i := 0; i < 6; i++ {
+	for i := 0; i < 12; i++ {
 		jobs = append(jobs, b.job("j", "at", "2026-06-01T12:00:02Z", "UTC", "", 0))
 	}
 	tiny := func(c *scheduler.Config) {
@@ -376,18 +379,19 @@ func TestFullPoolIsBackPressureNotDrop(t *testing.T) {
 	n.rec.mu.Unlock()
 	b.step(1, 2*time.Second)
 	b.waitDispatched(1)
-	// A tick later one run is with the blocked worker (claimed and handed
-	// off); the others wait in the pool for its one send slot or in the
-	// backlog, all still scheduled: a run is claimed by its hand-off.
+	// A tick later one run is with the blocked send (claimed and handed
+	// off); the others wait in the pool for its one send slot (no hand-off
+	// while the slot is taken) or in the backlog, all still scheduled: a
+	// run is claimed by its hand-off.
 	b.step(1, time.Second)
 	counts, err := b.st.RunCountByState(context.Background(), 0)
 	require.NoError(t, err)
-	require.Equal(t, map[kind.RunState]int{kind.RunDispatching: 1, kind.RunScheduled: 5}, counts)
+	require.Equal(t, map[kind.RunState]int{kind.RunDispatching: 1, kind.RunScheduled: 11}, counts)
 	unblock()
-	// One queue place: at most one claim per tick. The worker runs on real
-	// time, the ticks on the fake clock: each tick waits until the worker
-	// has sent what was claimed, so a tick never finds the queue still full
-	// only because the test outran the worker.
+	// The pool's runs go; the backlog's at the next ticks, late. The
+	// goroutines run on real time, the ticks on the fake clock: each tick
+	// waits until what was handed is sent, so a tick never finds the pool
+	// still full only because the test outran it.
 	for i := 0; i < 4; i++ {
 		b.step(1, time.Second)
 		require.Eventually(t, func() bool {
@@ -396,8 +400,8 @@ func TestFullPoolIsBackPressureNotDrop(t *testing.T) {
 		}, 10*time.Second, 2*time.Millisecond)
 	}
 	b.step(1, time.Second)
-	ds := b.waitDispatched(6)
-	require.Len(t, ds, 6)
+	ds := b.waitDispatched(12)
+	require.Len(t, ds, 12)
 	for _, j := range jobs {
 		require.Len(t, b.waitSettledRuns(j.ID), 1)
 	}

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/ringjob/ringjob/access"
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/jobwire"
 	"github.com/ringjob/ringjob/schedule"
 	"github.com/ringjob/ringjob/store"
 )
@@ -180,37 +182,24 @@ func (e *PlanConflictError) Error() string {
 func (e *PlanConflictError) Is(target error) bool { return target == store.ErrConflict }
 
 // jobDef is what a plan compares of a job, in the declaration's spelling.
+// Its version (versionOf) covers every field, zero or not.
 type jobDef struct {
-	Description      string   `json:"description"`
-	ScheduleType     string   `json:"schedule_type"`
-	ScheduleConf     string   `json:"schedule_conf"`
-	TimeZone         string   `json:"time_zone"`
-	MisfirePolicy    string   `json:"misfire_policy"`
-	Handler          string   `json:"handler"`
-	Params           string   `json:"params"`
-	RouteStrategy    string   `json:"route_strategy"`
-	BlockStrategy    string   `json:"block_strategy"`
-	TimeoutSec       int      `json:"timeout_sec"`
-	RetryCount       int      `json:"retry_count"`
-	ShardCount       int      `json:"shard_count"`
-	PinnedTargets    []string `json:"pinned_targets"`
-	RetryBackoff     string   `json:"retry_backoff"`
-	RetryDelaySec    int      `json:"retry_delay_sec"`
-	RetryMaxDelaySec int      `json:"retry_max_delay_sec"`
-	Children         []string `json:"children"`
-	MaxInFlight      int      `json:"max_in_flight"`
-	AlarmChannels    []string `json:"alarm_channels"`
-	Enabled          bool     `json:"enabled"`
+	jobwire.Fields
+	Children []string `json:"children"`
+	jobwire.Limits
+	Enabled bool `json:"enabled"`
 }
 
 func defOfFields(f store.JobFields, children []string, enabled bool) jobDef {
 	return jobDef{
-		Description: f.Description, ScheduleType: f.ScheduleType, ScheduleConf: f.ScheduleConf, TimeZone: f.TimeZone,
-		MisfirePolicy: string(f.MisfirePolicy), Handler: f.Handler, Params: f.Params, RouteStrategy: string(f.RouteStrategy),
-		BlockStrategy: string(f.BlockStrategy), TimeoutSec: f.TimeoutSec, RetryCount: f.RetryCount, ShardCount: f.ShardCount,
-		PinnedTargets: nonNil(f.PinnedTargets), RetryBackoff: string(backoffOrFixed(f.RetryBackoff)), RetryDelaySec: f.RetryDelaySec,
-		RetryMaxDelaySec: f.RetryMaxDelaySec, Children: nonNil(children), MaxInFlight: f.MaxInFlight,
-		AlarmChannels: nonNil(f.AlarmChannels), Enabled: enabled,
+		Fields: jobwire.Fields{Description: f.Description, ScheduleType: f.ScheduleType, ScheduleConf: f.ScheduleConf, TimeZone: f.TimeZone,
+			MisfirePolicy: string(f.MisfirePolicy), Handler: f.Handler, Params: f.Params, RouteStrategy: string(f.RouteStrategy),
+			BlockStrategy: string(f.BlockStrategy), TimeoutSec: f.TimeoutSec, RetryCount: f.RetryCount, ShardCount: f.ShardCount,
+			PinnedTargets: nonNil(f.PinnedTargets), RetryBackoff: string(backoffOrFixed(f.RetryBackoff)), RetryDelaySec: f.RetryDelaySec,
+			RetryMaxDelaySec: f.RetryMaxDelaySec},
+		Children: nonNil(children),
+		Limits:   jobwire.Limits{MaxInFlight: f.MaxInFlight, AlarmChannels: nonNil(f.AlarmChannels)},
+		Enabled:  enabled,
 	}
 }
 
@@ -234,10 +223,51 @@ func groupDefOf(g store.Group) groupDef {
 	return groupDef{Title: g.Title, Members: nonNil(g.Members), Protocol: g.Protocol, AcceptRegistrations: g.AcceptRegistrations}
 }
 
-// versionOf hashes a definition: an object's version in a plan.
+// defField is one field of a definition: its JSON name and where it is.
+type defField struct {
+	name  string
+	index []int
+}
+
+// defFields lists the fields of a definition type in declaration order by
+// JSON name, with embedded structs (jobwire's) flattened as encoding/json
+// flattens them.
+func defFields(t reflect.Type) []defField {
+	var out []defField
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			for _, sub := range defFields(f.Type) {
+				out = append(out, defField{name: sub.name, index: append([]int{i}, sub.index...)})
+			}
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		out = append(out, defField{name: name, index: []int{i}})
+	}
+	return out
+}
+
+// versionOf hashes a definition: an object's version in a plan. It hashes
+// the JSON object of every field, zero or not (omitempty does not apply), in
+// declaration order, as encoding/json writes a struct, so the version of an
+// unchanged object stays what it was.
 func versionOf(def any) string {
-	b, _ := json.Marshal(def)
-	sum := sha256.Sum256(b)
+	v := reflect.ValueOf(def)
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, f := range defFields(v.Type()) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(f.name)
+		val, _ := json.Marshal(v.FieldByIndex(f.index).Interface())
+		b.Write(name)
+		b.WriteByte(':')
+		b.Write(val)
+	}
+	b.WriteByte('}')
+	sum := sha256.Sum256(b.Bytes())
 	return hex.EncodeToString(sum[:10])
 }
 
@@ -249,17 +279,15 @@ func diffDefs(before, after any) map[string]FieldChange {
 	if before != nil {
 		bv = reflect.ValueOf(before)
 	}
-	t := av.Type()
 	out := map[string]FieldChange{}
-	for i := 0; i < t.NumField(); i++ {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		a := av.Field(i).Interface()
+	for _, f := range defFields(av.Type()) {
+		a := av.FieldByIndex(f.index).Interface()
 		if !bv.IsValid() {
-			out[name] = FieldChange{After: a}
+			out[f.name] = FieldChange{After: a}
 			continue
 		}
-		if b := bv.Field(i).Interface(); !reflect.DeepEqual(a, b) {
-			out[name] = FieldChange{Before: b, After: a}
+		if b := bv.FieldByIndex(f.index).Interface(); !reflect.DeepEqual(a, b) {
+			out[f.name] = FieldChange{Before: b, After: a}
 		}
 	}
 	return out

@@ -29,8 +29,9 @@ const missRefreshEvery = time.Second
 // DirectoryTTL, when this replica changed a group or a registration
 // (invalidate), or when an address is not in it (an executor that registered
 // through another replica a moment ago). While one caller reads the
-// database, the others keep using the previous snapshot; only the very first
-// read waits.
+// database, the others keep using the previous snapshot when it is merely
+// old; the very first read, and reads after a change through this replica
+// (which made the snapshot wrong: a rotated executor token), wait for it.
 type executorDirectory struct {
 	st    *store.Store
 	clock clockwork.Clock
@@ -69,11 +70,15 @@ func (d *executorDirectory) current(ctx context.Context, force bool) (*directory
 		d.mu.Lock()
 		s := d.snap
 		fresh := s != nil && s.gen == d.gen && d.clock.Since(s.at) < d.ttl && !force
-		if fresh || (s != nil && d.loading != nil) {
+		// While someone reloads, an old snapshot still serves when it is only
+		// old, not when a change made through this replica (invalidate) made
+		// it wrong: a rotated executor token must be refused at once.
+		current := s != nil && s.gen == d.gen
+		if fresh || (current && d.loading != nil) {
 			d.mu.Unlock()
 			return s, nil
 		}
-		if wait := d.loading; wait != nil { // the first load: everyone waits for it
+		if wait := d.loading; wait != nil { // the first load, or one after a change: everyone waits for it
 			d.mu.Unlock()
 			select {
 			case <-wait:

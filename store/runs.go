@@ -348,6 +348,9 @@ type RunHandOffParams struct {
 	IDs         []int64
 	NowMs       int64
 	LateAfterMs int64 // a hand-off later than scheduled+LateAfterMs marks the run late
+	// Targets are where the runs go (by id; "" or missing keeps the
+	// recorded target).
+	Targets map[int64]string
 }
 
 // RunHandOff claims runs and records that their owner is about to send them
@@ -368,18 +371,38 @@ func (s *Store) RunHandOff(ctx context.Context, p RunHandOffParams) ([]int64, er
 	token := newToken()
 	var handed []int64
 	for _, chunk := range chunkInt64(uniqueInt64(p.IDs), 1000) {
+		var q strings.Builder
+		q.WriteString("UPDATE runs SET ")
+		var args []any
+		if len(p.Targets) > 0 {
+			// The target is known before the send: with it recorded here, a
+			// callback that reaches another replica before the send's
+			// answer is written is authorized at once.
+			tv := make([]any, len(chunk))
+			for i, id := range chunk {
+				if t := p.Targets[id]; t != "" {
+					tv[i] = t
+				}
+			}
+			args = setByValue(&q, args, "target", chunk, tv)
+			if !strings.HasSuffix(q.String(), "SET ") {
+				q.WriteString(", ")
+			}
+		}
 		// The state is assigned last: MySQL evaluates assignments in order
 		// with the values already assigned, SQLite with the old ones.
-		args := []any{kind.RunScheduled, p.NowMs, kind.RunScheduled, p.NowMs, p.LateAfterMs, p.NowMs, token, kind.RunDispatching}
+		q.WriteString("dispatched_ms = CASE WHEN state = ? THEN ? ELSE dispatched_ms END," +
+			" late = CASE WHEN state = ? THEN CASE WHEN ? - scheduled_ms > ? THEN 1 ELSE 0 END ELSE late END," +
+			" handed_ms = ?, claim_token = ?, state = ? WHERE id IN (" + placeholders(len(chunk)) +
+			") AND owner = ? AND handed_ms = 0 AND state IN (?, ?)")
+		args = append(args, kind.RunScheduled, p.NowMs, kind.RunScheduled, p.NowMs, p.LateAfterMs, p.NowMs, token, kind.RunDispatching)
 		for _, id := range chunk {
 			args = append(args, id)
 		}
 		args = append(args, p.Owner, kind.RunScheduled, kind.RunDispatching)
 		prune, pargs := s.pruneRuns(chunk)
-		res, err := s.execRepeatable(ctx, "UPDATE runs SET dispatched_ms = CASE WHEN state = ? THEN ? ELSE dispatched_ms END,"+
-			" late = CASE WHEN state = ? THEN CASE WHEN ? - scheduled_ms > ? THEN 1 ELSE 0 END ELSE late END,"+
-			" handed_ms = ?, claim_token = ?, state = ? WHERE id IN ("+placeholders(len(chunk))+
-			") AND owner = ? AND handed_ms = 0 AND state IN (?, ?)"+prune, append(args, pargs...)...)
+		q.WriteString(prune)
+		res, err := s.execRepeatable(ctx, q.String(), append(args, pargs...)...)
 		if err != nil {
 			return handed, fmt.Errorf("hand off %d runs: %w", len(chunk), err)
 		}

@@ -565,3 +565,46 @@ func TestOverdueSweepUsesIndex(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, overdue, 40, "scheduled_ms t0, t0+10, ... t0+490, less every fifth (n2's)")
 }
+
+// The hand-off claims a scheduled run and records where it goes, in one
+// statement; a run taken over (another owner) or handed already is not
+// handed again, and a run without a target keeps the recorded one.
+func TestHandOffClaimsAndRecordsTheTarget(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		j := mkJob(t, st, "handoff", t0)
+		var ids []int64
+		for i := 0; i < 3; i++ {
+			r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0 + int64(i)*1000,
+				SchedFire: true, TriggerType: kind.TriggerSchedule, Owner: "n1", CreatedMs: t0})
+			require.NoError(t, err)
+			ids = append(ids, r.ID)
+		}
+		handed, err := st.RunHandOff(ctx, store.RunHandOffParams{Owner: "n1", IDs: ids[:2], NowMs: t0 + 1500, LateAfterMs: 1000,
+			Targets: map[int64]string{ids[0]: "http://a:9999"}})
+		require.NoError(t, err)
+		require.ElementsMatch(t, ids[:2], handed)
+		a, err := st.RunGet(ctx, ids[0])
+		require.NoError(t, err)
+		require.Equal(t, kind.RunDispatching, a.State)
+		require.Equal(t, "http://a:9999", a.Target)
+		require.Equal(t, t0+1500, a.HandedMs)
+		require.Equal(t, t0+1500, a.DispatchedMs)
+		require.True(t, a.Late, "handed 1.5 s after its time, late after 1 s")
+		b, err := st.RunGet(ctx, ids[1])
+		require.NoError(t, err)
+		require.Equal(t, "", b.Target)
+		require.False(t, b.Late, "handed 0.5 s after its time")
+
+		again, err := st.RunHandOff(ctx, store.RunHandOffParams{Owner: "n1", IDs: ids, NowMs: t0 + 3000, Targets: map[int64]string{ids[0]: "http://b:9999"}})
+		require.NoError(t, err)
+		require.Equal(t, ids[2:], again, "a run is handed once")
+		a, err = st.RunGet(ctx, ids[0])
+		require.NoError(t, err)
+		require.Equal(t, "http://a:9999", a.Target, "a refused hand-off changes nothing")
+		other, err := st.RunHandOff(ctx, store.RunHandOffParams{Owner: "n2", IDs: ids, NowMs: t0 + 3000})
+		require.NoError(t, err)
+		require.Empty(t, other, "only the owner hands its runs off")
+	})
+}

@@ -55,6 +55,8 @@ function picker(id, label, hint, search, required) {
   const results = h("ul", { id: `${id}-results`, class: "picker-results", "aria-label": `Matches for “${label}”` });
   const chosenEl = h("p", { id: `${id}-chosen`, class: "hint", "aria-live": "polite" }, "Nothing chosen.");
   function choose(item) {
+    clearTimeout(timer); // a search still pending or under way must not show its matches again
+    seq++;
     chosen = item;
     chosenEl.textContent = item ? `Chosen: ${item.text}` : "Nothing chosen.";
     results.replaceChildren();
