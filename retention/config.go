@@ -72,10 +72,13 @@ type Config struct {
 	// BatchSize is the span of run ids one DELETE covers, so the rows it
 	// removes (default 5000).
 	BatchSize int `yaml:"batch_size"`
-	// DBShare is the share of the time the purge spends in its statements
-	// (default 0.25): after a DELETE that took t it waits t x (1 - share) /
-	// share, so a database slowed by other work slows the purge with it and
-	// the scheduler's statements keep most of it.
+	// DBShare is the share of the database's time the purge may take
+	// (default 0.25), counting its statements and, on MySQL, the work
+	// InnoDB's purge threads do for them after the commit (about as much
+	// again): after a DELETE that took t it waits t x 2 / share - t (t /
+	// share - t on SQLite), so a database slowed by other work slows the
+	// purge with it and the scheduler's statements keep most of it. 1 sets
+	// no limit.
 	DBShare float64 `yaml:"db_share"`
 	// Pause is the least wait between two batches (default 5ms).
 	Pause time.Duration `yaml:"pause"`

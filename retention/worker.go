@@ -33,6 +33,7 @@ type Store interface {
 	RunAgesInPartition(ctx context.Context, name string, afterID int64, limit int) ([]store.RunAge, error)
 	RunPartitionDrop(ctx context.Context, name string, maxID int64) error
 	RunLogPartitionsDrop(ctx context.Context) ([]string, error)
+	DeleteAftermath() float64
 }
 
 // LeaseName is the maintenance lease the purging replica holds.
@@ -72,6 +73,7 @@ type Worker struct {
 	cursors    map[walkKey]int64
 	lastRescan time.Time
 	busy       time.Duration // in DELETE statements, since New
+	aftermath  float64       // the store's work after a DELETE, per unit of its time
 }
 
 // New builds a Worker; cfg is taken with its defaults.
@@ -94,7 +96,7 @@ func New(o Options) (*Worker, error) {
 	if o.Metrics == nil {
 		o.Metrics = NewMetrics(nil)
 	}
-	return &Worker{o: o, cursors: map[walkKey]int64{}}, nil
+	return &Worker{o: o, cursors: map[walkKey]int64{}, aftermath: o.Store.DeleteAftermath()}, nil
 }
 
 // Start runs purge cycles every Interval until Stop.
@@ -371,10 +373,17 @@ func (w *Worker) next(ctx context.Context, table string, id int64) (next, create
 }
 
 // pauseAfter is the wait after a statement that took took: long enough
-// that the purge uses at most DBShare of the time, and at least Pause.
+// that the purge's work in the database, the statement and what the
+// database does for it after the commit (InnoDB's purge threads), is at
+// most DBShare of the time, and at least Pause. A DBShare of 1 sets no
+// limit but Pause.
 func (w *Worker) pauseAfter(took time.Duration) time.Duration {
 	share := w.o.Config.DBShare
-	return max(w.o.Config.Pause, time.Duration(float64(took)*(1-share)/share))
+	if share >= 1 {
+		return w.o.Config.Pause
+	}
+	work := float64(took) * (1 + w.aftermath)
+	return max(w.o.Config.Pause, time.Duration(work/share)-took)
 }
 
 // pause throttles the purge between batches. It is a rate limit on real

@@ -157,6 +157,18 @@ func ParentRunOfKey(key string) int64 {
 	return id
 }
 
+// DeleteAftermath is the database work a deleted row still costs after its
+// statement commits, as a multiple of the statement's time: InnoDB's purge
+// threads then remove the delete-marked entries of the clustered and every
+// secondary index, measured at about as much CPU again as the statement
+// (docs/retention.md). SQLite does all of it in the statement.
+func (s *Store) DeleteAftermath() float64 {
+	if s.d.name() == "mysql" {
+		return 1
+	}
+	return 0
+}
+
 // RunPurgeResult counts what a purge deleted.
 type RunPurgeResult struct {
 	Runs int64

@@ -568,7 +568,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	srv.registerExecutor("console-e2e", "console-e2e-executor-token", "http://127.0.0.1:9/")
 	// A real executor registers too, and runs a handler that blocks until
 	// it is killed: the page shows it busy, the other idle.
-	busyAddr := startExecutor(t, srv, "console-e2e", "console-e2e-executor-token")
+	busyAddr, stopExecutor := startExecutor(t, srv, "console-e2e", "console-e2e-executor-token")
 	blocker := srv.call("POST", "jobs", map[string]any{"group_id": gid, "name": "flow-blocks", "handler": "block"})
 	busyRun := srv.call("POST", fmt.Sprintf("jobs/%v/trigger", blocker["id"]), map[string]any{"target": busyAddr})
 	require.Eventually(t, func() bool {
@@ -598,6 +598,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return srv.call("GET", fmt.Sprintf("runs/%v", busyRun["id"]), nil)["state"] == "killed"
 	}, 20*time.Second, 100*time.Millisecond, "the kill reaches the executor")
+	stopExecutor() // its callback of the killed run arrives before the job and its runs go
 	require.Equal(t, 204, srv.status("DELETE", fmt.Sprintf("jobs/%v", blocker["id"])))
 
 	var tileJobs string
@@ -684,7 +685,10 @@ func TestConsoleInBrowser(t *testing.T) {
 	var copyMsg, groupButtons string
 	run(t, ctx, "viewer cannot copy or edit groups",
 		chromedp.Navigate(srv.base+"/#/jobs/"+jobID+"/copy"),
-		chromedp.Poll(`(() => { const p = document.querySelector("main p[role=alert]"); return p && p.textContent; })()`, &copyMsg),
+		// Wait for the copy page itself (the edit page before it has the
+		// same alert): a page still loading would draw over the next one.
+		chromedp.Poll(`(() => { const p = document.querySelector("main p[role=alert]"); const t = document.querySelector("main h1");
+			return p && t && t.textContent.startsWith("Copy of") && p.textContent; })()`, &copyMsg),
 		chromedp.Navigate(fmt.Sprintf("%s/#/groups/%v", srv.base, gid)),
 		chromedp.WaitVisible("#group-executors", chromedp.ByQuery),
 		chromedp.Evaluate(`String(document.querySelectorAll("#edit-group, #new-group, #copy-job, #delete-job").length)`, &groupButtons),
@@ -708,8 +712,9 @@ func TestConsoleInBrowser(t *testing.T) {
 
 // startExecutor runs a real XXL-JOB executor (package executor) on a
 // loopback port, registered with srv in appName, with a handler "block"
-// that runs until it is killed. It returns the executor's address.
-func startExecutor(t *testing.T, srv *ringjob, appName, token string) string {
+// that runs until it is killed. It returns the executor's address and a
+// function that stops it (leaves the registry, sends what it has to report).
+func startExecutor(t *testing.T, srv *ringjob, appName, token string) (string, func()) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -726,10 +731,14 @@ func startExecutor(t *testing.T, srv *ringjob, appName, token string) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			require.NoError(t, <-done)
+		})
+	}
+	t.Cleanup(stop)
 	var seen []any
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		seen = srv.call("GET", "executors", nil)["items"].([]any)
@@ -742,7 +751,7 @@ func startExecutor(t *testing.T, srv *ringjob, appName, token string) string {
 		}
 		require.False(t, time.Now().After(deadline), "the executor %s registers; listed: %v", addr, seen)
 	}
-	return addr
+	return addr, stop
 }
 
 // testLogger sends an executor's own messages to the test log.

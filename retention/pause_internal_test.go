@@ -1,0 +1,24 @@
+package retention
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestPauseCountsTheWorkAfterTheCommit: the wait after a DELETE leaves the
+// purge at most db_share of the database's time, counting what the
+// database does for the statement after its commit (InnoDB's purge
+// threads: as much again on MySQL, nothing on SQLite).
+func TestPauseCountsTheWorkAfterTheCommit(t *testing.T) {
+	cfg := Config{DBShare: 0.25, Pause: 5 * time.Millisecond}
+	mysql := &Worker{o: Options{Config: cfg}, aftermath: 1}
+	sqlite := &Worker{o: Options{Config: cfg}, aftermath: 0}
+	// 10 ms of statement plus 10 ms after it, in 80 ms: a quarter.
+	require.Equal(t, 70*time.Millisecond, mysql.pauseAfter(10*time.Millisecond))
+	require.Equal(t, 30*time.Millisecond, sqlite.pauseAfter(10*time.Millisecond))
+	require.Equal(t, 5*time.Millisecond, sqlite.pauseAfter(time.Millisecond), "at least Pause")
+	unlimited := &Worker{o: Options{Config: Config{DBShare: 1, Pause: 5 * time.Millisecond}}, aftermath: 1}
+	require.Equal(t, 5*time.Millisecond, unlimited.pauseAfter(time.Second), "db_share 1: Pause only")
+}
