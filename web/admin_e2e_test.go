@@ -290,7 +290,9 @@ alarms:
 		clearInput("#executor-token-input"),
 		chromedp.SendKeys("#executor-token-input", chosen, chromedp.ByQuery),
 		chromedp.Click("#set-executor-token-submit", chromedp.ByQuery),
-		chromedp.Poll(`document.querySelector("#flash").textContent.includes("executor token is set")`, nil),
+		// Exactly this step's message: the rotation's ("A new executor token
+		// is set: ...") may still be shown while this request is in flight.
+		chromedp.Poll(`document.querySelector("#flash").textContent === "The executor token is set."`, nil),
 		chromedp.Text("#flash", &flashMsg, chromedp.ByQuery),
 	)
 	require.Contains(t, setErr, "16..255")
