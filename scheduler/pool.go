@@ -37,12 +37,12 @@ type pool struct {
 	startMu sync.Once
 
 	mu       sync.Mutex
-	changed  chan struct{} // closed when a send ends or a hand-off is decided
-	running  int           // goroutines in a task
-	unhanded int           // tasks queued or running before their hand-off decision
-	pending  int           // admitted to a hand-off, not decided yet
-	busy     int           // handed, not finished (waiting for a send slot or sending)
-	waiting  int           // blocked in admit
+	waiters  []chan struct{} // blocked in admit, first come first woken
+	running  int             // goroutines in a task
+	unhanded int             // tasks queued or running before their hand-off decision
+	pending  int             // admitted to a hand-off, not decided yet
+	busy     int             // handed, not finished (waiting for a send slot or sending)
+	waiting  int             // blocked in admit
 	// gateAvg and sendAvg are moving averages of how long a hand-off and a
 	// send take (wall time: this is I/O pacing, not scheduling); 0 until
 	// one is seen.
@@ -79,7 +79,6 @@ func newPool(name string, cfg PoolConfig) *pool {
 		sends:   make(chan struct{}, cfg.Workers),
 		workers: cfg.Workers,
 		procs:   cfg.Workers * (1 + handAhead),
-		changed: make(chan struct{}),
 	}
 	for i := 0; i < cfg.Queue; i++ {
 		p.slots <- struct{}{}
@@ -189,9 +188,13 @@ func (p *pool) Stop(clock clockwork.Clock, grace time.Duration) {
 // notify wakes the goroutines blocked in admit (they count themselves
 // again if they must go on waiting). p.mu is held.
 func (p *pool) notify() {
-	close(p.changed)
-	p.changed = make(chan struct{})
-	p.waiting = 0
+	room := p.ahead()*(p.workers-p.busy) - p.pending
+	for room > 0 && len(p.waiters) > 0 {
+		close(p.waiters[0])
+		p.waiters = p.waiters[1:]
+		p.waiting--
+		room--
+	}
 }
 
 // settled reports that no task can move on without something outside the
@@ -229,14 +232,22 @@ func (t *turn) admit(ctx context.Context) error {
 	p := t.p
 	p.mu.Lock()
 	for p.pending >= p.ahead()*(p.workers-p.busy) {
-		ch := p.changed
+		ch := make(chan struct{})
+		p.waiters = append(p.waiters, ch)
 		p.waiting++
 		p.mu.Unlock()
 		select {
 		case <-ch:
 		case <-ctx.Done():
 			p.mu.Lock()
-			p.notify() // recount the others
+			for i, w := range p.waiters {
+				if w == ch {
+					p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
+					p.waiting--
+					break
+				}
+			}
+			p.notify()
 			p.mu.Unlock()
 			return ctx.Err()
 		}
