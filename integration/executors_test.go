@@ -97,7 +97,10 @@ func startServer(t *testing.T, opts ...serverOpt) *server {
 		{Name: "exit", Argv: []string{"/bin/sh", "-c", `exit "$RINGJOB_PARAMS"`}},
 		// Shard 1 fails the first time (it leaves a marker file named by params).
 		{Name: "flaky-shard", Argv: []string{"/bin/sh", "-c", `if [ "$RINGJOB_SHARD_INDEX" = 1 ] && [ ! -e "$RINGJOB_PARAMS" ]; then : > "$RINGJOB_PARAMS"; exit 1; fi`}},
-		{Name: "nap", Argv: []string{"/bin/sleep", "0.4"}},
+		// Long enough that "running" is recorded before the run ends (accepts
+		// are held up to 200 ms; a busy machine adds more): the block-strategy
+		// tests wait for it.
+		{Name: "nap", Argv: []string{"/bin/sleep", "1"}},
 		{Name: "sleep30", Argv: []string{"/bin/sleep", "30"}},
 	}}, sched.Sink(), log)
 	require.NoError(t, err)
@@ -171,19 +174,20 @@ func (s *server) trigger(j store.Job, params string) store.Run {
 func (s *server) waitState(id int64, states ...kind.RunState) store.Run {
 	s.t.Helper()
 	var r store.Run
-	require.Eventually(s.t, func() bool {
-		var err error
-		r, err = s.st.RunGet(context.Background(), id)
-		require.NoError(s.t, err)
+	var err error
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if r, err = s.st.RunGet(context.Background(), id); err != nil {
+			continue
+		}
 		for _, st := range states {
 			// A fast run can report its outcome a moment before the
 			// dispatcher's batched write records where it ran.
 			if r.State == st && (r.Target != "" || r.State == kind.RunFailed) {
-				return true
+				return r
 			}
 		}
-		return false
-	}, 20*time.Second, 10*time.Millisecond, "run %d never reached %v (last: %s %q)", id, states, r.State, r.Message)
+	}
+	s.t.Fatalf("run %d never reached %v within 20 s (last: %s %q, target %q, read error: %v)", id, states, r.State, r.Message, r.Target, err)
 	return r
 }
 
