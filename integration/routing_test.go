@@ -31,8 +31,17 @@ func (s *server) routedJob(g store.Group, handler string, route kind.Route, shar
 	return j
 }
 
+// attempts returns a run's routing attempts. They are written when the send
+// returns, which can be just after a quick executor's result was recorded,
+// so it waits (up to 10 s) for them to appear.
 func (s *server) attempts(runID int64) []scheduler.Attempt {
-	raw, err := s.st.RunAttempts(context.Background(), runID)
+	var raw string
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if raw, err = s.st.RunAttempts(context.Background(), runID); err != nil || raw != "" {
+			break
+		}
+	}
 	require.NoError(s.t, err)
 	var as []scheduler.Attempt
 	if raw != "" {

@@ -287,7 +287,9 @@ func (d *dispatcher) fireOn(ctx context.Context, p *pool, list []fire) (rest []f
 		}
 		for i := range send[:k] {
 			f := send[i]
+			d.jobLocks.enter(f.job.ID, f.runID)
 			p.submit(func(ctx context.Context, t *turn) {
+				defer d.jobLocks.leave(f.job.ID, f.runID)
 				f.turn = t
 				d.dispatch(ctx, f)
 				// Sent, refused, failed, or back in the ring (which

@@ -15,6 +15,51 @@ import (
 type jobLocks struct {
 	mu    sync.Mutex
 	locks map[int64]*jobLock
+	// queued holds, per job, the runs in this replica's trigger pools (from
+	// their submission to the end of their dispatch task, which always
+	// runs), so serial execution keeps the order of runs that wait here
+	// together: they are not in the database's in-flight list until handed.
+	queued map[int64]map[int64]int
+}
+
+// enter notes that run of job is in a trigger pool; leave undoes it.
+func (l *jobLocks) enter(job, run int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.queued == nil {
+		l.queued = map[int64]map[int64]int{}
+	}
+	m := l.queued[job]
+	if m == nil {
+		m = map[int64]int{}
+		l.queued[job] = m
+	}
+	m[run]++
+}
+
+func (l *jobLocks) leave(job, run int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m := l.queued[job]
+	if m[run]--; m[run] <= 0 {
+		delete(m, run)
+	}
+	if len(m) == 0 {
+		delete(l.queued, job)
+	}
+}
+
+// queuedBefore reports whether a run of job with a lower id than run is in
+// a trigger pool here.
+func (l *jobLocks) queuedBefore(job, run int64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for id := range l.queued[job] {
+		if id < run {
+			return true
+		}
+	}
+	return false
 }
 
 type jobLock struct {

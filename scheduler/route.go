@@ -217,7 +217,16 @@ func (d *dispatcher) overlapCheck(ctx context.Context, f fire, target string) er
 	if f.job.MaxInFlight > 0 && len(others) >= f.job.MaxInFlight {
 		return errRequeue
 	}
-	if !queueless(target) || f.shardTotal > 1 || len(others) == 0 {
+	if !queueless(target) || f.shardTotal > 1 {
+		return nil
+	}
+	if serial := f.job.BlockStrategy != "DISCARD_LATER" && f.job.BlockStrategy != "COVER_EARLY"; serial &&
+		d.jobLocks.queuedBefore(f.job.ID, f.runID) {
+		// An older run of the job waits in a pool here, not yet handed (so
+		// not in the list above): it goes first, as in XXL-JOB's FIFO queue.
+		return errRequeue
+	}
+	if len(others) == 0 {
 		return nil
 	}
 	switch f.job.BlockStrategy {
