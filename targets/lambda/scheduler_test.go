@@ -121,7 +121,14 @@ func wantRun(t *testing.T, s *schedBundle, r store.Run, state kind.RunState, msg
 	if r.State != state || !strings.Contains(r.Message, msgPart) {
 		t.Fatalf("run %d: state %s (code %d) message %q; want %s with %q; log:\n%s", r.ID, r.State, r.ResultCode, r.Message, state, msgPart, log)
 	}
+	// The driver's own lines go through a batched log writer, so they can
+	// land a moment after the outcome (an Event run's callback is quick):
+	// wait up to 10 s for them, as a reader following the log would.
 	for _, p := range logParts {
+		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(log, p) && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+			log = s.log(t, r.ID)
+		}
 		if !strings.Contains(log, p) {
 			t.Fatalf("run %d: log lacks %q:\n%s", r.ID, p, log)
 		}
