@@ -17,22 +17,8 @@ export class APIError extends Error {
   }
 }
 
-// Requests belong to the page that made them. When the user goes to another
-// page (leavePageRequests), the old page's reads are aborted and none of its
-// answers settles: a page still loading can then never draw over the next
-// one. Writes are not aborted (the server may have applied them), only
-// their answers are dropped.
-let page = { ctl: new AbortController() };
-const never = () => new Promise(() => {});
-
-export function leavePageRequests() {
-  page.ctl.abort();
-  page = { ctl: new AbortController() };
-}
-
 // call sends one request; meta, when given, receives the answer's ETag.
 export async function call(method, path, body, extraHeaders, meta) {
-  const mine = page;
   const headers = { Accept: "application/json", ...(extraHeaders || {}) };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (method !== "GET" && csrfToken) headers["X-CSRF-Token"] = csrfToken;
@@ -41,24 +27,14 @@ export async function call(method, path, body, extraHeaders, meta) {
     resp = await fetch("api/v1/" + path, {
       method, headers, credentials: "same-origin",
       body: body === undefined ? undefined : JSON.stringify(body),
-      signal: method === "GET" ? mine.ctl.signal : undefined,
     });
   } catch (e) {
-    if (mine !== page) return never();
     throw new APIError(0, { code: "unavailable", message: "The server cannot be reached: " + e.message });
   }
-  if (mine !== page) return never();
   if (meta) meta.etag = resp.headers.get("ETag") || "";
   if (resp.status === 204) return null;
   let data = null;
-  let text;
-  try {
-    text = await resp.text();
-  } catch (e) {
-    if (mine !== page) return never();
-    throw new APIError(0, { code: "unavailable", message: "The answer was cut off: " + e.message });
-  }
-  if (mine !== page) return never();
+  const text = await resp.text();
   if (text) {
     try { data = JSON.parse(text); } catch { data = null; }
   }

@@ -1,7 +1,7 @@
 // The Ringjob console: a hash-routed single page over the REST API. This
 // module only routes: each page module exports its routes (a path pattern
 // and a page function) and its links for the main menu.
-import { APIError, del, leavePageRequests } from "./api.js";
+import { APIError, del } from "./api.js";
 import { clearFlashOnNavigation, describe, flash, forgetMe, h, leavePage, loadMe, me, render } from "./core.js";
 import * as account from "./account.js";
 import * as admin from "./admin.js";
@@ -35,7 +35,6 @@ function drawNav() {
 
 async function route() {
   leavePage();
-  leavePageRequests();
   const { path, params } = hashParams();
   drawNav();
   const publicPage = routes.find((r) => r.public && r.path.test(path));
