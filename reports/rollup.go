@@ -84,9 +84,9 @@ const LeaseName = "reports"
 
 const (
 	leaseTTL     = 2 * time.Minute
-	stepRuns     = 5000 // runs read per step
+	stepRuns     = 5000 // runs read per statement
 	stepPending  = 1000
-	maxStepsTick = 50 // then yield to the next tick
+	maxStepsTick = 50 // reads of stepRuns per tick, then yield to the next tick
 )
 
 // Metrics are the roll-up's collectors.
@@ -168,7 +168,7 @@ func (r *Rollup) Start(ctx context.Context) {
 // Stop ends the loop and waits for it.
 func (r *Rollup) Stop() { r.Loop.Stop() }
 
-// Tick takes the lease, rolls up what is ready (a bounded number of steps)
+// Tick takes the lease, rolls up what is ready (a bounded number of reads)
 // and deletes buckets past their keep. It returns the runs counted.
 func (r *Rollup) Tick(ctx context.Context) (int, error) {
 	now := r.o.Clock.Now()
@@ -177,9 +177,10 @@ func (r *Rollup) Tick(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	total := 0
-	for i := 0; i < maxStepsTick; i++ {
-		n, more, err := r.Step(ctx)
+	for reads := 0; reads < maxStepsTick; {
+		n, used, more, err := r.pass(ctx, maxStepsTick-reads)
 		total += n
+		reads += max(used, 1)
 		if errors.Is(err, store.ErrReportMarkMoved) {
 			break // another replica rolled up meanwhile (its lease expired ours)
 		}
@@ -237,43 +238,41 @@ func (t tally) add(o store.RunOutcome) {
 // Step counts one batch of runs past the watermark plus the pending runs
 // that ended, and reports whether more are ready.
 func (r *Rollup) Step(ctx context.Context) (counted int, more bool, err error) {
+	counted, _, more, err = r.pass(ctx, 1)
+	return counted, more, err
+}
+
+// maxPassBuckets bounds the buckets one pass adds in its transaction; a
+// pass that reaches it is applied and the next one goes on from there.
+const maxPassBuckets = 50_000
+
+// pass counts up to reads batches of runs past the watermark, plus the
+// pending runs that ended, and applies them in one step (one transaction,
+// one move of the mark). Counting a whole tick's runs together writes each
+// bucket once per tick instead of once per batch: with every job firing
+// every second, a batch of 5,000 runs holds one run of each of 5,000 jobs,
+// so per-batch steps cost two bucket upserts (job minute and hour) per run,
+// and a 10 s tick of runs a fifth of one. It returns the runs counted, the
+// batches read, and whether more are ready.
+func (r *Rollup) pass(ctx context.Context, reads int) (counted, used int, more bool, err error) {
 	from, err := r.o.Store.ReportMarkGet(ctx)
 	if err != nil {
-		return 0, false, err
+		return 0, 0, false, err
 	}
 	now := r.o.Clock.Now()
 	settled := now.Add(-r.o.Config.Settle).UnixMilli()
-	runs, err := r.o.Store.RunOutcomesAfter(ctx, from.RunID, stepRuns)
-	if err != nil {
-		return 0, false, err
-	}
 	t := tally{}
 	to := ReportMarkNext(from, now)
 	var addPending, donePending []int64
 	var newest int64
-	held := false
-	for _, o := range runs {
-		if !o.State.Final() {
-			if o.CreatedMs > settled {
-				held = true // young and still going: wait for it here
-				break
-			}
-			addPending = append(addPending, o.ID)
-		} else {
-			t.add(o)
-			counted++
-			newest = max(newest, o.ScheduledMs)
-		}
-		to.RunID = o.ID
-	}
 	pending, err := r.o.Store.ReportPendingList(ctx, stepPending)
 	if err != nil {
-		return 0, false, err
+		return 0, 0, false, err
 	}
 	if len(pending) > 0 {
 		outs, err := r.o.Store.RunOutcomesByID(ctx, pending)
 		if err != nil {
-			return 0, false, err
+			return 0, 0, false, err
 		}
 		seen := map[int64]bool{}
 		for _, o := range outs {
@@ -290,21 +289,47 @@ func (r *Rollup) Step(ctx context.Context) (counted int, more bool, err error) {
 			}
 		}
 	}
+	for used < reads && len(t) < maxPassBuckets {
+		runs, err := r.o.Store.RunOutcomesAfter(ctx, to.RunID, stepRuns)
+		if err != nil {
+			return 0, used, false, err
+		}
+		used++
+		held := false
+		for _, o := range runs {
+			if !o.State.Final() {
+				if o.CreatedMs > settled {
+					held = true // young and still going: wait for it here
+					break
+				}
+				addPending = append(addPending, o.ID)
+			} else {
+				t.add(o)
+				counted++
+				newest = max(newest, o.ScheduledMs)
+			}
+			to.RunID = o.ID
+		}
+		more = !held && len(runs) == stepRuns
+		if !more {
+			break
+		}
+	}
 	if to.RunID == from.RunID && len(donePending) == 0 {
-		return 0, false, nil
+		return 0, used, false, nil
 	}
 	rows := make([]store.ReportRow, 0, len(t))
 	for _, row := range t {
 		rows = append(rows, *row)
 	}
 	if err := r.o.Store.ReportApply(ctx, store.ReportApplyParams{From: from, To: to, Rows: rows, AddPending: addPending, DonePending: donePending}); err != nil {
-		return 0, false, err
+		return 0, used, false, err
 	}
 	r.o.Metrics.Counted.Add(float64(counted))
 	if newest > 0 {
 		r.o.Metrics.Lag.Set(max(0, float64(now.UnixMilli()-newest)/1000))
 	}
-	return counted, !held && len(runs) == stepRuns, nil
+	return counted, used, more, nil
 }
 
 // ReportMarkNext is the mark after from, as of now, with the same run id.

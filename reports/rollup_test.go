@@ -2,6 +2,7 @@ package reports_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -227,5 +228,50 @@ func TestRollupRacingReplicas(t *testing.T) {
 		wg.Wait()
 		require.Equal(t, int64(runs), e.query(store.ReportMinute, 0, 0, m0, m0.Add(time.Hour)).Succeeded)
 		require.Equal(t, int64(runs), e.query(store.ReportHour, 0, 0, m0, m0.Add(time.Hour)).Succeeded)
+	})
+}
+
+// TestRollupTickWritesEachBucketOnce: a tick that reads several batches of
+// runs applies them as one step (the mark moves once), so a bucket is
+// written once per tick however many batches its runs came in, and every
+// run is still counted once.
+func TestRollupTickWritesEachBucketOnce(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		e := newEnv(t, st)
+		m0 := t0.Truncate(time.Hour)
+		const runs = 12_345 // three reads of 5,000
+		for start := 0; start < runs; start += 500 {
+			var vals []string
+			var args []any
+			for i := start; i < min(start+500, runs); i++ {
+				j := e.jobs[i%3]
+				at := m0.Add(time.Duration(i) * 100 * time.Millisecond).UnixMilli()
+				state := kind.RunSucceeded
+				if i%100 == 0 {
+					state = kind.RunFailed
+				}
+				vals = append(vals, "(?, ?, ?, 0, 1, 0, 'manual', ?, 'n1', '', ?, ?, ?, '')")
+				args = append(args, j.ID, j.GroupID, at, state, at, at, at+10)
+			}
+			_, err := st.DB().ExecContext(ctx, "INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, trigger_type, state, owner, params, created_ms, dispatched_ms, finished_ms, message) VALUES "+
+				strings.Join(vals, ","), args...)
+			require.NoError(t, err)
+		}
+		r := newRollup(t, st, clockwork.NewFakeClockAt(m0.Add(3*time.Hour)), "n1")
+		n, err := r.Tick(ctx)
+		require.NoError(t, err)
+		require.Equal(t, runs, n)
+		mark, err := st.ReportMarkGet(ctx)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), mark.Seq, "one step for the whole tick")
+		all := e.query(store.ReportHour, 0, 0, m0, m0.Add(time.Hour))
+		require.Equal(t, store.ReportRow{Succeeded: runs - runs/100 - 1, Failed: runs/100 + 1, DurationSumMs: 10 * runs, DurationMaxMs: 10}, all)
+		byMinute := e.query(store.ReportMinute, e.jobs[2].GroupID, e.jobs[2].ID, m0, m0.Add(time.Hour))
+		require.Equal(t, int64(runs/3), byMinute.Succeeded+byMinute.Failed)
+		n, err = r.Tick(ctx)
+		require.NoError(t, err)
+		require.Zero(t, n, "nothing counted twice")
 	})
 }

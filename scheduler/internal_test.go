@@ -5,6 +5,9 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/ringjob/ringjob/store"
+	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/require"
 )
 
@@ -50,4 +53,45 @@ func TestRingTakesEverySlotUpToNow(t *testing.T) {
 	require.Equal(t, int64(4), got[0].runID, "oldest first")
 	require.Len(t, r.takeDue(12), 2)
 	require.Zero(t, r.Len())
+}
+
+// A pre-read whose window holds more fires than one transaction records
+// shrinks the window in proportion, so the jobs get ahead of the clock
+// again. With a fixed one-second fallback, 10,000 every-second jobs one
+// second ahead stayed one second ahead for ever, and the cycles re-read and
+// re-wrote thousands of jobs that had no fire in that second.
+func TestPreReadWindowShrinksInProportionAndCatchesUp(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 6, 1, 12, 0, 0, 500_000_000, time.UTC)
+	p := &preReader{cfg: Config{PreReadWindow: 5 * time.Second, MisfireThreshold: 5 * time.Second},
+		cache: &scheduleCache{}, metrics: NewMetrics(prometheus.NewRegistry()), log: logrus.NewEntry(logrus.New())}
+	jobs := make([]store.Job, 5000)
+	for i := range jobs {
+		jobs[i] = store.Job{ID: int64(i + 1), ScheduleType: "cron", ScheduleConf: "* * * * * ?", TimeZone: "UTC",
+			NextFireMs: now.Add(500 * time.Millisecond).UnixMilli(), LastFireMs: now.Add(-500 * time.Millisecond).UnixMilli()}
+	}
+	// Each job has 5 fires in the 5 s window: 25,000 > maxFiresPerCycle.
+	pl := p.planWithin(jobs, now, nil)
+	require.Equal(t, len(jobs), pl.jobs, "every job read is planned")
+	require.LessOrEqual(t, len(pl.inserts), maxFiresPerCycle)
+	require.Len(t, pl.advances, len(jobs))
+	ahead := time.UnixMilli(pl.advances[0].NextFireMs).Sub(now)
+	require.Greater(t, ahead, 2*time.Second, "the jobs get more than a one-second fallback ahead")
+	require.GreaterOrEqual(t, len(pl.inserts), 2*len(jobs))
+
+	// A few cycles later they are a whole window ahead: the next cycle
+	// plans one fire each, and a job with no fire in the window is not
+	// written at all.
+	for i := 0; i < 10; i++ {
+		for j := range jobs {
+			jobs[j].NextFireMs, jobs[j].LastFireMs = pl.advances[0].NextFireMs, pl.advances[0].LastFireMs
+		}
+		now = now.Add(time.Second)
+		pl = p.planWithin(jobs, now, nil)
+		require.Equal(t, len(jobs), pl.jobs)
+	}
+	require.Len(t, pl.inserts, len(jobs), "steady state: one fire per job per cycle")
+	late := append([]store.Job(nil), jobs[:1]...)
+	late[0].NextFireMs = now.Add(time.Hour).UnixMilli()
+	require.Empty(t, p.planWithin(late, now, nil).advances, "no fire in the window: nothing to write")
 }

@@ -91,14 +91,7 @@ func (p *preReader) cycle(ctx context.Context) (full bool, err error) {
 	if len(jobs) == 0 {
 		return false, tx.Commit()
 	}
-	shards := p.shardCounts(tctx, jobs)
-	plan := p.plan(jobs, now, shards, p.cfg.PreReadWindow)
-	if plan.jobs < len(jobs) && p.cfg.PreReadWindow > time.Second {
-		// More fires than one transaction records: the next second of
-		// every job first, rather than the whole window of some of them
-		// while the others' first fires wait for later cycles.
-		plan = p.plan(jobs, now, shards, time.Second)
-	}
+	plan := p.planWithin(jobs, now, p.shardCounts(tctx, jobs))
 	cut := plan.jobs < len(jobs) // the rest: the next cycle, at once
 	ids, err := tx.RunInsertBatch(tctx, plan.inserts)
 	if err != nil {
@@ -124,7 +117,30 @@ func (p *preReader) cycle(ctx context.Context) (full bool, err error) {
 	}
 	p.metrics.Scheduled.Add(float64(len(fires)))
 	p.ring.push(fires...)
-	return cut || len(jobs) == p.cfg.PreReadLimit, nil
+	// A full read goes on at once, unless it moved no job: the jobs read
+	// (the earliest due) then have no fire within the planned window, and
+	// neither have the ones after them.
+	return cut || (len(jobs) == p.cfg.PreReadLimit && len(plan.advances) > 0), nil
+}
+
+// planWithin plans the jobs read over the pre-read window, or over as much
+// of it as one transaction records (maxFiresPerCycle): when the whole
+// window holds more fires, the window shrinks in proportion to the share of
+// the jobs whose fires fit (and at worst to one second), so every job read
+// gets its next fires rather than the whole window of some while the
+// others' first fires wait for later cycles. The proportion matters: with
+// a fixed one-second fallback, 10,000 every-second jobs stayed one second
+// ahead for ever (every 5 s window held too many fires), and every cycle
+// read thousands of jobs that had no fire within that second.
+func (p *preReader) planWithin(jobs []store.Job, now time.Time, shards map[int64]int) prereadPlan {
+	window := p.cfg.PreReadWindow
+	plan := p.plan(jobs, now, shards, window)
+	for plan.jobs < len(jobs) && window > time.Second {
+		w := time.Duration(float64(window) * float64(plan.jobs) / float64(len(jobs)) * 0.9).Truncate(100 * time.Millisecond)
+		window = max(time.Second, min(w, window-time.Second))
+		plan = p.plan(jobs, now, shards, window)
+	}
+	return plan
 }
 
 type prereadPlan struct {
@@ -163,7 +179,11 @@ const (
 //     the scheduler loses nothing;
 //   - due within the window: into the time ring at its second.
 func (p *preReader) plan(jobs []store.Job, now time.Time, shards map[int64]int, window time.Duration) prereadPlan {
-	var pl prereadPlan
+	pl := prereadPlan{
+		inserts:  make([]store.RunInsert, 0, min(len(jobs), maxFiresPerCycle)),
+		jobOf:    make([]*store.Job, 0, min(len(jobs), maxFiresPerCycle)),
+		advances: make([]store.JobAdvance, 0, len(jobs)),
+	}
 	nowMs := now.UnixMilli()
 	windowEnd := nowMs + window.Milliseconds()
 	for i := range jobs {
@@ -233,7 +253,9 @@ func (p *preReader) plan(jobs []store.Job, now time.Time, shards map[int64]int, 
 		} else {
 			adv.Disable = true
 		}
-		pl.advances = append(pl.advances, adv)
+		if adv.Disable || adv.NextFireMs != job.NextFireMs || adv.LastFireMs != job.LastFireMs {
+			pl.advances = append(pl.advances, adv) // else no fire within the window: nothing to write
+		}
 	}
 	return pl
 }

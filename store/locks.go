@@ -187,7 +187,7 @@ func (t *ScheduleTx) JobListDue(ctx context.Context, p JobListDueParams) ([]Job,
 		return nil, fmt.Errorf("list due jobs: %w", err)
 	}
 	defer rows.Close()
-	var out []Job
+	out := make([]Job, 0, min(p.Limit, 10000)) // a Job is large: growing the slice was a tenth of the pre-read's CPU
 	for rows.Next() {
 		j, err := scanJob(rows)
 		if err != nil {
