@@ -2,9 +2,10 @@
 // with SSO), "my account" (own password) and "my tokens". Owned by the
 // access work; the router takes its routes and menu links from here.
 import { del, get, post, put, query, setCSRF } from "./api.js";
-import { describe, flash, h, loadMe, me, render, shownOnce, table, when } from "./core.js";
+import { describe, flash, h, loadMe, me, shownOnce, table, visit, when } from "./core.js";
 
 async function loginPage() {
+  const v = visit();
   if (me()) { location.hash = "#/"; return; }
   const err = h("p", { class: "field-error", id: "login-error", role: "alert" });
   const form = h("form", { class: "card", "aria-labelledby": "login-title", onsubmit: async (ev) => {
@@ -28,7 +29,7 @@ async function loginPage() {
     h("input", { id: "password", name: "password", type: "password", autocomplete: "current-password", required: true }),
     err,
     h("div", { class: "actions" }, h("button", { type: "submit", id: "signin" }, "Sign in")));
-  render(form);
+  if (!v.render(form)) return;
   form.querySelector("#username").focus();
   // Single sign-on, when the server has an identity provider configured.
   try {
@@ -44,6 +45,7 @@ async function loginPage() {
 // ---- my account: own password
 
 async function accountPage() {
+  const v = visit();
   const user = me();
   const err = h("p", { class: "field-error", id: "password-error", role: "alert" });
   const form = h("form", { class: "card", "aria-labelledby": "pw-title", onsubmit: async (ev) => {
@@ -65,7 +67,7 @@ async function accountPage() {
     h("input", { id: "new-password", name: "new_password", type: "password", autocomplete: "new-password", required: true, minlength: 12 }),
     err,
     h("div", { class: "actions" }, h("button", { type: "submit", id: "change-password" }, "Change password")));
-  render(h("h1", {}, "My account"),
+  v.render(h("h1", {}, "My account"),
     h("p", {}, `Signed in as ${user.name}`, user.admin ? " (admin)" : ""),
     h("p", {}, h("a", { href: "#/account/tokens" }, "My API tokens")),
     user.kind === "user" ? form : null);
@@ -74,6 +76,7 @@ async function accountPage() {
 // ---- my tokens: create (shown once, with copy), list, revoke
 
 async function tokensPage() {
+  const v = visit();
   const user = me();
   const list = h("div", { id: "my-tokens" });
   const shown = h("div", { id: "new-token", "aria-live": "polite" });
@@ -111,7 +114,7 @@ async function tokensPage() {
     h("input", { id: "token-days", name: "days", type: "number", min: 1, max: 3650 }),
     err,
     h("div", { class: "actions" }, h("button", { type: "submit", id: "create-token" }, "Create token")));
-  render(h("h1", {}, "My API tokens"), shown, form, list);
+  if (!v.render(h("h1", {}, "My API tokens"), shown, form, list)) return;
   await load();
 }
 

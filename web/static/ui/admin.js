@@ -3,7 +3,7 @@
 // menu links from here. Everything here needs admin; the API refuses the
 // rest with 403, which the pages show as a readable message.
 import { APIError, call, del, get, post, query } from "./api.js";
-import { describe, flash, h, me, render, table, when } from "./core.js";
+import { describe, flash, h, me, table, visit, when } from "./core.js";
 
 const isAdmin = () => !!me() && me().admin;
 
@@ -14,14 +14,14 @@ function tabs(here) {
     h("a", { href: `#/admin/${p}`, "aria-current": p === here ? "page" : null }, label)));
 }
 
-// page renders an admin page, or a readable refusal for non-admins.
-function page(here, title, ...body) {
+// page renders visit v's admin page, or a readable refusal for non-admins;
+// it answers whether the page may go on (an admin, still on the page).
+function page(v, here, title, ...body) {
   if (!isAdmin()) {
-    render(h("h1", {}, title), h("p", { role: "alert", id: "page-error" }, "Administration needs the admin role. Ask an administrator."));
+    v.render(h("h1", {}, title), h("p", { role: "alert", id: "page-error" }, "Administration needs the admin role. Ask an administrator."));
     return false;
   }
-  render(h("h1", {}, title), tabs(here), ...body);
-  return true;
+  return v.render(h("h1", {}, title), tabs(here), ...body);
 }
 
 async function act(fn, ok) {
@@ -141,6 +141,7 @@ async function principalByID(id) {
 // ---- users and service accounts
 
 async function principalsPage(kind) {
+  const v = visit();
   const base = kind === "user" ? "users" : "service-accounts";
   const title = kind === "user" ? "Users" : "Service accounts";
   const list = h("div", { id: base + "-list" });
@@ -181,13 +182,14 @@ async function principalsPage(kind) {
     list.replaceChildren(table({ id: base + "-table" }, [["Name"], ["Email", true], ["Source", true], ["State"], ["Last login", true], [""]], rows),
       cursor ? h("button", { type: "button", onclick: () => load(true) }, "Next page") : "");
   }
-  if (!page(base, title, form, list)) return;
+  if (!page(v, base, title, form, list)) return;
   await load();
 }
 
 // ---- tokens (everyone's, or one principal's)
 
 async function tokensPage(_, params) {
+  const v = visit();
   const owner = params.get("principal_id") || "";
   const ownerP = owner && isAdmin() ? await principalByID(owner) : null;
   const list = h("div", { id: "admin-tokens" });
@@ -221,13 +223,14 @@ async function tokensPage(_, params) {
     list.replaceChildren(table({ id: "admin-tokens-table" }, [["Name"], ["Owner id"], ["Prefix"], ["Last used", true], ["Expires"], [""]], rows),
       cursor ? h("button", { type: "button", onclick: () => load(true) }, "Next page") : "");
   }
-  if (!page("tokens", owner ? `Tokens of ${ownerP ? ownerP.name : "principal " + owner}` : "Tokens", secret, form, list)) return;
+  if (!page(v, "tokens", owner ? `Tokens of ${ownerP ? ownerP.name : "principal " + owner}` : "Tokens", secret, form, list)) return;
   await load();
 }
 
 // ---- role bindings per group
 
 async function bindingsPage() {
+  const v = visit();
   const list = h("div", { id: "bindings-list" });
   const group = picker("nb-group", "Group", "empty for admin, which holds on every group; else type the start of an app name or title, then pick", searchGroups, false);
   const who = picker("nb-principal", "User or service account", "type the start of a name, then pick; or give an SSO group below", searchPrincipals, false);
@@ -255,15 +258,16 @@ async function bindingsPage() {
       } }, "Revoke"))));
     list.replaceChildren(table({ id: "bindings-table" }, [["Group"], ["Role"], ["Granted to"], [""]], rows));
   }
-  if (!page("bindings", "Role bindings", form, list)) return;
+  if (!page(v, "bindings", "Role bindings", form, list)) return;
   await load();
 }
 
 // ---- alarm channels: where they send, and a test alarm through each
 
 async function alarmsPage() {
+  const v = visit();
   const list = h("div", { id: "alarm-channels" });
-  if (!page("alarms", "Alarm channels",
+  if (!page(v, "alarms", "Alarm channels",
     h("p", { class: "hint" }, "Channels are declared under alarms.channels in the server configuration; jobs name the ones they alarm on. ",
       "A test alarm says it is a test and names you; it is sent once, without retries, and recorded in the ",
       h("a", { href: "#/admin/audit?action=alarm_channel.test" }, "audit log"), "."),
@@ -295,6 +299,7 @@ async function alarmsPage() {
 // ---- audit log with filters and cursor paging
 
 async function auditPage(_, params) {
+  const v = visit();
   const filters = ["principal", "action", "object_type", "object_id", "from", "to"];
   const form = h("form", { class: "filters", id: "audit-filters", onsubmit: (ev) => {
     ev.preventDefault();
@@ -331,7 +336,7 @@ async function auditPage(_, params) {
         i > 0 ? h("button", { type: "button", id: "audit-prev", onclick: () => load(i - 1) }, "Newer") : "",
         p.next_cursor ? h("button", { type: "button", id: "audit-next", onclick: () => load(i + 1) }, "Older") : ""));
   }
-  if (!page("audit", "Audit log", form, list)) return;
+  if (!page(v, "audit", "Audit log", form, list)) return;
   await load(0);
 }
 

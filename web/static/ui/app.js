@@ -2,7 +2,7 @@
 // module only routes: each page module exports its routes (a path pattern
 // and a page function) and its links for the main menu.
 import { APIError, del } from "./api.js";
-import { clearFlashOnNavigation, describe, flash, forgetMe, h, leavePage, loadMe, me, render } from "./core.js";
+import { clearFlashOnNavigation, describe, flash, forgetMe, h, leavePage, loadMe, me, visit } from "./core.js";
 import * as account from "./account.js";
 import * as admin from "./admin.js";
 import * as dashboard from "./dashboard.js";
@@ -35,6 +35,7 @@ function drawNav() {
 
 async function route() {
   leavePage();
+  const v = visit();
   const { path, params } = hashParams();
   drawNav();
   const publicPage = routes.find((r) => r.public && r.path.test(path));
@@ -42,13 +43,17 @@ async function route() {
   const r = routes.find((x) => x.path.test(path));
   try {
     if (!r) {
-      render(h("h1", {}, "Page not found"), h("p", {}, h("a", { href: "#/" }, "Go to the dashboard")));
+      v.render(h("h1", {}, "Page not found"), h("p", {}, h("a", { href: "#/" }, "Go to the dashboard")));
       return;
     }
     await r.page(path.match(r.path), params);
   } catch (e) {
+    // A page the user has left says nothing: its error, even a 401 (the
+    // session ended, say by signing out), is for the page now shown to
+    // find out; acting on it could sign out a user who has just signed in.
+    if (!v.live) return;
     if (e instanceof APIError && e.status === 401) { forgetMe(); await loadMe(); location.hash = "#/login"; return; }
-    render(h("h1", {}, "Something went wrong"), h("p", { role: "alert", id: "page-error" }, describe(e)));
+    v.render(h("h1", {}, "Something went wrong"), h("p", { role: "alert", id: "page-error" }, describe(e)));
   }
 }
 

@@ -56,21 +56,47 @@ export function h(tag, attrs, ...children) {
   return el;
 }
 
-// render replaces the page's content and titles the tab after its h1.
-export function render(...nodes) {
-  main.replaceChildren(...nodes.flat().filter((n) => n !== null && n !== undefined && n !== false));
-  const h1 = main.querySelector("h1");
-  if (h1) document.title = h1.textContent + " · Ringjob";
-}
+// ---- visits: a page draws only while the user is still on it
+//
+// Every navigation starts a new visit. A page takes its visit (visit())
+// synchronously when the router calls it, before its first await, and
+// draws through it: once the user has gone on to another page, the old
+// page's answers may still arrive, but v.render draws nothing and the page
+// stops there, so a slow page can never replace the next one. Requests are
+// never aborted nor their answers dropped: sign-in, sign-out, the session
+// and writes always finish as the user asked.
 
-// ---- leaving a page: timers and log followers stop
-
+let visitNo = 0;
 let leaveHooks = [];
 
-// onLeave registers fn to run when the user goes to another page.
-export function onLeave(fn) { leaveHooks.push(fn); }
+export function visit() {
+  const no = visitNo;
+  const live = () => no === visitNo;
+  return {
+    // live tells whether the user is still on this visit's page.
+    get live() { return live(); },
+    // render replaces the page's content and titles the tab after its h1;
+    // it draws nothing and answers false when the user has left.
+    render(...nodes) {
+      if (!live()) return false;
+      main.replaceChildren(...nodes.flat().filter((n) => n !== null && n !== undefined && n !== false));
+      const h1 = main.querySelector("h1");
+      if (h1) document.title = h1.textContent + " · Ringjob";
+      return true;
+    },
+    // onLeave registers fn (stop a timer, a follower) to run when the user
+    // leaves the page; at once when they already have (an answer came late).
+    onLeave(fn) {
+      if (live()) leaveHooks.push(fn);
+      else fn();
+    },
+  };
+}
 
+// leavePage ends the current visit: its hooks run, its late answers draw
+// nothing. The router calls it on every page change.
 export function leavePage() {
+  visitNo++;
   const hooks = leaveHooks;
   leaveHooks = [];
   for (const fn of hooks) {

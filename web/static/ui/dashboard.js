@@ -3,7 +3,7 @@
 // 15 s while it is open.
 import uPlot from "../vendor/uplot-1.6.32/uPlot.esm.js";
 import { APIError, get, query } from "./api.js";
-import { ago, can, describe, h, me, onLeave, render, seconds, stateBadge, table, when } from "./core.js";
+import { ago, can, describe, h, me, seconds, stateBadge, table, visit, when } from "./core.js";
 
 // The outcomes charted, with colours that keep 3:1 contrast on white.
 const outcomes = [
@@ -21,7 +21,7 @@ function tile(id, label, value, detail) {
   return h("div", { class: "tile", id }, h("div", { class: "tile-label" }, label), h("div", { class: "tile-value" }, value), detail ? h("div", { class: "hint" }, detail) : null);
 }
 
-function chart(el, st) {
+function chart(el, st, v) {
   const xs = st.buckets.map((b) => Date.parse(b.start) / 1000);
   const data = [xs, ...outcomes.map(([k]) => st.buckets.map((b) => b[k]))];
   const width = Math.max(280, el.clientWidth || 600);
@@ -34,7 +34,7 @@ function chart(el, st) {
   }, data, el);
   const resize = () => plot.setSize({ width: Math.max(280, el.clientWidth), height: 240 });
   window.addEventListener("resize", resize);
-  onLeave(() => { window.removeEventListener("resize", resize); plot.destroy(); });
+  v.onLeave(() => { window.removeEventListener("resize", resize); plot.destroy(); });
 }
 
 // A text summary of the chart, for screen readers and a quick read.
@@ -45,6 +45,7 @@ function totalsList(st) {
 }
 
 async function dashboardPage(m, params) {
+  const v = visit();
   const period = periods[params.get("period")] ? params.get("period") : "hour";
   const user = me();
   // Server-wide stats are for admins; others see a group's.
@@ -66,7 +67,7 @@ async function dashboardPage(m, params) {
   const totals = h("div");
   const failures = h("div");
   const replicas = h("div");
-  render(h("h1", {}, "Dashboard"),
+  const shown = v.render(h("h1", {}, "Dashboard"),
     h("div", { class: "toolbar" },
       h("div", {}, h("label", { for: "stats-period" }, "Period"), periodSel),
       readable.length || user.admin ? h("div", {}, h("label", { for: "stats-group" }, "Group"), groupSel) : null),
@@ -74,6 +75,7 @@ async function dashboardPage(m, params) {
     h("section", { "aria-labelledby": "chart-title" }, h("h2", { id: "chart-title" }, "Runs by outcome"), chartBox, totals),
     h("section", { "aria-labelledby": "failures-title" }, h("h2", { id: "failures-title" }, "Last failures"), failures),
     user.admin ? h("section", { "aria-labelledby": "replicas-title" }, h("h2", { id: "replicas-title" }, "Scheduler replicas"), replicas) : null);
+  if (!shown) return;
 
   async function load() {
     const gid = groupParam || undefined;
@@ -98,7 +100,7 @@ async function dashboardPage(m, params) {
     if (st instanceof APIError) totals.replaceChildren(h("p", { role: "alert" }, describe(st)));
     else if (!st) totals.replaceChildren(h("p", {}, "You have no role on a group yet, so there is nothing to chart."));
     else {
-      chart(chartBox, st);
+      chart(chartBox, st, v);
       totals.replaceChildren(totalsList(st),
         h("p", { class: "hint" }, st.counted_at ? `Counted ${ago(st.counted_at)}; the counts are rolled up every few seconds.` : "Not counted yet: the first roll-up comes within seconds of the server's start."));
     }
@@ -123,7 +125,7 @@ async function dashboardPage(m, params) {
   }
   await load();
   const timer = setInterval(() => { load().catch(() => {}); }, 15_000);
-  onLeave(() => clearInterval(timer));
+  v.onLeave(() => clearInterval(timer));
 }
 
 export const routes = [

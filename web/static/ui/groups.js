@@ -2,7 +2,7 @@
 // Lambda functions, local commands) and the executors that registered by
 // heartbeat; create and edit groups.
 import { APIError, call, get, post, put, query } from "./api.js";
-import { can, describe, flash, flashNext, h, me, render, seconds, shownOnce, table, when } from "./core.js";
+import { can, describe, flash, flashNext, h, me, seconds, shownOnce, table, visit, when } from "./core.js";
 
 const targetKind = (t) => (t.startsWith("lambda://") ? "Lambda function" : t.startsWith("local://") ? "local command" : "HTTP executor");
 
@@ -21,10 +21,11 @@ function executorRows(items) {
 const executorCols = [["Address"], ["App name"], ["Protocol", true], ["Registered", true], ["Last heartbeat"], ["Load"]];
 
 async function groupsPage() {
+  const v = visit();
   const [groups, execs] = await Promise.all([get("groups" + query({ limit: 500 })), get("executors")]);
   const byApp = {};
   for (const e of execs.items) (byApp[e.app_name] ||= []).push(e);
-  render(h("h1", {}, "Groups and executors"),
+  v.render(h("h1", {}, "Groups and executors"),
     me().admin ? h("div", { class: "actions" }, h("a", { class: "button", href: "#/groups/new", id: "new-group" }, "New group")) : null,
     h("h2", {}, "Groups"),
     table({ id: "groups" }, [["Group"], ["App name", true], ["Static members"], ["Registered executors"]],
@@ -95,11 +96,12 @@ function tokenSection(g, onChange) {
 }
 
 async function groupPage(id) {
+  const v = visit();
   const [g, execs] = await Promise.all([get(`groups/${id}`), get("executors" + query({ group_id: id }))]);
   const kinds = {};
   for (const m of g.members) (kinds[targetKind(m)] ||= []).push(m);
   const tokenState = h("dd", { id: "group-token-state" }, g.executor_token_set ? "its own" : "the server's");
-  render(h("h1", {}, g.title || g.app_name),
+  v.render(h("h1", {}, g.title || g.app_name),
     can("groups.edit", g.id) ? h("div", { class: "actions" }, h("a", { class: "button", href: `#/groups/${id}/edit`, id: "edit-group" }, "Edit")) : null,
     h("dl", { class: "kv" },
       h("dt", {}, "App name"), h("dd", {}, g.app_name),
@@ -116,11 +118,12 @@ async function groupPage(id) {
 }
 
 async function groupFormPage(id) {
+  const v = visit();
   const editing = id !== undefined;
   const meta = {};
   const g = editing ? await call("GET", `groups/${id}`, undefined, undefined, meta) : { app_name: "", title: "", members: [], protocol: "", accept_registrations: true };
   if (editing ? !can("groups.edit", g.id) : !me().admin) {
-    render(h("h1", {}, editing ? "Edit group" : "New group"), h("p", { role: "alert" }, editing ? "Editing a group needs the “groups.edit” permission on it." : "Only administrators create groups."));
+    v.render(h("h1", {}, editing ? "Edit group" : "New group"), h("p", { role: "alert" }, editing ? "Editing a group needs the “groups.edit” permission on it." : "Only administrators create groups."));
     return;
   }
   const errors = {};
@@ -163,7 +166,7 @@ async function groupFormPage(id) {
     formError,
     h("div", { class: "actions" }, h("button", { type: "submit", id: "save-group" }, editing ? "Save changes" : "Create group"),
       h("a", { class: "button secondary", href: editing ? `#/groups/${id}` : "#/groups" }, "Cancel")));
-  render(h("h1", {}, editing ? `Edit group “${g.title || g.app_name}”` : "New group"), form);
+  v.render(h("h1", {}, editing ? `Edit group “${g.title || g.app_name}”` : "New group"), form);
 }
 
 export const routes = [

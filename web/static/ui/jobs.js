@@ -1,7 +1,7 @@
 // Jobs: the list with search and filters, the job page (trigger, start/stop,
 // last runs), the job form.
 import { APIError, call, get, post, query } from "./api.js";
-import { can, canAnywhere, describe, duration, finalStates, flash, flashNext, h, render, stateBadge, when, whenIn } from "./core.js";
+import { can, canAnywhere, describe, duration, finalStates, flash, flashNext, h, stateBadge, visit, when, whenIn } from "./core.js";
 
 // ---- jobs list
 
@@ -19,6 +19,7 @@ function lastRun(j) {
 }
 
 async function jobsPage(params) {
+  const v = visit();
   const f = { q: params.get("q") || params.get("name") || "", group_id: params.get("group_id") || "", enabled: params.get("enabled") || "", schedule_type: params.get("schedule_type") || "",
     last_outcome: params.get("last_outcome") || "", sort: params.get("sort") || "" };
   const cursor = params.get("cursor") || "";
@@ -51,7 +52,7 @@ async function jobsPage(params) {
       h("th", { scope: "col", class: "optional" }, "Handler"), h("th", { scope: "col" }, "Enabled"),
       h("th", { scope: "col" }, "Last outcome"), h("th", { scope: "col", class: "optional" }, "Next fire"))), body));
   const pager = h("div", { class: "actions" });
-  render(h("h1", {}, "Jobs"), toolbar, tableEl, pager);
+  if (!v.render(h("h1", {}, "Jobs"), toolbar, tableEl, pager)) return;
   const page = await get("jobs" + query({ ...f, cursor, limit: 50 }));
   if (page.items.length === 0) body.append(h("tr", {}, h("td", { colspan: 7 }, page.next_cursor ? "No match on this page; look at the next." : "No jobs.")));
   for (const j of page.items) {
@@ -133,6 +134,7 @@ async function candidates(g) {
 
 // jobFormPage edits job id, creates a job, or (copyOf) creates a copy.
 async function jobFormPage(id, copyOf) {
+  const v = visit();
   const editing = id !== undefined;
   const meta = {}; // the job's ETag: a save is refused if someone changed it since
   const [loaded, groups, alarmChannels] = await Promise.all([
@@ -144,11 +146,11 @@ async function jobFormPage(id, copyOf) {
   const writable = groups.items.filter((g) => can("jobs.write", g.id));
   const title = editing ? `Edit job “${job.name}”` : copyOf ? `Copy of “${loaded.name}”` : "New job";
   if (editing && !can("jobs.write", job.group_id)) {
-    render(h("h1", {}, "Edit job"), h("p", { role: "alert" }, "You may see this job but not edit it: editing needs the “jobs.write” permission on its group."));
+    v.render(h("h1", {}, "Edit job"), h("p", { role: "alert" }, "You may see this job but not edit it: editing needs the “jobs.write” permission on its group."));
     return;
   }
   if (writable.length === 0) {
-    render(h("h1", {}, title), h("p", { role: "alert" }, "You may not create jobs: that needs the “jobs.write” permission on a group."));
+    v.render(h("h1", {}, title), h("p", { role: "alert" }, "You may not create jobs: that needs the “jobs.write” permission on a group."));
     return;
   }
   const inputs = {};
@@ -274,7 +276,7 @@ async function jobFormPage(id, copyOf) {
   } }, sections, fires, formError,
     h("div", { class: "actions" }, h("button", { type: "submit", id: "save-job" }, editing ? "Save changes" : "Create job"),
       h("a", { class: "button secondary", href: editing ? `#/jobs/${id}` : "#/jobs" }, "Cancel")));
-  render(h("h1", {}, title), form);
+  if (!v.render(h("h1", {}, title), form)) return;
   drawTargets();
   preview();
 }
@@ -282,6 +284,7 @@ async function jobFormPage(id, copyOf) {
 // ---- job page
 
 async function jobPage(id) {
+  const v = visit();
   const [job, runs] = await Promise.all([get(`jobs/${id}`), get("runs" + query({ job_id: id, limit: 20 }))]);
   const group = await get(`groups/${job.group_id}`).catch(() => null);
   const actions = h("div", { class: "actions" });
@@ -294,7 +297,7 @@ async function jobPage(id) {
       try {
         await post(`jobs/${id}/${job.enabled ? "stop" : "start"}`);
         flash(job.enabled ? "Stopped: the job no longer fires on its schedule." : "Started: the job fires on its schedule.", "info");
-        await jobPage(id);
+        if (v.live) await jobPage(id);
       } catch (e) { flash(describe(e)); }
     } }, job.enabled ? "Stop scheduling" : "Start scheduling"));
   }
@@ -347,7 +350,7 @@ async function jobPage(id) {
     h("td", {}, when(r.scheduled_at || r.created_at)),
     h("td", { class: "optional" }, duration(r.dispatched_at, r.finished_at))));
   const list = (xs) => (xs && xs.length ? xs.join(", ") : "—");
-  render(h("h1", {}, job.name), actions,
+  v.render(h("h1", {}, job.name), actions,
     h("dl", { class: "kv" },
       h("dt", {}, "Group"), h("dd", {}, group ? h("a", { href: `#/groups/${group.id}` }, group.title || group.app_name) : `group ${job.group_id}`),
       h("dt", {}, "Schedule"), h("dd", {}, job.schedule_type === "none" ? "by hand" : `${job.schedule_type} ${job.schedule_conf} (${job.time_zone || "UTC"})`),

@@ -1,6 +1,6 @@
 // Runs: the list with filters, the run page with its live log.
 import { get, post, query } from "./api.js";
-import { can, describe, duration, finalStates, flash, h, onLeave, render, stateBadge, when } from "./core.js";
+import { can, describe, duration, finalStates, flash, h, stateBadge, visit, when } from "./core.js";
 
 const states = ["scheduled", "dispatching", "running", "succeeded", "failed", "timed_out", "killed", "lost", "misfired"];
 
@@ -16,6 +16,7 @@ const fromLocalInput = (v) => (v ? new Date(v).toISOString() : "");
 // ---- runs list
 
 async function runsPage(params) {
+  const v = visit();
   const f = { job_id: params.get("job_id") || "", group_id: params.get("group_id") || "", state: params.get("state") || "", trigger_type: params.get("trigger_type") || "",
     from: params.get("from") || "", to: params.get("to") || "", target: params.get("target") || "" };
   const cursor = params.get("cursor") || "";
@@ -44,8 +45,9 @@ async function runsPage(params) {
     h("p", { class: "hint", id: "runs-target-hint" }, "A target filter looks at 100,000 runs per page: a page may show fewer runs, or none, and still have a next page."));
   const body = h("tbody");
   const pager = h("div", { class: "actions" });
-  render(h("h1", {}, "Runs"), form, h("div", { class: "table-wrap" }, h("table", { id: "runs" },
+  const shown = v.render(h("h1", {}, "Runs"), form, h("div", { class: "table-wrap" }, h("table", { id: "runs" },
     h("thead", {}, h("tr", {}, ["Run", "Job", "State", "Scheduled", "Took", "Target"].map((c, i) => h("th", { scope: "col", class: i >= 4 ? "optional" : null }, c)))), body)), pager);
+  if (!shown) return;
   const page = await get("runs" + query({ ...f, cursor, limit: 50 }));
   if (!page.items.length) body.append(h("tr", {}, h("td", { colspan: 6 }, page.next_cursor ? "No match among these runs; look at the next page." : "No runs match.")));
   for (const r of page.items) {
@@ -75,6 +77,7 @@ async function runsPage(params) {
 // ---- run page with a live log
 
 async function runPage(id) {
+  const v = visit();
   let run = await get(`runs/${id}`);
   const log = h("pre", { class: "log", id: "run-log", tabindex: 0, "aria-label": "Run log", "aria-live": "off" });
   const status = h("p", { class: "hint", id: "log-status", "aria-live": "polite" });
@@ -139,17 +142,18 @@ async function runPage(id) {
     try { run = await post(`runs/${id}/kill`); showRun(); } catch (e) { flash(describe(e)); }
   } }, "Kill run");
   showRun();
-  render(h("h1", {}, `Run #${run.id}`), actions, details,
+  const shown = v.render(h("h1", {}, `Run #${run.id}`), actions, details,
     h("h2", {}, "Targets tried (failover)"), attemptsBox,
     h("p", {}, h("a", { href: `#/runs?job_id=${run.job_id}` }, "Other runs of this job")),
     h("h2", {}, "Retries and child runs"), relatedBox,
     h("h2", {}, "Log"), status, log);
+  if (!shown) return;
 
   // Follow the log: ask for the lines after the last one we have until the
   // API says the run has finished and no more lines follow.
   let nextLine = 1;
   let stopped = false;
-  onLeave(() => { stopped = true; });
+  v.onLeave(() => { stopped = true; });
   (async () => {
     for (let i = 0; !stopped && i < 150; i++) {
       try { await showRelated(); } catch (e) { relatedBox.replaceChildren(h("p", { class: "hint" }, "Related runs cannot be read now: " + describe(e))); }
