@@ -31,9 +31,11 @@ type jobRequest struct {
 	AlarmState json.RawMessage `json:"alarm_state"`
 	NextFireAt json.RawMessage `json:"next_fire_at"`
 	LastFireAt json.RawMessage `json:"last_fire_at"`
-	// last_outcome and last_finished_at: see jobView.
+	// last_outcome, last_finished_at, last_run_id and last_run_purged: see jobView.
 	LastOutcome    json.RawMessage `json:"last_outcome"`
 	LastFinishedAt json.RawMessage `json:"last_finished_at"`
+	LastRunID      json.RawMessage `json:"last_run_id"`
+	LastRunPurged  json.RawMessage `json:"last_run_purged"`
 	CreatedAt      json.RawMessage `json:"created_at"`
 	UpdatedAt      json.RawMessage `json:"updated_at"`
 }
@@ -87,7 +89,7 @@ func (s *server) createJob(c *fiber.Ctx) error {
 	}
 	c.Location("/api/v1/jobs/" + strconv.FormatInt(j.ID, 10))
 	c.Status(fiber.StatusCreated)
-	return sendJob(c, j)
+	return s.sendJob(c, j)
 }
 
 func (s *server) listJobs(c *fiber.Ctx) error {
@@ -116,7 +118,11 @@ func (s *server) listJobs(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(viewPage(p, viewJob))
+	purged, err := s.svc.PurgedLastRuns(c.UserContext(), p.Items)
+	if err != nil {
+		return err
+	}
+	return c.JSON(viewPage(p, func(j store.Job) jobView { return viewJob(j, purged[j.ID]) }))
 }
 
 func (s *server) getJob(c *fiber.Ctx) error {
@@ -128,13 +134,17 @@ func (s *server) getJob(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return sendJob(c, j)
+	return s.sendJob(c, j)
 }
 
 // sendJob answers a job with its ETag.
-func sendJob(c *fiber.Ctx, j store.Job) error {
+func (s *server) sendJob(c *fiber.Ctx, j store.Job) error {
+	purged, err := s.svc.PurgedLastRuns(c.UserContext(), []store.Job{j})
+	if err != nil {
+		return err
+	}
 	c.Set(fiber.HeaderETag, objectETag(j.ID, j.Version))
-	return c.JSON(viewJob(j))
+	return c.JSON(viewJob(j, purged[j.ID]))
 }
 
 func (s *server) updateJob(c *fiber.Ctx) error {
@@ -168,7 +178,7 @@ func (s *server) replaceJob(c *fiber.Ctx, id int64, req jobRequest, ifVersion in
 	if err != nil {
 		return err
 	}
-	return sendJob(c, j)
+	return s.sendJob(c, j)
 }
 
 // patchJob applies a JSON merge patch (RFC 7386) to the job's GET output
@@ -197,7 +207,7 @@ func (s *server) patchJob(c *fiber.Ctx) error {
 		if want != 0 && cur.Version != want {
 			return &service.PreconditionError{Resource: "job", ID: id, Version: cur.Version}
 		}
-		raw, err := json.Marshal(viewJob(cur))
+		raw, err := json.Marshal(viewJob(cur, false)) // read-only fields are ignored
 		if err != nil {
 			return fmt.Errorf("patch job %d: encode: %w", id, err)
 		}
@@ -269,7 +279,7 @@ func (s *server) startJob(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return sendJob(c, j)
+	return s.sendJob(c, j)
 }
 
 func (s *server) stopJob(c *fiber.Ctx) error {
@@ -281,7 +291,7 @@ func (s *server) stopJob(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return sendJob(c, j)
+	return s.sendJob(c, j)
 }
 
 func (s *server) triggerJob(c *fiber.Ctx) error {

@@ -75,11 +75,18 @@ type jobView struct {
 	// when none has finished; the jobs list filters on it.
 	LastOutcome    kind.RunState `json:"last_outcome"`
 	LastFinishedAt *string       `json:"last_finished_at"`
-	CreatedAt      *string       `json:"created_at"`
-	UpdatedAt      *string       `json:"updated_at"`
+	// LastRunID is that run (0: none). LastRunPurged: retention has
+	// deleted it since (the outcome and end time above stay true), so
+	// there is nothing to link to.
+	LastRunID     int64   `json:"last_run_id"`
+	LastRunPurged bool    `json:"last_run_purged"`
+	CreatedAt     *string `json:"created_at"`
+	UpdatedAt     *string `json:"updated_at"`
 }
 
-func viewJob(j store.Job) jobView {
+// viewJob is a job's view; purged says whether its last run is gone
+// (service.PurgedLastRuns).
+func viewJob(j store.Job, purged bool) jobView {
 	return jobView{
 		ID: j.ID, GroupID: j.GroupID, Name: j.Name, Description: j.Description,
 		ScheduleType: j.ScheduleType, ScheduleConf: j.ScheduleConf, TimeZone: j.TimeZone, MisfirePolicy: j.MisfirePolicy,
@@ -88,7 +95,7 @@ func viewJob(j store.Job) jobView {
 		RetryBackoff: j.RetryBackoff, RetryDelaySec: j.RetryDelaySec, RetryMaxDelaySec: j.RetryMaxDelaySec, ChildJobIDs: nonNilIDs(j.ChildJobIDs),
 		MaxInFlight: j.MaxInFlight, AlarmChannels: nonNilStrings(j.AlarmChannels), AlarmState: j.AlarmState,
 		NextFireAt: rfc3339(j.NextFireMs), LastFireAt: rfc3339(j.LastFireMs), CreatedAt: rfc3339(j.CreatedMs), UpdatedAt: rfc3339(j.UpdatedMs),
-		LastOutcome: j.LastOutcome, LastFinishedAt: rfc3339(j.LastFinishedMs),
+		LastOutcome: j.LastOutcome, LastFinishedAt: rfc3339(j.LastFinishedMs), LastRunID: j.LastRunID, LastRunPurged: purged,
 	}
 }
 

@@ -107,8 +107,12 @@ type Job struct {
 	// when none has finished.
 	LastOutcome    string  `json:"last_outcome"`
 	LastFinishedAt *string `json:"last_finished_at"`
-	CreatedAt      *string `json:"created_at"`
-	UpdatedAt      *string `json:"updated_at"`
+	// LastRunID is that run (0: none); LastRunPurged, that retention has
+	// deleted it since (Run answers not found).
+	LastRunID     int64   `json:"last_run_id"`
+	LastRunPurged bool    `json:"last_run_purged"`
+	CreatedAt     *string `json:"created_at"`
+	UpdatedAt     *string `json:"updated_at"`
 
 	// ETag is the job's version from the ETag header, for If-Match.
 	ETag string `json:"-"`

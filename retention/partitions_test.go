@@ -250,3 +250,104 @@ func TestLogPartitions(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, res.Dropped, first.Name, "idempotent")
 }
+
+// TestPartitionedRetentionKeepsNeededRunsAcrossReplicas: with day
+// partitions, a day past the retention that holds a run still needed (not
+// final, a failure with its retry pending, the parent of a child not done)
+// is not dropped while two replicas run the worker at once (one purges);
+// after the holder dies the other takes over and drops those days once
+// their runs are done; restarted workers then change nothing, and both
+// replicas see the same partitions.
+func TestPartitionedRetentionKeepsNeededRunsAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := dbtest.MySQL(t)
+	open := func() *store.Store {
+		st, err := store.OpenMySQL(ctx, dsn)
+		require.NoError(t, err)
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	stA, stB := open(), open()
+	_, err := stA.Migrate(ctx)
+	require.NoError(t, err)
+	f := newFixture(t, stA, "app")
+	on := func(d int) time.Time { return t0.Add(time.Duration(d)*day + time.Hour) }
+	running := f.run(runSpec{group: "app", at: on(0), state: kind.RunRunning})
+	scheduled := f.run(runSpec{group: "app", at: on(1), state: kind.RunScheduled})
+	retried := f.run(runSpec{group: "app", at: on(2), state: kind.RunFailed, followup: true})
+	parent := f.run(runSpec{group: "app", at: on(3), state: kind.RunSucceeded})
+	var plain []int64 // one finished run on each of those days and on day 4
+	for d := 0; d < 5; d++ {
+		plain = append(plain, f.run(runSpec{group: "app", at: on(d).Add(time.Minute), state: kind.RunSucceeded}))
+	}
+	now := t0.Add(40 * day)
+	retry := f.run(runSpec{group: "app", at: now.Add(-time.Minute), state: kind.RunScheduled, retryOf: retried})
+	child := f.run(runSpec{group: "app", at: now.Add(-time.Minute), state: kind.RunRunning, key: store.ParentRunKey(parent)})
+
+	clock := clockwork.NewFakeClockAt(now)
+	cfg := retention.Config{Runs: retention.Age(30 * day), Partitioned: true}
+	both := func(wA, wB *retention.Worker) (retention.Result, retention.Result) {
+		var wg sync.WaitGroup
+		var resA, resB retention.Result
+		var errA, errB error
+		wg.Add(2)
+		go func() { defer wg.Done(); resA, errA = wA.Cycle(ctx) }()
+		go func() { defer wg.Done(); resB, errB = wB.Cycle(ctx) }()
+		wg.Wait()
+		require.NoError(t, errA)
+		require.NoError(t, errB)
+		return resA, resB
+	}
+	// The table is converted by whichever replica comes first; the other
+	// finds it done.
+	resA, resB := both(newWorker(t, stA, clock, "n1", cfg, false), newWorker(t, stB, clock, "n2", cfg, false))
+	require.NotEqual(t, resA.Held, resB.Held, "exactly one replica purges")
+	holder := resA
+	if resB.Held {
+		holder = resB
+	}
+	require.Contains(t, holder.Dropped, "p20260305", "a day without a needed run goes whole (and the empty days after it)")
+	for _, p := range []string{"p20260301", "p20260302", "p20260303", "p20260304"} {
+		require.NotContains(t, holder.Dropped, p, "a day with a needed run stays")
+	}
+	for name, id := range map[string]int64{"running": running, "scheduled": scheduled, "retried": retried, "parent": parent, "retry": retry, "child": child} {
+		require.True(t, f.exists(id), "%s (%d) is still needed", name, id)
+	}
+	for _, id := range plain {
+		require.False(t, f.exists(id), "a finished run past its retention goes (by rows on a day that must stay)")
+	}
+
+	// The needed runs end; the holder dies (its lease expires) and the
+	// other replica takes over.
+	for id, from := range map[int64]kind.RunState{running: kind.RunRunning, scheduled: kind.RunScheduled, retry: kind.RunScheduled, child: kind.RunRunning} {
+		ok, err := stA.RunSetState(ctx, id, from, kind.RunSucceeded, "", now.UnixMilli())
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	clock.Advance(3 * time.Minute)
+	wA, wB := newWorker(t, stA, clock, "n1", cfg, false), newWorker(t, stB, clock, "n2", cfg, false)
+	var res retention.Result
+	if resA.Held {
+		res, err = wB.Cycle(ctx)
+	} else {
+		res, err = wA.Cycle(ctx)
+	}
+	require.NoError(t, err)
+	require.True(t, res.Held, "the other replica takes over once the lease expired")
+	require.Equal(t, []string{"p20260301", "p20260302", "p20260303", "p20260304"}, res.Dropped)
+	for _, id := range []int64{running, scheduled, retried, parent} {
+		require.False(t, f.exists(id))
+	}
+	require.True(t, f.exists(retry) && f.exists(child), "young runs stay")
+
+	// Restarts of both: nothing more to do, and one set of partitions.
+	clock.Advance(3 * time.Minute)
+	resA, resB = both(newWorker(t, stA, clock, "n1", cfg, false), newWorker(t, stB, clock, "n2", cfg, false))
+	for _, r := range []retention.Result{resA, resB} {
+		require.Empty(t, r.Dropped)
+		require.Empty(t, r.Created)
+		require.Zero(t, r.Runs)
+	}
+	require.Equal(t, partitionNames(t, stA), partitionNames(t, stB))
+}

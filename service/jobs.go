@@ -126,6 +126,35 @@ func (s *Service) GetJob(ctx context.Context, id int64) (store.Job, error) {
 	return j, nil
 }
 
+// PurgedLastRuns gives the jobs of js whose last finished run
+// (store.Job.LastRunID) retention has deleted since. Retention does not keep
+// a job's last run (docs/retention.md: it would hold day partitions and
+// old rows forever for jobs that stopped firing); the job row keeps its
+// outcome and end time, and readers say the run itself is purged instead
+// of linking to it.
+func (s *Service) PurgedLastRuns(ctx context.Context, js []store.Job) (map[int64]bool, error) {
+	var ids []int64
+	for _, j := range js {
+		if j.LastRunID > 0 {
+			ids = append(ids, j.LastRunID)
+		}
+	}
+	out := map[int64]bool{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	present, err := s.st.RunsPresent(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("look up the last runs of %d jobs: %w", len(js), err)
+	}
+	for _, j := range js {
+		if j.LastRunID > 0 && !present[j.LastRunID] {
+			out[j.ID] = true
+		}
+	}
+	return out, nil
+}
+
 // LastOutcomeNever is the last-outcome filter for jobs that have not
 // finished a run.
 const LastOutcomeNever = "never"

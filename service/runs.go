@@ -109,10 +109,19 @@ func (s *Service) ListRuns(ctx context.Context, p RunListParams) (Page[store.Run
 func (s *Service) GetRun(ctx context.Context, id int64) (store.Run, error) {
 	r, err := s.st.RunGet(ctx, id)
 	if err != nil {
-		return store.Run{}, notFoundOr(err, "run", id, fmt.Sprintf("read run %d", id))
+		err = notFoundOr(err, "run", id, fmt.Sprintf("read run %d", id))
+		var nf *NotFoundError
+		if errors.As(err, &nf) {
+			nf.Hint = RunGoneHint
+		}
+		return store.Run{}, err
 	}
 	return r, nil
 }
+
+// RunGoneHint follows "run N does not exist": finished runs do not stay
+// forever (links to old runs, such as a job's last run, outlive them).
+const RunGoneHint = "finished runs are deleted once older than the retention (retention.runs, 30 days by default), and with their job"
 
 // RunLog reads a run's log from a 1-based line through the driver of the
 // run's target. A run without a target yet (not dispatched), or whose

@@ -234,3 +234,31 @@ func chunkStrings(s []string, n int) [][]string {
 	}
 	return out
 }
+
+// RunsPresent says which of ids are runs that still exist: the readers of
+// jobs.last_run_id (migration 0063) use it to tell a last run that
+// retention purged from one they can link to. Key lookups only (on a
+// partitioned table one per day partition and id: fine for a page of jobs).
+func (s *Store) RunsPresent(ctx context.Context, ids []int64) (map[int64]bool, error) {
+	out := make(map[int64]bool, len(ids))
+	for _, chunk := range chunkInt64(ids, 1000) {
+		rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE id IN ("+placeholders(len(chunk))+")", int64Args(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("look up %d runs: %w", len(chunk), err)
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("look up %d runs: %w", len(chunk), err)
+			}
+			out[id] = true
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("look up %d runs: %w", len(chunk), err)
+		}
+	}
+	return out, nil
+}

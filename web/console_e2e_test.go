@@ -44,6 +44,7 @@ type ringjob struct {
 	t     *testing.T
 	base  string
 	token string
+	dsn   string // its database, for tests that act on it as another replica would
 	mu    sync.Mutex
 	out   bytes.Buffer
 }
@@ -92,6 +93,7 @@ func startRingjob(t *testing.T, extra ...string) *ringjob {
 	port := l.Addr().(*net.TCPAddr).Port
 	require.NoError(t, l.Close())
 
+	dsn := dbtest.MySQL(t)
 	cfg := fmt.Sprintf(`database_url: %q
 listen: 127.0.0.1:%d
 log: {level: info, format: json}
@@ -105,11 +107,11 @@ local:
     - name: quick
       argv: ["/bin/sh", "-c", "echo done"]
 outbound: {allowed_cidrs: ["127.0.0.0/8"]}
-`, mysqlURL(t, dbtest.MySQL(t)), port) + strings.Join(extra, "\n")
+`, mysqlURL(t, dsn), port) + strings.Join(extra, "\n")
 	cfgPath := filepath.Join(dir, "ringjob.yaml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o600))
 
-	r := &ringjob{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), token: "rj_consolee2eadmintoken0123456789"}
+	r := &ringjob{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), token: "rj_consolee2eadmintoken0123456789", dsn: dsn}
 	cmd := exec.Command(bin, "server", "--config", cfgPath)
 	cmd.Env = append(os.Environ(), "RINGJOB_ADMIN_TOKEN="+r.token)
 	cmd.Stdout, cmd.Stderr = r, r

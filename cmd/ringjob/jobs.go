@@ -26,11 +26,24 @@ func (a *app) newJobsCommand() *cobra.Command {
 }
 
 func jobsTable(jobs []client.Job, groups map[int64]string) *table {
-	t := &table{header: []string{"ID", "JOB", "SCHEDULE", "TZ", "HANDLER", "ENABLED", "NEXT FIRE"}}
+	t := &table{header: []string{"ID", "JOB", "SCHEDULE", "TZ", "HANDLER", "ENABLED", "NEXT FIRE", "LAST RUN"}}
 	for _, j := range jobs {
-		t.add(j.ID, groups[j.GroupID]+"/"+j.Name, schedule(j), j.TimeZone, j.Handler, j.Enabled, j.NextFireAt)
+		t.add(j.ID, groups[j.GroupID]+"/"+j.Name, schedule(j), j.TimeZone, j.Handler, j.Enabled, j.NextFireAt, lastRun(j))
 	}
 	return t
+}
+
+// lastRun is a job's last finished run: its outcome and id for `runs get`,
+// or that retention has deleted it (the outcome is still the job's).
+func lastRun(j client.Job) string {
+	switch {
+	case j.LastOutcome == "":
+		return "-"
+	case j.LastRunPurged:
+		return fmt.Sprintf("%s (run %d purged by retention)", j.LastOutcome, j.LastRunID)
+	default:
+		return fmt.Sprintf("%s (run %d)", j.LastOutcome, j.LastRunID)
+	}
 }
 
 func (a *app) newJobsListCommand() *cobra.Command {

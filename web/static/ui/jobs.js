@@ -11,6 +11,13 @@ function scheduleText(j) {
   return j.schedule_type === "none" ? "by hand" : `${j.schedule_type} ${j.schedule_conf}`;
 }
 
+// lastRun is a job's last outcome, linked to its run while retention keeps
+// it; once purged the outcome stays (the job row keeps it) without a link.
+function lastRun(j) {
+  if (j.last_run_purged) return [stateBadge(j.last_outcome), h("span", { class: "hint last-run-purged" }, " (run purged by retention)")];
+  return h("a", { href: `#/runs/${j.last_run_id}`, title: `run #${j.last_run_id}` }, stateBadge(j.last_outcome));
+}
+
 async function jobsPage(params) {
   const f = { q: params.get("q") || params.get("name") || "", group_id: params.get("group_id") || "", enabled: params.get("enabled") || "", schedule_type: params.get("schedule_type") || "",
     last_outcome: params.get("last_outcome") || "", sort: params.get("sort") || "" };
@@ -54,7 +61,7 @@ async function jobsPage(params) {
       h("td", {}, scheduleText(j)),
       h("td", { class: "optional" }, j.handler || "—"),
       h("td", {}, j.enabled ? "yes" : "no"),
-      h("td", { class: "last-outcome" }, j.last_outcome ? stateBadge(j.last_outcome) : "—",
+      h("td", { class: "last-outcome" }, j.last_outcome ? lastRun(j) : "—",
         j.last_finished_at ? h("span", { class: "optional hint" }, " " + when(j.last_finished_at)) : null),
       h("td", { class: "optional" }, whenIn(j.next_fire_at, j.time_zone))));
   }
@@ -347,6 +354,10 @@ async function jobPage(id) {
       h("dt", {}, "Enabled"), h("dd", { id: "job-enabled" }, job.enabled ? "yes" : "no"),
       h("dt", {}, "Next fire"), h("dd", {}, whenIn(job.next_fire_at, job.time_zone)),
       h("dt", {}, "Last fire"), h("dd", {}, whenIn(job.last_fire_at, job.time_zone)),
+      h("dt", {}, "Last outcome"), h("dd", { id: "job-last-run" }, ...(!job.last_outcome ? ["no run has finished yet"]
+        : [stateBadge(job.last_outcome), ` ${whenIn(job.last_finished_at, job.time_zone)} `, job.last_run_purged
+          ? h("span", { class: "hint" }, `(run #${job.last_run_id} purged by retention)`)
+          : h("a", { href: `#/runs/${job.last_run_id}` }, `run #${job.last_run_id}`)])),
       h("dt", {}, "Handler"), h("dd", {}, job.handler || "—"),
       h("dt", {}, "Route strategy"), h("dd", {}, job.route_strategy + (job.route_strategy === "sharding" ? `, ${job.shard_count || "one per candidate"} shards` : "")),
       h("dt", {}, "Pinned targets"), h("dd", {}, list(job.pinned_targets)),
@@ -362,7 +373,8 @@ async function jobPage(id) {
     h("div", { class: "table-wrap" }, h("table", { id: "job-runs" },
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Run"), h("th", { scope: "col" }, "State"),
         h("th", { scope: "col", class: "optional" }, "Trigger"), h("th", { scope: "col" }, "Scheduled"), h("th", { scope: "col", class: "optional" }, "Took"))),
-      h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 5 }, "No runs yet."))))));
+      h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 5 }, job.last_outcome
+        ? "None kept: finished runs are deleted once older than the retention (retention.runs)." : "No runs yet."))))));
 }
 
 export const routes = [

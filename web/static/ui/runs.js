@@ -86,8 +86,13 @@ async function runPage(id) {
   // the page is open.
   const relatedBox = h("div", { id: "run-related" });
   const runLink = (r, text) => h("a", { href: `#/runs/${r.id}` }, text || `#${r.id}`);
+  // The run this one retries, once retention has deleted it (the chain
+  // then starts after it): named, not linked.
+  let retryOfPurged = false;
   async function showRelated() {
     const rel = await get(`runs/${id}/related`);
+    const purged = Boolean(run.retry_of) && !rel.retry_chain.some((r) => r.id === run.retry_of);
+    if (purged !== retryOfPurged) { retryOfPurged = purged; showRun(); }
     const parts = [];
     if (rel.parent) parts.push(h("p", { id: "run-parent" }, "Triggered by the success of ", runLink(rel.parent, `run #${rel.parent.id}`), ` (job ${rel.parent.job_id}).`));
     parts.push(h("h3", {}, "Retry chain"), rel.retry_chain.length > 1
@@ -114,7 +119,8 @@ async function runPage(id) {
       h("dt", {}, "Finished"), h("dd", {}, when(run.finished_at)),
       h("dt", {}, "Took"), h("dd", {}, duration(run.dispatched_at, run.finished_at)),
       h("dt", {}, "Shard"), h("dd", { id: "run-shard" }, run.shard_total > 1 ? `${run.shard_index + 1} of ${run.shard_total}` : "not sharded"),
-      h("dt", {}, "Attempt"), h("dd", {}, run.attempt > 0 ? [`retry ${run.attempt}`, run.retry_of ? [" of ", h("a", { href: `#/runs/${run.retry_of}` }, `run #${run.retry_of}`)] : ""] : "first"),
+      h("dt", {}, "Attempt"), h("dd", { id: "run-attempt" }, ...(run.attempt === 0 ? ["first"] : !run.retry_of ? [`retry ${run.attempt}`]
+        : [`retry ${run.attempt} of `, retryOfPurged ? `run #${run.retry_of} (purged by retention)` : h("a", { href: `#/runs/${run.retry_of}` }, `run #${run.retry_of}`)])),
       h("dt", {}, "Alarm"), h("dd", { id: "run-alarm" }, run.alarm_status || "—"),
       h("dt", {}, "Result code"), h("dd", {}, run.result_code || "—"),
       h("dt", {}, "Message"), h("dd", {}, run.message || "—")].flat().filter(Boolean));
@@ -161,7 +167,11 @@ async function runPage(id) {
       if (chunk.to_line >= nextLine) nextLine = chunk.to_line + 1;
       run = await get(`runs/${id}`);
       showRun();
-      if (chunk.end) { status.textContent = "The run has finished; this is its whole log."; break; }
+      if (chunk.end) {
+        status.textContent = nextLine > 1 ? "The run has finished; this is its whole log."
+          : "The run has finished without a log, or its log was deleted by retention (retention.logs).";
+        break;
+      }
       status.textContent = "Following the log live…";
     } catch (e) {
       status.textContent = "The log cannot be read now: " + describe(e);
