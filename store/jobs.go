@@ -189,7 +189,11 @@ func (s *Store) JobGet(ctx context.Context, id int64) (Job, error) {
 	if err != nil {
 		return Job{}, fmt.Errorf("read job %d: %w", id, err)
 	}
-	return j, nil
+	js := []Job{j}
+	if err := s.JobsFillLast(ctx, js); err != nil {
+		return Job{}, fmt.Errorf("read job %d: %w", id, err)
+	}
+	return js[0], nil
 }
 
 // JobGetMany reads jobs by id; missing ids are absent from the map.

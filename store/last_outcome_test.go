@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/store"
@@ -197,4 +198,112 @@ func TestJobLastOutcomeMisfire(t *testing.T) {
 		require.Equal(t, ids[0], got.LastRunID)
 		require.Equal(t, t0+1500, got.LastFinishedMs, "a misfire ended when it was recorded")
 	})
+}
+
+// A run that ends as its job's last one did leaves the jobs row alone (no
+// row write per fire for a healthy job); readers still see the newest
+// finished run (JobsFillLast), and an older run's late different outcome
+// does not replace the newer runs' outcome, though the row's last_run_id is
+// the first run of the streak.
+func TestJobLastOutcomeStreakWritesOnce(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		j := mkJob(t, st, "streak", 0)
+		var ids []int64
+		for i := 0; i < 4; i++ {
+			r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0 + int64(i)*1000, TriggerType: kind.TriggerManual,
+				Owner: "n", CreatedMs: t0})
+			require.NoError(t, err)
+			_, err = st.RunClaimBatch(ctx, store.RunClaimParams{IDs: []int64{r.ID}, Owner: "n", NowMs: t0})
+			require.NoError(t, err)
+			ids = append(ids, r.ID)
+		}
+		row := func() (kind.RunState, int64, int64) {
+			t.Helper()
+			var o kind.RunState
+			var run, fin int64
+			require.NoError(t, st.DB().QueryRowContext(ctx, "SELECT last_outcome, last_run_id, last_finished_ms FROM jobs WHERE id = ?", j.ID).Scan(&o, &run, &fin))
+			return o, run, fin
+		}
+		record := func(id int64, state kind.RunState, fin int64) {
+			t.Helper()
+			applied, err := st.RunRecordOutcomes(ctx, []store.RunResult{{ID: id, State: state, Code: 200, FinishedMs: fin}})
+			require.NoError(t, err)
+			require.Equal(t, []bool{true}, applied)
+		}
+		record(ids[1], kind.RunSucceeded, t0+1100)
+		record(ids[2], kind.RunSucceeded, t0+2100)
+		record(ids[3], kind.RunSucceeded, t0+3100)
+		o, run, fin := row()
+		require.Equal(t, kind.RunSucceeded, o)
+		require.Equal(t, ids[1], run, "the row keeps the run that brought the outcome")
+		require.Equal(t, t0+1100, fin)
+		got, err := st.JobGet(ctx, j.ID)
+		require.NoError(t, err)
+		require.Equal(t, kind.RunSucceeded, got.LastOutcome)
+		require.Equal(t, ids[3], got.LastRunID, "readers see the newest finished run")
+		require.Equal(t, t0+3100, got.LastFinishedMs)
+		listed, err := st.JobList(ctx, store.JobListParams{LastOutcome: kind.RunSucceeded, Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, listed, 1)
+		require.NoError(t, st.JobsFillLast(ctx, listed))
+		require.Equal(t, ids[3], listed[0].LastRunID)
+
+		// The oldest run fails late: older than the streak's newest run.
+		record(ids[0], kind.RunFailed, t0+5000)
+		o, _, _ = row()
+		require.Equal(t, kind.RunSucceeded, o, "a late outcome of an older run does not replace the newer runs'")
+	})
+}
+
+// Two outcome transactions with runs of one job at once (MariaDB): the
+// newer run's outcome, the same as the job's, is recorded in a transaction
+// that stays open while an older run's different outcome is recorded. The
+// older one waits for it and does not overwrite.
+func TestJobLastOutcomeConcurrentOlderRun(t *testing.T) {
+	t.Parallel()
+	st := openStore(t, "mysql")
+	ctx := context.Background()
+	j := mkJob(t, st, "race", 0)
+	var ids []int64
+	for i := 0; i < 3; i++ {
+		r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0 + int64(i)*1000, TriggerType: kind.TriggerManual,
+			Owner: "n", CreatedMs: t0})
+		require.NoError(t, err)
+		_, err = st.RunClaimBatch(ctx, store.RunClaimParams{IDs: []int64{r.ID}, Owner: "n", NowMs: t0})
+		require.NoError(t, err)
+		ids = append(ids, r.ID)
+	}
+	_, err := st.RunRecordOutcomes(ctx, []store.RunResult{{ID: ids[0], State: kind.RunSucceeded, Code: 200, FinishedMs: t0 + 100}})
+	require.NoError(t, err)
+
+	inTx := make(chan struct{})
+	older := make(chan error, 1)
+	err = st.Tx(ctx, func(tx *store.Store) error {
+		if _, err := tx.RunRecordOutcomes(ctx, []store.RunResult{{ID: ids[2], State: kind.RunSucceeded, Code: 200, FinishedMs: t0 + 2100}}); err != nil {
+			return err
+		}
+		close(inTx)
+		go func() {
+			_, err := st.RunRecordOutcomes(ctx, []store.RunResult{{ID: ids[1], State: kind.RunFailed, Code: 500, FinishedMs: t0 + 2200}})
+			older <- err
+		}()
+		select {
+		case err := <-older:
+			return fmt.Errorf("the older run's outcome did not wait for the open transaction (err %v)", err)
+		case <-time.After(500 * time.Millisecond):
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	<-inTx
+	require.NoError(t, <-older)
+	got, err := st.JobGet(ctx, j.ID)
+	require.NoError(t, err)
+	require.Equal(t, kind.RunSucceeded, got.LastOutcome, "the newest finished run succeeded")
+	require.Equal(t, ids[2], got.LastRunID)
+	r, err := st.RunGet(ctx, ids[1])
+	require.NoError(t, err)
+	require.Equal(t, kind.RunFailed, r.State, "the older run's own outcome is recorded")
 }

@@ -55,7 +55,9 @@ type Job struct {
 	Version int64
 	// LastOutcome is the final state of the job's newest finished run
 	// (LastRunID, finished at LastFinishedMs); "" when none has finished.
-	// Set by the write that records outcomes (RunRecordOutcomes).
+	// Set by the write that records outcomes (RunRecordOutcomes) when it
+	// changes. The jobs row keeps the run that brought it (the first of a
+	// streak of equal outcomes); JobGet and JobsFillLast read the newest.
 	LastOutcome    kind.RunState
 	LastRunID      int64
 	LastFinishedMs int64
