@@ -249,11 +249,7 @@ func (s *Store) recordOutcomeChunk(ctx context.Context, outs []RunResult, applie
 // its newest finished run, a few rows for a busy job. last_run_id and
 // last_finished_ms are thus the run that brought the outcome (the first of
 // the streak); readers that show the newest run take it from runs
-// (JobsFillLast). A run that fired before the job's recorded last run
-// cannot be its newest and is passed over by one primary-key read, before
-// the newest-run check: when a busy replica alternates misfires and
-// successes, most outcomes differ from the job's and are older than it, and
-// the check's locking reads of runs due now wait for their hand-offs.
+// (JobsFillLast).
 //
 // Concurrent writers stay exact because every outcome transaction locks
 // the jobs rows of its runs until it commits, written or not (an UPDATE
@@ -276,8 +272,7 @@ func (s *Store) lastOutcomeSQL(ids []int64, prune string, pargs []any) (string, 
 	// A recorded misfire has no finish time: it ended when it was recorded.
 	const finished = "CASE WHEN r.finished_ms > 0 THEN r.finished_ms ELSE r.created_ms END"
 	where := "r.id IN (" + placeholders(len(ids)) + ") AND r.state IN (" + placeholders(len(finalStates)) + ")" + qualify(prune, "r.") +
-		" AND r.state <> %[1]s.last_outcome AND r.scheduled_ms >= COALESCE((SELECT c.scheduled_ms FROM runs c WHERE c.id = %[1]s.last_run_id), 0)" +
-		" AND r.id = " + newestFinishedRun("%[1]s.id")
+		" AND r.state <> %[1]s.last_outcome AND r.id = " + newestFinishedRun("%[1]s.id")
 	if s.d.name() == "mysql" {
 		return "UPDATE jobs j JOIN runs r ON r.job_id = j.id SET j.last_outcome = r.state, j.last_run_id = r.id, j.last_finished_ms = " + finished +
 			" WHERE " + fmt.Sprintf(where, "j"), args
