@@ -217,9 +217,6 @@ func (s *Service) ListJobs(ctx context.Context, p JobListParams) (Page[store.Job
 	if err != nil {
 		return Page[store.Job]{}, fmt.Errorf("list jobs: %w", err)
 	}
-	if err := s.st.JobsFillLast(ctx, js); err != nil {
-		return Page[store.Job]{}, fmt.Errorf("list jobs: %w", err)
-	}
 	page := paginate(js, limit, "j", func(j store.Job) int64 { return j.ID })
 	if page.NextCursor == "" && full {
 		page.NextCursor = encodeCursor("j", lp.UpToID)
@@ -269,9 +266,6 @@ func (s *Service) listJobsByName(ctx context.Context, p JobListParams, limit int
 	}
 	js, err := s.st.JobList(ctx, lp)
 	if err != nil {
-		return Page[store.Job]{}, fmt.Errorf("list jobs by name: %w", err)
-	}
-	if err := s.st.JobsFillLast(ctx, js); err != nil {
 		return Page[store.Job]{}, fmt.Errorf("list jobs by name: %w", err)
 	}
 	if js == nil {

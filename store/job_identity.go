@@ -81,11 +81,7 @@ func (s *Store) JobGetByName(ctx context.Context, appName, name string) (Job, er
 	if err != nil {
 		return Job{}, fmt.Errorf("read job %q in group %q: %w", name, appName, err)
 	}
-	js := []Job{j}
-	if err := s.JobsFillLast(ctx, js); err != nil {
-		return Job{}, fmt.Errorf("read job %q in group %q: %w", name, appName, err)
-	}
-	return js[0], nil
+	return j, nil
 }
 
 // TriggerFingerprintClaim records the fingerprint of the first request that

@@ -189,11 +189,7 @@ func (s *Store) JobGet(ctx context.Context, id int64) (Job, error) {
 	if err != nil {
 		return Job{}, fmt.Errorf("read job %d: %w", id, err)
 	}
-	js := []Job{j}
-	if err := s.JobsFillLast(ctx, js); err != nil {
-		return Job{}, fmt.Errorf("read job %d: %w", id, err)
-	}
-	return js[0], nil
+	return j, nil
 }
 
 // JobGetMany reads jobs by id; missing ids are absent from the map.

@@ -55,9 +55,7 @@ type Job struct {
 	Version int64
 	// LastOutcome is the final state of the job's newest finished run
 	// (LastRunID, finished at LastFinishedMs); "" when none has finished.
-	// Set by the write that records outcomes (RunRecordOutcomes) when it
-	// changes. The jobs row keeps the run that brought it (the first of a
-	// streak of equal outcomes); JobGet and JobsFillLast read the newest.
+	// Set by the write that records outcomes (RunRecordOutcomes).
 	LastOutcome    kind.RunState
 	LastRunID      int64
 	LastFinishedMs int64

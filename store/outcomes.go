@@ -236,117 +236,30 @@ func (s *Store) recordOutcomeChunk(ctx context.Context, outs []RunResult, applie
 
 // lastOutcomeSQL is the statement that gives each job of the runs ids its
 // last final outcome (jobs.last_outcome, filtered on by the jobs list): the
-// state of its newest finished run (newestFinishedRun: by fire time, then
-// shard, attempt and id).
-//
-// It writes a job only when its last outcome changes: for a run of ids that
-// is final and differs from its job's last_outcome, and only if it is the
-// job's newest finished run. A job whose run ends as its last one did
-// (every success of a healthy job) is read and not written: no row update,
-// undo or redo per fire, two primary-key reads. The newest-run check runs
-// only for a change (the condition that needs it is evaluated after the
-// comparison): a backward read of runs_fire from the job's newest fire to
-// its newest finished run, a few rows for a busy job. last_run_id and
-// last_finished_ms are thus the run that brought the outcome (the first of
-// the streak); readers that show the newest run take it from runs
-// (JobsFillLast).
-//
-// Concurrent writers stay exact because every outcome transaction locks
-// the jobs rows of its runs until it commits, written or not (an UPDATE
-// reads the rows of the table it updates with exclusive locks, and under
-// REPEATABLE READ, the outcome transaction's level, InnoDB keeps them on
-// rows it does not change): two transactions with runs of one job pass this
-// statement one after the other, and the second reads the first's runs as
-// committed (its reads of runs here are locking reads too, which see the
-// latest rows). So an older run's different outcome never overwrites a
-// newer run's concurrent one, whichever commits first. On SQLite one
-// writer at a time gives the same.
+// outcome of its newest finished run among them, unless the job already
+// holds that of a newer run (an older run's late outcome never overwrites a
+// newer one's). One statement per batch, primary-key lookups only; a
+// repeated outcome touches no index (jobs_outcome holds last_outcome, which
+// then does not change).
 func (s *Store) lastOutcomeSQL(ids []int64, prune string, pargs []any) (string, []any) {
-	args := make([]any, 0, len(ids)+2*len(finalStates)+len(pargs))
+	finals := []any{kind.RunSucceeded, kind.RunFailed, kind.RunTimedOut, kind.RunKilled, kind.RunLost, kind.RunMisfired}
+	args := make([]any, 0, len(ids)+len(finals)+2*len(pargs))
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	args = append(args, finalStates...)
+	args = append(args, finals...)
 	args = append(args, pargs...)
-	args = append(args, finalStates...)
+	newest := "(SELECT job_id, MAX(id) AS run_id FROM runs WHERE id IN (" + placeholders(len(ids)) + ") AND state IN (" +
+		placeholders(len(finals)) + ")" + prune + " GROUP BY job_id) m"
+	args = append(args, pargs...) // the join to the newest run, pruned the same way
 	// A recorded misfire has no finish time: it ended when it was recorded.
 	const finished = "CASE WHEN r.finished_ms > 0 THEN r.finished_ms ELSE r.created_ms END"
-	where := "r.id IN (" + placeholders(len(ids)) + ") AND r.state IN (" + placeholders(len(finalStates)) + ")" + qualify(prune, "r.") +
-		" AND r.state <> %[1]s.last_outcome AND r.id = " + newestFinishedRun("%[1]s.id")
 	if s.d.name() == "mysql" {
-		return "UPDATE jobs j JOIN runs r ON r.job_id = j.id SET j.last_outcome = r.state, j.last_run_id = r.id, j.last_finished_ms = " + finished +
-			" WHERE " + fmt.Sprintf(where, "j"), args
+		return "UPDATE jobs j JOIN " + newest + " ON m.job_id = j.id JOIN runs r ON r.id = m.run_id" + prune +
+			" SET j.last_outcome = r.state, j.last_run_id = r.id, j.last_finished_ms = " + finished + " WHERE r.id > j.last_run_id", args
 	}
-	return "UPDATE jobs SET last_outcome = r.state, last_run_id = r.id, last_finished_ms = " + finished + " FROM runs r WHERE r.job_id = jobs.id AND " +
-		fmt.Sprintf(where, "jobs"), args
-}
-
-// finalStates are the arguments of newestFinishedRun.
-var finalStates = []any{kind.RunSucceeded, kind.RunFailed, kind.RunTimedOut, kind.RunKilled, kind.RunLost, kind.RunMisfired}
-
-// newestFinishedRun is a subquery for the id of the newest finished run of
-// the job jobID (an SQL expression); its arguments are finalStates. The
-// order is runs_fire's read backwards (fire time, shard, attempt, then id
-// among equal keys), so it reads from the job's newest fire back to its
-// newest finished run and sorts nothing (an explicit id in the ORDER BY
-// makes MariaDB sort all of the job's runs).
-func newestFinishedRun(jobID string) string {
-	return "(SELECT n.id FROM runs n WHERE n.job_id = " + jobID + " AND n.state IN (" + placeholders(len(finalStates)) + ")" +
-		" ORDER BY n.scheduled_ms DESC, n.shard_index DESC, n.attempt DESC, n.sched_fire DESC LIMIT 1)"
-}
-
-// qualify prefixes the column of a pruning condition (" AND scheduled_ms
-// BETWEEN ? AND ?") with a table alias.
-func qualify(prune, alias string) string {
-	return strings.Replace(prune, " scheduled_ms ", " "+alias+"scheduled_ms ", 1)
-}
-
-// JobsFillLast sets LastRunID and LastFinishedMs of each job to its newest
-// finished run by fire time, which is what readers show: the jobs row keeps
-// the run that brought its last outcome (see lastOutcomeSQL), not every run
-// since. One statement; each job is one short read of runs_fire from its
-// newest fire backwards. A job whose newest finished run does not hold its
-// recorded last outcome (none left after retention, or an outcome being
-// recorded right now) keeps its row's values.
-func (s *Store) JobsFillLast(ctx context.Context, js []Job) error {
-	var ids []int64
-	at := map[int64][]int{}
-	for i, j := range js {
-		if j.LastOutcome == "" {
-			continue
-		}
-		if _, ok := at[j.ID]; !ok {
-			ids = append(ids, j.ID)
-		}
-		at[j.ID] = append(at[j.ID], i)
-	}
-	for _, chunk := range chunkInt64(ids, 500) {
-		args := append(append([]any{}, finalStates...), int64Args(chunk)...)
-		rows, err := s.db.QueryContext(ctx, "SELECT j.id, r.id, r.state, CASE WHEN r.finished_ms > 0 THEN r.finished_ms ELSE r.created_ms END FROM jobs j"+
-			" JOIN runs r ON r.id = "+newestFinishedRun("j.id")+
-			" WHERE j.id IN ("+placeholders(len(chunk))+")", args...)
-		if err != nil {
-			return fmt.Errorf("read the newest finished runs of %d jobs: %w", len(chunk), err)
-		}
-		for rows.Next() {
-			var job, run, fin int64
-			var state kind.RunState
-			if err := rows.Scan(&job, &run, &state, &fin); err != nil {
-				rows.Close()
-				return fmt.Errorf("read the newest finished runs of %d jobs: %w", len(chunk), err)
-			}
-			for _, i := range at[job] {
-				if js[i].LastOutcome == state {
-					js[i].LastRunID, js[i].LastFinishedMs = run, fin
-				}
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("read the newest finished runs of %d jobs: %w", len(chunk), err)
-		}
-	}
-	return nil
+	return "UPDATE jobs SET last_outcome = r.state, last_run_id = r.id, last_finished_ms = " + finished + " FROM " + newest +
+		" JOIN runs r ON r.id = m.run_id" + prune + " WHERE jobs.id = m.job_id AND r.id > jobs.last_run_id", args
 }
 
 // lateOutcomeLine is what the run's log says about an outcome that came

@@ -39,12 +39,19 @@ func main() {
 	history := flag.Int("history", 20, "seconds of runs inserted before timing starts")
 	keep := flag.Bool("keep", false, "keep the database")
 	dropIndex := flag.String("drop-index", "", "comma-separated indexes of the runs table to drop before timing (to see what each costs)")
+	flag.IntVar(&handoffPer, "handoff-per", 0, "time the claim as the scheduler makes it, a hand-off (store.RunHandOff) of this many runs per statement, instead of RunClaimBatch")
+	flag.StringVar(&handoffTarget, "handoff-target", "http://10.0.0.1:9999/", "with -handoff-per: the target the hand-off records (\"\" records none)")
 	flag.Parse()
 	if err := run(context.Background(), *dsn, *batch, *rounds, *history, *keep, *dropIndex); err != nil {
 		fmt.Fprintln(os.Stderr, "stmt:", err)
 		os.Exit(1)
 	}
 }
+
+var (
+	handoffPer    int
+	handoffTarget string
+)
 
 type timings map[string][]time.Duration
 
@@ -174,14 +181,34 @@ func run(ctx context.Context, dsn string, batch, rounds, history int, keep bool,
 		}
 		rec("5 commit", s)
 		s = time.Now()
-		claimed, err := st.RunClaimBatch(ctx, store.RunClaimParams{IDs: runIDs, Owner: "n", NowMs: base + sec*1000, LateAfterMs: 1000})
-		if err != nil {
-			return err
+		if handoffPer > 0 {
+			targets := map[int64]string{}
+			for _, id := range runIDs {
+				if handoffTarget != "" {
+					targets[id] = handoffTarget
+				}
+			}
+			for start := 0; start < len(runIDs); start += handoffPer {
+				part := runIDs[start:min(start+handoffPer, len(runIDs))]
+				handed, err := st.RunHandOff(ctx, store.RunHandOffParams{Owner: "n", IDs: part, NowMs: base + sec*1000, LateAfterMs: 1000, Targets: targets})
+				if err != nil {
+					return err
+				}
+				if len(handed) != len(part) {
+					return fmt.Errorf("handed %d of %d", len(handed), len(part))
+				}
+			}
+			rec(fmt.Sprintf("6 hand-off (%d/stmt)", handoffPer), s)
+		} else {
+			claimed, err := st.RunClaimBatch(ctx, store.RunClaimParams{IDs: runIDs, Owner: "n", NowMs: base + sec*1000, LateAfterMs: 1000})
+			if err != nil {
+				return err
+			}
+			if len(claimed) != len(runIDs) {
+				return fmt.Errorf("claimed %d of %d", len(claimed), len(runIDs))
+			}
+			rec("6 claim", s)
 		}
-		if len(claimed) != len(runIDs) {
-			return fmt.Errorf("claimed %d of %d", len(claimed), len(runIDs))
-		}
-		rec("6 claim", s)
 		ups := make([]store.RunUpdate, len(runIDs))
 		for i, id := range runIDs {
 			ups[i] = store.RunUpdate{ID: id, State: kind.RunSucceeded, Target: "noop://x", Code: 200, Message: "noop", FinishedMs: base + sec*1000 + int64(i%7)}
