@@ -328,21 +328,32 @@ func (s *server) setPassword(c *fiber.Ctx) error {
 // ---- tokens
 
 type tokenView struct {
-	ID          int64   `json:"id"`
-	Name        string  `json:"name"`
-	PrincipalID int64   `json:"principal_id"` // 0: a server token (first-start or configured)
-	Prefix      string  `json:"prefix"`
-	CreatedAt   *string `json:"created_at"`
-	LastUsedAt  *string `json:"last_used_at"`
-	ExpiresAt   *string `json:"expires_at"`
-	RevokedAt   *string `json:"revoked_at"`
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	PrincipalID int64  `json:"principal_id"` // 0: a server token (first-start or configured)
+	// PrincipalName is the owner's name: "" for a server token.
+	PrincipalName string  `json:"principal_name"`
+	Prefix        string  `json:"prefix"`
+	CreatedAt     *string `json:"created_at"`
+	LastUsedAt    *string `json:"last_used_at"`
+	ExpiresAt     *string `json:"expires_at"`
+	RevokedAt     *string `json:"revoked_at"`
 	// Token is the secret, only in the answer to its creation.
 	Token string `json:"token,omitempty"`
 }
 
-func viewToken(t store.AuthToken) tokenView {
-	return tokenView{ID: t.ID, Name: t.Name, PrincipalID: t.PrincipalID, Prefix: t.Prefix, CreatedAt: rfc3339(t.CreatedMs),
+func viewToken(t store.AuthToken, owners map[int64]string) tokenView {
+	return tokenView{ID: t.ID, Name: t.Name, PrincipalID: t.PrincipalID, PrincipalName: owners[t.PrincipalID], Prefix: t.Prefix, CreatedAt: rfc3339(t.CreatedMs),
 		LastUsedAt: rfc3339(t.LastUsedMs), ExpiresAt: rfc3339(t.ExpiresMs), RevokedAt: rfc3339(t.RevokedMs)}
+}
+
+// viewTokenOf is viewToken with its owner's name read.
+func (s *server) viewTokenOf(c *fiber.Ctx, t store.AuthToken) (tokenView, error) {
+	owners, err := s.svc.TokenOwnerNames(c.UserContext(), t)
+	if err != nil {
+		return tokenView{}, err
+	}
+	return viewToken(t, owners), nil
 }
 
 type tokenRequest struct {
@@ -405,7 +416,10 @@ func (s *server) createToken(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v := viewToken(t)
+	v, err := s.viewTokenOf(c, t)
+	if err != nil {
+		return err
+	}
 	v.Token = tok
 	c.Location("/api/v1/tokens/" + strconv.FormatInt(t.ID, 10))
 	return c.Status(fiber.StatusCreated).JSON(v)
@@ -437,7 +451,11 @@ func (s *server) listTokens(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(viewPage(page, viewToken))
+	owners, err := s.svc.TokenOwnerNames(c.UserContext(), page.Items...)
+	if err != nil {
+		return err
+	}
+	return c.JSON(viewPage(page, func(t store.AuthToken) tokenView { return viewToken(t, owners) }))
 }
 
 func (s *server) getToken(c *fiber.Ctx) error {
@@ -455,7 +473,11 @@ func (s *server) getToken(c *fiber.Ctx) error {
 	if err := tokenAccess(c, t.PrincipalID); err != nil {
 		return err
 	}
-	return c.JSON(viewToken(t))
+	v, err := s.viewTokenOf(c, t)
+	if err != nil {
+		return err
+	}
+	return c.JSON(v)
 }
 
 // revokeToken is DELETE /tokens/{id}: the token stays listed as revoked.
@@ -478,7 +500,11 @@ func (s *server) revokeToken(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(viewToken(t))
+	v, err := s.viewTokenOf(c, t)
+	if err != nil {
+		return err
+	}
+	return c.JSON(v)
 }
 
 // ---- role bindings

@@ -235,6 +235,8 @@ func TestTokens(t *testing.T) {
 			require.Len(t, list["items"], 1)
 			item := list["items"].([]any)[0].(map[string]any)
 			require.Nil(t, item["token"], "a listed token never shows its secret")
+			require.Equal(t, "ci", item["principal_name"], "a listed token names its owner")
+			require.Equal(t, "ci", b.must(200, "GET", fmt.Sprintf("/api/v1/tokens/%d", id(tok)), nil)["principal_name"])
 			require.Eventually(t, func() bool { // written by the auth watcher, off the request path
 				it := b.must(200, "GET", fmt.Sprintf("/api/v1/tokens/%d", id(tok)), nil)
 				return it["last_used_at"] != nil

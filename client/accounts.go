@@ -38,15 +38,17 @@ type PrincipalPatch struct {
 // Token is an API token's record; Token (the secret) is set only in the
 // answer to its creation.
 type Token struct {
-	ID          int64   `json:"id"`
-	Name        string  `json:"name"`
-	PrincipalID int64   `json:"principal_id"`
-	Prefix      string  `json:"prefix"`
-	CreatedAt   *string `json:"created_at"`
-	LastUsedAt  *string `json:"last_used_at"`
-	ExpiresAt   *string `json:"expires_at"`
-	RevokedAt   *string `json:"revoked_at"`
-	Token       string  `json:"token"`
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	PrincipalID int64  `json:"principal_id"`
+	// PrincipalName is the owner's name; "" for a server token.
+	PrincipalName string  `json:"principal_name"`
+	Prefix        string  `json:"prefix"`
+	CreatedAt     *string `json:"created_at"`
+	LastUsedAt    *string `json:"last_used_at"`
+	ExpiresAt     *string `json:"expires_at"`
+	RevokedAt     *string `json:"revoked_at"`
+	Token         string  `json:"token"`
 }
 
 // TokenInput is the body of POST /api/v1/tokens.

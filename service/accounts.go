@@ -457,6 +457,24 @@ func (s *Service) CreateToken(ctx context.Context, p TokenCreateParams) (string,
 	return tok, t, nil
 }
 
+// TokenOwnerNames names the owners of tokens ts (at most a page of them:
+// one query); a server token's owner (0) or a deleted one has no name.
+func (s *Service) TokenOwnerNames(ctx context.Context, ts ...store.AuthToken) (map[int64]string, error) {
+	seen := make(map[int64]bool, len(ts))
+	ids := make([]int64, 0, len(ts))
+	for _, t := range ts {
+		if t.PrincipalID > 0 && !seen[t.PrincipalID] {
+			seen[t.PrincipalID] = true
+			ids = append(ids, t.PrincipalID)
+		}
+	}
+	names, err := s.st.PrincipalNames(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("name the owners of %d tokens: %w", len(ts), err)
+	}
+	return names, nil
+}
+
 // GetToken reads a token's record (never its value).
 func (s *Service) GetToken(ctx context.Context, id int64) (store.AuthToken, error) {
 	t, err := s.st.TokenGet(ctx, id)

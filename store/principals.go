@@ -91,6 +91,36 @@ func (s *Store) PrincipalGet(ctx context.Context, id int64) (Principal, error) {
 	return p, nil
 }
 
+// PrincipalNames reads the names of the principals ids, in one query; an id
+// with no principal (deleted, or 0 for a server token) is left out.
+func (s *Store) PrincipalNames(ctx context.Context, ids []int64) (map[int64]string, error) {
+	names := make(map[int64]string, len(ids))
+	if len(ids) == 0 {
+		return names, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT id, name FROM principals WHERE id IN ("+placeholders(len(ids))+")", args...)
+	if err != nil {
+		return nil, fmt.Errorf("read the names of %d principals: %w", len(ids), err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var name string
+		if err := rows.Scan(&id, &name); err != nil {
+			return nil, fmt.Errorf("read the names of %d principals: %w", len(ids), err)
+		}
+		names[id] = name
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the names of %d principals: %w", len(ids), err)
+	}
+	return names, nil
+}
+
 // PrincipalByName reads a principal by name.
 func (s *Store) PrincipalByName(ctx context.Context, name string) (Principal, error) {
 	p, err := scanPrincipal(s.db.QueryRowContext(ctx, "SELECT "+principalCols+" FROM "+principalFrom+" WHERE p.name = ?", name))

@@ -111,7 +111,7 @@ alarms:
 		}
 	}
 	require.NotNil(t, umaID, "the user is in the API too")
-	var secret string
+	var secret, tokenOwner string
 	run(t, ctx, "admin creates a token for the user",
 		chromedp.Navigate(fmt.Sprintf("%s/#/admin/tokens?principal_id=%v", srv.base, umaID)),
 		chromedp.WaitVisible("#new-admin-token", chromedp.ByQuery),
@@ -120,8 +120,10 @@ alarms:
 		chromedp.WaitVisible("#admin-token-value", chromedp.ByQuery),
 		chromedp.Value("#admin-token-value", &secret, chromedp.ByQuery),
 		chromedp.WaitVisible(`//td[text()="uma-ci"]`, chromedp.BySearch),
+		chromedp.Text(`//tr[td[text()="uma-ci"]]/td[contains(@class,"token-owner")]`, &tokenOwner, chromedp.BySearch),
 	)
 	require.True(t, strings.HasPrefix(secret, "rj_"), secret)
+	require.Equal(t, "uma", strings.TrimSpace(tokenOwner), "the tokens table names the owner, not its id")
 
 	// A role is granted by picking the user and the group by name.
 	for i := 0; i < 12; i++ { // more than one page of matches

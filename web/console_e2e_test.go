@@ -653,10 +653,14 @@ func TestConsoleInBrowser(t *testing.T) {
 		)
 		require.False(t, overflow, "%s fits a phone's width", page.path)
 	}
+	var toolbarRows int
 	run(t, ctx, "back to the jobs list",
 		chromedp.Navigate(srv.base+"/#/jobs?q=ticker"),
 		chromedp.WaitVisible(`tr[data-job] a`, chromedp.ByQuery),
+		// The browser is 1280 px wide, a laptop's: the toolbar is one row.
+		chromedp.Evaluate(`new Set([...document.querySelector("form.jobs-filters").children].map((c) => Math.round(c.getBoundingClientRect().bottom))).size`, &toolbarRows),
 	)
+	require.Equal(t, 1, toolbarRows, "the jobs toolbar fits one row at 1280 px")
 
 	// Sign out; the viewer sees the job but no edit, trigger or new-job
 	// buttons, and the edit page says why it cannot be used.

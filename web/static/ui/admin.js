@@ -213,14 +213,14 @@ async function tokensPage(_, params) {
     const p = await get("tokens" + query({ principal_id: owner, cursor: next ? cursor : "", limit: 50 }));
     cursor = p.next_cursor;
     const rows = p.items.map((t) => h("tr", { "data-token": t.id },
-      h("td", {}, t.name), h("td", {}, t.principal_id || "server"), h("td", {}, h("code", {}, t.prefix + "…")),
+      h("td", {}, t.name), h("td", { class: "token-owner" }, !t.principal_id ? "server" : h("a", { href: `#/admin/tokens?principal_id=${t.principal_id}` }, t.principal_name || `principal ${t.principal_id}`)), h("td", {}, h("code", {}, t.prefix + "…")),
       h("td", { class: "optional" }, when(t.last_used_at)),
       h("td", {}, t.revoked_at ? "revoked" : t.expires_at ? when(t.expires_at) : "never"),
       h("td", {}, t.revoked_at ? "" : h("button", { type: "button", class: "danger", "aria-label": `Revoke token ${t.name}`, onclick: async () => {
         if (!confirm(`Revoke token “${t.name}”?`)) return;
         if (await act(() => del(`tokens/${t.id}`), `Token “${t.name}” is revoked.`)) await load();
       } }, "Revoke"))));
-    list.replaceChildren(table({ id: "admin-tokens-table" }, [["Name"], ["Owner id"], ["Prefix"], ["Last used", true], ["Expires"], [""]], rows),
+    list.replaceChildren(table({ id: "admin-tokens-table" }, [["Name"], ["Owner"], ["Prefix"], ["Last used", true], ["Expires"], [""]], rows),
       cursor ? h("button", { type: "button", onclick: () => load(true) }, "Next page") : "");
   }
   if (!page(v, "tokens", owner ? `Tokens of ${ownerP ? ownerP.name : "principal " + owner}` : "Tokens", secret, form, list)) return;

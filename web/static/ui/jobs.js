@@ -29,7 +29,7 @@ async function jobsPage(params) {
   const search = h("input", { id: "job-search", name: "q", type: "search", value: f.q, placeholder: "name, handler or target" });
   const sel = (id, name, label, options, value) => h("div", {}, h("label", { for: id }, label),
     h("select", { id, name }, options.map(([v, t]) => h("option", { value: v, selected: String(v) === value }, t))));
-  const toolbar = h("form", { class: "filters", role: "search", onsubmit: (ev) => {
+  const toolbar = h("form", { class: "filters jobs-filters", role: "search", onsubmit: (ev) => {
     ev.preventDefault();
     const fd = new FormData(toolbar);
     location.hash = "#/jobs" + query({ q: String(fd.get("q")).trim(), group_id: fd.get("group_id"), enabled: fd.get("enabled"), schedule_type: fd.get("schedule_type"),
