@@ -276,7 +276,9 @@ func TestNativeTLS(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, 200, resp.StatusCode)
-	running := s.logLines("ringjob is running")
+	// The listener may answer before the start-up line is logged.
+	var running []map[string]any
+	require.Eventually(t, func() bool { running = s.logLines("ringjob is running"); return len(running) > 0 }, 10*time.Second, 50*time.Millisecond)
 	require.Len(t, running, 1)
 	require.Regexp(t, `^https://127\.0\.0\.1:\d+$`, running[0]["public_url"], "the public URL defaults to https")
 	// Plain HTTP is not served.
