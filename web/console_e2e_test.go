@@ -425,8 +425,12 @@ func TestConsoleInBrowser(t *testing.T) {
 	var byTarget []string
 	run(t, ctx, "filter runs by target",
 		chromedp.Navigate(srv.base+"/#/runs?job_id="+editedID),
-		chromedp.WaitVisible("#runs-target", chromedp.ByQuery),
-		chromedp.WaitVisible("tr[data-run]", chromedp.ByQuery),
+		// The page before (state=killed) is on screen until this one draws:
+		// wait for this one's own rows (its state filter is empty) before
+		// marking its table, or the mark lands on the old table and this
+		// page's unfiltered one passes for the filtered page below.
+		chromedp.Poll(`document.querySelector("#runs-state") && document.querySelector("#runs-state").value === "" &&
+			document.querySelectorAll("tr[data-run]").length > 1`, nil, chromedp.WithPollingTimeout(20*time.Second)),
 		chromedp.Evaluate(`document.querySelector("#runs").dataset.before = "filter"`, nil),
 		chromedp.SendKeys("#runs-target", "local://sleeper", chromedp.ByQuery),
 		chromedp.Click("#runs-filter", chromedp.ByQuery),
