@@ -53,10 +53,12 @@ type pool struct {
 // hand-offs: as many as one send slot sends during a hand-off statement
 // (its average time over the average send's), from 1 (sends as slow as a
 // hand-off, or none finished yet) to handAhead. With quick sends (the
-// in-process no-op driver) the cap decides the hand-off batches: 4 let at
-// most 800 runs of a 200-slot pool into hand-offs, split over three
-// statements of about 150-270 runs; 10 lets whole ones of up to 1,000 form.
-const handAhead = 10
+// in-process no-op driver) the cap decides the hand-off batches: 4 lets at
+// most 800 runs of a 200-slot pool into hand-offs (statements of about
+// 150-270 runs). 10 was tried (session 5): no lag gain measurable on a
+// quiet machine at 1,000-10,000 jobs, and a pool then holds twice as many
+// runs before its backlog.
+const handAhead = 4
 
 // ahead is the current number of runs per free send slot (p.mu held).
 func (p *pool) ahead() int {
