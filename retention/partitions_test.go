@@ -351,3 +351,75 @@ func TestPartitionedRetentionKeepsNeededRunsAcrossReplicas(t *testing.T) {
 	}
 	require.Equal(t, partitionNames(t, stA), partitionNames(t, stB))
 }
+
+func tableExists(t *testing.T, st *store.Store, name string) bool {
+	t.Helper()
+	var n int
+	require.NoError(t, st.DB().QueryRow("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?", name).Scan(&n))
+	return n > 0
+}
+
+// TestPartitionDropSurvivesACrashMidway: a day partition goes by swapping
+// its rows into a scratch table (runs_retiring) and dropping that, so the
+// file's deletion does not hold up the statements on runs. A replica that
+// died at each step of that leaves the scratch table, full or empty, and
+// maybe the emptied partition: the next cycle (any replica) finishes the
+// job; no other run is touched and no scratch table stays behind.
+func TestPartitionDropSurvivesACrashMidway(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := store.OpenMySQL(ctx, dbtest.MySQL(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	_, err = st.Migrate(ctx)
+	require.NoError(t, err)
+	f := newFixture(t, st, "app")
+	var old []int64
+	for d := 0; d < 3; d++ {
+		old = append(old, f.run(runSpec{group: "app", at: t0.Add(time.Duration(d)*day + time.Hour), state: kind.RunSucceeded, log: "old\n"}))
+	}
+	recent := f.run(runSpec{group: "app", at: t0.Add(40 * day), state: kind.RunSucceeded, log: "recent\n"})
+	now := t0.Add(40*day + time.Hour)
+	_, err = st.RunPartitionsEnsure(ctx, store.RunPartitionsEnsureParams{NowMs: now.UnixMilli(), AheadDays: 1})
+	require.NoError(t, err)
+
+	// Replica 1 died after swapping out 03-01's rows (the partition is empty,
+	// the scratch table holds them).
+	for _, q := range []string{"CREATE TABLE runs_retiring LIKE runs", "ALTER TABLE runs_retiring REMOVE PARTITIONING",
+		"ALTER TABLE runs EXCHANGE PARTITION p20260301 WITH TABLE runs_retiring"} {
+		_, err := st.DB().Exec(q)
+		require.NoError(t, err, q)
+	}
+	require.False(t, f.exists(old[0]))
+	// ... and a run_logs drop had got as far as creating its scratch table.
+	for _, q := range []string{"CREATE TABLE run_logs_retiring LIKE run_logs", "ALTER TABLE run_logs_retiring REMOVE PARTITIONING"} {
+		_, err := st.DB().Exec(q)
+		require.NoError(t, err, q)
+	}
+
+	clock := clockwork.NewFakeClockAt(now)
+	w := newWorker(t, st, clock, "n2", retention.Config{Runs: retention.Age(30 * day), Partitioned: true}, false)
+	res, err := w.Cycle(ctx)
+	require.NoError(t, err)
+	require.Subset(t, res.Dropped, []string{"p20260301", "p20260302", "p20260303"}, "the emptied partition goes with the others")
+	names := partitionNames(t, st)
+	for _, p := range []string{"p20260301", "p20260302", "p20260303"} {
+		require.NotContains(t, names, p)
+	}
+	for _, id := range old {
+		require.False(t, f.exists(id))
+		require.False(t, f.hasLog(id), "log of %d (old %v, recent %d, res %+v)", id, old, recent, res)
+	}
+	require.True(t, f.exists(recent))
+	require.True(t, f.hasLog(recent))
+	require.False(t, tableExists(t, st, "runs_retiring"), "no scratch table stays behind")
+	require.False(t, tableExists(t, st, "run_logs_retiring"))
+
+	// A run whose day is dropped after the others: the same path, cleanly.
+	clock.Advance(31 * day)
+	res, err = w.Cycle(ctx)
+	require.NoError(t, err)
+	require.Contains(t, res.Dropped, "p20260410")
+	require.False(t, f.exists(recent))
+	require.False(t, tableExists(t, st, "runs_retiring"))
+}

@@ -81,23 +81,74 @@ func (s *Store) RunPartitionsEnsure(ctx context.Context, p RunPartitionsEnsurePa
 	if s.d.name() != "mysql" {
 		return nil, fmt.Errorf("partition runs: %w (retention.partitioned needs MySQL/MariaDB)", ErrNotSupported)
 	}
+	var created []string
+	err := s.withPartitionLock(ctx, "partition runs", func(conn *sql.Conn) error {
+		// What a drop cut short left (dropPartition) is on its way out.
+		if _, err := conn.ExecContext(ctx, "DROP TABLE IF EXISTS runs"+retiringSuffix+", run_logs"+retiringSuffix); err != nil {
+			return fmt.Errorf("partition runs: drop the scratch tables of an interrupted drop: %w", err)
+		}
+		runs, err := s.runPartitionsEnsure(ctx, conn, p)
+		created = append(created, runs...)
+		if err != nil {
+			return err
+		}
+		logs, err := s.runLogPartitionsEnsure(ctx, conn, p)
+		created = append(created, logs...)
+		return err
+	})
+	return created, err
+}
+
+// withPartitionLock runs f on one connection holding the database's
+// partition lock (a named lock), so replicas change partitions one at a
+// time and each sees what the one before did.
+func (s *Store) withPartitionLock(ctx context.Context, what string, f func(conn *sql.Conn) error) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("partition runs: get connection: %w", err)
+		return fmt.Errorf("%s: get connection: %w", what, err)
 	}
 	defer conn.Close()
 	var got sql.NullInt64
 	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(CONCAT(DATABASE(), '.ringjob_partitions'), 600)").Scan(&got); err != nil || got.Int64 != 1 {
-		return nil, fmt.Errorf("partition runs: take the partition lock (got %v): %v", got, err)
+		return fmt.Errorf("%s: take the partition lock (got %v): %v", what, got, err)
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK(CONCAT(DATABASE(), '.ringjob_partitions'))")
+	return f(conn)
+}
 
-	created, err := s.runPartitionsEnsure(ctx, conn, p)
-	if err != nil {
-		return created, err
+// retiringSuffix names the scratch table a partition's rows are swapped
+// into before they are dropped (runs_retiring, run_logs_retiring).
+const retiringSuffix = "_retiring"
+
+// dropPartition drops partition part of table (runs or run_logs) with all
+// its rows, without holding up the statements on table while the rows'
+// file is deleted. An in-place ALTER TABLE … DROP PARTITION deletes the
+// partition's file and evicts its pages under the table's exclusive
+// metadata lock, and every statement on the table waits behind it: 170–310
+// ms for a partition of a million runs on the 2-core machine, growing with
+// the partition (docs/retention.md). Here the rows are first swapped into
+// an empty table of the same shape (EXCHANGE PARTITION renames files: ~10
+// ms under the lock), the emptied partition is dropped (~10 ms), and the
+// table now holding the rows is dropped without touching table. A crash at
+// any step leaves either the scratch table, dropped first next time (what
+// it holds was on its way out), or an empty partition, dropped next cycle.
+// The caller holds the partition lock on conn.
+func dropPartition(ctx context.Context, conn *sql.Conn, table, part string) error {
+	scratch := table + retiringSuffix
+	steps := []struct{ what, stmt string }{
+		{"drop a scratch table left by an earlier drop", "DROP TABLE IF EXISTS " + scratch},
+		{"create the scratch table", "CREATE TABLE " + scratch + " LIKE " + table},
+		{"unpartition the scratch table", "ALTER TABLE " + scratch + " REMOVE PARTITIONING"},
+		{"swap the partition's rows out", "ALTER TABLE " + table + " EXCHANGE PARTITION " + part + " WITH TABLE " + scratch},
+		{"drop the emptied partition", "ALTER TABLE " + table + " DROP PARTITION " + part},
+		{"drop the swapped-out rows", "DROP TABLE " + scratch},
 	}
-	logs, err := s.runLogPartitionsEnsure(ctx, conn, p)
-	return append(created, logs...), err
+	for _, st := range steps {
+		if _, err := conn.ExecContext(ctx, st.stmt); err != nil {
+			return fmt.Errorf("drop partition %s of %s: %s: %w", part, table, st.what, err)
+		}
+	}
+	return nil
 }
 
 func (s *Store) runPartitionsEnsure(ctx context.Context, conn *sql.Conn, p RunPartitionsEnsureParams) ([]string, error) {
@@ -198,8 +249,10 @@ func (s *Store) RunPartitionDrop(ctx context.Context, name string, maxID int64) 
 	if name == "pmax" || !strings.HasPrefix(name, "p") {
 		return fmt.Errorf("drop partition %s: only day partitions are dropped", name)
 	}
-	if _, err := s.db.ExecContext(ctx, "ALTER TABLE runs DROP PARTITION "+name); err != nil {
-		return fmt.Errorf("drop partition %s of runs: %w", name, err)
+	if err := s.withPartitionLock(ctx, "drop partition "+name+" of runs", func(conn *sql.Conn) error {
+		return dropPartition(ctx, conn, "runs", name)
+	}); err != nil {
+		return err
 	}
 	if _, err := s.db.ExecContext(ctx, "DELETE FROM run_keys WHERE run_id <= ? AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.id = run_keys.run_id)", maxID); err != nil {
 		return fmt.Errorf("drop partition %s: remove its idempotency keys: %w", name, err)
@@ -302,8 +355,10 @@ func (s *Store) RunLogPartitionsDrop(ctx context.Context) ([]string, error) {
 		if err != nil {
 			return dropped, fmt.Errorf("look for runs after log partition %s: %w", p.Name, err)
 		}
-		if _, err := s.db.ExecContext(ctx, "ALTER TABLE run_logs DROP PARTITION "+p.Name); err != nil {
-			return dropped, fmt.Errorf("drop partition %s of run_logs: %w", p.Name, err)
+		if err := s.withPartitionLock(ctx, "drop partition "+p.Name+" of run_logs", func(conn *sql.Conn) error {
+			return dropPartition(ctx, conn, "run_logs", p.Name)
+		}); err != nil {
+			return dropped, err
 		}
 		dropped = append(dropped, p.Name)
 	}
