@@ -47,12 +47,16 @@ func (w *Worker) partitions(ctx context.Context, pol policy, res *Result) error 
 			return err
 		}
 		if sum.MaxID == 0 || sum.Needed == 0 && sum.MaxID <= k.counted {
+			t := time.Now()
 			if err := w.o.Store.RunPartitionDrop(ctx, p.Name, sum.MaxID); err != nil {
 				return err
 			}
 			res.Dropped = append(res.Dropped, p.Name)
 			w.o.Metrics.Partitions.WithLabelValues("dropped").Inc()
 			w.o.Log.WithField("partition", p.Name).Info("dropped run partition")
+			if !w.spaceDrop(ctx, time.Since(t)) {
+				return ctx.Err()
+			}
 			continue
 		}
 		// Some runs in it are still needed: delete the others by rows.
@@ -64,17 +68,31 @@ func (w *Worker) partitions(ctx context.Context, pol policy, res *Result) error 
 		}
 	}
 	// The logs of runs that are all gone go with their partition.
-	logs, err := w.o.Store.RunLogPartitionsDrop(ctx)
-	res.Dropped = append(res.Dropped, logs...)
-	w.o.Metrics.Partitions.WithLabelValues("dropped").Add(float64(len(logs)))
-	if len(logs) > 0 {
-		w.o.Log.WithField("partitions", logs).Info("dropped run log partitions")
-	}
-	if err != nil {
-		return err
+	for ctx.Err() == nil {
+		t := time.Now()
+		name, err := w.o.Store.RunLogPartitionDropFirst(ctx)
+		if err != nil {
+			return err
+		}
+		if name == "" {
+			break
+		}
+		res.Dropped = append(res.Dropped, name)
+		w.o.Metrics.Partitions.WithLabelValues("dropped").Inc()
+		w.o.Log.WithField("partition", name).Info("dropped run log partition")
+		if !w.spaceDrop(ctx, time.Since(t)) {
+			return ctx.Err()
+		}
 	}
 	w.o.Metrics.BacklogAge.WithLabelValues(tableRuns).Set(0)
 	return nil
+}
+
+// spaceDrop counts a drop's time as the purge's and pauses after it
+// (pauseAfterDrop); false when ctx ended.
+func (w *Worker) spaceDrop(ctx context.Context, took time.Duration) bool {
+	w.busy += took
+	return pause(ctx, w.pauseAfterDrop(took))
 }
 
 func (w *Worker) purgePartition(ctx context.Context, name string, k *keepers) (store.RunPurgeResult, error) {

@@ -378,8 +378,8 @@ func TestPartitionDropSurvivesACrashMidway(t *testing.T) {
 	for d := 0; d < 3; d++ {
 		old = append(old, f.run(runSpec{group: "app", at: t0.Add(time.Duration(d)*day + time.Hour), state: kind.RunSucceeded, log: "old\n"}))
 	}
-	recent := f.run(runSpec{group: "app", at: t0.Add(40 * day), state: kind.RunSucceeded, log: "recent\n"})
-	now := t0.Add(40*day + time.Hour)
+	recent := f.run(runSpec{group: "app", at: t0.Add(5 * day), state: kind.RunSucceeded, log: "recent\n"})
+	now := t0.Add(5*day + time.Hour)
 	_, err = st.RunPartitionsEnsure(ctx, store.RunPartitionsEnsureParams{NowMs: now.UnixMilli(), AheadDays: 1})
 	require.NoError(t, err)
 
@@ -398,7 +398,7 @@ func TestPartitionDropSurvivesACrashMidway(t *testing.T) {
 	}
 
 	clock := clockwork.NewFakeClockAt(now)
-	w := newWorker(t, st, clock, "n2", retention.Config{Runs: retention.Age(30 * day), Partitioned: true}, false)
+	w := newWorker(t, st, clock, "n2", retention.Config{Runs: retention.Age(2 * day), Partitioned: true}, false)
 	res, err := w.Cycle(ctx)
 	require.NoError(t, err)
 	require.Subset(t, res.Dropped, []string{"p20260301", "p20260302", "p20260303"}, "the emptied partition goes with the others")
@@ -416,10 +416,10 @@ func TestPartitionDropSurvivesACrashMidway(t *testing.T) {
 	require.False(t, tableExists(t, st, "run_logs_retiring"))
 
 	// A run whose day is dropped after the others: the same path, cleanly.
-	clock.Advance(31 * day)
+	clock.Advance(3 * day)
 	res, err = w.Cycle(ctx)
 	require.NoError(t, err)
-	require.Contains(t, res.Dropped, "p20260410")
+	require.Contains(t, res.Dropped, "p20260306")
 	require.False(t, f.exists(recent))
 	require.False(t, tableExists(t, st, "runs_retiring"))
 }

@@ -22,3 +22,14 @@ func TestPauseCountsTheWorkAfterTheCommit(t *testing.T) {
 	unlimited := &Worker{o: Options{Config: Config{DBShare: 1, Pause: 5 * time.Millisecond}}, aftermath: 1}
 	require.Equal(t, 5*time.Millisecond, unlimited.pauseAfter(time.Second), "db_share 1: Pause only")
 }
+
+// TestDropsAreSpacedOut: after a partition drop the worker waits so that
+// drops take at most db_share of the time (a backlog of days is not
+// dropped back to back while the scheduler waits on runs' metadata lock).
+func TestDropsAreSpacedOut(t *testing.T) {
+	w := &Worker{o: Options{Config: Config{DBShare: 0.25, Pause: 5 * time.Millisecond}}, aftermath: 1}
+	require.Equal(t, 300*time.Millisecond, w.pauseAfterDrop(100*time.Millisecond), "100 ms of drop in 400 ms: a quarter")
+	require.Equal(t, 5*time.Millisecond, w.pauseAfterDrop(time.Millisecond), "at least Pause")
+	unlimited := &Worker{o: Options{Config: Config{DBShare: 1, Pause: 5 * time.Millisecond}}}
+	require.Equal(t, 5*time.Millisecond, unlimited.pauseAfterDrop(time.Second), "db_share 1: Pause only")
+}

@@ -32,7 +32,7 @@ type Store interface {
 	RunPartitionSummarize(ctx context.Context, name string, needed []int64) (store.RunPartitionSummary, error)
 	RunAgesInPartition(ctx context.Context, name string, afterID int64, limit int) ([]store.RunAge, error)
 	RunPartitionDrop(ctx context.Context, name string, maxID int64) error
-	RunLogPartitionsDrop(ctx context.Context) ([]string, error)
+	RunLogPartitionDropFirst(ctx context.Context) (string, error)
 	DeleteAftermath() float64
 }
 
@@ -377,6 +377,18 @@ func (w *Worker) next(ctx context.Context, table string, id int64) (next, create
 // database does for it after the commit (InnoDB's purge threads), is at
 // most DBShare of the time, and at least Pause. A DBShare of 1 sets no
 // limit but Pause.
+// pauseAfterDrop spaces partition drops out the same way: a drop's work
+// (the scratch table, the swap, deleting the file) is the database's for
+// took, and the pause keeps it to DBShare of the time, so a backlog of days
+// is not dropped back to back while the scheduler waits on runs.
+func (w *Worker) pauseAfterDrop(took time.Duration) time.Duration {
+	share := w.o.Config.DBShare
+	if share >= 1 {
+		return w.o.Config.Pause
+	}
+	return max(w.o.Config.Pause, time.Duration(float64(took)/share)-took)
+}
+
 func (w *Worker) pauseAfter(took time.Duration) time.Duration {
 	share := w.o.Config.DBShare
 	if share >= 1 {

@@ -328,39 +328,39 @@ func (s *Store) runLogPartitionsEnsure(ctx context.Context, conn *sql.Conn, p Ru
 	return created, nil
 }
 
-// RunLogPartitionsDrop drops the log partitions whose runs are all gone
-// (no run left with an id in the partition's range), and returns them.
-func (s *Store) RunLogPartitionsDrop(ctx context.Context) ([]string, error) {
+// RunLogPartitionDropFirst drops the first log partition whose runs are all
+// gone (no run left with an id in its range, and a later run exists, so
+// its ids are no longer handed out) and returns its name, or "" when the
+// first log partition is still in use. One at a time, so the caller can
+// space the drops out.
+func (s *Store) RunLogPartitionDropFirst(ctx context.Context) (string, error) {
 	parts, partitioned, err := s.RunLogPartitions(ctx)
 	if err != nil || !partitioned {
-		return nil, err
+		return "", err
 	}
-	var dropped []string
-	for _, p := range parts {
-		if p.BeforeMs == 0 {
-			break
-		}
-		var one int
-		err := s.db.QueryRowContext(ctx, "SELECT 1 FROM runs WHERE id >= ? AND id < ? LIMIT 1", p.FromMs, p.BeforeMs).Scan(&one)
-		if err == nil {
-			break // runs of this range (and so later ones) remain
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return dropped, fmt.Errorf("look for runs of log partition %s: %w", p.Name, err)
-		}
-		err = s.db.QueryRowContext(ctx, "SELECT 1 FROM runs WHERE id >= ? LIMIT 1", p.BeforeMs).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
-			break // no later run: ids of this range may still be handed out
-		}
-		if err != nil {
-			return dropped, fmt.Errorf("look for runs after log partition %s: %w", p.Name, err)
-		}
-		if err := s.withPartitionLock(ctx, "drop partition "+p.Name+" of run_logs", func(conn *sql.Conn) error {
-			return dropPartition(ctx, conn, "run_logs", p.Name)
-		}); err != nil {
-			return dropped, err
-		}
-		dropped = append(dropped, p.Name)
+	p := parts[0]
+	if p.BeforeMs == 0 {
+		return "", nil // only lmax
 	}
-	return dropped, nil
+	var one int
+	err = s.db.QueryRowContext(ctx, "SELECT 1 FROM runs WHERE id >= ? AND id < ? LIMIT 1", p.FromMs, p.BeforeMs).Scan(&one)
+	if err == nil {
+		return "", nil // runs of this range remain
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("look for runs of log partition %s: %w", p.Name, err)
+	}
+	err = s.db.QueryRowContext(ctx, "SELECT 1 FROM runs WHERE id >= ? LIMIT 1", p.BeforeMs).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil // no later run: ids of this range may still be handed out
+	}
+	if err != nil {
+		return "", fmt.Errorf("look for runs after log partition %s: %w", p.Name, err)
+	}
+	if err := s.withPartitionLock(ctx, "drop partition "+p.Name+" of run_logs", func(conn *sql.Conn) error {
+		return dropPartition(ctx, conn, "run_logs", p.Name)
+	}); err != nil {
+		return "", err
+	}
+	return p.Name, nil
 }
