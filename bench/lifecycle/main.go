@@ -803,12 +803,16 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 		return r, countRuns(0)
 	}
 
-	var old int64
+	// In partitioned mode the runs purged are those of the days before the
+	// cutoff's day that are gone at the end (dropped whole or by rows; drops
+	// are spaced out, so a backlog may outlast the phase).
+	var old, cut int64
 	if o.partition {
-		// What the drops will take: every run of the days before the cutoff's day.
-		cut := time.Now().Add(-time.Duration(o.retainDays) * 24 * time.Hour).UnixMilli()
+		cut = time.Now().Add(-time.Duration(o.retainDays) * 24 * time.Hour).UnixMilli()
 		cut -= cut % 86_400_000
-		_ = e.st.DB().QueryRowContext(ctx, "SELECT COUNT(*) FROM runs WHERE scheduled_ms < ?", cut).Scan(&old)
+		if err := e.st.DB().QueryRowContext(ctx, "SELECT COUNT(*) FROM runs WHERE scheduled_ms < ?", cut).Scan(&old); err != nil {
+			return nil, fmt.Errorf("count the runs before the cutoff: %w", err)
+		}
 	}
 	// The scheduler and the report roll-up run through both phases.
 	start := time.Now()
@@ -847,9 +851,6 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 		res, err := w.Cycle(pctx)
 		r.Purge = purgeResult{Purged: res.Runs, LogsPurged: res.Logs, Seconds: time.Since(pt).Seconds(), Done: err == nil, BusyS: res.Busy.Seconds()}
 		r.Partitions = res.Dropped
-		if len(res.Dropped) > 0 {
-			r.Purge.Purged += old
-		}
 		if err != nil && pctx.Err() == nil {
 			logf("purge: %v", err)
 		}
@@ -858,6 +859,13 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 	pcancel()
 	<-purgeDone
 	cpuEnd := takeCPU(o.dbPID)
+	if o.partition { // counted after the measured time: the count reads what is left
+		var left int64
+		if err := e.st.DB().QueryRowContext(ctx, "SELECT COUNT(*) FROM runs WHERE scheduled_ms < ?", cut).Scan(&left); err != nil {
+			return nil, fmt.Errorf("count the runs left before the cutoff: %w", err)
+		}
+		r.Purge.Purged = old - left
+	}
 	r.DBCoresA, r.SelfCoresA = cpuB.cores(cpuA)
 	r.DBCoresB, r.SelfCoresB = cpuEnd.cores(cpuB)
 	if r.Purge.Purged > 0 {
