@@ -85,6 +85,12 @@ type Config struct {
 	// PartitionsAhead is how many future day partitions are kept ready
 	// (default 3).
 	PartitionsAhead int `yaml:"partitions_ahead"`
+	// DropGap (partitioned) is the least time from one partition drop to
+	// the next (default 10s). Deleting a dropped day's file slows the
+	// database's commits for a few hundred milliseconds (docs/retention.md),
+	// so a backlog of days goes one every DropGap instead of back to back;
+	// in steady state one day goes a day.
+	DropGap time.Duration `yaml:"drop_gap"`
 }
 
 // WithDefaults fills the zero fields.
@@ -109,6 +115,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.PartitionsAhead == 0 {
 		c.PartitionsAhead = 3
+	}
+	if c.DropGap == 0 {
+		c.DropGap = 10 * time.Second
 	}
 	return c
 }
@@ -153,6 +162,9 @@ func (c Config) Validate() error {
 	}
 	if c.Pause < 0 {
 		errs = append(errs, fmt.Errorf("retention.pause must not be negative, got %s", c.Pause))
+	}
+	if c.DropGap < 0 || c.DropGap > time.Hour {
+		errs = append(errs, fmt.Errorf("retention.drop_gap must be between 0s and 1h, got %s", c.DropGap))
 	}
 	if c.PartitionsAhead < 0 || c.PartitionsAhead > 60 {
 		errs = append(errs, fmt.Errorf("retention.partitions_ahead must be between 1 and 60, got %d", c.PartitionsAhead))

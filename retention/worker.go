@@ -377,16 +377,16 @@ func (w *Worker) next(ctx context.Context, table string, id int64) (next, create
 // database does for it after the commit (InnoDB's purge threads), is at
 // most DBShare of the time, and at least Pause. A DBShare of 1 sets no
 // limit but Pause.
-// pauseAfterDrop spaces partition drops out the same way: a drop's work
-// (the scratch table, the swap, deleting the file) is the database's for
-// took, and the pause keeps it to DBShare of the time, so a backlog of days
-// is not dropped back to back while the scheduler waits on runs.
+// pauseAfterDrop spaces partition drops out: at least DropGap from one
+// drop's start to the next, and, like the row purge, the drops' work (the
+// scratch table, the swap, deleting the file) kept to DBShare of the time.
 func (w *Worker) pauseAfterDrop(took time.Duration) time.Duration {
+	gap := w.o.Config.DropGap - took
 	share := w.o.Config.DBShare
 	if share >= 1 {
-		return w.o.Config.Pause
+		return max(w.o.Config.Pause, gap)
 	}
-	return max(w.o.Config.Pause, time.Duration(float64(took)/share)-took)
+	return max(w.o.Config.Pause, gap, time.Duration(float64(took)/share)-took)
 }
 
 func (w *Worker) pauseAfter(took time.Duration) time.Duration {

@@ -117,6 +117,7 @@ func (f *fixture) hasLog(id int64) bool {
 func newWorker(t *testing.T, st *store.Store, clock clockwork.Clock, node string, cfg retention.Config, countedOnly bool) *retention.Worker {
 	cfg.BatchSize = 3 // several batches even with a handful of runs
 	cfg.Pause = time.Millisecond
+	cfg.DropGap = time.Millisecond
 	w, err := retention.New(retention.Options{Config: cfg, Store: st, Node: node, Clock: clock, CountedOnly: countedOnly})
 	require.NoError(t, err)
 	return w
@@ -229,6 +230,7 @@ func TestConfigValidate(t *testing.T) {
 		{"tiny runs", retention.Config{Runs: retention.Age(time.Minute)}, "retention.runs"},
 		{"group logs longer", retention.Config{Groups: map[string]retention.GroupConfig{"x": {Runs: retention.Age(day), Logs: retention.Age(2 * day)}}}, "retention.groups.x.logs"},
 		{"batch", retention.Config{BatchSize: 1_000_000}, "retention.batch_size"},
+		{"drop gap", retention.Config{DropGap: 2 * time.Hour}, "retention.drop_gap"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.WithDefaults().Validate()
