@@ -74,6 +74,7 @@ type options struct {
 	serverBin  string
 	keep       bool
 	partition  bool
+	timeline   bool
 	datadir    string
 	dbName     string
 	generate   bool
@@ -109,6 +110,7 @@ func main() {
 	flag.StringVar(&o.dbName, "db", "", "bigtable mode: database name (default: a new one per run); with -keep and -datadir, a table generated once is measured later with -reuse")
 	flag.BoolVar(&o.generate, "generate-only", false, "bigtable mode: generate the table (kept: implies -keep) and stop")
 	flag.BoolVar(&o.reuse, "reuse", false, "bigtable mode: measure the table generated earlier in -db (it is left changed: the purge deletes runs)")
+	flag.BoolVar(&o.timeline, "timeline", false, "bigtable mode: print the lag of every second of both phases and the retention worker's log (drop times)")
 	flag.BoolVar(&o.partition, "partitioned", false, "bigtable mode: runs partitioned by day (retention.partitioned), purged by dropping partitions")
 	flag.Parse()
 
@@ -293,6 +295,15 @@ func (e *env) createEvery(ctx context.Context, n int, g int64, nowMs int64) ([]i
 		ids = append(ids, id)
 	}
 	return ids, rows.Err()
+}
+
+// retentionLog shows the worker's drops and purges with -timeline.
+func retentionLog(timeline bool) *logrus.Entry {
+	l := quietLog()
+	if timeline {
+		l.Logger.SetLevel(logrus.InfoLevel)
+	}
+	return l
 }
 
 func quietLog() *logrus.Entry {
@@ -839,7 +850,7 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 	cpuB := takeCPU(o.dbPID)
 	logf("phase B: retention purges runs older than %d days while 1,000 jobs fire every second", o.retainDays)
 	w, err := retention.New(retention.Options{Config: retention.Config{Runs: retention.Age(time.Duration(o.retainDays) * 24 * time.Hour), BatchSize: o.batch, Pause: o.pause, DBShare: o.share, Partitioned: o.partition},
-		Store: e.st, Node: "bench-node", Log: quietLog(), CountedOnly: true})
+		Store: e.st, Node: "bench-node", Log: retentionLog(o.timeline), CountedOnly: true})
 	if err != nil {
 		return nil, err
 	}
@@ -886,6 +897,12 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 	}
 	r.PhaseA = drv.window(phaseA, phaseB)
 	r.PhaseB = drv.window(phaseB, stopAt.Unix()-1)
+	if o.timeline {
+		for sec := phaseA; sec < stopAt.Unix()-1; sec++ {
+			w := drv.window(sec, sec+1)
+			logf("second %s: p99 %.1f max %.1f ms, missing %d", time.Unix(sec, 0).UTC().Format("15:04:05"), w.LagP99Ms, w.LagMaxMs, w.Missing)
+		}
+	}
 	logf("purged %d runs in %.1fs", r.Purge.Purged, r.Purge.Seconds)
 
 	a, err := e.startAPI(ctx, sch)
