@@ -181,6 +181,9 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		lv.Release(ctx)
 		return fmt.Errorf("first heartbeat: %w", err)
 	}
+	// This incarnation hands runs from here on: a run of this node handed
+	// earlier was handed by an earlier one (adoptOwn below).
+	startMs := s.clock.Now().UnixMilli()
 	// Services outlive the Start call's context; Stop ends them.
 	bg := context.WithoutCancel(ctx)
 	s.ledger.Start(bg)
@@ -202,7 +205,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	// What an earlier incarnation with this node id left (a fixed node_id
 	// restarted after a crash): its waiting runs fire from here, what it
 	// handed to a target may have arrived.
-	if err := s.adoptOwn(ctx, true); err != nil {
+	if err := s.adoptOwn(ctx, startMs); err != nil {
 		s.log.WithError(err).Warn("take over the runs a previous run of this node left; the takeover loop retries")
 	}
 	s.log.WithField("lock_partitions", s.cfg.LockPartitions).Info("scheduler started")
@@ -267,7 +270,7 @@ func (s *Scheduler) rejoin(ctx context.Context) error {
 		return err
 	}
 	s.disp.fenced.Store(false)
-	if err := s.adoptOwn(ctx, false); err != nil {
+	if err := s.adoptOwn(ctx, 0); err != nil {
 		return fmt.Errorf("reload this node's runs after rejoining: %w", err)
 	}
 	s.log.WithField("dropped", dropped).Warn("rejoined after being declared dead; reloaded the runs still owned by this node")
@@ -275,17 +278,20 @@ func (s *Scheduler) rejoin(ctx context.Context) error {
 }
 
 // adoptOwn loads this node's own scheduled and claimed-but-unsent runs from
-// the ledger into the ring and the dispatcher. restarted: this is a new
-// process, so runs it handed to a target before cannot still be on their
-// way; they are marked lost (delivery unknown).
-func (s *Scheduler) adoptOwn(ctx context.Context, restarted bool) error {
+// the ledger into the ring and the dispatcher. startedMs > 0: this is a new
+// process, started then, so runs of this node handed to a target before it
+// were handed by an earlier process and cannot still be on their way; they
+// are marked lost (delivery unknown). Runs this process handed since (its
+// services run already, and the API may have triggered some) are not
+// touched.
+func (s *Scheduler) adoptOwn(ctx context.Context, startedMs int64) error {
 	scheduled, claimed, err := s.takeover.adopt(ctx, s.node, "left by an earlier run of this node")
 	if err != nil {
 		return err
 	}
 	lost := 0
-	if restarted {
-		ids, err := s.takeover.markHandedLost(ctx, s.node, 0,
+	if startedMs > 0 {
+		ids, err := s.takeover.markHandedLost(ctx, s.node, startedMs,
 			fmt.Sprintf("scheduler node %s restarted after handing this run to its target; whether it arrived is unknown, so it is not re-sent automatically", s.node))
 		if err != nil {
 			return err

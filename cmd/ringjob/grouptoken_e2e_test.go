@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringjob/ringjob/executor"
@@ -76,7 +77,7 @@ func TestGroupExecutorTokenRotation(t *testing.T) {
 	}
 	waitRun := func(id int64, states ...string) map[string]any {
 		var r map[string]any
-		require.Eventually(t, func() bool {
+		if !assert.Eventually(t, func() bool {
 			_, r = s.call("GET", fmt.Sprintf("/api/v1/runs/%d", id), nil, nil)
 			for _, st := range states {
 				if r["state"] == st {
@@ -84,7 +85,9 @@ func TestGroupExecutorTokenRotation(t *testing.T) {
 				}
 			}
 			return false
-		}, 20*time.Second, 50*time.Millisecond, "run %d never reached %v", id, states)
+		}, 20*time.Second, 50*time.Millisecond) {
+			t.Fatalf("run %d never reached %v: %v\nserver log (tail):\n%s", id, states, r, tail(s.output(), 12000))
+		}
 		return r
 	}
 	ok := func(context.Context, *executor.Job) error { return nil }
@@ -147,4 +150,12 @@ func TestGroupExecutorTokenRotation(t *testing.T) {
 		require.Equal(t, 200, code, msg)
 	})
 	require.NotContains(t, s.logs(), newToken, "the generated token is never logged")
+}
+
+// tail is the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
 }
