@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -30,6 +31,7 @@ import (
 // twice is handed by one of them only.
 type handoffGate struct {
 	lifecycle.Loop
+	waiting   atomic.Int64 // runs asked for and not answered yet
 	st        *store.Store
 	node      string
 	clock     clockwork.Clock
@@ -66,6 +68,8 @@ func (g *handoffGate) Stop()                     { g.Loop.Stop() }
 // not answer; the run stays claimed and unsent.
 func (g *handoffGate) pass(ctx context.Context, id int64, target string) (ok bool, err error) {
 	req := handoffReq{id: id, target: target, done: make(chan handoffAnswer, 1)}
+	g.waiting.Add(1)
+	defer g.waiting.Add(-1)
 	select {
 	case g.in <- req:
 	case <-ctx.Done():
@@ -129,6 +133,10 @@ func (g *handoffGate) run(ctx context.Context) {
 		}()
 	}
 }
+
+// busy says runs are waiting for their hand-off: sends wait on the
+// database, so writes that can wait (outcomes) should.
+func (g *handoffGate) busy() bool { return g.waiting.Load() > 0 }
 
 func (g *handoffGate) apply(ctx context.Context, batch []handoffReq) {
 	ids := make([]int64, len(batch))

@@ -26,6 +26,11 @@ type ledgerWriter struct {
 
 	mu   sync.Mutex
 	held map[int64]heldAccept // accepts waiting acceptHold for their run's outcome
+	// urgent says sends are waiting for the database (their hand-offs):
+	// outcomes then wait, up to ledgerYield, so that a busy second's
+	// hand-offs do not share the database with the outcomes of its first
+	// sends. Nil: never.
+	urgent func() bool
 }
 
 type heldAccept struct {
@@ -51,6 +56,8 @@ const (
 	// few thousand fires a second. A run that takes longer shows running
 	// this much later.
 	acceptHold = 200 * time.Millisecond
+	// ledgerYield bounds how long outcomes wait for the hand-offs.
+	ledgerYield = 300 * time.Millisecond
 )
 
 func newLedgerWriter(st *store.Store, log *logrus.Entry, sent *sentTargets) *ledgerWriter {
@@ -173,6 +180,7 @@ func (w *ledgerWriter) run(ctx context.Context) {
 			default:
 			}
 		}
+		batch = w.yield(ctx, batch)
 		if batch[len(batch)-1].flushed != nil {
 			inflight.Wait()
 			w.apply(context.WithoutCancel(ctx), batch)
@@ -185,6 +193,30 @@ func (w *ledgerWriter) run(ctx context.Context) {
 			w.apply(context.WithoutCancel(ctx), batch)
 		}()
 	}
+}
+
+// yield holds a batch of outcomes while sends wait for their hand-offs
+// (up to ledgerYield), collecting more meanwhile. A flush does not wait.
+func (w *ledgerWriter) yield(ctx context.Context, batch []ledgerOp) []ledgerOp {
+	if w.urgent == nil || batch[len(batch)-1].flushed != nil {
+		return batch
+	}
+	deadline := time.Now().Add(ledgerYield)
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for len(batch) < ledgerBatch && w.urgent() && time.Now().Before(deadline) {
+		select {
+		case op := <-w.in:
+			batch = append(batch, op)
+			if op.flushed != nil {
+				return batch
+			}
+		case <-tick.C:
+		case <-ctx.Done():
+			return batch
+		}
+	}
+	return batch
 }
 
 func (w *ledgerWriter) apply(ctx context.Context, batch []ledgerOp) {

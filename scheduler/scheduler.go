@@ -108,6 +108,7 @@ func New(o Options) (*Scheduler, error) {
 	s.logs = newLogWriter(o.Store)
 	sent := newSentTargets()
 	s.ledger = newLedgerWriter(o.Store, log.WithField("service", "ledger"), sent)
+	s.ledger.urgent = s.gate.busy
 	s.disp = &dispatcher{
 		cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "dispatcher"), drivers: o.Drivers,
 		ledger: s.ledger, metrics: m,
