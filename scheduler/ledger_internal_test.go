@@ -1,0 +1,74 @@
+package scheduler
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/internal/dbtest"
+	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/store"
+)
+
+// TestLedgerOutcomesYieldToHandOffs: while runs wait for their hand-off
+// (sends wait on the database), the ledger holds the outcomes it has and
+// writes them once the hand-offs are through; a flush (Stop) never waits.
+func TestLedgerOutcomesYieldToHandOffs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := store.OpenSQLite(ctx, dbtest.SQLitePath(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	_, err = st.Migrate(ctx)
+	require.NoError(t, err)
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC).UnixMilli()
+	g, err := st.GroupCreate(ctx, store.GroupCreateParams{AppName: "app", NowMs: now})
+	require.NoError(t, err)
+	j, err := st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: g.ID, Name: "j", ScheduleType: "none", TimeZone: "UTC",
+		MisfirePolicy: kind.MisfireDoNothing, RouteStrategy: "first", BlockStrategy: "SERIAL_EXECUTION", ShardCount: 1}, Enabled: true, NowMs: now})
+	require.NoError(t, err)
+	sent := func() int64 {
+		r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: g.ID, ScheduledMs: now, ShardTotal: 1, TriggerType: kind.TriggerManual, Owner: "n", CreatedMs: now})
+		require.NoError(t, err)
+		ids, err := st.RunHandOff(ctx, store.RunHandOffParams{Owner: "n", IDs: []int64{r.ID}, NowMs: now})
+		require.NoError(t, err)
+		require.Len(t, ids, 1)
+		return r.ID
+	}
+	state := func(id int64) kind.RunState {
+		r, err := st.RunGet(ctx, id)
+		require.NoError(t, err)
+		return r.State
+	}
+	log := logrus.New()
+	log.SetLevel(logrus.PanicLevel)
+	w := newLedgerWriter(st, logrus.NewEntry(log), newSentTargets())
+	w.yieldMax = time.Hour // only the hand-offs end the wait here
+	var handing atomic.Bool
+	w.urgent = handing.Load
+	w.Start(ctx)
+	t.Cleanup(func() { w.Stop(ctx) })
+
+	handing.Store(true)
+	first := sent()
+	w.write(ledgerOp{final: true, u: store.RunUpdate{ID: first, State: kind.RunSucceeded, Code: 200, FinishedMs: now}})
+	require.Eventually(t, func() bool { return len(w.in) == 0 }, 5*time.Second, time.Millisecond, "the writer takes the outcome")
+	time.Sleep(100 * time.Millisecond) // past the linger: it would be written by now
+	require.Equal(t, kind.RunDispatching, state(first), "held while runs wait for their hand-off")
+
+	handing.Store(false)
+	require.Eventually(t, func() bool { return state(first) == kind.RunSucceeded }, 5*time.Second, 5*time.Millisecond, "written once the hand-offs are through")
+
+	handing.Store(true)
+	second := sent()
+	w.write(ledgerOp{final: true, u: store.RunUpdate{ID: second, State: kind.RunFailed, Code: 500, FinishedMs: now}})
+	fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	w.flush(fctx)
+	require.NoError(t, fctx.Err(), "a flush does not wait for the hand-offs")
+	require.Equal(t, kind.RunFailed, state(second))
+}
