@@ -4,7 +4,7 @@
 // # Routes
 //
 //	GET  /healthz                       the process is up (no auth)
-//	GET  /readyz                        database reachable, migrations applied; 503 with the reason otherwise (no auth)
+//	GET  /readyz                        database reachable, migrations applied, scheduler started (ringjob server); 503 with the reason otherwise (no auth)
 //	GET  /metrics                       Prometheus metrics (no auth: do not expose it publicly;
 //	                                    serve it on an internal network or block it at the load balancer)
 //	GET  /api/v1/openapi.json           the OpenAPI 3.0 document (openapi.json, embedded)

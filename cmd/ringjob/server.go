@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -205,8 +207,18 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	}
 	defer authWatcher.Stop()
 
+	// Ready once the scheduler runs: the API listens first (health and
+	// metrics answer while the scheduler takes its locks), but a load
+	// balancer or a deploy should not count the replica before it schedules.
+	var scheduling atomic.Bool
 	app := api.New(api.Options{
-		Service:       svc,
+		Service: svc,
+		Ready: func(ctx context.Context) error {
+			if !scheduling.Load() {
+				return errors.New("the scheduler is starting")
+			}
+			return svc.Ready(ctx)
+		},
 		Registry:      reg,
 		Log:           log.WithField("component", "api"),
 		BodyLimit:     cfg.API.BodyLimitBytes,
@@ -240,6 +252,7 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 		}
 		return err
 	}
+	scheduling.Store(true)
 	stopMaintenance, err := startMaintenance(ctx, cfg, st, sched.NodeID(), clock, reg, log)
 	if err != nil {
 		sched.Stop(ctx)
