@@ -32,6 +32,9 @@ type ledgerWriter struct {
 	// sends. Nil: never.
 	urgent   func() bool
 	yieldMax time.Duration
+	// batch is the most changes in one write (ledgerBatch; smaller in
+	// tests, to hold several batches without thousands of runs).
+	batch int
 }
 
 type heldAccept struct {
@@ -59,10 +62,13 @@ const (
 	acceptHold = 200 * time.Millisecond
 	// ledgerYield bounds how long outcomes wait for the hand-offs.
 	ledgerYield = 300 * time.Millisecond
+	// ledgerYieldMost bounds the outcomes held while they yield (five
+	// seconds at 10,000 a second): past it they are written anyway.
+	ledgerYieldMost = 50000
 )
 
 func newLedgerWriter(st *store.Store, log *logrus.Entry, sent *sentTargets) *ledgerWriter {
-	return &ledgerWriter{st: st, log: log, in: make(chan ledgerOp, 8192), sent: sent, held: map[int64]heldAccept{}, yieldMax: ledgerYield}
+	return &ledgerWriter{st: st, log: log, in: make(chan ledgerOp, 8192), sent: sent, held: map[int64]heldAccept{}, yieldMax: ledgerYield, batch: ledgerBatch}
 }
 
 // write queues a change; it blocks only when the writer is far behind.
@@ -162,7 +168,7 @@ func (w *ledgerWriter) run(ctx context.Context) {
 		// scheduling.)
 		linger.Reset(ledgerLinger)
 	collect:
-		for len(batch) < ledgerBatch && first.flushed == nil {
+		for len(batch) < w.batch && first.flushed == nil {
 			select {
 			case op := <-w.in:
 				batch = append(batch, op)
@@ -187,21 +193,32 @@ func (w *ledgerWriter) run(ctx context.Context) {
 			w.apply(context.WithoutCancel(ctx), batch)
 			continue
 		}
-		slots <- struct{}{}
-		inflight.Add(1)
-		go func() {
-			defer func() { <-slots; inflight.Done() }()
-			w.apply(context.WithoutCancel(ctx), batch)
-		}()
+		for len(batch) > 0 { // what yielded may be several writes' worth
+			part := batch[:min(len(batch), w.batch)]
+			batch = batch[len(part):]
+			slots <- struct{}{}
+			inflight.Add(1)
+			go func() {
+				defer func() { <-slots; inflight.Done() }()
+				w.apply(context.WithoutCancel(ctx), part)
+			}()
+		}
 	}
 }
 
-// yield holds a batch of outcomes while sends wait for their hand-offs
-// (up to yieldMax), collecting more meanwhile. A flush does not wait.
-// Measured on a fresh private mariadbd per run (docs/benchmarks.md,
-// session 6): 10,000 every-second jobs, driver lag p99 543-748 ms in five
-// runs against 620-1,735 for main, two of whose five runs tipped into
-// pool deferrals; 1,000 jobs unchanged.
+// yield holds outcomes while sends wait for their hand-offs (up to
+// yieldMax), collecting more meanwhile, however many writes' worth (up to
+// ledgerYieldMost). A flush does not wait.
+//
+// It used to stop at one write's worth. At 10,000 fires a second the
+// first sends of a second filled a batch in tens of milliseconds, so up to
+// three outcome statements ran beside the hand-offs through the busy part
+// of the second (traced: 2.5 in flight from 100 to 450 ms), on a machine
+// whose cores were then all busy, and the hand-offs took twice as long.
+// Measured on a fresh private mariadbd per run (docs/benchmarks.md):
+// yielding one write's worth took 10,000-job driver lag p99 from 620-1,735
+// to 543-748 ms (session 6); yielding all of them, to about 300 ms
+// (session 7).
 func (w *ledgerWriter) yield(ctx context.Context, batch []ledgerOp) []ledgerOp {
 	if w.urgent == nil || batch[len(batch)-1].flushed != nil {
 		return batch
@@ -209,7 +226,7 @@ func (w *ledgerWriter) yield(ctx context.Context, batch []ledgerOp) []ledgerOp {
 	deadline := time.Now().Add(w.yieldMax)
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
-	for len(batch) < ledgerBatch && w.urgent() && time.Now().Before(deadline) {
+	for len(batch) < ledgerYieldMost && w.urgent() && time.Now().Before(deadline) {
 		select {
 		case op := <-w.in:
 			batch = append(batch, op)

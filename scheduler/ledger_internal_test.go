@@ -15,8 +15,9 @@ import (
 )
 
 // TestLedgerOutcomesYieldToHandOffs: while runs wait for their hand-off
-// (sends wait on the database), the ledger holds the outcomes it has and
-// writes them once the hand-offs are through; a flush (Stop) never waits.
+// (sends wait on the database), the ledger holds the outcomes it has,
+// however many writes' worth, and writes them once the hand-offs are
+// through; a flush (Stop) never waits.
 func TestLedgerOutcomesYieldToHandOffs(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -48,20 +49,29 @@ func TestLedgerOutcomesYieldToHandOffs(t *testing.T) {
 	log.SetLevel(logrus.PanicLevel)
 	w := newLedgerWriter(st, logrus.NewEntry(log), newSentTargets())
 	w.yieldMax = time.Hour // only the hand-offs end the wait here
+	w.batch = 2            // five outcomes are three writes' worth
 	var handing atomic.Bool
 	w.urgent = handing.Load
 	w.Start(ctx)
 	t.Cleanup(func() { w.Stop(ctx) })
 
 	handing.Store(true)
-	first := sent()
-	w.write(ledgerOp{final: true, u: store.RunUpdate{ID: first, State: kind.RunSucceeded, Code: 200, FinishedMs: now}})
-	require.Eventually(t, func() bool { return len(w.in) == 0 }, 5*time.Second, time.Millisecond, "the writer takes the outcome")
-	time.Sleep(100 * time.Millisecond) // past the linger: it would be written by now
-	require.Equal(t, kind.RunDispatching, state(first), "held while runs wait for their hand-off")
+	var held []int64
+	for range 5 {
+		id := sent()
+		held = append(held, id)
+		w.write(ledgerOp{final: true, u: store.RunUpdate{ID: id, State: kind.RunSucceeded, Code: 200, FinishedMs: now}})
+	}
+	require.Eventually(t, func() bool { return len(w.in) == 0 }, 5*time.Second, time.Millisecond, "the writer takes the outcomes")
+	time.Sleep(100 * time.Millisecond) // past the linger: they would be written by now
+	for _, id := range held {
+		require.Equal(t, kind.RunDispatching, state(id), "run %d: held while runs wait for their hand-off", id)
+	}
 
 	handing.Store(false)
-	require.Eventually(t, func() bool { return state(first) == kind.RunSucceeded }, 5*time.Second, 5*time.Millisecond, "written once the hand-offs are through")
+	for _, id := range held {
+		require.Eventually(t, func() bool { return state(id) == kind.RunSucceeded }, 5*time.Second, 5*time.Millisecond, "run %d: written once the hand-offs are through", id)
+	}
 
 	handing.Store(true)
 	second := sent()
