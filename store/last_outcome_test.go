@@ -173,8 +173,9 @@ func TestJobLastOutcomeBackfill(t *testing.T) {
 	})
 }
 
-// A misfire recorded by the pre-read (misfire policy do_nothing) is a
-// job's last outcome too, set in the pre-read's transaction.
+// A misfire recorded by the pre-read (misfire policy do_nothing) or by the
+// dispatcher (store.RunMisfire) is a job's last outcome too, set in the
+// transaction that records it.
 func TestJobLastOutcomeMisfire(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
@@ -196,5 +197,23 @@ func TestJobLastOutcomeMisfire(t *testing.T) {
 		require.Equal(t, kind.RunMisfired, got.LastOutcome)
 		require.Equal(t, ids[0], got.LastRunID)
 		require.Equal(t, t0+1500, got.LastFinishedMs, "a misfire ended when it was recorded")
+
+		// A scheduled run that leaves the dispatcher too late is recorded
+		// misfired by RunMisfire: its job's last outcome follows.
+		n, err := st.RunMisfire(ctx, "n1", []store.RunUpdate{{ID: ids[1], Message: "misfired: due 6s ago", FinishedMs: t0 + 8000}})
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n)
+		got, err = st.JobGet(ctx, due.ID)
+		require.NoError(t, err)
+		require.Equal(t, kind.RunMisfired, got.LastOutcome)
+		require.Equal(t, ids[1], got.LastRunID)
+		require.Equal(t, t0+8000, got.LastFinishedMs)
+
+		n, err = st.RunMisfire(ctx, "n1", []store.RunUpdate{{ID: ids[1], Message: "again", FinishedMs: t0 + 9000}})
+		require.NoError(t, err)
+		require.Zero(t, n, "a run no longer scheduled is not misfired twice")
+		got, err = st.JobGet(ctx, due.ID)
+		require.NoError(t, err)
+		require.Equal(t, t0+8000, got.LastFinishedMs)
 	})
 }

@@ -449,12 +449,31 @@ func (s *Store) RunMisfire(ctx context.Context, owner string, us []RunUpdate) (i
 		args = append(args, kind.RunScheduled, owner)
 		prune, pargs := s.pruneRuns(ids)
 		q.WriteString(prune)
-		// Repeatable: a compare-and-set from scheduled.
-		res, err := s.execRepeatable(ctx, q.String(), append(args, pargs...)...)
+		args = append(args, pargs...)
+		// A misfire is its job's last outcome too, set in the same
+		// transaction as with every other outcome.
+		jq, jargs := s.lastOutcomeSQL(ids, prune, pargs)
+		var n int64
+		// Repeatable: a compare-and-set from scheduled, and a last outcome
+		// that only moves to a newer run.
+		err := s.retry(ctx, true, func() error {
+			return s.Tx(ctx, func(tx *Store) error {
+				res, err := tx.db.ExecContext(ctx, q.String(), args...)
+				if err != nil {
+					return err
+				}
+				if n, err = res.RowsAffected(); err != nil {
+					return err
+				}
+				if _, err := tx.db.ExecContext(ctx, jq, jargs...); err != nil {
+					return fmt.Errorf("set the last outcome of their jobs: %w", err)
+				}
+				return nil
+			})
+		})
 		if err != nil {
 			return total, fmt.Errorf("record %d runs misfired: %w", len(ids), err)
 		}
-		n, _ := res.RowsAffected()
 		total += n
 	}
 	return total, nil
