@@ -178,23 +178,7 @@ func (s *Store) recordOutcomeChunk(ctx context.Context, outs []RunResult, applie
 	prune, pargs := s.pruneRuns(ids)
 	q.WriteString(prune)
 	args = append(args, pargs...)
-	jq, jargs := s.lastOutcomeSQL(ids, prune, pargs)
-	var affected int64
-	err := s.retry(ctx, false, func() error {
-		return s.Tx(ctx, func(tx *Store) error {
-			res, err := tx.db.ExecContext(ctx, q.String(), args...)
-			if err != nil {
-				return err
-			}
-			if affected, err = res.RowsAffected(); err != nil {
-				return err
-			}
-			if _, err := tx.db.ExecContext(ctx, jq, jargs...); err != nil {
-				return fmt.Errorf("set the last outcome of their jobs: %w", err)
-			}
-			return nil
-		})
-	})
+	affected, err := s.execFinal(ctx, false, q.String(), args, ids, prune, pargs)
 	if err != nil {
 		return fmt.Errorf("record %d run outcomes: %w", n, err)
 	}
@@ -232,6 +216,31 @@ func (s *Store) recordOutcomeChunk(ctx context.Context, outs []RunResult, applie
 		}
 	}
 	return nil
+}
+
+// execFinal runs q, a write that moves runs ids to final states, and sets
+// their jobs' last outcome in the same transaction (again after a lock
+// conflict; after a dropped connection too when repeatable). It returns
+// the rows q changed.
+func (s *Store) execFinal(ctx context.Context, repeatable bool, q string, args []any, ids []int64, prune string, pargs []any) (int64, error) {
+	jq, jargs := s.lastOutcomeSQL(ids, prune, pargs)
+	var changed int64
+	err := s.retry(ctx, repeatable, func() error {
+		return s.Tx(ctx, func(tx *Store) error {
+			res, err := tx.db.ExecContext(ctx, q, args...)
+			if err != nil {
+				return err
+			}
+			if changed, err = res.RowsAffected(); err != nil {
+				return err
+			}
+			if _, err := tx.db.ExecContext(ctx, jq, jargs...); err != nil {
+				return fmt.Errorf("set the last outcome of their jobs: %w", err)
+			}
+			return nil
+		})
+	})
+	return changed, err
 }
 
 // lastOutcomeSQL is the statement that gives each job of the runs ids its

@@ -451,26 +451,10 @@ func (s *Store) RunMisfire(ctx context.Context, owner string, us []RunUpdate) (i
 		q.WriteString(prune)
 		args = append(args, pargs...)
 		// A misfire is its job's last outcome too, set in the same
-		// transaction as with every other outcome.
-		jq, jargs := s.lastOutcomeSQL(ids, prune, pargs)
-		var n int64
-		// Repeatable: a compare-and-set from scheduled, and a last outcome
-		// that only moves to a newer run.
-		err := s.retry(ctx, true, func() error {
-			return s.Tx(ctx, func(tx *Store) error {
-				res, err := tx.db.ExecContext(ctx, q.String(), args...)
-				if err != nil {
-					return err
-				}
-				if n, err = res.RowsAffected(); err != nil {
-					return err
-				}
-				if _, err := tx.db.ExecContext(ctx, jq, jargs...); err != nil {
-					return fmt.Errorf("set the last outcome of their jobs: %w", err)
-				}
-				return nil
-			})
-		})
+		// transaction as with every other outcome. Repeatable: a
+		// compare-and-set from scheduled, and a last outcome that only
+		// moves to a newer run.
+		n, err := s.execFinal(ctx, true, q.String(), args, ids, prune, pargs)
 		if err != nil {
 			return total, fmt.Errorf("record %d runs misfired: %w", len(ids), err)
 		}
