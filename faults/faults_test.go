@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -371,6 +372,8 @@ func TestFaultsLong(t *testing.T) {
 	s.settle(120 * time.Second)
 	rs := s.analyse()
 	if p := os.Getenv("RINGJOB_FAULTS_REPORT"); p != "" {
+		// make test-faults writes it under bin/, which a fresh clone lacks.
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, []byte(table(rs)), 0o644))
 	}
 	for _, r := range c.replicas {
