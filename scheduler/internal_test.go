@@ -95,3 +95,27 @@ func TestPreReadWindowShrinksInProportionAndCatchesUp(t *testing.T) {
 	late[0].NextFireMs = now.Add(time.Hour).UnixMilli()
 	require.Empty(t, p.planWithin(late, now, nil).advances, "no fire in the window: nothing to write")
 }
+
+// The room a pre-read run reserves for its hand-off covers the longest
+// target its group's cache knows (registered executors and static members),
+// the state's growth and a short outcome message; a group not cached yet
+// gets an executor address's length. The cache is only read: an expired
+// entry still sizes the room.
+func TestHandoffRoomFitsTheGroupsLongestTarget(t *testing.T) {
+	t.Parallel()
+	clock := clockwork.NewFakeClockAt(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC))
+	c := newCandidates(nil, clock, nil, time.Minute)
+	long := "http://executor-7.payments.internal:9999/"
+	c.groups[1] = cachedGroup{g: store.Group{ID: 1, AppName: "pay", Members: []string{"local://short"},
+		GroupExecutorSettings: store.GroupExecutorSettings{AcceptRegistrations: true}}, at: clock.Now().Add(-time.Hour)}
+	c.execs["pay"] = cachedExecs{addrs: []string{"http://10.0.0.1:9999/", long}, at: clock.Now().Add(-time.Hour)}
+	c.groups[2] = cachedGroup{g: store.Group{ID: 2, AppName: "closed", Members: []string{"noop://bench"}}, at: clock.Now()}
+	c.execs["closed"] = cachedExecs{addrs: []string{long}, at: clock.Now()}
+	runs := []store.RunInsert{{GroupID: 1}, {GroupID: 2}, {GroupID: 3}, {GroupID: 1}}
+	c.handoffRooms(runs)
+	grow := len("dispatching") - len("scheduled") + handoffRoomOutcome
+	require.Equal(t, len(long)+grow, runs[0].HandoffRoom)
+	require.Equal(t, runs[0].HandoffRoom, runs[3].HandoffRoom)
+	require.Equal(t, len("noop://bench")+grow, runs[1].HandoffRoom, "executors registered under a group that does not accept them are not its targets")
+	require.Equal(t, len("http://10.0.12.34:9999/")+grow, runs[2].HandoffRoom, "not cached: an executor's address")
+}

@@ -93,6 +93,7 @@ func (p *preReader) cycle(ctx context.Context) (full bool, err error) {
 	}
 	plan := p.planWithin(jobs, now, p.shardCounts(tctx, jobs))
 	cut := plan.jobs < len(jobs) // the rest: the next cycle, at once
+	p.candidates.handoffRooms(plan.inserts)
 	ids, err := tx.RunInsertBatch(tctx, plan.inserts)
 	if err != nil {
 		return false, fmt.Errorf("record %d fires: %w", len(plan.inserts), err)

@@ -216,7 +216,17 @@ type RunInsert struct {
 	// FollowSuccess arms the run's follow-up: its job has child jobs (see
 	// RunCreateParams.FollowSuccess).
 	FollowSuccess bool
+	// HandoffRoom is how many bytes the row reserves for its growth at the
+	// hand-off (the target it records, the longer state) and the outcome,
+	// up to MaxHandoffRoom; MySQL/MariaDB only (migration 0083 says why).
+	HandoffRoom int
 }
+
+// MaxHandoffRoom is the most room a run reserves (runs.handoff_room).
+const MaxHandoffRoom = 255
+
+// handoffSpaces is what a run's handoff_room holds: HandoffRoom spaces.
+var handoffSpaces = strings.Repeat(" ", MaxHandoffRoom)
 
 type fireKey struct {
 	job   int64
@@ -225,7 +235,7 @@ type fireKey struct {
 	att   int
 }
 
-const runInsertCols = 14
+const runInsertCols = 15
 
 // RunInsertBatch inserts schedule-derived runs with multi-row INSERTs and
 // returns their ids in input order. A duplicate fire (same job, time, shard
@@ -239,22 +249,27 @@ func (t *ScheduleTx) RunInsertBatch(ctx context.Context, runs []RunInsert) ([]in
 		per = 1000
 	}
 	ids := make([]int64, len(runs))
+	roomy := t.s.d.name() == "mysql" // SQLite rewrites a row whatever its size
 	for start := 0; start < len(runs); start += per {
 		end := min(start+per, len(runs))
 		chunk := runs[start:end]
 		var sb strings.Builder
-		sb.WriteString("INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, sched_fire, trigger_type, state, owner, handler, params, message, created_ms, followup) VALUES ")
+		sb.WriteString("INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, sched_fire, trigger_type, state, owner, handler, params, message, created_ms, followup, handoff_room) VALUES ")
 		args := make([]any, 0, len(chunk)*runInsertCols)
 		for i, r := range chunk {
 			if i > 0 {
 				sb.WriteString(",")
 			}
-			sb.WriteString("(?,?,?,?,?,?,1,?,?,?,?,?,?,?,?)")
+			sb.WriteString("(?,?,?,?,?,?,1,?,?,?,?,?,?,?,?,?)")
 			var follow any
 			if r.FollowSuccess && r.State == kind.RunScheduled {
 				follow = followupArmed
 			}
-			args = append(args, r.JobID, r.GroupID, r.ScheduledMs, r.ShardIndex, r.ShardTotal, r.Attempt, r.TriggerType, r.State, r.Owner, r.Handler, r.Params, r.Message, r.CreatedMs, follow)
+			room := ""
+			if roomy && r.State == kind.RunScheduled {
+				room = handoffSpaces[:min(max(r.HandoffRoom, 0), MaxHandoffRoom)]
+			}
+			args = append(args, r.JobID, r.GroupID, r.ScheduledMs, r.ShardIndex, r.ShardTotal, r.Attempt, r.TriggerType, r.State, r.Owner, r.Handler, r.Params, r.Message, r.CreatedMs, follow, room)
 		}
 		res, err := t.tx.ExecContext(ctx, sb.String(), args...)
 		if err != nil {

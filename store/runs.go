@@ -288,7 +288,7 @@ func (s *Store) RunClaimBatch(ctx context.Context, p RunClaimParams) ([]int64, e
 		args = append(args, kind.RunScheduled, p.Owner)
 		prune, pargs := s.pruneRuns(chunk)
 		// Repeatable: after a dropped connection the rows are read back by token.
-		res, err := s.execRepeatable(ctx, "UPDATE runs SET state = ?, dispatched_ms = ?, claim_token = ?, late = CASE WHEN ? - scheduled_ms > ? THEN 1 ELSE 0 END WHERE id IN ("+
+		res, err := s.execRepeatable(ctx, "UPDATE runs SET state = ?, dispatched_ms = ?, claim_token = ?, handoff_room = '', late = CASE WHEN ? - scheduled_ms > ? THEN 1 ELSE 0 END WHERE id IN ("+
 			placeholders(len(chunk))+") AND state = ? AND owner = ?"+prune, append(args, pargs...)...)
 		if err != nil {
 			return claimed, fmt.Errorf("claim %d runs: %w", len(chunk), err)
@@ -390,10 +390,12 @@ func (s *Store) RunHandOff(ctx context.Context, p RunHandOffParams) ([]int64, er
 			}
 		}
 		// The state is assigned last: MySQL evaluates assignments in order
-		// with the values already assigned, SQLite with the old ones.
+		// with the values already assigned, SQLite with the old ones. The
+		// room the insert reserved is given back in the same write, so the
+		// row does not grow (migration 0083).
 		q.WriteString("dispatched_ms = CASE WHEN state = ? THEN ? ELSE dispatched_ms END," +
 			" late = CASE WHEN state = ? THEN CASE WHEN ? - scheduled_ms > ? THEN 1 ELSE 0 END ELSE late END," +
-			" handed_ms = ?, claim_token = ?, state = ? WHERE id IN (" + placeholders(len(chunk)) +
+			" handed_ms = ?, claim_token = ?, handoff_room = '', state = ? WHERE id IN (" + placeholders(len(chunk)) +
 			") AND owner = ? AND handed_ms = 0 AND state IN (?, ?)")
 		args = append(args, kind.RunScheduled, p.NowMs, kind.RunScheduled, p.NowMs, p.LateAfterMs, p.NowMs, token, kind.RunDispatching)
 		for _, id := range chunk {
@@ -441,7 +443,7 @@ func (s *Store) RunMisfire(ctx context.Context, owner string, us []RunUpdate) (i
 		q.WriteString("UPDATE runs SET ")
 		args := setByValue(&q, nil, "message", ids, msg)
 		args = setByValue(&q, args, "finished_ms", ids, fin)
-		q.WriteString(", followup = " + followupSQL(kind.RunMisfired) + ", state = ? WHERE id IN (" + placeholders(len(ids)) + ") AND state = ? AND owner = ?")
+		q.WriteString(", followup = " + followupSQL(kind.RunMisfired) + ", handoff_room = '', state = ? WHERE id IN (" + placeholders(len(ids)) + ") AND state = ? AND owner = ?")
 		args = append(args, kind.RunMisfired)
 		for _, id := range ids {
 			args = append(args, id)
@@ -601,7 +603,7 @@ func setByValue(q *strings.Builder, args []any, col string, ids []int64, vals []
 
 // RunSetState moves one run from one state to another (compare-and-set).
 func (s *Store) RunSetState(ctx context.Context, id int64, from, to kind.RunState, message string, nowMs int64) (bool, error) {
-	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, message = ?, finished_ms = ?, followup = "+followupSQL(to)+" WHERE id = ? AND state = ?", to, message, nowMs, id, from)
+	res, err := s.execRetry(ctx, "UPDATE runs SET state = ?, message = ?, finished_ms = ?, handoff_room = '', followup = "+followupSQL(to)+" WHERE id = ? AND state = ?", to, message, nowMs, id, from)
 	if err != nil {
 		return false, fmt.Errorf("move run %d from %s to %s: %w", id, from, to, err)
 	}

@@ -608,3 +608,76 @@ func TestHandOffClaimsAndRecordsTheTarget(t *testing.T) {
 		require.Empty(t, other, "only the owner hands its runs off")
 	})
 }
+
+// A run inserted by the pre-read reserves room in its row for its hand-off
+// (MySQL/MariaDB: spaces in handoff_room, capped at MaxHandoffRoom), and
+// every write that moves it out of scheduled gives the room back: the
+// hand-off, which writes the target and the longer state, leaves the row no
+// longer than it was inserted (a row that grows splits its full page). A
+// recorded misfire reserves nothing. SQLite reserves nothing.
+func TestHandOffGivesBackTheRoomReservedAtInsert(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		require.NoError(t, st.LockPartitionsEnsure(ctx, 1))
+		j := mkJob(t, st, "room", t0)
+		tx, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "n1", Preferred: []int{0}, Max: 1, NowMs: t0})
+		require.NoError(t, err)
+		var ins []store.RunInsert
+		for i, room := range []int{30, 30, 30, 400} {
+			ins = append(ins, store.RunInsert{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0 + int64(i)*1000, ShardTotal: 1,
+				TriggerType: kind.TriggerSchedule, State: kind.RunScheduled, Owner: "n1", CreatedMs: t0, HandoffRoom: room})
+		}
+		ins = append(ins, store.RunInsert{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0 + 9000, ShardTotal: 1,
+			TriggerType: kind.TriggerSchedule, State: kind.RunMisfired, Owner: "n1", CreatedMs: t0, Message: "misfired", HandoffRoom: 30})
+		ids, err := tx.RunInsertBatch(ctx, ins)
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit())
+
+		mysql := st.Kind() == "mysql"
+		rowLen := func(id int64) (room, total int) {
+			t.Helper()
+			require.NoError(t, st.DB().QueryRowContext(ctx,
+				"SELECT LENGTH(handoff_room), LENGTH(handoff_room) + LENGTH(target) + LENGTH(state) FROM runs WHERE id = ?", id).Scan(&room, &total))
+			return room, total
+		}
+		want := func(n int) int {
+			if mysql {
+				return n
+			}
+			return 0
+		}
+		room, before := rowLen(ids[0])
+		require.Equal(t, want(30), room)
+		room, _ = rowLen(ids[3])
+		require.Equal(t, want(store.MaxHandoffRoom), room, "capped")
+		room, _ = rowLen(ids[4])
+		require.Zero(t, room, "a recorded misfire is never handed off")
+
+		handed, err := st.RunHandOff(ctx, store.RunHandOffParams{Owner: "n1", IDs: ids[:1], NowMs: t0 + 100, LateAfterMs: 1000,
+			Targets: map[int64]string{ids[0]: "http://10.0.0.1:9999/"}})
+		require.NoError(t, err)
+		require.Equal(t, ids[:1], handed)
+		room, after := rowLen(ids[0])
+		require.Zero(t, room, "the hand-off gives the room back")
+		if mysql {
+			require.LessOrEqual(t, after, before, "the hand-off's target and state fit in the room")
+		}
+		r, err := st.RunGet(ctx, ids[0])
+		require.NoError(t, err)
+		require.Equal(t, "http://10.0.0.1:9999/", r.Target)
+		require.Equal(t, kind.RunDispatching, r.State)
+
+		n, err := st.RunMisfire(ctx, "n1", []store.RunUpdate{{ID: ids[1], Message: "misfired at dispatch", FinishedMs: t0 + 2000}})
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n)
+		room, _ = rowLen(ids[1])
+		require.Zero(t, room, "a misfire gives the room back")
+
+		claimed, err := st.RunClaimBatch(ctx, store.RunClaimParams{IDs: ids[2:3], Owner: "n1", NowMs: t0 + 2000, LateAfterMs: 1000})
+		require.NoError(t, err)
+		require.Equal(t, ids[2:3], claimed)
+		room, _ = rowLen(ids[2])
+		require.Zero(t, room, "a claim (a run that fails before its send) gives the room back")
+	})
+}

@@ -39,9 +39,19 @@ func main() {
 	history := flag.Int("history", 20, "seconds of runs inserted before timing starts")
 	keep := flag.Bool("keep", false, "keep the database")
 	dropIndex := flag.String("drop-index", "", "comma-separated indexes of the runs table to drop before timing (to see what each costs)")
+	flag.IntVar(&parallel, "handoff-parallel", 1, "hand-off statements at once (the scheduler's gate runs up to 3)")
+	flag.IntVar(&room, "handoff-room", -1, "bytes each run reserves at insert for its hand-off (-1: as the scheduler, the target's length plus the state's growth; 0: none)")
+	flag.IntVar(&interleave, "handoff-interleave", 1, "deal each window of per x K runs over K statements (ids interleaved, as the gate's batches are)")
 	flag.IntVar(&handoffPer, "handoff-per", 0, "time the claim as the scheduler makes it, a hand-off (store.RunHandOff) of this many runs per statement, instead of RunClaimBatch")
 	flag.StringVar(&handoffTarget, "handoff-target", "http://10.0.0.1:9999/", "with -handoff-per: the target the hand-off records (\"\" records none)")
 	flag.Parse()
+	handoffRoom = room
+	if room < 0 {
+		handoffRoom = 0
+		if handoffPer > 0 && handoffTarget != "" {
+			handoffRoom = len(handoffTarget) + len(kind.RunDispatching) - len(kind.RunScheduled)
+		}
+	}
 	if err := run(context.Background(), *dsn, *batch, *rounds, *history, *keep, *dropIndex); err != nil {
 		fmt.Fprintln(os.Stderr, "stmt:", err)
 		os.Exit(1)
@@ -50,6 +60,10 @@ func main() {
 
 var (
 	handoffPer    int
+	parallel      int
+	room          int
+	handoffRoom   int // what each run reserves
+	interleave    int
 	handoffTarget string
 )
 
@@ -161,7 +175,7 @@ func run(ctx context.Context, dsn string, batch, rounds, history int, keep bool,
 		adv := make([]store.JobAdvance, len(jobs))
 		for i, j := range jobs {
 			ins[i] = store.RunInsert{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: j.NextFireMs, ShardTotal: 1, TriggerType: kind.TriggerSchedule,
-				State: kind.RunScheduled, Owner: "n", CreatedMs: base}
+				State: kind.RunScheduled, Owner: "n", CreatedMs: base, HandoffRoom: handoffRoom}
 			adv[i] = store.JobAdvance{ID: j.ID, NextFireMs: j.NextFireMs + 1000, LastFireMs: j.NextFireMs}
 		}
 		s = time.Now()
@@ -188,14 +202,49 @@ func run(ctx context.Context, dsn string, batch, rounds, history int, keep bool,
 					targets[id] = handoffTarget
 				}
 			}
-			for start := 0; start < len(runIDs); start += handoffPer {
-				part := runIDs[start:min(start+handoffPer, len(runIDs))]
-				handed, err := st.RunHandOff(ctx, store.RunHandOffParams{Owner: "n", IDs: part, NowMs: base + sec*1000, LateAfterMs: 1000, Targets: targets})
-				if err != nil {
-					return err
+			var parts [][]int64
+			if interleave > 1 {
+				w := handoffPer * interleave
+				for start := 0; start < len(runIDs); start += w {
+					win := runIDs[start:min(start+w, len(runIDs))]
+					ps := make([][]int64, interleave)
+					for i, id := range win {
+						ps[i%interleave] = append(ps[i%interleave], id)
+					}
+					parts = append(parts, ps...)
 				}
-				if len(handed) != len(part) {
-					return fmt.Errorf("handed %d of %d", len(handed), len(part))
+			} else {
+				for start := 0; start < len(runIDs); start += handoffPer {
+					parts = append(parts, runIDs[start:min(start+handoffPer, len(runIDs))])
+				}
+			}
+			work := make(chan []int64, len(parts))
+			for _, p := range parts {
+				work <- p
+			}
+			close(work)
+			errc := make(chan error, parallel)
+			for w := 0; w < parallel; w++ {
+				go func() {
+					for part := range work {
+						if len(part) == 0 {
+							continue
+						}
+						handed, err := st.RunHandOff(ctx, store.RunHandOffParams{Owner: "n", IDs: part, NowMs: base + sec*1000, LateAfterMs: 1000, Targets: targets})
+						if err == nil && len(handed) != len(part) {
+							err = fmt.Errorf("handed %d of %d", len(handed), len(part))
+						}
+						if err != nil {
+							errc <- err
+							return
+						}
+					}
+					errc <- nil
+				}()
+			}
+			for w := 0; w < parallel; w++ {
+				if err := <-errc; err != nil {
+					return err
 				}
 			}
 			rec(fmt.Sprintf("6 hand-off (%d/stmt)", handoffPer), s)
