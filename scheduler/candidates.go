@@ -97,6 +97,12 @@ const (
 // handoffRoomState is how much the state grows at the hand-off.
 var handoffRoomState = max(0, len(kind.RunDispatching)-len(kind.RunScheduled))
 
+// HandoffRoom is the room a run reserves when the longest target it may
+// be handed to is longestTarget bytes long.
+func HandoffRoom(longestTarget int) int {
+	return longestTarget + handoffRoomState + handoffRoomOutcome
+}
+
 // handoffRooms sizes the room each run reserves at insert; see
 // defaultTargetLen. It reads the cache only, expired entries included (a
 // size, not a routing decision), so the pre-read's locked transaction never
@@ -121,7 +127,7 @@ func (c *candidates) handoffRooms(runs []store.RunInsert) {
 					}
 				}
 			}
-			room = longest + handoffRoomState + handoffRoomOutcome
+			room = HandoffRoom(longest)
 			rooms[gid] = room
 		}
 		runs[i].HandoffRoom = room

@@ -25,6 +25,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/store"
 )
 
@@ -40,16 +41,15 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the database")
 	dropIndex := flag.String("drop-index", "", "comma-separated indexes of the runs table to drop before timing (to see what each costs)")
 	flag.IntVar(&parallel, "handoff-parallel", 1, "hand-off statements at once (the scheduler's gate runs up to 3)")
-	flag.IntVar(&room, "handoff-room", -1, "bytes each run reserves at insert for its hand-off (-1: as the scheduler, the target's length plus the state's growth; 0: none)")
+	flag.IntVar(&room, "handoff-room", -1, "bytes each run reserves at insert for its hand-off (-1: what the scheduler reserves for -handoff-target; 0: none)")
 	flag.IntVar(&interleave, "handoff-interleave", 1, "deal each window of per x K runs over K statements (ids interleaved, as the gate's batches are)")
 	flag.IntVar(&handoffPer, "handoff-per", 0, "time the claim as the scheduler makes it, a hand-off (store.RunHandOff) of this many runs per statement, instead of RunClaimBatch")
 	flag.StringVar(&handoffTarget, "handoff-target", "http://10.0.0.1:9999/", "with -handoff-per: the target the hand-off records (\"\" records none)")
 	flag.Parse()
-	handoffRoom = room
 	if room < 0 {
-		handoffRoom = 0
+		room = 0
 		if handoffPer > 0 && handoffTarget != "" {
-			handoffRoom = len(handoffTarget) + len(kind.RunDispatching) - len(kind.RunScheduled)
+			room = scheduler.HandoffRoom(len(handoffTarget))
 		}
 	}
 	if err := run(context.Background(), *dsn, *batch, *rounds, *history, *keep, *dropIndex); err != nil {
@@ -61,8 +61,7 @@ func main() {
 var (
 	handoffPer    int
 	parallel      int
-	room          int
-	handoffRoom   int // what each run reserves
+	room          int // bytes each run reserves for its hand-off
 	interleave    int
 	handoffTarget string
 )
@@ -175,7 +174,7 @@ func run(ctx context.Context, dsn string, batch, rounds, history int, keep bool,
 		adv := make([]store.JobAdvance, len(jobs))
 		for i, j := range jobs {
 			ins[i] = store.RunInsert{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: j.NextFireMs, ShardTotal: 1, TriggerType: kind.TriggerSchedule,
-				State: kind.RunScheduled, Owner: "n", CreatedMs: base, HandoffRoom: handoffRoom}
+				State: kind.RunScheduled, Owner: "n", CreatedMs: base, HandoffRoom: room}
 			adv[i] = store.JobAdvance{ID: j.ID, NextFireMs: j.NextFireMs + 1000, LastFireMs: j.NextFireMs}
 		}
 		s = time.Now()
