@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ringjob/ringjob/access"
+	"github.com/ringjob/ringjob/apitypes"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"
 )
@@ -548,7 +549,7 @@ func (s *server) listBindings(c *fiber.Ctx) error {
 	for _, b := range bs {
 		out = append(out, viewNamedBinding(b))
 	}
-	return c.JSON(pageView[bindingView]{Items: out})
+	return c.JSON(apitypes.Page[bindingView]{Items: out})
 }
 
 func (s *server) createBinding(c *fiber.Ctx) error {

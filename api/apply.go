@@ -10,7 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ringjob/ringjob/access"
-	"github.com/ringjob/ringjob/jobwire"
+	"github.com/ringjob/ringjob/apitypes"
 	"github.com/ringjob/ringjob/service"
 )
 
@@ -44,9 +44,9 @@ type applyGroup struct {
 type applyJob struct {
 	Group string `json:"group"`
 	Name  string `json:"name"`
-	jobwire.Fields
+	apitypes.JobFields
 	Children []string `json:"children"`
-	jobwire.Limits
+	apitypes.JobLimits
 	Enabled bool `json:"enabled"`
 }
 

@@ -202,7 +202,7 @@ func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) 
 
 // jsonPath is the field path of a decoding error without the Go names of
 // embedded structs that encoding/json puts in it ("Fields.timeout_sec" for
-// a jobwire.Fields field): JSON names are snake_case, so a segment starting
+// a apitypes.JobFields field): JSON names are snake_case, so a segment starting
 // with an upper-case letter is a Go name.
 func jsonPath(field string) string {
 	parts := strings.Split(field, ".")

@@ -11,7 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ringjob/ringjob/access"
-	"github.com/ringjob/ringjob/jobwire"
+	"github.com/ringjob/ringjob/apitypes"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"
 )
@@ -20,9 +20,9 @@ import (
 type jobRequest struct {
 	GroupID int64  `json:"group_id"`
 	Name    string `json:"name"`
-	jobwire.Fields
+	apitypes.JobFields
 	ChildJobIDs []int64 `json:"child_job_ids"`
-	jobwire.Limits
+	apitypes.JobLimits
 	Enabled *bool `json:"enabled"`
 
 	// The read-only fields of a job's GET output are accepted and ignored,
@@ -31,7 +31,7 @@ type jobRequest struct {
 	AlarmState json.RawMessage `json:"alarm_state"`
 	NextFireAt json.RawMessage `json:"next_fire_at"`
 	LastFireAt json.RawMessage `json:"last_fire_at"`
-	// last_outcome, last_finished_at, last_run_id and last_run_purged: see jobView.
+	// last_outcome, last_finished_at, last_run_id and last_run_purged: see apitypes.Job.
 	LastOutcome    json.RawMessage `json:"last_outcome"`
 	LastFinishedAt json.RawMessage `json:"last_finished_at"`
 	LastRunID      json.RawMessage `json:"last_run_id"`
@@ -122,7 +122,7 @@ func (s *server) listJobs(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(viewPage(p, func(j store.Job) jobView { return viewJob(j, purged[j.ID]) }))
+	return c.JSON(viewPage(p, func(j store.Job) apitypes.Job { return viewJob(j, purged[j.ID]) }))
 }
 
 func (s *server) getJob(c *fiber.Ctx) error {

@@ -4,6 +4,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ringjob/ringjob/access"
+	"github.com/ringjob/ringjob/apitypes"
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/service"
 )
@@ -59,10 +60,10 @@ func (s *server) getRun(c *fiber.Ctx) error {
 
 // runRelatedView is a run's retry chain, child runs and parent run.
 type runRelatedView struct {
-	RetryChain     []runView `json:"retry_chain"`
-	Children       []runView `json:"children"`
-	ChildrenHidden int       `json:"children_hidden"`
-	Parent         *runView  `json:"parent"`
+	RetryChain     []apitypes.Run `json:"retry_chain"`
+	Children       []apitypes.Run `json:"children"`
+	ChildrenHidden int            `json:"children_hidden"`
+	Parent         *apitypes.Run  `json:"parent"`
 }
 
 func (s *server) runRelated(c *fiber.Ctx) error {
@@ -74,7 +75,7 @@ func (s *server) runRelated(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v := runRelatedView{RetryChain: make([]runView, len(rel.RetryChain)), Children: make([]runView, len(rel.Children)), ChildrenHidden: rel.ChildrenHidden}
+	v := runRelatedView{RetryChain: make([]apitypes.Run, len(rel.RetryChain)), Children: make([]apitypes.Run, len(rel.Children)), ChildrenHidden: rel.ChildrenHidden}
 	for i, r := range rel.RetryChain {
 		v.RetryChain[i] = viewRun(r)
 	}

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ringjob/ringjob/jobwire"
+	"github.com/ringjob/ringjob/apitypes"
 )
 
 // Client talks to one Ringjob server.
@@ -59,130 +59,23 @@ func IsNotFound(err error) bool {
 	return errors.As(err, &e) && e.Status == http.StatusNotFound
 }
 
-// Group is a group of targets (GET /api/v1/groups/{id}).
-type Group struct {
-	ID                  int64    `json:"id"`
-	AppName             string   `json:"app_name"`
-	Title               string   `json:"title"`
-	Members             []string `json:"members"`
-	ExecutorTokenSet    bool     `json:"executor_token_set"`
-	Protocol            string   `json:"protocol"`
-	AcceptRegistrations bool     `json:"accept_registrations"`
-	CreatedAt           *string  `json:"created_at"`
-	UpdatedAt           *string  `json:"updated_at"`
-
-	// ETag is the group's version from the ETag header, for If-Match.
-	ETag string `json:"-"`
-}
-
-// Job is a job as the server shows it (GET /api/v1/jobs/{id}).
-type Job struct {
-	ID               int64    `json:"id"`
-	GroupID          int64    `json:"group_id"`
-	Name             string   `json:"name"`
-	Description      string   `json:"description"`
-	ScheduleType     string   `json:"schedule_type"`
-	ScheduleConf     string   `json:"schedule_conf"`
-	TimeZone         string   `json:"time_zone"`
-	MisfirePolicy    string   `json:"misfire_policy"`
-	Handler          string   `json:"handler"`
-	Params           string   `json:"params"`
-	RouteStrategy    string   `json:"route_strategy"`
-	BlockStrategy    string   `json:"block_strategy"`
-	TimeoutSec       int      `json:"timeout_sec"`
-	RetryCount       int      `json:"retry_count"`
-	ShardCount       int      `json:"shard_count"`
-	PinnedTargets    []string `json:"pinned_targets"`
-	RetryBackoff     string   `json:"retry_backoff"`
-	RetryDelaySec    int      `json:"retry_delay_sec"`
-	RetryMaxDelaySec int      `json:"retry_max_delay_sec"`
-	ChildJobIDs      []int64  `json:"child_job_ids"`
-	MaxInFlight      int      `json:"max_in_flight"`
-	AlarmChannels    []string `json:"alarm_channels"`
-	AlarmState       string   `json:"alarm_state"`
-	Enabled          bool     `json:"enabled"`
-	NextFireAt       *string  `json:"next_fire_at"`
-	LastFireAt       *string  `json:"last_fire_at"`
-	// LastOutcome is the final state of the job's newest finished run, ""
-	// when none has finished.
-	LastOutcome    string  `json:"last_outcome"`
-	LastFinishedAt *string `json:"last_finished_at"`
-	// LastRunID is that run (0: none); LastRunPurged, that retention has
-	// deleted it since (Run answers not found).
-	LastRunID     int64   `json:"last_run_id"`
-	LastRunPurged bool    `json:"last_run_purged"`
-	CreatedAt     *string `json:"created_at"`
-	UpdatedAt     *string `json:"updated_at"`
-
-	// ETag is the job's version from the ETag header, for If-Match.
-	ETag string `json:"-"`
-}
-
-// JobInput is the body of POST /api/v1/jobs and PUT /api/v1/jobs/{id}.
-type JobInput struct {
-	GroupID int64  `json:"group_id"`
-	Name    string `json:"name"`
-	JobFields
-	ChildJobIDs []int64 `json:"child_job_ids,omitempty"`
-	JobLimits
-	Enabled *bool `json:"enabled,omitempty"`
-}
-
-// JobFields and JobLimits are a job's settings as they travel (declared
-// once in jobwire; see there why they are two).
+// The REST API's bodies, declared once in apitypes (the server builds the
+// same types), so the client cannot drift from the server.
 type (
-	JobFields = jobwire.Fields
-	JobLimits = jobwire.Limits
+	Group        = apitypes.Group
+	GroupInput   = apitypes.GroupInput
+	Job          = apitypes.Job
+	JobInput     = apitypes.JobInput
+	JobFields    = apitypes.JobFields
+	JobLimits    = apitypes.JobLimits
+	Run          = apitypes.Run
+	TriggerInput = apitypes.TriggerInput
+	PreviewInput = apitypes.PreviewInput
+	NextFires    = apitypes.NextFires
 )
 
-// Run is one run of a job (GET /api/v1/runs/{id}).
-type Run struct {
-	ID             int64           `json:"id"`
-	JobID          int64           `json:"job_id"`
-	GroupID        int64           `json:"group_id"`
-	State          string          `json:"state"`
-	TriggerType    string          `json:"trigger_type"`
-	ScheduledAt    *string         `json:"scheduled_at"`
-	DispatchedAt   *string         `json:"dispatched_at"`
-	FinishedAt     *string         `json:"finished_at"`
-	CreatedAt      *string         `json:"created_at"`
-	ShardIndex     int             `json:"shard_index"`
-	ShardTotal     int             `json:"shard_total"`
-	Attempt        int             `json:"attempt"`
-	Target         string          `json:"target"`
-	Handler        string          `json:"handler"`
-	Params         string          `json:"params"`
-	Node           string          `json:"node"`
-	Late           bool            `json:"late"`
-	ResultCode     int             `json:"result_code"`
-	Message        string          `json:"message"`
-	IdempotencyKey string          `json:"idempotency_key,omitempty"`
-	RetryOf        int64           `json:"retry_of,omitempty"`
-	AlarmStatus    string          `json:"alarm_status"`
-	Attempts       json.RawMessage `json:"attempts"`
-}
-
-// Final tells whether the run has ended.
-func (r Run) Final() bool {
-	switch r.State {
-	case "scheduled", "dispatching", "running":
-		return false
-	}
-	return true
-}
-
 // Page is one page of a list.
-type Page[T any] struct {
-	Items      []T    `json:"items"`
-	NextCursor string `json:"next_cursor"`
-}
-
-// NextFires are the next fire times of a schedule.
-type NextFires struct {
-	TimeZone string   `json:"time_zone"`
-	Items    []string `json:"items"`
-	Local    []string `json:"local"`
-}
+type Page[T any] = apitypes.Page[T]
 
 // LogChunk is a piece of a run's log.
 type LogChunk struct {
@@ -346,16 +239,6 @@ func (c *Client) GetGroup(ctx context.Context, groupID int64) (Group, error) {
 	return c.group(ctx, http.MethodGet, "/api/v1/groups/"+id(groupID), nil, nil)
 }
 
-// GroupInput is the body of POST /api/v1/groups and PUT /api/v1/groups/{id}.
-type GroupInput struct {
-	AppName             string   `json:"app_name"`
-	Title               string   `json:"title,omitempty"`
-	Members             []string `json:"members,omitempty"`
-	ExecutorToken       string   `json:"executor_token,omitempty"`
-	Protocol            string   `json:"protocol,omitempty"`
-	AcceptRegistrations *bool    `json:"accept_registrations,omitempty"`
-}
-
 // CreateGroup creates a group.
 func (c *Client) CreateGroup(ctx context.Context, in GroupInput) (Group, error) {
 	return c.group(ctx, http.MethodPost, "/api/v1/groups", nil, in)
@@ -440,30 +323,12 @@ func (c *Client) StopJob(ctx context.Context, ref JobRef) (Job, error) {
 	return c.job(ctx, http.MethodPost, ref.path()+"/stop", nil, nil)
 }
 
-// TriggerInput is the optional body of a trigger.
-type TriggerInput struct {
-	Params *string `json:"params,omitempty"`
-	Target string  `json:"target,omitempty"`
-	// ShardTotal fans the trigger out to this many shards instead of the
-	// job's own count; ShardIndex (0-based) triggers only that shard.
-	ShardTotal int  `json:"shard_total,omitempty"`
-	ShardIndex *int `json:"shard_index,omitempty"`
-}
-
 // TriggerJob runs a job once now. created is false when idempotencyKey
 // found an earlier run.
 func (c *Client) TriggerJob(ctx context.Context, ref JobRef, in TriggerInput, idempotencyKey string) (Run, error) {
 	var r Run
 	_, err := c.do(ctx, http.MethodPost, ref.path()+"/trigger", map[string]string{"Idempotency-Key": idempotencyKey}, in, &r)
 	return r, err
-}
-
-// PreviewInput is the body of POST /api/v1/next-fires.
-type PreviewInput struct {
-	ScheduleType string `json:"schedule_type"`
-	ScheduleConf string `json:"schedule_conf"`
-	TimeZone     string `json:"time_zone,omitempty"`
-	N            int    `json:"n,omitempty"`
 }
 
 // PreviewSchedule answers the next fire times of an unsaved schedule.

@@ -78,7 +78,7 @@ func jsonFields(t reflect.Type) []string {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
-			out = append(out, jsonFields(f.Type)...) // embedded: its fields are the parent's (jobwire)
+			out = append(out, jsonFields(f.Type)...) // embedded: its fields are the parent's (apitypes)
 			continue
 		}
 		if name == "" || name == "-" {

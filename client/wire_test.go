@@ -11,7 +11,7 @@ import (
 )
 
 // The job bodies keep their wire form now that their settings are declared
-// once (jobwire): the same keys, in the same order, zero values left out.
+// once (apitypes): the same keys, in the same order, zero values left out.
 func TestJobBodiesKeepTheirWireForm(t *testing.T) {
 	on := true
 	in := client.JobInput{GroupID: 7, Name: "close", JobFields: client.JobFields{ScheduleType: "cron", ScheduleConf: "0 0 2 * * ?", RetryCount: 2},

@@ -240,7 +240,7 @@ func (s *Set) readList(file, key string, v *yaml.Node, read func(file string, n 
 }
 
 // fieldsOf maps the yaml names of a struct's fields to their index,
-// through inlined structs (the job settings of jobwire).
+// through inlined structs (the job settings of apitypes).
 func fieldsOf(t reflect.Type) map[string][]int {
 	out := map[string][]int{}
 	for i := 0; i < t.NumField(); i++ {

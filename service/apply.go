@@ -13,8 +13,8 @@ import (
 	"strings"
 
 	"github.com/ringjob/ringjob/access"
+	"github.com/ringjob/ringjob/apitypes"
 	"github.com/ringjob/ringjob/internal/kind"
-	"github.com/ringjob/ringjob/jobwire"
 	"github.com/ringjob/ringjob/schedule"
 	"github.com/ringjob/ringjob/store"
 )
@@ -184,22 +184,22 @@ func (e *PlanConflictError) Is(target error) bool { return target == store.ErrCo
 // jobDef is what a plan compares of a job, in the declaration's spelling.
 // Its version (versionOf) covers every field, zero or not.
 type jobDef struct {
-	jobwire.Fields
+	apitypes.JobFields
 	Children []string `json:"children"`
-	jobwire.Limits
+	apitypes.JobLimits
 	Enabled bool `json:"enabled"`
 }
 
 func defOfFields(f store.JobFields, children []string, enabled bool) jobDef {
 	return jobDef{
-		Fields: jobwire.Fields{Description: f.Description, ScheduleType: f.ScheduleType, ScheduleConf: f.ScheduleConf, TimeZone: f.TimeZone,
+		JobFields: apitypes.JobFields{Description: f.Description, ScheduleType: f.ScheduleType, ScheduleConf: f.ScheduleConf, TimeZone: f.TimeZone,
 			MisfirePolicy: string(f.MisfirePolicy), Handler: f.Handler, Params: f.Params, RouteStrategy: string(f.RouteStrategy),
 			BlockStrategy: string(f.BlockStrategy), TimeoutSec: f.TimeoutSec, RetryCount: f.RetryCount, ShardCount: f.ShardCount,
 			PinnedTargets: nonNil(f.PinnedTargets), RetryBackoff: string(backoffOrFixed(f.RetryBackoff)), RetryDelaySec: f.RetryDelaySec,
 			RetryMaxDelaySec: f.RetryMaxDelaySec},
-		Children: nonNil(children),
-		Limits:   jobwire.Limits{MaxInFlight: f.MaxInFlight, AlarmChannels: nonNil(f.AlarmChannels)},
-		Enabled:  enabled,
+		Children:  nonNil(children),
+		JobLimits: apitypes.JobLimits{MaxInFlight: f.MaxInFlight, AlarmChannels: nonNil(f.AlarmChannels)},
+		Enabled:   enabled,
 	}
 }
 
@@ -230,7 +230,7 @@ type defField struct {
 }
 
 // defFields lists the fields of a definition type in declaration order by
-// JSON name, with embedded structs (jobwire's) flattened as encoding/json
+// JSON name, with embedded structs (apitypes') flattened as encoding/json
 // flattens them.
 func defFields(t reflect.Type) []defField {
 	var out []defField

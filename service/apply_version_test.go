@@ -5,17 +5,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ringjob/ringjob/jobwire"
+	"github.com/ringjob/ringjob/apitypes"
 )
 
 // A plan's versions hash every field of a definition as they always have
-// (written down before the job settings moved to jobwire), so a plan made
+// (written down before the job settings moved to one declaration), so a plan made
 // by an earlier release still applies.
 func TestVersionsStayTheSame(t *testing.T) {
-	d := jobDef{Fields: jobwire.Fields{Description: "a <b> & c", ScheduleType: "cron", ScheduleConf: "0 0 2 * * ?", TimeZone: "Europe/Berlin",
+	d := jobDef{JobFields: apitypes.JobFields{Description: "a <b> & c", ScheduleType: "cron", ScheduleConf: "0 0 2 * * ?", TimeZone: "Europe/Berlin",
 		MisfirePolicy: "do_nothing", Handler: "h", Params: "p=1", RouteStrategy: "first", BlockStrategy: "SERIAL_EXECUTION", TimeoutSec: 30,
 		RetryCount: 2, ShardCount: 1, PinnedTargets: []string{"local://echo"}, RetryBackoff: "fixed", RetryDelaySec: 5, RetryMaxDelaySec: 0},
-		Children: []string{"billing/notify"}, Limits: jobwire.Limits{MaxInFlight: 3, AlarmChannels: []string{}}, Enabled: true}
+		Children: []string{"billing/notify"}, JobLimits: apitypes.JobLimits{MaxInFlight: 3, AlarmChannels: []string{}}, Enabled: true}
 	require.Equal(t, "24c9d93f9caceaf8329f", versionOf(d))
 	require.Equal(t, "a8ff85512d9dfa7d4fc3", versionOf(groupDef{Title: "T", Members: []string{}, Protocol: "", AcceptRegistrations: true}))
 
@@ -24,6 +24,6 @@ func TestVersionsStayTheSame(t *testing.T) {
 	require.Equal(t, "cron", diff["schedule_type"].After)
 	require.Equal(t, 3, diff["max_in_flight"].After)
 	e := d
-	e.Limits.MaxInFlight = 4
+	e.JobLimits.MaxInFlight = 4
 	require.Equal(t, map[string]FieldChange{"max_in_flight": {Before: 3, After: 4}}, diffDefs(d, e))
 }
