@@ -90,7 +90,7 @@ E2E_DURATION ?= 30s
 .PHONY: bench-e2e
 bench-e2e: ## End-to-end throughput through real targets (bench/e2e), table into docs/benchmarks.md
 	$(GO) build -o $(BIN)/bench-e2e ./bench/e2e
-	$(BIN)/bench-e2e -rows "$(E2E_ROWS)" -duration $(E2E_DURATION) -doc docs/benchmarks.md -out $(BIN)/bench-e2e.jsonl
+	$(BIN)/bench-e2e -rows "$(E2E_ROWS)" -duration $(E2E_DURATION) -doc docs/benchmarks.md -label "$$(git rev-parse --short HEAD)" -out $(BIN)/bench-e2e.jsonl
 
 .PHONY: bench-lifecycle
 bench-lifecycle: ## Data lifecycle and scale (bench/lifecycle, private mariadbd, ~40 min): 1M daily jobs, a big runs table with retention, the stats endpoint
