@@ -84,13 +84,18 @@ bench-apply: ## Jobs as code: apply 10,000 jobs to an empty server, then re-appl
 # The end-to-end benchmark of record: the real server on its own MariaDB,
 # real targets in separate processes, measured from the targets' side
 # (bench/e2e). Takes about 12 minutes with 30 s rows; writes its table into
-# docs/benchmarks.md. "+burst": the N jobs fire in the same second every 10 s.
+# docs/benchmarks.md, its result lines into docs/bench/e2e.jsonl and the charts
+# drawn from them into docs/bench. "+burst": the N jobs fire in the same second
+# every 10 s.
 E2E_ROWS ?= xxl-batch=1000,5000,10000 xxl-batch+burst=1000 xxl-sdk=1000 lambda=1000 local=50,200
 E2E_DURATION ?= 30s
 .PHONY: bench-e2e
-bench-e2e: ## End-to-end throughput through real targets (bench/e2e), table into docs/benchmarks.md
+bench-e2e: ## End-to-end throughput through real targets (bench/e2e): table into docs/benchmarks.md, result lines and charts into docs/bench
 	$(GO) build -o $(BIN)/bench-e2e ./bench/e2e
-	$(BIN)/bench-e2e -rows "$(E2E_ROWS)" -duration $(E2E_DURATION) -doc docs/benchmarks.md -out $(BIN)/bench-e2e.jsonl
+	rm -f $(BIN)/bench-e2e.jsonl
+	$(BIN)/bench-e2e -rows "$(E2E_ROWS)" -duration $(E2E_DURATION) -doc docs/benchmarks.md -label "$$(git rev-parse --short HEAD)" -out $(BIN)/bench-e2e.jsonl
+	cp $(BIN)/bench-e2e.jsonl docs/bench/e2e.jsonl
+	$(GO) run ./bench/chart -in docs/bench/e2e.jsonl -out docs/bench
 
 .PHONY: bench-lifecycle
 bench-lifecycle: ## Data lifecycle and scale (bench/lifecycle, private mariadbd, ~40 min): 1M daily jobs, a big runs table with retention, the stats endpoint
