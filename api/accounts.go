@@ -7,8 +7,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/ringjob/ringjob/access"
 	"github.com/ringjob/ringjob/apitypes"
+	"github.com/ringjob/ringjob/auth/access"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"
 )

@@ -3,8 +3,8 @@ package api
 import (
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/ringjob/ringjob/access"
 	"github.com/ringjob/ringjob/alarm"
+	"github.com/ringjob/ringjob/auth/access"
 	"github.com/ringjob/ringjob/internal/kind"
 )
 

@@ -18,9 +18,9 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 
-	"github.com/ringjob/ringjob/access"
+	"github.com/ringjob/ringjob/auth/access"
+	"github.com/ringjob/ringjob/auth/sso"
 	"github.com/ringjob/ringjob/service"
-	"github.com/ringjob/ringjob/sso"
 )
 
 // Defaults of Options.

@@ -7,7 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/sirupsen/logrus"
 
-	"github.com/ringjob/ringjob/access"
+	"github.com/ringjob/ringjob/auth/access"
 )
 
 // localAuditRunID is the run a write created (a trigger), for its log line.

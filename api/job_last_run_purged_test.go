@@ -9,7 +9,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ringjob/ringjob/retention"
+	"github.com/ringjob/ringjob/maintenance/retention"
 )
 
 // TestJobLastRunPurgedByRetention: a job whose last run retention has

@@ -13,8 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ringjob/ringjob/access"
 	"github.com/ringjob/ringjob/api"
+	"github.com/ringjob/ringjob/auth/access"
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/store"
 )

@@ -6,8 +6,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/ringjob/ringjob/auth/sso"
 	"github.com/ringjob/ringjob/service"
-	"github.com/ringjob/ringjob/sso"
 )
 
 func (s *server) ssoRoutes(v1 routes) {

@@ -19,7 +19,7 @@ import (
 	zoidc "github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
-	"github.com/ringjob/ringjob/sso"
+	"github.com/ringjob/ringjob/auth/sso"
 )
 
 // issuer is a real OpenID provider in the test process, built from

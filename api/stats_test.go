@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringjob/ringjob/internal/kind"
-	"github.com/ringjob/ringjob/reports"
+	"github.com/ringjob/ringjob/maintenance/reports"
 	"github.com/ringjob/ringjob/store"
 )
 

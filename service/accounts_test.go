@@ -9,7 +9,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ringjob/ringjob/access"
+	"github.com/ringjob/ringjob/auth/access"
 	"github.com/ringjob/ringjob/internal/dbtest"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"

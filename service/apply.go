@@ -12,8 +12,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ringjob/ringjob/access"
 	"github.com/ringjob/ringjob/apitypes"
+	"github.com/ringjob/ringjob/auth/access"
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/schedule"
 	"github.com/ringjob/ringjob/store"

@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/ringjob/ringjob/access"
+	"github.com/ringjob/ringjob/auth/access"
 	"github.com/ringjob/ringjob/store"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ringjob/ringjob/retention"
+	"github.com/ringjob/ringjob/maintenance/retention"
 	"github.com/ringjob/ringjob/store"
 )
 

@@ -46,8 +46,8 @@ import (
 
 	"github.com/ringjob/ringjob/api"
 	"github.com/ringjob/ringjob/internal/kind"
-	"github.com/ringjob/ringjob/reports"
-	"github.com/ringjob/ringjob/retention"
+	"github.com/ringjob/ringjob/maintenance/reports"
+	"github.com/ringjob/ringjob/maintenance/retention"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"

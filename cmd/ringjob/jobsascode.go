@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ringjob/ringjob/client"
-	"github.com/ringjob/ringjob/jobspec"
+	"github.com/ringjob/ringjob/client/jobspec"
 )
 
 // Jobs as code: export, apply, diff and sync (docs/jobs-as-code.md). The

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringjob/ringjob/internal/dbtest"
-	"github.com/ringjob/ringjob/retention"
+	"github.com/ringjob/ringjob/maintenance/retention"
 	"github.com/ringjob/ringjob/store"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/ringjob/ringjob/internal/dbtest"
 	"github.com/ringjob/ringjob/internal/kind"
-	"github.com/ringjob/ringjob/reports"
+	"github.com/ringjob/ringjob/maintenance/reports"
 	"github.com/ringjob/ringjob/store"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ringjob/ringjob/access"
+	"github.com/ringjob/ringjob/auth/access"
 )
 
 func TestPrincipalRolesPerGroup(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/ringjob/ringjob/internal/lifecycle"
-	"github.com/ringjob/ringjob/retention"
+	"github.com/ringjob/ringjob/maintenance/retention"
 	"github.com/ringjob/ringjob/store"
 )
 

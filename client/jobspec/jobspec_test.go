@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringjob/ringjob/client"
-	"github.com/ringjob/ringjob/jobspec"
+	"github.com/ringjob/ringjob/client/jobspec"
 )
 
 const good = `groups:

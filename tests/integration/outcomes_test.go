@@ -26,7 +26,7 @@ var (
 )
 
 // binaries builds the two executor programs once per test process: our SDK
-// (cmd/demo-executor) and the Go-client look-alike (integration/goexecutor).
+// (cmd/demo-executor) and the Go-client look-alike (tests/integration/goexecutor).
 func binaries(t *testing.T) (demo, goexec string) {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -36,7 +36,7 @@ func binaries(t *testing.T) (demo, goexec string) {
 			return
 		}
 		buildDir = strings.TrimSpace(string(dir))
-		for _, p := range []string{"github.com/ringjob/ringjob/cmd/demo-executor", "github.com/ringjob/ringjob/integration/goexecutor"} {
+		for _, p := range []string{"github.com/ringjob/ringjob/cmd/demo-executor", "github.com/ringjob/ringjob/tests/integration/goexecutor"} {
 			out, err := exec.Command("go", "build", "-o", buildDir+"/", p).CombinedOutput()
 			if err != nil {
 				buildErr = fmt.Errorf("go build %s: %v\n%s", p, err, out)

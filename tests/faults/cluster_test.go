@@ -185,7 +185,7 @@ func ringjobBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "ringjob")
-		out, err := exec.Command("go", "build", "-o", binPath, "../cmd/ringjob").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", binPath, "../../cmd/ringjob").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/ringjob/ringjob/internal/dbtest"
 	"github.com/ringjob/ringjob/internal/kind"
-	"github.com/ringjob/ringjob/retention"
+	"github.com/ringjob/ringjob/maintenance/retention"
 	"github.com/ringjob/ringjob/store"
 )
 
