@@ -13,6 +13,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/logs"
 )
 
 // Defaults of Options.
@@ -65,11 +66,7 @@ func (o Options) withDefaults() Options {
 	if o.Clock == nil {
 		o.Clock = clockwork.NewRealClock()
 	}
-	if o.Log == nil {
-		l := logrus.New()
-		l.SetOutput(discard{})
-		o.Log = logrus.NewEntry(l)
-	}
+	o.Log = logs.OrDiscard(o.Log)
 	o.Log = o.Log.WithField("service", "alarm")
 	seti := func(v *int, def int) {
 		if *v == 0 {
@@ -90,10 +87,6 @@ func (o Options) withDefaults() Options {
 	setd(&o.StopGrace, DefaultStopGrace)
 	return o
 }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // validate reports the first invalid option (after defaults).
 func (o Options) validate() error {

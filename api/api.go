@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/ringjob/ringjob/auth/access"
 	"github.com/ringjob/ringjob/auth/sso"
+	"github.com/ringjob/ringjob/internal/logs"
 	"github.com/ringjob/ringjob/service"
 )
 
@@ -97,11 +97,7 @@ func New(o Options) *fiber.App {
 	if s.ready == nil {
 		s.ready = o.Service.Ready
 	}
-	if s.log == nil {
-		l := logrus.New()
-		l.SetOutput(io.Discard)
-		s.log = logrus.NewEntry(l)
-	}
+	s.log = logs.OrDiscard(s.log)
 	s.log = s.log.WithField("service", "api")
 	if s.timeout <= 0 {
 		s.timeout = DefaultRequestTimeout

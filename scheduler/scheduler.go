@@ -11,6 +11,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/logs"
 	"github.com/ringjob/ringjob/routes"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
@@ -91,12 +92,7 @@ func New(o Options) (*Scheduler, error) {
 	if clock == nil {
 		clock = clockwork.NewRealClock()
 	}
-	log := o.Log
-	if log == nil {
-		l := logrus.New()
-		l.SetOutput(discard{})
-		log = logrus.NewEntry(l)
-	}
+	log := logs.OrDiscard(o.Log)
 	log = log.WithField("node", cfg.NodeID)
 	m := o.Metrics
 	if m == nil {
@@ -489,7 +485,3 @@ func hostname() string {
 	}
 	return h
 }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }

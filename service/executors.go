@@ -16,6 +16,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/logs"
 	"github.com/sirupsen/logrus"
 
 	"github.com/ringjob/ringjob/internal/xxlwire"
@@ -109,11 +110,7 @@ func NewExecutors(o ExecutorsOptions) *Executors {
 		clock = clockwork.NewRealClock()
 	}
 	log := o.Log
-	if log == nil {
-		l := logrus.New()
-		l.SetOutput(discardWriter{})
-		log = logrus.NewEntry(l)
-	}
+	log = logs.OrDiscard(log)
 	onChange := o.OnRegistryChange
 	if onChange == nil {
 		onChange = func() {}
@@ -121,10 +118,6 @@ func NewExecutors(o ExecutorsOptions) *Executors {
 	return &Executors{st: o.Store, sink: o.Sink, clock: clock, log: log, metrics: newExecutorMetrics(o.Metrics), checkAddress: o.CheckAddress,
 		dir: newExecutorDirectory(o.Store, clock), onChange: onChange, sentTarget: o.SentTarget}
 }
-
-type discardWriter struct{}
-
-func (discardWriter) Write(p []byte) (int, error) { return len(p), nil }
 
 // EnsureToken sets the global executor token: the configured one, or the one
 // generated at a first start and kept in the database (all replicas share

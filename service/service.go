@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -11,6 +10,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/ringjob/ringjob/auth/access"
+	"github.com/ringjob/ringjob/internal/logs"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
@@ -132,11 +132,7 @@ func New(o Options) *Service {
 		runScan = defaultRunScanWindow
 	}
 	log := o.Log
-	if log == nil {
-		l := logrus.New()
-		l.SetOutput(io.Discard)
-		log = logrus.NewEntry(l)
-	}
+	log = logs.OrDiscard(log)
 	a := o.Access
 	svc := &Service{st: o.Store, trig: o.Scheduler, drivers: o.Drivers, clock: clock, channels: channels, alarms: o.Alarms, changed: changed, window: window,
 		runScan: runScan, log: log,

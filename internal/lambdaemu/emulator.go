@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
 	"sync"
 	"time"
 
+	"github.com/ringjob/ringjob/internal/logs"
 	"github.com/sirupsen/logrus"
 )
 
@@ -54,11 +54,7 @@ func New(opts Options) (*Emulator, error) {
 		return nil, err
 	}
 	log := opts.Log
-	if log == nil {
-		l := logrus.New()
-		l.SetOutput(io.Discard)
-		log = logrus.NewEntry(l)
-	}
+	log = logs.OrDiscard(log)
 	e := &Emulator{opts: opts, log: log.WithField("service", "lambdaemu"), funcs: map[string]*function{}}
 	for _, f := range opts.Functions {
 		e.funcs[f.Name] = newFunction(e, f)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/ringjob/ringjob/internal/logs"
 	"github.com/sirupsen/logrus"
 )
 
@@ -39,11 +40,7 @@ func New(certFile, keyFile string, clock clockwork.Clock, log *logrus.Entry) (*C
 	if clock == nil {
 		clock = clockwork.NewRealClock()
 	}
-	if log == nil {
-		l := logrus.New()
-		l.SetOutput(os.Stderr)
-		log = logrus.NewEntry(l)
-	}
+	log = logs.OrDiscard(log)
 	c := &Certificate{certFile: certFile, keyFile: keyFile, clock: clock, log: log}
 	stamp, err := c.fileStamp()
 	if err != nil {

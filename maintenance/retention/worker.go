@@ -11,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/ringjob/ringjob/internal/lifecycle"
+	"github.com/ringjob/ringjob/internal/logs"
 	"github.com/ringjob/ringjob/store"
 )
 
@@ -88,11 +89,7 @@ func New(o Options) (*Worker, error) {
 	if o.Clock == nil {
 		o.Clock = clockwork.NewRealClock()
 	}
-	if o.Log == nil {
-		l := logrus.New()
-		l.SetLevel(logrus.PanicLevel)
-		o.Log = logrus.NewEntry(l)
-	}
+	o.Log = logs.OrDiscard(o.Log)
 	if o.Metrics == nil {
 		o.Metrics = NewMetrics(nil)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/logs"
 	"github.com/ringjob/ringjob/targets"
 )
 
@@ -84,11 +84,7 @@ func New(cfg Config) (*Driver, error) {
 		return nil, err
 	}
 	log := cfg.Log
-	if log == nil {
-		l := logrus.New()
-		l.SetOutput(io.Discard)
-		log = logrus.NewEntry(l)
-	}
+	log = logs.OrDiscard(log)
 	opts := []func(*config.LoadOptions) error{
 		// The driver retries by itself (see invoke), so that a retry is a
 		// decision it can explain in the run log.

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"sort"
@@ -19,6 +18,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/logs"
 	"github.com/ringjob/ringjob/targets"
 )
 
@@ -56,11 +56,7 @@ func New(cfg Config, sink targets.Sink, log *logrus.Entry) (*Driver, error) {
 	if sink == nil {
 		return nil, errors.New("localexec.New: sink is nil")
 	}
-	if log == nil {
-		l := logrus.New()
-		l.SetOutput(io.Discard)
-		log = logrus.NewEntry(l)
-	}
+	log = logs.OrDiscard(log)
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("localexec config: %w", err)
