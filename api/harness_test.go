@@ -25,6 +25,7 @@ import (
 	"github.com/ringjob/ringjob/auth/access"
 	"github.com/ringjob/ringjob/auth/sso"
 	"github.com/ringjob/ringjob/internal/dbtest"
+	"github.com/ringjob/ringjob/internal/storetest"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"
@@ -84,19 +85,7 @@ type setupOpts struct {
 
 func openStore(t *testing.T, dialect string) *store.Store {
 	t.Helper()
-	ctx := context.Background()
-	var st *store.Store
-	var err error
-	if dialect == "mysql" {
-		st, err = store.OpenMySQL(ctx, dbtest.MySQL(t))
-	} else {
-		st, err = store.OpenSQLite(ctx, dbtest.SQLitePath(t))
-	}
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	_, err = st.Migrate(ctx)
-	require.NoError(t, err)
-	return st
+	return storetest.Open(t, dialect)
 }
 
 // cheapHashes are argon2id costs for tests: the hashing is the same code,

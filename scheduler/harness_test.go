@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/ringjob/ringjob/internal/dbtest"
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/storetest"
 	"github.com/ringjob/ringjob/schedule"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/store"
@@ -111,19 +111,7 @@ const waitersPerNode = 11
 
 func openStore(t *testing.T, dialect string) *store.Store {
 	t.Helper()
-	ctx := context.Background()
-	var st *store.Store
-	var err error
-	if dialect == "mysql" {
-		st, err = store.OpenMySQL(ctx, dbtest.MySQL(t))
-	} else {
-		st, err = store.OpenSQLite(ctx, dbtest.SQLitePath(t))
-	}
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	_, err = st.Migrate(ctx)
-	require.NoError(t, err)
-	return st
+	return storetest.Open(t, dialect)
 }
 
 func setup(t *testing.T, dialect string, start time.Time) *bundle {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ringjob/ringjob/internal/dbtest"
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/storetest"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
@@ -61,18 +62,7 @@ type bundle struct {
 
 func setup(t *testing.T, dialect string) *bundle {
 	t.Helper()
-	ctx := context.Background()
-	var st *store.Store
-	var err error
-	if dialect == "mysql" {
-		st, err = store.OpenMySQL(ctx, dbtest.MySQL(t))
-	} else {
-		st, err = store.OpenSQLite(ctx, dbtest.SQLitePath(t))
-	}
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	_, err = st.Migrate(ctx)
-	require.NoError(t, err)
+	st := storetest.Open(t, dialect)
 	drv := &fakeDriver{}
 	reg := targets.NewRegistry()
 	reg.Register("fake", drv)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ringjob/ringjob/internal/dbtest"
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/storetest"
 	"github.com/ringjob/ringjob/store"
 	"github.com/stretchr/testify/require"
 )
@@ -22,29 +23,12 @@ func TestMain(m *testing.M) { dbtest.Main(m) }
 // eachDialect runs the conformance suite against MySQL and SQLite.
 func eachDialect(t *testing.T, fn func(t *testing.T, st *store.Store)) {
 	t.Helper()
-	for _, dialect := range []string{"mysql", "sqlite"} {
-		t.Run(dialect, func(t *testing.T) {
-			t.Parallel()
-			fn(t, openStore(t, dialect))
-		})
-	}
+	storetest.Each(t, fn)
 }
 
 func openStore(t *testing.T, dialect string) *store.Store {
 	t.Helper()
-	ctx := context.Background()
-	var st *store.Store
-	var err error
-	if dialect == "mysql" {
-		st, err = store.OpenMySQL(ctx, dbtest.MySQL(t))
-	} else {
-		st, err = store.OpenSQLite(ctx, dbtest.SQLitePath(t))
-	}
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	_, err = st.Migrate(ctx)
-	require.NoError(t, err)
-	return st
+	return storetest.Open(t, dialect)
 }
 
 const t0 = int64(1_800_000_000_000) // a fixed epoch ms

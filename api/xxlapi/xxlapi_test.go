@@ -17,6 +17,7 @@ import (
 	"github.com/ringjob/ringjob/api/xxlapi"
 	"github.com/ringjob/ringjob/internal/dbtest"
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/storetest"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"
@@ -41,17 +42,7 @@ func setup(t *testing.T, dialect string) *bundle {
 func setupWith(t *testing.T, dialect string, opts func(*service.ExecutorsOptions)) *bundle {
 	t.Helper()
 	ctx := context.Background()
-	var st *store.Store
-	var err error
-	if dialect == "mysql" {
-		st, err = store.OpenMySQL(ctx, dbtest.MySQL(t))
-	} else {
-		st, err = store.OpenSQLite(ctx, dbtest.SQLitePath(t))
-	}
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	_, err = st.Migrate(ctx)
-	require.NoError(t, err)
+	st := storetest.Open(t, dialect)
 	sched, err := scheduler.New(scheduler.Options{Store: st, Drivers: targets.NewRegistry()})
 	require.NoError(t, err)
 	log := logrus.New()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ringjob/ringjob/internal/dbtest"
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/storetest"
 	"github.com/ringjob/ringjob/maintenance/retention"
 	"github.com/ringjob/ringjob/store"
 )
@@ -40,11 +41,7 @@ func countRuns(t *testing.T, st *store.Store) int {
 func TestPartitionMaintenanceIdempotent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := store.OpenMySQL(ctx, dbtest.MySQL(t))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	_, err = st.Migrate(ctx)
-	require.NoError(t, err)
+	st := storetest.Open(t, "mysql")
 	f := newFixture(t, st, "app")
 	now := t0.Add(10 * day)
 	for d := 0; d < 10; d++ {
@@ -109,11 +106,7 @@ func TestPartitionMaintenanceIdempotent(t *testing.T) {
 func TestPartitionedRetention(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := store.OpenMySQL(ctx, dbtest.MySQL(t))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	_, err = st.Migrate(ctx)
-	require.NoError(t, err)
+	st := storetest.Open(t, "mysql")
 	f := newFixture(t, st, "app")
 	var done []int64
 	for d := 0; d < 5; d++ {
@@ -190,11 +183,7 @@ func logPartitionNames(t *testing.T, st *store.Store) []string {
 func TestLogPartitions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := store.OpenMySQL(ctx, dbtest.MySQL(t))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	_, err = st.Migrate(ctx)
-	require.NoError(t, err)
+	st := storetest.Open(t, "mysql")
 	f := newFixture(t, st, "app")
 	var early []int64
 	for d := 0; d < 3; d++ {
@@ -368,11 +357,7 @@ func tableExists(t *testing.T, st *store.Store, name string) bool {
 func TestPartitionDropSurvivesACrashMidway(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := store.OpenMySQL(ctx, dbtest.MySQL(t))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	_, err = st.Migrate(ctx)
-	require.NoError(t, err)
+	st := storetest.Open(t, "mysql")
 	f := newFixture(t, st, "app")
 	var old []int64
 	for d := 0; d < 3; d++ {
@@ -380,7 +365,7 @@ func TestPartitionDropSurvivesACrashMidway(t *testing.T) {
 	}
 	recent := f.run(runSpec{group: "app", at: t0.Add(5 * day), state: kind.RunSucceeded, log: "recent\n"})
 	now := t0.Add(5*day + time.Hour)
-	_, err = st.RunPartitionsEnsure(ctx, store.RunPartitionsEnsureParams{NowMs: now.UnixMilli(), AheadDays: 1})
+	_, err := st.RunPartitionsEnsure(ctx, store.RunPartitionsEnsureParams{NowMs: now.UnixMilli(), AheadDays: 1})
 	require.NoError(t, err)
 
 	// Replica 1 died after swapping out 03-01's rows (the partition is empty,

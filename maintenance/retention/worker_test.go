@@ -12,6 +12,7 @@ import (
 
 	"github.com/ringjob/ringjob/internal/dbtest"
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/storetest"
 	"github.com/ringjob/ringjob/maintenance/retention"
 	"github.com/ringjob/ringjob/store"
 )
@@ -20,24 +21,7 @@ func TestMain(m *testing.M) { dbtest.Main(m) }
 
 func eachDialect(t *testing.T, fn func(t *testing.T, st *store.Store)) {
 	t.Helper()
-	for _, kind := range []string{"mysql", "sqlite"} {
-		t.Run(kind, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			var st *store.Store
-			var err error
-			if kind == "mysql" {
-				st, err = store.OpenMySQL(ctx, dbtest.MySQL(t))
-			} else {
-				st, err = store.OpenSQLite(ctx, dbtest.SQLitePath(t))
-			}
-			require.NoError(t, err)
-			t.Cleanup(func() { st.Close() })
-			_, err = st.Migrate(ctx)
-			require.NoError(t, err)
-			fn(t, st)
-		})
-	}
+	storetest.Each(t, fn)
 }
 
 const day = 24 * time.Hour

@@ -20,6 +20,7 @@ import (
 	"github.com/ringjob/ringjob/executor"
 	"github.com/ringjob/ringjob/internal/dbtest"
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/storetest"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"
@@ -56,11 +57,7 @@ type serverOpt func(*scheduler.Options, *service.Options)
 func startServer(t *testing.T, opts ...serverOpt) *server {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.OpenMySQL(ctx, dbtest.MySQL(t))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	_, err = st.Migrate(ctx)
-	require.NoError(t, err)
+	st := storetest.Open(t, "mysql")
 	l := logrus.New()
 	l.SetLevel(logrus.WarnLevel)
 	log := logrus.NewEntry(l)
