@@ -450,8 +450,9 @@ func TestLivenessLockFreedWhenConnectionDies(t *testing.T) {
 	b, err := store.OpenMySQL(ctx, dsn)
 	require.NoError(t, err)
 	defer b.Close()
-	_, err = a.NodeLivenessAcquire(ctx, "node-a")
+	lv, err := a.NodeLivenessAcquire(ctx, "node-a")
 	require.NoError(t, err)
+	defer lv.Release(ctx) // closes the lock's connection, dead by then
 	free, err := b.NodeLockFree(ctx, "node-a")
 	require.NoError(t, err)
 	require.False(t, free)
