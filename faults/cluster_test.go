@@ -168,6 +168,7 @@ type cluster struct {
 	replicas []*replica
 	exec     *xxlExecutor
 	jobs     int
+	jobSpec  func(i int, spec map[string]any)
 }
 
 var (
@@ -206,11 +207,14 @@ func newCluster(t *testing.T, replicas, jobs int) *cluster {
 type clusterOptions struct {
 	Scheduler string
 	RunDelay  time.Duration
+	// Job, when set, changes the fields of job i before it is created
+	// (misfire policy, retries).
+	Job func(i int, spec map[string]any)
 }
 
 func newClusterWith(t *testing.T, replicas, jobs int, o clusterOptions) *cluster {
 	t.Helper()
-	c := &cluster{t: t, bin: ringjobBinary(t), jobs: jobs}
+	c := &cluster{t: t, bin: ringjobBinary(t), jobs: jobs, jobSpec: o.Job}
 	c.db = startMariaDB(t)
 	c.exec = startExecutor(t, o.RunDelay)
 	dir := t.TempDir()
@@ -338,9 +342,13 @@ func (c *cluster) setup() {
 		"members": []string{c.exec.url()}})
 	require.Equal(c.t, 201, code, "%v", g)
 	for i := 0; i < c.jobs; i++ {
-		code, j := c.call("POST", "/api/v1/jobs", map[string]any{"group_id": g["id"], "name": fmt.Sprintf("every-second-%d", i),
+		spec := map[string]any{"group_id": g["id"], "name": fmt.Sprintf("every-second-%d", i),
 			"schedule_type": "cron", "schedule_conf": "* * * * * ?", "time_zone": "UTC", "handler": "record", "enabled": true,
-			"misfire_policy": "do_nothing", "route_strategy": "first", "timeout_sec": 30})
+			"misfire_policy": "do_nothing", "route_strategy": "first", "timeout_sec": 30}
+		if c.jobSpec != nil {
+			c.jobSpec(i, spec)
+		}
+		code, j := c.call("POST", "/api/v1/jobs", spec)
 		require.Equal(c.t, 201, code, "%v", j)
 	}
 }

@@ -17,6 +17,9 @@ type kills struct {
 	lifecycle.Loop
 	*followupDeps
 	log *logrus.Entry
+	// warns rate-limits the lines logged per run (a count per kind per
+	// interval), as the dispatcher's are.
+	warns *warnEvery
 }
 
 func (k *kills) Start(ctx context.Context) {
@@ -42,7 +45,7 @@ func (k *kills) tick(ctx context.Context) error {
 			continue
 		}
 		if err := drv.Kill(ctx, r.Target, r.ID, r.JobID); err != nil {
-			k.log.WithError(err).WithField("run_id", r.ID).Warn("kill a run asked for on another replica")
+			k.warns.note("kill_failed", logrus.Fields{"run_id": r.ID, "error": err.Error()}, "kill a run asked for on another replica")
 			continue
 		}
 		if scheme, _ := targets.Scheme(r.Target); scheme != "local" {

@@ -137,13 +137,22 @@ func New(o Options) (*Scheduler, error) {
 	s.outcomes.settled = s.ledger.settled
 	fd := &followupDeps{cfg: cfg, node: s.node, st: o.Store, clock: clock, metrics: m, alarmer: o.Alarmer, ring: s.ring,
 		drivers: o.Drivers, record: s.outcomes.record, trigger: s.Trigger}
+	svc := func(name string) (*logrus.Entry, *warnEvery) {
+		l := log.WithField("service", name)
+		return l, newWarnEvery(l, clock, warnInterval)
+	}
+	retriesLog, retriesWarns := svc("retries")
+	childrenLog, childrenWarns := svc("children")
+	killsLog, killsWarns := svc("kills")
+	lostLog, lostWarns := svc("lost_runs")
+	alarmsLog, alarmsWarns := svc("alarms")
 	s.followups = append(s.followups,
-		&retries{followupDeps: fd, log: log.WithField("service", "retries")},
-		&children{followupDeps: fd, log: log.WithField("service", "children")},
+		&retries{followupDeps: fd, log: retriesLog, warns: retriesWarns},
+		&children{followupDeps: fd, log: childrenLog, warns: childrenWarns},
 		&recoveries{followupDeps: fd, log: log.WithField("service", "recoveries")},
-		&kills{followupDeps: fd, log: log.WithField("service", "kills")},
-		&lostRuns{followupDeps: fd, log: log.WithField("service", "lost_runs")},
-		&alarmSender{followupDeps: fd, log: log.WithField("service", "alarms")},
+		&kills{followupDeps: fd, log: killsLog, warns: killsWarns},
+		&lostRuns{followupDeps: fd, log: lostLog, warns: lostWarns},
+		&alarmSender{followupDeps: fd, log: alarmsLog, warns: alarmsWarns},
 	)
 	return s, nil
 }
