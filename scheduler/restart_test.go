@@ -12,9 +12,11 @@ import (
 )
 
 // TestRestartMarksOnlyAnEarlierIncarnationsRunsLost: a node that starts
-// again under the same id records the runs an earlier process of it handed
-// to a target and never heard back from as lost (delivery unknown), but
-// not the runs it handed itself since it started: its services and the API
+// again under the same id settles the runs an earlier process of it handed
+// to a target and never heard back from: a target that cannot be asked
+// whether it received the run (this test's driver) leaves it lost, its
+// reason naming what is unknown. Runs it handed itself since it started
+// are not touched: its services and the API
 // run before that check, and a run triggered in that instant was recorded
 // lost although its executor ran it and reported (seen as a flaky
 // TestGroupExecutorTokenRotation under load).
@@ -31,7 +33,7 @@ func TestRestartMarksOnlyAnEarlierIncarnationsRunsLost(t *testing.T) {
 				r, _, err := b.st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: atMs, ShardTotal: 1,
 					TriggerType: kind.TriggerManual, Owner: "a", CreatedMs: atMs})
 				require.NoError(t, err)
-				ids, err := b.st.RunHandOff(ctx, store.RunHandOffParams{Owner: "a", IDs: []int64{r.ID}, NowMs: atMs})
+				ids, err := b.st.RunHandOff(ctx, store.RunHandOffParams{Owner: "a", IDs: []int64{r.ID}, NowMs: atMs, Targets: map[int64]string{r.ID: "rec://target"}})
 				require.NoError(t, err)
 				require.Equal(t, []int64{r.ID}, ids)
 				return r.ID
@@ -40,11 +42,17 @@ func TestRestartMarksOnlyAnEarlierIncarnationsRunsLost(t *testing.T) {
 			justNow := handed(now) // as if handed by the new process in its first millisecond
 
 			b.startNode("a", nil)
-			got, err := b.st.RunGet(ctx, earlier)
-			require.NoError(t, err)
-			require.Equal(t, kind.RunLost, got.State, "handed by the earlier process: delivery unknown")
-			require.Contains(t, got.Message, "restarted after handing this run")
-			got, err = b.st.RunGet(ctx, justNow)
+			var got store.Run
+			require.Eventually(t, func() bool {
+				var err error
+				got, err = b.st.RunGet(ctx, earlier)
+				require.NoError(t, err)
+				return got.State != kind.RunDispatching
+			}, 10*time.Second, 5*time.Millisecond, "handed by the earlier process: settled by the takeover scan")
+			require.Equal(t, kind.RunLost, got.State, "handed by the earlier process to a target that cannot be asked: delivery unknown")
+			require.Contains(t, got.Message, "an earlier process of scheduler node a died after handing this run to rec://target")
+			require.Contains(t, got.Message, "cannot be asked whether it received the run")
+			got, err := b.st.RunGet(ctx, justNow)
 			require.NoError(t, err)
 			require.Equal(t, kind.RunDispatching, got.State, "handed by this process: its answer is still to come")
 		})

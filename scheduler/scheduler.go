@@ -290,26 +290,20 @@ func (s *Scheduler) rejoin(ctx context.Context) error {
 // adoptOwn loads this node's own scheduled and claimed-but-unsent runs from
 // the ledger into the ring and the dispatcher. startedMs > 0: this is a new
 // process, started then, so runs of this node handed to a target before it
-// were handed by an earlier process and cannot still be on their way; they
-// are marked lost (delivery unknown). Runs this process handed since (its
-// services run already, and the API may have triggered some) are not
-// touched.
+// were handed by an earlier process and cannot still be on their way; their
+// targets are asked about them (handed.go), now and at every takeover scan
+// until each is resolved. Runs this process handed since (its services run
+// already, and the API may have triggered some) are not touched.
 func (s *Scheduler) adoptOwn(ctx context.Context, startedMs int64) error {
 	scheduled, claimed, err := s.takeover.adopt(ctx, s.node, "left by an earlier run of this node")
 	if err != nil {
 		return err
 	}
-	lost := 0
 	if startedMs > 0 {
-		ids, err := s.takeover.markHandedLost(ctx, s.node, startedMs,
-			fmt.Sprintf("scheduler node %s restarted after handing this run to its target; whether it arrived is unknown, so it is not re-sent automatically", s.node))
-		if err != nil {
-			return err
-		}
-		lost = len(ids)
+		s.takeover.ownHandedBefore.Store(startedMs)
 	}
-	if scheduled+claimed+lost > 0 {
-		s.log.WithFields(logrus.Fields{"scheduled": scheduled, "claimed_not_sent": claimed, "lost": lost}).Info("took back this node's own runs")
+	if scheduled+claimed > 0 {
+		s.log.WithFields(logrus.Fields{"scheduled": scheduled, "claimed_not_sent": claimed}).Info("took back this node's own runs")
 	}
 	return nil
 }
