@@ -166,7 +166,7 @@ type cluster struct {
 	bin      string
 	db       *mariadb
 	replicas []*replica
-	exec     *xxlExecutor
+	exec     countingExecutor
 	jobs     int
 	jobSpec  func(i int, spec map[string]any)
 }
@@ -210,13 +210,31 @@ type clusterOptions struct {
 	// Job, when set, changes the fields of job i before it is created
 	// (misfire policy, retries).
 	Job func(i int, spec map[string]any)
+	// SDK runs the jobs on an executor built with our executor SDK
+	// (executor/) instead of the Java-style test executor.
+	SDK bool
+}
+
+// countingExecutor is the executor the jobs run on, counting arrivals.
+type countingExecutor interface {
+	url() string
+	all() []arrival
+	pendingCallbacks() int
+	setAdmins(func() []string)
+	down()
+	up()
+	close()
 }
 
 func newClusterWith(t *testing.T, replicas, jobs int, o clusterOptions) *cluster {
 	t.Helper()
 	c := &cluster{t: t, bin: ringjobBinary(t), jobs: jobs, jobSpec: o.Job}
 	c.db = startMariaDB(t)
-	c.exec = startExecutor(t, o.RunDelay)
+	if o.SDK {
+		c.exec = startSDKExecutor(t, o.RunDelay)
+	} else {
+		c.exec = startExecutor(t, o.RunDelay)
+	}
 	dir := t.TempDir()
 	for i := 0; i < replicas; i++ {
 		r := &replica{name: fmt.Sprintf("r%d", i+1), port: freePort(t)}
@@ -244,13 +262,13 @@ scheduler:
 		}
 		c.exec.close()
 	})
-	c.exec.admins = func() []string {
+	c.exec.setAdmins(func() []string {
 		var out []string
 		for _, r := range c.replicas {
 			out = append(out, r.base())
 		}
 		return out
-	}
+	})
 	for i, r := range c.replicas {
 		c.start(r)
 		if i == 0 {
