@@ -37,7 +37,7 @@ test: ## go vet, terraform fmt check, then all tests with the race detector
 	$(GO) test -race -timeout 9m ./...
 
 .PHONY: test-faults
-test-faults: ## Long fault-injection suite: 3 replicas, 200 jobs, SIGKILL/SIGSTOP/mariadbd restarts/executor down (~10 min; docs/reliability.md)
+test-faults: ## Long fault-injection suite: 3 replicas, 200 jobs, SIGKILL/SIGSTOP/mariadbd restarts/executor down, kills inside the dispatch window, DB outages vs misfire policy (~16 min; docs/reliability.md)
 	RINGJOB_FAULTS=long RINGJOB_FAULTS_REPORT=$(CURDIR)/bin/faults-report.md $(GO) test -count=1 -run 'TestFaultsLong|TestFaultsDatabaseOutage|TestFaultsKillInDispatchWindow' -v -timeout 30m ./faults/
 
 .PHONY: test-crash
