@@ -23,8 +23,11 @@ import (
 // lost, its reason naming what is unknown; and so does a target that has
 // not answered for handedHung.
 
-// receiptTimeout bounds one question to a target.
-const receiptTimeout = 3 * time.Second
+// receiptTimeout bounds one question to a target. The questions are asked
+// by the takeover scan, and a target that does not answer in time is not
+// asked again in that scan, so an executor that is down delays the scan
+// (and with it the takeover of other dead nodes) by at most this much.
+const receiptTimeout = time.Second
 
 // handedHung is how long a handed run may stay unresolved (its target
 // silent or busy) before it is recorded lost.

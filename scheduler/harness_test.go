@@ -103,6 +103,9 @@ type bundle struct {
 	alarmer scheduler.Alarmer
 	// logHook, when set, sees the log lines of the nodes started from now on.
 	logHook logrus.Hook
+	// drivers, by scheme, are registered on the nodes started from now on
+	// besides their recording driver ("rec").
+	drivers map[string]targets.Driver
 }
 
 type node struct {
@@ -154,6 +157,9 @@ func (b *bundle) startNodeOn(id string, clock *clockwork.FakeClock, mutate func(
 	rec := &recordingDriver{clock: clock, node: id}
 	reg := targets.NewRegistry()
 	reg.Register("rec", rec)
+	for scheme, d := range b.drivers {
+		reg.Register(scheme, d)
+	}
 	cfg := scheduler.Config{NodeID: id, StopGrace: 2 * time.Second}
 	if mutate != nil {
 		mutate(&cfg)
