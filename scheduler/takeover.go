@@ -181,8 +181,9 @@ func (t *takeover) scan(ctx context.Context) error {
 
 // deathOf says why a node (not declared dead yet) is dead, or "" while it
 // is not (see peerWatch). askable: its connections are gone (it stopped, or
-// its liveness lock was freed), so nothing it sent can still arrive and the
-// targets of its handed runs may be asked about them.
+// its liveness lock was freed while it was heartbeating), so nothing it sent
+// can still arrive and the targets of its handed runs may be asked about
+// them.
 func (t *takeover) deathOf(ctx context.Context, n store.Node, now time.Time) (why string, askable bool, err error) {
 	if n.StoppedMs > 0 {
 		return "stopped", true, nil
@@ -200,7 +201,9 @@ func (t *takeover) deathOf(ctx context.Context, n store.Node, now time.Time) (wh
 			return "", false, nil
 		}
 		if free || !t.st.NamedLocks() {
-			return fmt.Sprintf("no heartbeat for %s", silent.Round(time.Millisecond)), free, nil
+			// Silence alone does not tell a dead process from a paused one
+			// whose session ended: what it handed is not asked about.
+			return fmt.Sprintf("no heartbeat for %s", silent.Round(time.Millisecond)), false, nil
 		}
 		// Silent, yet its session holds its lock: a paused process or a
 		// frozen machine. End that session so it cannot look alive again.
