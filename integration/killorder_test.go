@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -89,4 +90,44 @@ func TestKillOfAnExecutorThatReportsBeforeAnswering(t *testing.T) {
 	p.mu.Lock()
 	require.Equal(t, 1, p.kills, "one /kill")
 	p.mu.Unlock()
+}
+
+// XXL-JOB's /kill is per job: killing either of two runs of a
+// serial-execution job on one executor (one running, one queued behind it)
+// stops both. The service says so beforehand (KillScope), and both are
+// recorded killed, neither failed, and neither retried.
+func TestKillByJobStopsAndRecordsEveryRunOfTheJob(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	ctx := context.Background()
+	g := s.group("sdk-kill-scope")
+	startDemoExecutor(t, s, "sdk-kill-scope")
+	j := s.outcomeJob(g, "serial", "sleep", 1)
+	first := s.trigger(j, "30s")
+	s.waitState(first.ID, kind.RunRunning)
+	queued := s.trigger(j, "30s")
+	s.waitState(queued.ID, kind.RunRunning) // accepted: queued behind the first on the executor
+
+	scope, err := s.svc.KillScope(ctx, queued.ID)
+	require.NoError(t, err)
+	require.Len(t, scope, 1)
+	require.Equal(t, first.ID, scope[0].ID, "killing the queued run stops the running one too")
+	scope, err = s.svc.KillScope(ctx, first.ID)
+	require.NoError(t, err)
+	require.Len(t, scope, 1)
+	require.Equal(t, queued.ID, scope[0].ID)
+
+	k, err := s.svc.KillRun(ctx, queued.ID)
+	require.NoError(t, err)
+	require.Equal(t, kind.RunKilled, k.State)
+	got, err := s.st.RunGet(ctx, first.ID)
+	require.NoError(t, err)
+	require.Equal(t, kind.RunKilled, got.State, got.Message)
+	require.Contains(t, got.Message, fmt.Sprintf("killed with run %d", queued.ID))
+
+	time.Sleep(2 * time.Second) // the executor's reports and the follow-up services
+	for _, r := range s.runsOf(j.ID) {
+		require.Equal(t, kind.RunKilled, r.State, "run %d: %s", r.ID, r.Message)
+	}
+	require.Len(t, s.runsOf(j.ID), 2, "no retry of a killed run")
 }

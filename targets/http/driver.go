@@ -213,6 +213,11 @@ func (d *Driver) IdleBeat(ctx context.Context, target string, jobID int64) error
 	return err
 }
 
+// KillsWholeJob says that a kill stops every run of the job the executor
+// holds, not one run: XXL-JOB's /kill takes a job id and ends the job's
+// thread with its queue.
+func (d *Driver) KillsWholeJob() bool { return true }
+
 // Kill stops the job's running trigger on the executor (XXL-JOB kills by job id).
 func (d *Driver) Kill(ctx context.Context, target string, runID, jobID int64) error {
 	_, err := d.post(ctx, target, xxlwire.PathKill, xxlwire.JobIDRequest{JobID: jobID})
