@@ -300,7 +300,14 @@ func (s *Scheduler) adoptOwn(ctx context.Context, startedMs int64) error {
 		return err
 	}
 	if startedMs > 0 {
-		s.takeover.ownHandedBefore.Store(startedMs)
+		// Asked now, and at every takeover scan while some are unresolved.
+		pending, err := s.takeover.resolveHanded(ctx, s.node, startedMs, fmt.Sprintf("an earlier process of scheduler node %s", s.node))
+		if err != nil {
+			s.log.WithError(err).Warn("ask the targets about the runs an earlier process of this node handed; the takeover scan asks again")
+		}
+		if err != nil || pending > 0 {
+			s.takeover.ownHandedBefore.Store(startedMs)
+		}
 	}
 	if scheduled+claimed > 0 {
 		s.log.WithFields(logrus.Fields{"scheduled": scheduled, "claimed_not_sent": claimed}).Info("took back this node's own runs")
