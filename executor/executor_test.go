@@ -518,8 +518,13 @@ func TestLog(t *testing.T) {
 
 	path := filepath.Join(b.dir, testStart.Format("2006-01-02"), "42.log")
 	require.FileExists(t, path)
-	// Another day's file is another file.
+	// Another day's file is another file: none, but the executor received
+	// run 42, and says so (a scheduler that lost track of its send asks
+	// whether it arrived); a log id it never received does not exist.
 	res = read(map[string]any{"logDateTime": testStart.AddDate(0, 0, 1).UnixMilli(), "logId": 42, "fromLineNum": 1})
+	require.Equal(t, "the run was received; its log file is no longer kept", res.LogContent)
+	require.True(t, res.IsEnd)
+	res = read(map[string]any{"logDateTime": testStart.UnixMilli(), "logId": 4242, "fromLineNum": 1})
 	require.Equal(t, "readLog fail, logFile not exists", res.LogContent)
 }
 

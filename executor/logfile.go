@@ -26,12 +26,20 @@ func (e *Executor) readLog(req xxlwire.LogRequest) xxlwire.LogResult {
 	// seen as still going, and the admin just asks once more.
 	e.mu.Lock()
 	_, active := e.active[req.LogID]
+	received := e.seen.has(req.LogID)
 	e.mu.Unlock()
 
 	f, err := os.Open(logPath(e.cfg.logDir, time.UnixMilli(req.DateMillis()), req.LogID))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			if active { // queued, not started yet
+				return res
+			}
+			if received {
+				// Received (a scheduler that lost track of its send asks
+				// this), its log gone: never "not exists", which would
+				// say it never arrived.
+				res.LogContent, res.IsEnd = msgLogNotKept, true
 				return res
 			}
 			res.LogContent, res.IsEnd = msgLogNotExists, true

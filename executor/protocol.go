@@ -49,6 +49,7 @@ const (
 	msgIdleBusy         = "job thread is running or has trigger queue."
 	msgAlreadyKilled    = "job thread already killed."
 	msgLogNotExists     = "readLog fail, logFile not exists"
+	msgLogNotKept       = "the run was received; its log file is no longer kept"
 	suffixRunningKilled = " [job running, killed]"
 	suffixQueuedKilled  = " [job not executed, in the job queue, killed.]"
 )

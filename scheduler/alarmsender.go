@@ -28,6 +28,9 @@ type alarmSender struct {
 	lifecycle.Loop
 	*followupDeps
 	log *logrus.Entry
+	// warns rate-limits the lines logged per run (a count per kind per
+	// interval), as the dispatcher's are.
+	warns *warnEvery
 }
 
 // alarmLease outlasts the alarm dispatcher's own retries of one alarm
@@ -54,7 +57,7 @@ func (a *alarmSender) tick(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return err
 			}
-			a.log.WithError(err).WithField("run_id", run.ID).Warn("send a pending alarm; trying again at the next look")
+			a.warns.note("alarm_send_failed", logrus.Fields{"run_id": run.ID, "error": err.Error()}, "send a pending alarm; trying again at the next look")
 		}
 	}
 	return nil
@@ -77,7 +80,7 @@ func (a *alarmSender) send(ctx context.Context, run store.Run, now time.Time) er
 		return err // another replica is sending it
 	}
 	if !a.alarmer.Alarm(ctx, Alarm{Kind: ev, Job: job, Run: run, Channels: job.AlarmChannels}) {
-		a.log.WithFields(logrus.Fields{"run_id": run.ID, "job_id": job.ID, "kind": ev}).Error("alarm could not be queued; trying again at the next look")
+		a.warns.noteAt(logrus.ErrorLevel, "alarm_not_queued", logrus.Fields{"run_id": run.ID, "job_id": job.ID, "kind": ev}, "alarm could not be queued; trying again at the next look")
 		return a.st.RunAlarmRelease(ctx, run.ID)
 	}
 	return nil

@@ -20,6 +20,9 @@ type children struct {
 	lifecycle.Loop
 	*followupDeps
 	log *logrus.Entry
+	// warns rate-limits the lines logged per run (a count per kind per
+	// interval), as the dispatcher's are.
+	warns *warnEvery
 }
 
 func (c *children) Start(ctx context.Context) {
@@ -40,7 +43,7 @@ func (c *children) tick(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return err
 			}
-			c.log.WithError(err).WithField("run_id", r.ID).Warn("trigger child jobs; trying again at the next look")
+			c.warns.note("trigger_children_failed", logrus.Fields{"run_id": r.ID, "error": err.Error()}, "trigger child jobs; trying again at the next look")
 		}
 	}
 	return nil
@@ -49,7 +52,7 @@ func (c *children) tick(ctx context.Context) error {
 func (c *children) follow(ctx context.Context, r store.Run) error {
 	job, err := c.st.JobGet(ctx, r.JobID)
 	if err != nil {
-		c.log.WithError(err).WithField("run_id", r.ID).Warn("succeeded run of a job that is gone; no child jobs")
+		c.warns.note("job_gone", logrus.Fields{"run_id": r.ID, "error": err.Error()}, "succeeded run of a job that is gone; no child jobs")
 		_, err := c.st.RunFollowupDone(ctx, r.ID)
 		return err
 	}
@@ -62,7 +65,7 @@ func (c *children) follow(ctx context.Context, r store.Run) error {
 		case errors.Is(err, store.ErrNotFound):
 			// A child deleted since must not hold up its siblings or the
 			// follow-up forever.
-			c.log.WithError(err).WithFields(logrus.Fields{"run_id": r.ID, "child_job_id": child}).Warn("child job is gone; not triggered")
+			c.warns.note("child_gone", logrus.Fields{"run_id": r.ID, "child_job_id": child, "error": err.Error()}, "child job is gone; not triggered")
 		case err != nil:
 			return fmt.Errorf("trigger child job %d of run %d: %w", child, r.ID, err)
 		}

@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -110,7 +109,7 @@ func (d *dispatcher) fire(ctx context.Context, due []fire) {
 		return
 	}
 	due = uniqueFires(due)
-	d.decideMisfires(due)
+	due, undecided := d.decideMisfires(ctx, due)
 	var fastList, slowList []fire
 	for _, f := range due {
 		if d.slowJobs.isSlow(f.job.ID) {
@@ -119,7 +118,9 @@ func (d *dispatcher) fire(ctx context.Context, due []fire) {
 			fastList = append(fastList, f)
 		}
 	}
-	var rest []fire
+	// Late fires whose policy could not be applied (the database did not
+	// answer) wait in the backlog, still scheduled: not an outcome.
+	rest := undecided
 	rest = append(rest, d.fireOn(ctx, d.fast, fastList)...)
 	rest = append(rest, d.fireOn(ctx, d.slow, slowList)...)
 	if len(rest) > 0 {
@@ -142,47 +143,6 @@ func uniqueFires(fs []fire) []fire {
 		}
 	}
 	return out
-}
-
-// decideMisfires applies the misfire policy to schedule fires that leave
-// the ring, the backlog or a takeover later than the misfire threshold,
-// wherever they waited (a slow database, a full pool, a dead owner):
-// do_nothing records each as misfired; fire_once_now fires the latest late
-// fire of each job once and records the others as misfired. Manual
-// triggers, retries and child runs are sent however late.
-func (d *dispatcher) decideMisfires(due []fire) {
-	now := d.clock.Now()
-	nowMs := now.UnixMilli()
-	threshold := d.cfg.MisfireThreshold.Milliseconds()
-	late := func(f *fire) bool {
-		return f.trigger == kind.TriggerSchedule && f.misfire == "" && nowMs-f.scheduledMs > threshold
-	}
-	latest := map[int64]int64{} // job -> latest late fire time, for fire_once_now
-	for i := range due {
-		if f := &due[i]; late(f) && f.job.MisfirePolicy == kind.MisfireFireOnceNow && f.scheduledMs > latest[f.job.ID] {
-			latest[f.job.ID] = f.scheduledMs
-		}
-	}
-	for i := range due {
-		f := &due[i]
-		if !late(f) {
-			continue
-		}
-		where := "it waited in this node's ring or backlog"
-		if f.why != "" {
-			where = f.why
-		}
-		// In tenths of a second: a burst of misfires then shares a few
-		// messages, and their batched write groups rows by message (see
-		// store.setByValue) instead of one CASE branch per run.
-		by := (time.Duration(nowMs-f.scheduledMs) * time.Millisecond).Round(100 * time.Millisecond)
-		switch {
-		case f.job.MisfirePolicy != kind.MisfireFireOnceNow:
-			f.misfire = fmt.Sprintf("misfired: due %s ago (%s); do_nothing skips it", by, where)
-		case f.scheduledMs != latest[f.job.ID]:
-			f.misfire = fmt.Sprintf("misfired: due %s ago (%s); fire_once_now fires only the latest missed fire", by, where)
-		}
-	}
 }
 
 // dropAll empties the backlog (the node rejoins) and returns how many it held.
@@ -257,11 +217,13 @@ func (d *dispatcher) fireOn(ctx context.Context, p *pool, list []fire) (rest []f
 		d.metrics.Misfired.Inc()
 		u := store.RunUpdate{ID: f.runID, State: kind.RunMisfired, Message: f.misfire, FinishedMs: nowMs}
 		gone = append(gone, f.runID)
-		if f.claimed {
-			// Claimed by a replica that died, never handed: an outcome
+		if f.claimed || len(f.priorHandoffs) > 0 {
+			// Claimed by a replica that died, never handed, or handed by
+			// a statement whose answer was lost, never sent: an outcome
 			// like any other, from dispatching.
 			d.ledger.write(ledgerOp{final: true, u: u})
-		} else {
+		}
+		if !f.claimed {
 			misfired = append(misfired, u)
 		}
 	}
@@ -327,7 +289,7 @@ func (d *dispatcher) dispatch(ctx context.Context, f fire) {
 		// to record its failure; the task's end frees its place.)
 		f.turn.done()
 	}
-	if err != nil && !handed && !errors.Is(err, errRequeue) && !isHandoffErr(err) {
+	if err != nil && !handed && !errors.Is(err, errRequeue) && !errors.Is(err, errDatabaseBeforeHandoff) && !isHandoffErr(err) {
 		// It failed before the send (no target, a block strategy, a
 		// routing probe): claimed like a send, so its failure is recorded
 		// once, by its owner.
@@ -343,6 +305,13 @@ func (d *dispatcher) dispatch(ctx context.Context, f fire) {
 		f.turn = nil
 		d.requeue(f)
 		return
+	case !handed && errors.Is(err, errDatabaseBeforeHandoff):
+		d.warns.note("database_before_handoff", logrus.Fields{"run_id": f.runID, "job_id": f.job.ID, "error": err.Error()},
+			"the database did not answer before a run's hand-off; it stays scheduled and is offered again")
+		f.turn.pass(false)
+		f.turn = nil
+		d.requeue(f)
+		return
 	case errors.Is(err, errHandoffRefused):
 		d.metrics.ClaimLost.Inc()
 		d.warns.note("handoff_refused", logrus.Fields{"run_id": f.runID, "job_id": f.job.ID},
@@ -354,11 +323,15 @@ func (d *dispatcher) dispatch(ctx context.Context, f fire) {
 		return
 	case errors.Is(err, errHandoffUnknown):
 		// Not handed (the statement failed), or handed without our
-		// hearing of it: offered again at the next tick, where a second
-		// hand-off of a handed run is refused (it is then marked lost by
-		// the sweep of handed runs that never got an answer).
+		// hearing of it: offered again at the next tick, naming the lost
+		// statement's token, so a run it handed is handed to us then and
+		// sent once (or recorded misfired from dispatching if too late).
 		d.warns.note("handoff_failed", logrus.Fields{"run_id": f.runID, "job_id": f.job.ID, "error": err.Error()},
 			"could not record the hand-off of a run; it is offered again at the next tick")
+		var unknown *handoffUnknownError
+		if errors.As(err, &unknown) && unknown.token != 0 {
+			f.priorHandoffs = append(f.priorHandoffs, unknown.token)
+		}
 		f.turn = nil
 		d.requeue(f)
 		return
@@ -371,7 +344,7 @@ func (d *dispatcher) dispatch(ctx context.Context, f fire) {
 	d.metrics.Dispatched.Inc()
 	if js := attemptsJSON(attempts); js != "" {
 		if aerr := d.st.RunSetAttempts(ctx, f.runID, js); aerr != nil {
-			d.log.WithError(aerr).WithField("run_id", f.runID).Warn("record routing attempts")
+			d.warns.note("record_attempts_failed", logrus.Fields{"run_id": f.runID, "error": aerr.Error()}, "record routing attempts")
 		}
 	}
 	switch {

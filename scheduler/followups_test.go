@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/store"
+	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/require"
 )
 
@@ -224,4 +226,99 @@ func TestAlarmsSurviveADeadReplica(t *testing.T) {
 	log, err := b.st.RunLogRead(context.Background(), ok.ID, 1)
 	require.NoError(t, err)
 	require.Contains(t, log.Content, "recovery alarm")
+}
+
+// A kill of a run on an executor is sent by the replica that serves the
+// request (service.KillRun), once: the follow-up service of the run's owner
+// does not send a second one (XXL-JOB executors kill by job id, so a second
+// /kill could stop the job's next run).
+func TestKillOfAnExecutorRunIsNotSentAgainByItsOwner(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "sqlite", noon)
+	j := b.jobWith("held", func(f *store.JobFields) {})
+	n := b.startNode("a", func(c *scheduler.Config) { c.FollowupInterval = time.Second })
+	n.rec.mu.Lock()
+	n.rec.hold = map[int64]bool{j.ID: true}
+	n.rec.mu.Unlock()
+	b.settle(1)
+	r, _, err := n.s.Trigger(context.Background(), scheduler.TriggerParams{JobID: j.ID})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { got, _ := b.st.RunGet(context.Background(), r.ID); return got.State == kind.RunRunning }, 5*time.Second, 5*time.Millisecond)
+	ok, err := b.st.RunRequestKill(context.Background(), r.ID)
+	require.NoError(t, err)
+	require.True(t, ok)
+	b.step(1, 5*time.Second)
+	n.rec.mu.Lock()
+	kills := n.rec.kills
+	n.rec.mu.Unlock()
+	require.Zero(t, kills, "the owner sent a second kill")
+	got, err := b.st.RunGet(context.Background(), r.ID)
+	require.NoError(t, err)
+	require.Equal(t, kind.RunRunning, got.State, "the kill is the requesting replica's to record")
+}
+
+// Per-run warnings are rate-limited like the dispatch warnings: 30 runs
+// failing for good in one look log "run failed; no retry left" once; the
+// next failure, 10 s later, logs one line that counts them all.
+func TestNoRetryLeftIsLoggedOncePerInterval(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "sqlite", noon)
+	lines := &lineCounter{}
+	b.logHook = lines
+	j := b.jobWith("fails", func(f *store.JobFields) {})
+	n := b.startNode("a", func(c *scheduler.Config) { c.FollowupInterval = time.Second })
+	n.rec.mu.Lock()
+	n.rec.failFirst = map[int64]int{j.ID: 1000}
+	n.rec.mu.Unlock()
+	b.settle(1)
+	failAll := func(k int) {
+		t.Helper()
+		for i := 0; i < k; i++ {
+			_, _, err := n.s.Trigger(context.Background(), scheduler.TriggerParams{JobID: j.ID})
+			require.NoError(t, err)
+		}
+		require.Eventually(t, func() bool {
+			for _, r := range b.runs(j.ID) {
+				if r.State != kind.RunFailed {
+					return false
+				}
+			}
+			return true
+		}, 10*time.Second, 5*time.Millisecond)
+	}
+	failAll(30)
+	b.step(1, 3*time.Second)
+	require.Equal(t, []string{"run failed; no retry left"}, lines.matching("no retry left"), "30 failures: one line")
+	b.step(1, 8*time.Second)
+	failAll(1)
+	b.step(1, 3*time.Second)
+	require.Equal(t, []string{"run failed; no retry left", "run failed; no retry left (30 in the last 10s)"}, lines.matching("no retry left"),
+		"the next line counts the failures since the last one")
+}
+
+// lineCounter is a logrus hook that keeps every message.
+type lineCounter struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (l *lineCounter) Levels() []logrus.Level { return logrus.AllLevels }
+
+func (l *lineCounter) Fire(e *logrus.Entry) error {
+	l.mu.Lock()
+	l.msgs = append(l.msgs, e.Message)
+	l.mu.Unlock()
+	return nil
+}
+
+func (l *lineCounter) matching(part string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, m := range l.msgs {
+		if strings.Contains(m, part) {
+			out = append(out, m)
+		}
+	}
+	return out
 }

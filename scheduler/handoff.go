@@ -42,12 +42,18 @@ type handoffGate struct {
 type handoffReq struct {
 	id     int64
 	target string // where it goes ("" for a run that fails before a send)
-	done   chan handoffAnswer
+	// prior are the tokens of earlier hand-offs of the run whose answer was
+	// lost (see store.RunHandOffParams.Prior).
+	prior []int64
+	done  chan handoffAnswer
 }
 
 type handoffAnswer struct {
 	ok  bool
 	err error
+	// token marks the statement that carried the run: when err is set, it
+	// may have handed the run all the same, so the next try names it.
+	token int64
 }
 
 const (
@@ -65,21 +71,23 @@ func (g *handoffGate) Stop()                     { g.Loop.Stop() }
 
 // pass records that run id is handed to its target now. ok=false: it may
 // not be sent (taken over, or already handed). An error: the database did
-// not answer; the run stays claimed and unsent.
-func (g *handoffGate) pass(ctx context.Context, id int64, target string) (ok bool, err error) {
-	req := handoffReq{id: id, target: target, done: make(chan handoffAnswer, 1)}
+// not answer, and the statement, marked with token, may or may not have
+// handed the run; a later pass that names token in prior gets the run if
+// it did (handed, never sent).
+func (g *handoffGate) pass(ctx context.Context, id int64, target string, prior []int64) (ok bool, token int64, err error) {
+	req := handoffReq{id: id, target: target, prior: prior, done: make(chan handoffAnswer, 1)}
 	g.waiting.Add(1)
 	defer g.waiting.Add(-1)
 	select {
 	case g.in <- req:
 	case <-ctx.Done():
-		return false, ctx.Err()
+		return false, 0, ctx.Err()
 	}
 	select {
 	case a := <-req.done:
-		return a.ok, a.err
+		return a.ok, a.token, a.err
 	case <-ctx.Done():
-		return false, ctx.Err()
+		return false, 0, ctx.Err()
 	}
 }
 
@@ -141,16 +149,25 @@ func (g *handoffGate) busy() bool { return g.waiting.Load() > 0 }
 func (g *handoffGate) apply(ctx context.Context, batch []handoffReq) {
 	ids := make([]int64, len(batch))
 	targets := make(map[int64]string, len(batch))
+	var prior map[int64][]int64
 	for i, r := range batch {
 		ids[i] = r.id
 		if r.target != "" {
 			targets[r.id] = r.target
 		}
+		if len(r.prior) > 0 {
+			if prior == nil {
+				prior = map[int64][]int64{}
+			}
+			prior[r.id] = append(prior[r.id], r.prior...)
+		}
 	}
+	token := store.NewClaimToken()
 	// Not cut short by Stop: an answer never heard leaves runs unsent.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
 	defer cancel()
-	handed, err := g.st.RunHandOff(cctx, store.RunHandOffParams{Owner: g.node, IDs: ids, NowMs: g.clock.Now().UnixMilli(), LateAfterMs: g.lateAfter.Milliseconds(), Targets: targets})
+	handed, err := g.st.RunHandOff(cctx, store.RunHandOffParams{Owner: g.node, IDs: ids, NowMs: g.clock.Now().UnixMilli(), LateAfterMs: g.lateAfter.Milliseconds(), Targets: targets,
+		Token: token, Prior: prior})
 	ok := make(map[int64]bool, len(handed))
 	for _, id := range handed {
 		ok[id] = true
@@ -160,7 +177,7 @@ func (g *handoffGate) apply(ctx context.Context, batch []handoffReq) {
 		if ok[r.id] {
 			delete(ok, r.id) // one send per run, even if two copies asked
 		} else if err != nil {
-			a.err = err
+			a.err, a.token = err, token
 		}
 		r.done <- a
 	}

@@ -30,6 +30,8 @@ type recordingDriver struct {
 	failFirst map[int64]int
 	// hold leaves runs of these jobs running (the target never reports).
 	hold map[int64]bool
+	// kills counts Kill calls.
+	kills int
 }
 
 type dispatchSeen struct {
@@ -68,6 +70,9 @@ func (d *recordingDriver) Run(ctx context.Context, req targets.Request) (targets
 func (d *recordingDriver) Beat(context.Context, string) error            { return nil }
 func (d *recordingDriver) IdleBeat(context.Context, string, int64) error { return nil }
 func (d *recordingDriver) Kill(context.Context, string, int64, int64) error {
+	d.mu.Lock()
+	d.kills++
+	d.mu.Unlock()
 	return nil
 }
 func (d *recordingDriver) Log(context.Context, string, int64, int) (targets.LogChunk, error) {
@@ -96,6 +101,11 @@ type bundle struct {
 	jobSeq int // numbers job names (unique within the group)
 	// alarmer is given to the nodes started from now on.
 	alarmer scheduler.Alarmer
+	// logHook, when set, sees the log lines of the nodes started from now on.
+	logHook logrus.Hook
+	// drivers, by scheme, are registered on the nodes started from now on
+	// besides their recording driver ("rec").
+	drivers map[string]targets.Driver
 }
 
 type node struct {
@@ -135,12 +145,18 @@ func (b *bundle) startNodeOn(id string, clock *clockwork.FakeClock, mutate func(
 	rec := &recordingDriver{clock: clock, node: id}
 	reg := targets.NewRegistry()
 	reg.Register("rec", rec)
+	for scheme, d := range b.drivers {
+		reg.Register(scheme, d)
+	}
 	cfg := scheduler.Config{NodeID: id, StopGrace: 2 * time.Second}
 	if mutate != nil {
 		mutate(&cfg)
 	}
 	log := logrus.New()
 	log.SetLevel(logrus.WarnLevel)
+	if b.logHook != nil {
+		log.AddHook(b.logHook)
+	}
 	s, err := scheduler.New(scheduler.Options{Config: cfg, Store: b.st, Drivers: reg, Clock: clock, Log: logrus.NewEntry(log), Alarmer: b.alarmer})
 	require.NoError(b.t, err)
 	require.NoError(b.t, s.Start(context.Background()))

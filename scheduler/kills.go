@@ -4,19 +4,24 @@ import (
 	"context"
 
 	"github.com/ringjob/ringjob/internal/lifecycle"
-	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
 	"github.com/sirupsen/logrus"
 )
 
-// kills carries out kill requests for the runs this replica owns: the API
-// may be served by another replica than the one running a local process.
-// A kill the target accepts makes the run killed at once (see store.KilledResult);
-// a local run is reported killed by its driver when its process group ends.
+// kills carries out kill requests for the local processes this replica
+// runs: the API may be served by another replica than the one running a
+// local process, which is reported killed by its driver when its process
+// group ends. A kill of any other target is sent by the replica that serves
+// the request (service.KillRun), once: sending it here too would send a
+// second /kill, which XXL-JOB executors carry out by job id, so it could
+// stop the next run of the job.
 type kills struct {
 	lifecycle.Loop
 	*followupDeps
 	log *logrus.Entry
+	// warns rate-limits the lines logged per run (a count per kind per
+	// interval), as the dispatcher's are.
+	warns *warnEvery
 }
 
 func (k *kills) Start(ctx context.Context) {
@@ -32,23 +37,17 @@ func (k *kills) tick(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var killed []store.RunResult
 	for _, r := range runs {
-		if r.Target == "" {
-			continue // not dispatched yet: the next tick sees its target
+		if scheme, _ := targets.Scheme(r.Target); scheme != "local" {
+			continue // not dispatched yet, or not a process of this replica
 		}
 		drv, err := k.drivers.For(r.Target)
 		if err != nil {
 			continue
 		}
 		if err := drv.Kill(ctx, r.Target, r.ID, r.JobID); err != nil {
-			k.log.WithError(err).WithField("run_id", r.ID).Warn("kill a run asked for on another replica")
-			continue
-		}
-		if scheme, _ := targets.Scheme(r.Target); scheme != "local" {
-			killed = append(killed, store.KilledResult(r.ID, k.clock.Now().UnixMilli()))
+			k.warns.note("kill_failed", logrus.Fields{"run_id": r.ID, "error": err.Error()}, "kill a run asked for on another replica")
 		}
 	}
-	_, err = k.record(ctx, killed)
-	return err
+	return nil
 }

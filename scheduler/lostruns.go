@@ -20,6 +20,9 @@ type lostRuns struct {
 	lifecycle.Loop
 	*followupDeps
 	log *logrus.Entry
+	// warns rate-limits the lines logged per run (a count per kind per
+	// interval), as the dispatcher's are.
+	warns *warnEvery
 }
 
 func (l *lostRuns) Start(ctx context.Context) {
@@ -85,7 +88,7 @@ func (l *lostRuns) tick(ctx context.Context) error {
 	for i, ok := range applied {
 		if ok {
 			l.metrics.Lost.Inc()
-			l.log.WithField("run_id", lost[i].ID).Warn(lost[i].Message)
+			l.warns.note("run_lost", logrus.Fields{"run_id": lost[i].ID}, lost[i].Message)
 		}
 	}
 	return nil

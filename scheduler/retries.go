@@ -19,6 +19,9 @@ type retries struct {
 	lifecycle.Loop
 	*followupDeps
 	log *logrus.Entry
+	// warns rate-limits the lines logged per run (a count per kind per
+	// interval), as the dispatcher's are.
+	warns *warnEvery
 }
 
 func (r *retries) Start(ctx context.Context) {
@@ -39,7 +42,7 @@ func (r *retries) tick(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return err
 			}
-			r.log.WithError(err).WithField("run_id", run.ID).Warn("follow up a failed run; trying again at the next look")
+			r.warns.note("followup_failed", logrus.Fields{"run_id": run.ID, "error": err.Error()}, "follow up a failed run; trying again at the next look")
 		}
 	}
 	return nil
@@ -48,7 +51,7 @@ func (r *retries) tick(ctx context.Context) error {
 func (r *retries) follow(ctx context.Context, run store.Run) error {
 	job, err := r.st.JobGet(ctx, run.JobID)
 	if err != nil {
-		r.log.WithError(err).WithField("run_id", run.ID).Warn("failed run of a job that is gone; no retry, no alarm")
+		r.warns.note("job_gone", logrus.Fields{"run_id": run.ID, "error": err.Error()}, "failed run of a job that is gone; no retry, no alarm")
 		if _, err := r.st.RunFollowupDone(ctx, run.ID); err != nil {
 			return err
 		}
@@ -89,8 +92,8 @@ func (r *retries) follow(ctx context.Context, run store.Run) error {
 }
 
 func (r *retries) logLastFailure(job store.Job, run store.Run) {
-	r.log.WithFields(logrus.Fields{"run_id": run.ID, "job_id": job.ID, "state": run.State, "attempt": run.Attempt,
-		"code": run.ResultCode, "message": run.Message}).Warn("run failed; no retry left")
+	r.warns.note("no_retry_left", logrus.Fields{"run_id": run.ID, "job_id": job.ID, "state": run.State, "attempt": run.Attempt,
+		"code": run.ResultCode, "message": run.Message}, "run failed; no retry left")
 }
 
 // retryDelay is the wait before retry number attempt (1, 2, ...).
@@ -138,7 +141,7 @@ func (r *retries) retry(ctx context.Context, job store.Job, run store.Run) error
 	if !created {
 		return nil
 	}
-	r.log.WithFields(logrus.Fields{"run_id": run.ID, "retry_run_id": nr.ID, "attempt": attempt, "at": at.UTC().Format(time.RFC3339)}).Info("retrying a failed run")
+	r.warns.noteAt(logrus.InfoLevel, "retrying", logrus.Fields{"run_id": run.ID, "retry_run_id": nr.ID, "attempt": attempt, "at": at.UTC().Format(time.RFC3339)}, "retrying a failed run")
 	j := job
 	r.ring.push(fire{runID: nr.ID, scheduledMs: nr.ScheduledMs, shardIndex: nr.ShardIndex, shardTotal: nr.ShardTotal, attempt: attempt, params: nr.Params, job: &j})
 	return nil

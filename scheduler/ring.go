@@ -34,6 +34,13 @@ type fire struct {
 	// misfire, when set, is why this fire is recorded as misfired instead
 	// of sent (decided by the dispatcher when it leaves the ring late).
 	misfire string
+	// catchUp: a late fire_once_now fire decided to be its job's one
+	// catch-up (see misfires.go); sent however late.
+	catchUp bool
+	// priorHandoffs are the tokens of this fire's hand-off statements whose
+	// answer was lost: the next hand-off gets the run if one of them
+	// handed it (see store.RunHandOffParams.Prior).
+	priorHandoffs []int64
 	// turn is the pool task sending it (set on its worker).
 	turn *turn
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ringjob/ringjob/routes"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
+	"github.com/sirupsen/logrus"
 )
 
 // Attempt is one step of getting a run onto a target, recorded on the run:
@@ -49,6 +50,9 @@ func attemptsJSON(as []Attempt) string {
 func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Request) (target string, res targets.Dispatch, attempts []Attempt, handed bool, err error) {
 	cands, g, err := d.candidates.list(ctx, f.job)
 	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			err = fmt.Errorf("%w: %w", errDatabaseBeforeHandoff, err)
+		}
 		return "", res, nil, false, err
 	}
 	if len(cands) == 0 {
@@ -145,28 +149,67 @@ func (d *dispatcher) handOff(ctx context.Context, f fire, target string) error {
 		f.turn.pass(false)
 		return fmt.Errorf("%w: %w", errHandoffUnknown, err)
 	}
-	ok, err := d.gate.pass(ctx, f.runID, target)
+	ok, token, err := d.gate.pass(ctx, f.runID, target, f.priorHandoffs)
 	f.turn.pass(ok)
 	if err != nil {
-		return fmt.Errorf("%w: %w", errHandoffUnknown, err)
+		return &handoffUnknownError{token: token, err: err}
 	}
 	if !ok {
 		return errHandoffRefused
 	}
 	d.metrics.DispatchLag.Observe(d.clock.Since(time.UnixMilli(f.scheduledMs)).Seconds())
 	// Claimed on time, but the hand-off waited (the database was away): a
-	// schedule fire now later than the misfire threshold is not sent late.
-	if late := d.clock.Now().UnixMilli() - f.scheduledMs; f.trigger == kind.TriggerSchedule && f.job.MisfirePolicy != kind.MisfireFireOnceNow &&
-		late > d.cfg.MisfireThreshold.Milliseconds() {
+	// schedule fire now later than the misfire threshold follows its
+	// misfire policy like a fire that left the ring late (misfires.go).
+	nowMs := d.clock.Now().UnixMilli()
+	if !d.lateFire(&f, nowMs) {
+		return nil
+	}
+	late := (time.Duration(nowMs-f.scheduledMs) * time.Millisecond).Round(time.Millisecond)
+	if f.job.MisfirePolicy != kind.MisfireFireOnceNow {
 		return fmt.Errorf("%w: due %s ago when its hand-off was recorded (the database did not answer in time); do_nothing skips it",
-			errMisfiredAtHandoff, (time.Duration(late) * time.Millisecond).Round(time.Millisecond))
+			errMisfiredAtHandoff, late)
+	}
+	qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+	keep, err := d.catchUps(qctx, []*fire{&f}, nowMs)
+	cancel()
+	switch {
+	case err != nil:
+		// Handed already, so it cannot wait for a later decision: a
+		// catch-up sent twice is better than none under fire_once_now.
+		d.warns.note("catch_up_unchecked", logrus.Fields{"run_id": f.runID, "job_id": f.job.ID, "error": err.Error()},
+			"a late fire_once_now fire is sent as its job's catch-up without checking for a later fire (the database did not answer)")
+	case !keep[f.runID]:
+		return fmt.Errorf("%w: due %s ago when its hand-off was recorded (the database did not answer in time); fire_once_now fires one catch-up per job, and a later fire of this job is due",
+			errMisfiredAtHandoff, late)
 	}
 	return nil
 }
 
+// handoffUnknownError is errHandoffUnknown from a hand-off statement whose
+// answer was lost: token marks it, so the next try can tell whether it
+// handed the run after all.
+type handoffUnknownError struct {
+	token int64
+	err   error
+}
+
+func (e *handoffUnknownError) Error() string {
+	return fmt.Sprintf("%v: %v", errHandoffUnknown, e.err)
+}
+
+func (e *handoffUnknownError) Is(target error) bool { return target == errHandoffUnknown }
+func (e *handoffUnknownError) Unwrap() error        { return e.err }
+
 // errRequeue asks the dispatcher to give the run back to the ring: it must
 // wait for the job's running run (serial execution, max in flight).
 var errRequeue = errors.New("wait for the job's running run")
+
+// errDatabaseBeforeHandoff: a read the dispatch needs before the hand-off
+// (the job's group, its runs in flight) failed. It is not the run's outcome:
+// the run stays scheduled and is offered again, and once the database is
+// back it follows its misfire policy like any other late fire.
+var errDatabaseBeforeHandoff = errors.New("the database did not answer before the hand-off")
 
 // queueless reports whether a target runs every dispatch at once, without
 // an executor-side queue per job (local processes, functions). HTTP
@@ -190,7 +233,7 @@ func (d *dispatcher) overlap(ctx context.Context, f fire, target string) (releas
 	}
 	unlock, err := d.jobLocks.lock(ctx, f.job.ID)
 	if err != nil {
-		return nil, fmt.Errorf("wait for the other dispatches of job %d: %w", f.job.ID, err)
+		return nil, fmt.Errorf("%w: wait for the other dispatches of job %d: %w", errDatabaseBeforeHandoff, f.job.ID, err)
 	}
 	if err := d.overlapCheck(ctx, f, target); err != nil {
 		unlock()
@@ -202,7 +245,7 @@ func (d *dispatcher) overlap(ctx context.Context, f fire, target string) (releas
 func (d *dispatcher) overlapCheck(ctx context.Context, f fire, target string) error {
 	all, err := d.inflight.do(ctx, inflightQuery{job: f.job.ID, run: f.runID})
 	if err != nil {
-		return fmt.Errorf("list the runs of job %d in flight: %w", f.job.ID, err)
+		return fmt.Errorf("%w: list the runs of job %d in flight: %w", errDatabaseBeforeHandoff, f.job.ID, err)
 	}
 	// A run handed to its target counts whatever its id: its "running" may
 	// not be recorded yet (accepts are held briefly). Runs not yet handed
@@ -239,7 +282,7 @@ func (d *dispatcher) overlapCheck(ctx context.Context, f fire, target string) er
 			}
 			if drv, err := d.drivers.For(o.Target); err == nil {
 				if err := drv.Kill(ctx, o.Target, o.ID, o.JobID); err != nil {
-					d.log.WithError(err).WithField("run_id", o.ID).Warn("cover early: kill the running run")
+					d.warns.note("cover_early_kill_failed", logrus.Fields{"run_id": o.ID, "error": err.Error()}, "cover early: kill the running run")
 				}
 			}
 		}

@@ -133,13 +133,22 @@ func New(o Options) (*Scheduler, error) {
 	s.outcomes.settled = s.ledger.settled
 	fd := &followupDeps{cfg: cfg, node: s.node, st: o.Store, clock: clock, metrics: m, alarmer: o.Alarmer, ring: s.ring,
 		drivers: o.Drivers, record: s.outcomes.record, trigger: s.Trigger}
+	svc := func(name string) (*logrus.Entry, *warnEvery) {
+		l := log.WithField("service", name)
+		return l, newWarnEvery(l, clock, warnInterval)
+	}
+	retriesLog, retriesWarns := svc("retries")
+	childrenLog, childrenWarns := svc("children")
+	killsLog, killsWarns := svc("kills")
+	lostLog, lostWarns := svc("lost_runs")
+	alarmsLog, alarmsWarns := svc("alarms")
 	s.followups = append(s.followups,
-		&retries{followupDeps: fd, log: log.WithField("service", "retries")},
-		&children{followupDeps: fd, log: log.WithField("service", "children")},
+		&retries{followupDeps: fd, log: retriesLog, warns: retriesWarns},
+		&children{followupDeps: fd, log: childrenLog, warns: childrenWarns},
 		&recoveries{followupDeps: fd, log: log.WithField("service", "recoveries")},
-		&kills{followupDeps: fd, log: log.WithField("service", "kills")},
-		&lostRuns{followupDeps: fd, log: log.WithField("service", "lost_runs")},
-		&alarmSender{followupDeps: fd, log: log.WithField("service", "alarms")},
+		&kills{followupDeps: fd, log: killsLog, warns: killsWarns},
+		&lostRuns{followupDeps: fd, log: lostLog, warns: lostWarns},
+		&alarmSender{followupDeps: fd, log: alarmsLog, warns: alarmsWarns},
 	)
 	return s, nil
 }
@@ -277,26 +286,27 @@ func (s *Scheduler) rejoin(ctx context.Context) error {
 // adoptOwn loads this node's own scheduled and claimed-but-unsent runs from
 // the ledger into the ring and the dispatcher. startedMs > 0: this is a new
 // process, started then, so runs of this node handed to a target before it
-// were handed by an earlier process and cannot still be on their way; they
-// are marked lost (delivery unknown). Runs this process handed since (its
-// services run already, and the API may have triggered some) are not
-// touched.
+// were handed by an earlier process and cannot still be on their way; their
+// targets are asked about them (handed.go), now and at every takeover scan
+// until each is resolved. Runs this process handed since (its services run
+// already, and the API may have triggered some) are not touched.
 func (s *Scheduler) adoptOwn(ctx context.Context, startedMs int64) error {
 	scheduled, claimed, err := s.takeover.adopt(ctx, s.node, "left by an earlier run of this node")
 	if err != nil {
 		return err
 	}
-	lost := 0
 	if startedMs > 0 {
-		ids, err := s.takeover.markHandedLost(ctx, s.node, startedMs,
-			fmt.Sprintf("scheduler node %s restarted after handing this run to its target; whether it arrived is unknown, so it is not re-sent automatically", s.node))
+		// Asked now, and at every takeover scan while some are unresolved.
+		pending, err := s.takeover.resolveHanded(ctx, s.node, startedMs, fmt.Sprintf("an earlier process of scheduler node %s", s.node))
 		if err != nil {
-			return err
+			s.log.WithError(err).Warn("ask the targets about the runs an earlier process of this node handed; the takeover scan asks again")
 		}
-		lost = len(ids)
+		if err != nil || pending > 0 {
+			s.takeover.ownHandedBefore.Store(startedMs)
+		}
 	}
-	if scheduled+claimed+lost > 0 {
-		s.log.WithFields(logrus.Fields{"scheduled": scheduled, "claimed_not_sent": claimed, "lost": lost}).Info("took back this node's own runs")
+	if scheduled+claimed > 0 {
+		s.log.WithFields(logrus.Fields{"scheduled": scheduled, "claimed_not_sent": claimed}).Info("took back this node's own runs")
 	}
 	return nil
 }

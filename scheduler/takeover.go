@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/ringjob/ringjob/internal/lifecycle"
@@ -21,8 +22,12 @@ import (
 // longer claim or send it:
 //   - scheduled runs go into the ring, or fire at once when due;
 //   - runs it claimed but never handed to their target are sent from here;
-//   - runs it handed to their target may have arrived: they are marked lost
-//     (never re-sent blindly), and the job's policy decides what follows.
+//   - runs it handed to their target may have arrived: once its connections
+//     are gone (its liveness lock was freed: the process or its database
+//     connection ended), their targets are asked (handed.go): a run never
+//     received is sent again, one received is left to report; a target that
+//     cannot be asked leaves the run lost. A node fenced while its process
+//     may live on (paused) could still send: its handed runs are lost.
 //
 // A node that is only silent for longer than the partition lease (paused,
 // slow) keeps its partition of nothing: its scheduled and claimed-not-sent
@@ -47,8 +52,19 @@ type takeover struct {
 	// reaped remembers the declared-dead nodes found empty, by the heartbeat
 	// they were declared dead at (an optimisation: every scan would find
 	// nothing more).
-	reaped    map[string]int64
-	lastSweep time.Time
+	reaped map[string]int64
+	// askable are the nodes this replica declared dead with their
+	// connections gone, by the heartbeat they were declared dead at, with
+	// the time of that declaration: the targets of the runs they handed
+	// before it may be asked (see handed.go). (A process of the same node
+	// started after it hands runs of its own.) Of a node declared by
+	// another replica the reason is not known here.
+	askable map[string]declared
+	// ownHandedBefore, when set, is the start of this process: runs of this
+	// node handed before it were sent by an earlier process, dead, and are
+	// asked about at every scan until resolved.
+	ownHandedBefore atomic.Int64
+	lastSweep       time.Time
 }
 
 // Claimed runs of this node that nobody handed to a target for this long are
@@ -59,6 +75,9 @@ const (
 	stuckClaimAfter = time.Minute
 	sweepEvery      = 10 * time.Second
 )
+
+// declared is when a node was declared dead, and at which heartbeat.
+type declared struct{ heartbeatMs, atMs int64 }
 
 func (t *takeover) Start(ctx context.Context) { t.Loop.Start(ctx, t.run) }
 func (t *takeover) Stop()                     { t.Loop.Stop() }
@@ -87,6 +106,16 @@ func (t *takeover) scan(ctx context.Context) error {
 	t.watch.observe(session, nodes, now)
 	if t.reaped == nil {
 		t.reaped = map[string]int64{}
+		t.askable = map[string]declared{}
+	}
+	if before := t.ownHandedBefore.Load(); before > 0 {
+		pending, err := t.resolveHanded(ctx, t.node, before, fmt.Sprintf("an earlier process of scheduler node %s", t.node))
+		if err != nil {
+			return err
+		}
+		if pending == 0 {
+			t.ownHandedBefore.CompareAndSwap(before, 0)
+		}
 	}
 	for _, n := range nodes {
 		if n.ID == t.node {
@@ -94,13 +123,17 @@ func (t *takeover) scan(ctx context.Context) error {
 		}
 		if n.Declared() {
 			if t.reaped[n.ID] != n.HeartbeatMs {
-				if err := t.reap(ctx, n, "declared dead"); err != nil {
+				var askBefore int64
+				if a, ok := t.askable[n.ID]; ok && a.heartbeatMs == n.HeartbeatMs {
+					askBefore = a.atMs
+				}
+				if err := t.reap(ctx, n, "declared dead", askBefore); err != nil {
 					return err
 				}
 			}
 			continue
 		}
-		why, err := t.deathOf(ctx, n, now)
+		why, askable, err := t.deathOf(ctx, n, now)
 		if err != nil {
 			return err
 		}
@@ -117,7 +150,12 @@ func (t *takeover) scan(ctx context.Context) error {
 				continue // it heartbeat in the meantime: alive
 			}
 			t.log.WithFields(logrus.Fields{"dead_node": n.ID, "reason": why}).Warn("declared a node dead")
-			if err := t.reap(ctx, n, why); err != nil {
+			var askBefore int64
+			if askable {
+				askBefore = t.clock.Now().UnixMilli()
+				t.askable[n.ID] = declared{heartbeatMs: n.HeartbeatMs, atMs: askBefore}
+			}
+			if err := t.reap(ctx, n, why, askBefore); err != nil {
 				return err
 			}
 			continue
@@ -142,25 +180,30 @@ func (t *takeover) scan(ctx context.Context) error {
 }
 
 // deathOf says why a node (not declared dead yet) is dead, or "" while it
-// is not (see peerWatch).
-func (t *takeover) deathOf(ctx context.Context, n store.Node, now time.Time) (string, error) {
+// is not (see peerWatch). askable: its connections are gone (it stopped, or
+// its liveness lock was freed while it was heartbeating), so nothing it sent
+// can still arrive and the targets of its handed runs may be asked about
+// them.
+func (t *takeover) deathOf(ctx context.Context, n store.Node, now time.Time) (why string, askable bool, err error) {
 	if n.StoppedMs > 0 {
-		return "stopped", nil
+		return "stopped", true, nil
 	}
 	silent, beat := t.watch.silence(n.ID, now)
 	if beat || silent > t.cfg.NodeDeadAfter {
 		free, err := t.st.NodeLockFree(ctx, n.ID)
 		if err != nil {
-			return "", err
+			return "", false, err
 		}
 		if free && beat {
-			return "its liveness lock was freed: its process or its database connection ended", nil
+			return "its liveness lock was freed: its process or its database connection ended", true, nil
 		}
 		if silent <= t.cfg.NodeDeadAfter {
-			return "", nil
+			return "", false, nil
 		}
 		if free || !t.st.NamedLocks() {
-			return fmt.Sprintf("no heartbeat for %s", silent.Round(time.Millisecond)), nil
+			// Silence alone does not tell a dead process from a paused one
+			// whose session ended: what it handed is not asked about.
+			return fmt.Sprintf("no heartbeat for %s", silent.Round(time.Millisecond)), false, nil
 		}
 		// Silent, yet its session holds its lock: a paused process or a
 		// frozen machine. End that session so it cannot look alive again.
@@ -172,26 +215,48 @@ func (t *takeover) deathOf(ctx context.Context, n store.Node, now time.Time) (st
 			t.log.WithError(err).WithField("node", n.ID).Warn("could not end the database session of a silent node; declaring it dead anyway")
 		}
 		if killed {
-			return fmt.Sprintf("no heartbeat for %s while its database session lived on (paused?); ended that session", silent.Round(time.Millisecond)), nil
+			return fmt.Sprintf("no heartbeat for %s while its database session lived on (paused?); ended that session", silent.Round(time.Millisecond)), false, nil
 		}
-		return fmt.Sprintf("no heartbeat for %s", silent.Round(time.Millisecond)), nil
+		return fmt.Sprintf("no heartbeat for %s", silent.Round(time.Millisecond)), false, nil
 	}
-	return "", nil
+	return "", false, nil
 }
 
-// reap takes over everything of a node declared dead.
-func (t *takeover) reap(ctx context.Context, n store.Node, why string) error {
+// reap takes over everything of a node declared dead. askBefore > 0: its
+// connections are gone (since askBefore at the latest), so the targets of
+// the runs it handed before are asked about them (handed.go); otherwise it
+// may still send (a paused process
+// fenced from the database), or the reason it was declared dead is not
+// known here: its handed runs are recorded lost, at once if this replica
+// fenced it, else once they are older than handedHung (the replica that
+// declared it dead asks meanwhile).
+func (t *takeover) reap(ctx context.Context, n store.Node, why string, askBefore int64) error {
 	reason := fmt.Sprintf("node %s died (%s)", n.ID, why)
 	taken, claimed, err := t.adopt(ctx, n.ID, reason)
 	if err != nil {
 		return fmt.Errorf("take over node %s: %w", n.ID, err)
 	}
-	lost, err := t.markHandedLost(ctx, n.ID, 0,
-		fmt.Sprintf("scheduler node %s died after handing this run to its target; whether it arrived is unknown, so it is not re-sent automatically", n.ID))
+	var lost []int64
+	pending := 0
+	switch {
+	case askBefore > 0:
+		pending, err = t.resolveHanded(ctx, n.ID, askBefore, "scheduler node "+n.ID)
+	case why == "declared dead":
+		lost, err = t.markHandedLost(ctx, n.ID, t.clock.Now().Add(-t.handedHung()).UnixMilli(),
+			fmt.Sprintf("scheduler node %s died after handing this run to its target, and nobody could ask the target within %s; whether it arrived is unknown", n.ID, t.handedHung()))
+		if err == nil {
+			pending, err = t.st.RunCountHanded(ctx, n.ID)
+		}
+	default:
+		lost, err = t.markHandedLost(ctx, n.ID, 0,
+			fmt.Sprintf("scheduler node %s stopped answering after handing this run to its target, and its process may still send it (%s); whether it arrived is unknown, so it is not re-sent automatically", n.ID, why))
+	}
 	if err != nil {
 		return fmt.Errorf("take over node %s: %w", n.ID, err)
 	}
-	t.reaped[n.ID] = n.HeartbeatMs
+	if pending == 0 {
+		t.reaped[n.ID] = n.HeartbeatMs
+	}
 	if taken+claimed+len(lost) > 0 {
 		t.log.WithFields(logrus.Fields{"dead_node": n.ID, "scheduled": taken, "claimed_not_sent": claimed, "lost": len(lost)}).
 			Warn("took over the runs of a dead node")

@@ -31,8 +31,13 @@ func newWarnEvery(log *logrus.Entry, clock clockwork.Clock, every time.Duration)
 	return &warnEvery{log: log, clock: clock, every: every, kinds: map[string]*warnKind{}}
 }
 
-// note records one occurrence of kind; msg and fields describe it.
+// note records one occurrence of kind, a warning; msg and fields describe it.
 func (w *warnEvery) note(kind string, fields logrus.Fields, msg string) {
+	w.noteAt(logrus.WarnLevel, kind, fields, msg)
+}
+
+// noteAt is note at another level (a per-run info or error line).
+func (w *warnEvery) noteAt(level logrus.Level, kind string, fields logrus.Fields, msg string) {
 	now := w.clock.Now()
 	w.mu.Lock()
 	k := w.kinds[kind]
@@ -53,5 +58,5 @@ func (w *warnEvery) note(kind string, fields logrus.Fields, msg string) {
 		e = e.WithField("count", n)
 		msg = fmt.Sprintf("%s (%d in the last %s)", msg, n, w.every)
 	}
-	e.Warn(msg)
+	e.Log(level, msg)
 }

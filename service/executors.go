@@ -414,9 +414,20 @@ func (e *Executors) Callback(ctx context.Context, cred CallbackCredential, items
 			continue
 		}
 		if r.KillRequested && !r.State.Final() {
-			// A kill is being carried out: an executor that accepts it
-			// reports the stopped handler at once (the Go client with 200),
-			// and the kill must win. Wait for it to be settled.
+			// A kill is being carried out, and the executor reports the
+			// run. A failure is the stopped handler's report: some
+			// executors (pyxxl) send it before they answer the /kill, and
+			// wait for it to be taken, so waiting here for the kill to
+			// settle would stall both: recorded killed now. A success (the
+			// Go client reports a stopped handler with 200) waits for the
+			// kill to settle, which such executors answer at once, so the
+			// kill wins.
+			if callbackOutcome(it).State != kind.RunSucceeded {
+				results = append(results, targets.Result{RunID: it.LogID, Source: "executor callback", Target: sent[it.LogID],
+					Outcome: targets.Outcome{State: kind.RunKilled, Code: it.HandleCode,
+						Message: "killed by request: the executor reported the stopped run while the kill was in flight: " + it.HandleMsg}})
+				continue
+			}
 			if err := e.waitKill(ctx, r.ID); err != nil {
 				return refused, err
 			}

@@ -178,6 +178,58 @@ func logEnd(state kind.RunState, fromLine int, c targets.LogChunk) bool {
 	return c.End || c.Content == "" || c.ToLine < fromLine
 }
 
+// jobKiller is implemented by drivers whose targets kill by job rather
+// than by run (XXL-JOB's /kill takes a job id: it stops the job's running
+// run and every run queued behind it on that executor).
+type jobKiller interface {
+	KillsWholeJob() bool
+}
+
+// KillScope lists the other runs a kill of run id stops with it: on a
+// target that kills by job, every other run of its job going on there
+// (running, or queued behind it). Empty for targets that kill one run.
+func (s *Service) KillScope(ctx context.Context, id int64) ([]store.Run, error) {
+	r, err := s.GetRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.State != kind.RunDispatching && r.State != kind.RunRunning || r.Target == "" {
+		return nil, nil
+	}
+	drv, err := s.drivers.For(r.Target)
+	if err != nil {
+		return nil, &TargetError{Target: r.Target, Op: fmt.Sprintf("kill run %d", id), Err: err}
+	}
+	return s.killsAlso(ctx, r, drv)
+}
+
+// killsAlso is KillScope for a run going on at its target.
+func (s *Service) killsAlso(ctx context.Context, r store.Run, drv targets.Driver) ([]store.Run, error) {
+	if jk, ok := drv.(jobKiller); !ok || !jk.KillsWholeJob() {
+		return nil, nil
+	}
+	rs, err := s.st.RunList(ctx, store.RunListParams{JobID: r.JobID, States: []kind.RunState{kind.RunDispatching, kind.RunRunning},
+		Targets: []string{r.Target}, Limit: 1000})
+	if err != nil {
+		return nil, fmt.Errorf("list the runs of job %d on %s: %w", r.JobID, r.Target, err)
+	}
+	var out []store.Run
+	for _, o := range rs {
+		if o.ID != r.ID {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+func runIDs(rs []store.Run) []int64 {
+	out := make([]int64, len(rs))
+	for i, r := range rs {
+		out[i] = r.ID
+	}
+	return out
+}
+
 // KillRun stops a run. A run still scheduled becomes killed at once and is
 // never dispatched. For a dispatching or running run the target's driver is
 // asked to kill it; once the target accepts, the run is killed (a local
@@ -224,9 +276,27 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 			scheme, _ := targets.Scheme(r.Target)
 			audit := auditEntry{Action: ActRunKill, ObjectType: "run", ObjectID: id, GroupID: r.GroupID,
 				Changes: map[string]any{"state": map[string]any{"before": r.State, "after": kind.RunKilled}, "target": r.Target}}
+			drv, err := s.drivers.For(r.Target)
+			if err != nil {
+				return store.Run{}, &TargetError{Target: r.Target, Op: fmt.Sprintf("kill run %d", id), Err: err}
+			}
+			others, err := s.killsAlso(ctx, r, drv)
+			if err != nil {
+				return store.Run{}, fmt.Errorf("kill run %d: %w", id, err)
+			}
+			if len(others) > 0 {
+				audit.Changes["also_killed"] = runIDs(others)
+			}
 			if err := s.st.Tx(ctx, func(tx *store.Store) error {
 				if _, err := tx.RunRequestKill(ctx, id); err != nil {
 					return err
+				}
+				// The runs the kill stops with it are being killed too: a
+				// report of theirs that comes meanwhile is their kill's.
+				for _, o := range others {
+					if _, err := tx.RunRequestKill(ctx, o.ID); err != nil {
+						return err
+					}
 				}
 				if scheme != "local" {
 					return nil
@@ -236,15 +306,13 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 			}); err != nil {
 				return store.Run{}, fmt.Errorf("kill run %d: %w", id, err)
 			}
-			drv, err := s.drivers.For(r.Target)
-			if err != nil {
-				return store.Run{}, &TargetError{Target: r.Target, Op: fmt.Sprintf("kill run %d", id), Err: err}
-			}
 			if err := drv.Kill(ctx, r.Target, r.ID, r.JobID); err != nil {
 				if scheme != "local" {
 					// The run goes on (or has ended): its own result counts.
-					if cerr := s.st.RunClearKillRequest(ctx, id); cerr != nil {
-						err = errors.Join(err, cerr)
+					for _, rid := range append([]int64{id}, runIDs(others)...) {
+						if cerr := s.st.RunClearKillRequest(ctx, rid); cerr != nil {
+							err = errors.Join(err, cerr)
+						}
 					}
 				}
 				return store.Run{}, &TargetError{Target: r.Target, Op: fmt.Sprintf("kill run %d", id), Err: err}
@@ -253,10 +321,19 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 			// killed now, and what the executor calls back afterwards (the Go
 			// client reports 200) is logged on the run, not applied. A local
 			// process is reported killed by the replica that runs it, when its
-			// process group has ended.
+			// process group has ended. An executor that kills by job has
+			// stopped the job's other runs there too (running or queued):
+			// killed, not failed.
 			if scheme != "local" {
+				now := s.nowMs()
+				outs := []store.RunResult{store.KilledResult(id, now)}
+				for _, o := range others {
+					k := store.KilledResult(o.ID, now)
+					k.Message = fmt.Sprintf("killed with run %d: the executor kills every run of the job it holds (XXL-JOB /kill is per job)", id)
+					outs = append(outs, k)
+				}
 				if err := s.st.Tx(ctx, func(tx *store.Store) error {
-					if _, err := tx.RunRecordOutcomes(ctx, []store.RunResult{store.KilledResult(id, s.nowMs())}); err != nil {
+					if _, err := tx.RunRecordOutcomes(ctx, outs); err != nil {
 						return err
 					}
 					return s.audit(ctx, tx, audit)

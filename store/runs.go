@@ -351,6 +351,16 @@ type RunHandOffParams struct {
 	// Targets are where the runs go (by id; "" or missing keeps the
 	// recorded target).
 	Targets map[int64]string
+	// Token marks the rows this hand-off changes (0: a new random token;
+	// NewClaimToken makes one). A caller that never heard the answer of a
+	// hand-off keeps its token and passes it in Prior when it asks again.
+	Token int64
+	// Prior are, by run id, the tokens of earlier hand-offs of the run whose
+	// answer was lost (the connection dropped, the statement timed out). A
+	// run one of them handed, still dispatching, is handed to this caller
+	// now: it was never sent, so it is sent once, instead of being refused
+	// for ever and left to be recorded lost.
+	Prior map[int64][]int64
 }
 
 // RunHandOff claims runs and records that their owner is about to send them
@@ -368,7 +378,10 @@ type RunHandOffParams struct {
 // replica's memory is still scheduled (or claimed-not-handed), so a
 // takeover sends it rather than marking it lost.
 func (s *Store) RunHandOff(ctx context.Context, p RunHandOffParams) ([]int64, error) {
-	token := newToken()
+	token := p.Token
+	if token == 0 {
+		token = newToken()
+	}
 	var handed []int64
 	for _, chunk := range chunkInt64(uniqueInt64(p.IDs), 1000) {
 		var q strings.Builder
@@ -422,7 +435,61 @@ func (s *Store) RunHandOff(ctx context.Context, p RunHandOffParams) ([]int64, er
 		}
 		handed = append(handed, got...)
 	}
-	return handed, nil
+	if len(p.Prior) == 0 || len(handed) == len(p.IDs) {
+		return handed, nil
+	}
+	got, err := s.runsHandedByPrior(ctx, p.Owner, handed, p.Prior)
+	if err != nil {
+		return handed, err
+	}
+	return append(handed, got...), nil
+}
+
+// runsHandedByPrior reads back which runs of prior (not in handed) an
+// earlier hand-off with one of their tokens handed, and which are still
+// dispatching: handed, never sent.
+func (s *Store) runsHandedByPrior(ctx context.Context, owner string, handed []int64, prior map[int64][]int64) ([]int64, error) {
+	done := make(map[int64]bool, len(handed))
+	for _, id := range handed {
+		done[id] = true
+	}
+	byToken := map[int64][]int64{}
+	for id, tokens := range prior {
+		if done[id] {
+			continue
+		}
+		for _, tok := range tokens {
+			byToken[tok] = append(byToken[tok], id)
+		}
+	}
+	var out []int64
+	for tok, ids := range byToken {
+		args := []any{tok, owner, kind.RunDispatching}
+		for _, id := range ids {
+			args = append(args, id)
+		}
+		err := s.retry(ctx, true, func() error {
+			rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE claim_token = ? AND owner = ? AND state = ? AND handed_ms > 0 AND id IN ("+placeholders(len(ids))+")", args...)
+			if err != nil {
+				return err
+			}
+			got, err := collectIDs(rows)
+			if err != nil {
+				return err
+			}
+			for _, id := range got {
+				if !done[id] {
+					done[id] = true
+					out = append(out, id)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return out, fmt.Errorf("read runs handed by an earlier hand-off: %w", err)
+		}
+	}
+	return out, nil
 }
 
 // RunMisfire records runs of owner that are still scheduled as misfired

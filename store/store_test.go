@@ -594,6 +594,46 @@ func TestHandOffClaimsAndRecordsTheTarget(t *testing.T) {
 	})
 }
 
+// A hand-off whose answer was lost (the connection dropped after the
+// commit) is asked again naming its token: the run it handed, never sent,
+// is handed to its owner then, once; a token that handed nothing, or a
+// run that has an outcome meanwhile, gives nothing.
+func TestHandOffAskedAgainAfterALostAnswer(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		j := mkJob(t, st, "handoff-again", t0)
+		var ids []int64
+		for i := 0; i < 3; i++ {
+			r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0 + int64(i)*1000,
+				SchedFire: true, TriggerType: kind.TriggerSchedule, Owner: "n1", CreatedMs: t0})
+			require.NoError(t, err)
+			ids = append(ids, r.ID)
+		}
+		lost := store.NewClaimToken()
+		handed, err := st.RunHandOff(ctx, store.RunHandOffParams{Owner: "n1", IDs: ids[:2], NowMs: t0 + 100, Token: lost})
+		require.NoError(t, err)
+		require.ElementsMatch(t, ids[:2], handed, "applied, but say its answer never arrived")
+
+		again, err := st.RunHandOff(ctx, store.RunHandOffParams{Owner: "n1", IDs: ids, NowMs: t0 + 3000})
+		require.NoError(t, err)
+		require.Equal(t, ids[2:], again, "without the lost token, a handed run is refused")
+
+		_, err = st.RunSetState(ctx, ids[1], kind.RunDispatching, kind.RunMisfired, "decided meanwhile", t0+3000)
+		require.NoError(t, err)
+		prior := map[int64][]int64{ids[0]: {store.NewClaimToken(), lost}, ids[1]: {lost}}
+		again, err = st.RunHandOff(ctx, store.RunHandOffParams{Owner: "n1", IDs: ids[:2], NowMs: t0 + 4000, Prior: prior})
+		require.NoError(t, err)
+		require.Equal(t, ids[:1], again, "the run the lost hand-off handed, still dispatching, is handed now")
+		other, err := st.RunHandOff(ctx, store.RunHandOffParams{Owner: "n2", IDs: ids[:1], NowMs: t0 + 4000, Prior: prior})
+		require.NoError(t, err)
+		require.Empty(t, other, "only its owner")
+		none, err := st.RunHandOff(ctx, store.RunHandOffParams{Owner: "n1", IDs: ids[:1], NowMs: t0 + 4000, Prior: map[int64][]int64{ids[0]: {store.NewClaimToken()}}})
+		require.NoError(t, err)
+		require.Empty(t, none, "a token that handed nothing")
+	})
+}
+
 // A run inserted by the pre-read reserves room in its row for its hand-off
 // (MySQL/MariaDB: spaces in handoff_room, capped at MaxHandoffRoom), and
 // every write that moves it out of scheduled gives the room back: the

@@ -186,7 +186,13 @@ func (d *Driver) Run(ctx context.Context, req targets.Request) (targets.Dispatch
 		ExecutorTimeout: int64(req.Timeout / time.Second), LogID: req.RunID, LogDateTime: req.ScheduledAt.UnixMilli(),
 		GlueType: xxlwire.GlueBean, BroadcastIndex: req.ShardIndex, BroadcastTotal: shardTotal,
 	}
-	if _, err := d.post(ctx, req.Target, xxlwire.PathRun, tp); err != nil {
+	env, err := d.post(ctx, req.Target, xxlwire.PathRun, tp)
+	if err != nil {
+		if errors.Is(err, ErrExecutor) && strings.Contains(env.Msg, repeatTrigger) {
+			// The executor holds this very run already (a send whose
+			// sender died, sent again): it runs once, and reports as usual.
+			return targets.Dispatch{Message: "already received by " + req.Target}, nil
+		}
 		return targets.Dispatch{}, err
 	}
 	return targets.Dispatch{Message: "accepted by " + req.Target}, nil
@@ -206,6 +212,11 @@ func (d *Driver) IdleBeat(ctx context.Context, target string, jobID int64) error
 	}
 	return err
 }
+
+// KillsWholeJob says that a kill stops every run of the job the executor
+// holds, not one run: XXL-JOB's /kill takes a job id and ends the job's
+// thread with its queue.
+func (d *Driver) KillsWholeJob() bool { return true }
 
 // Kill stops the job's running trigger on the executor (XXL-JOB kills by job id).
 func (d *Driver) Kill(ctx context.Context, target string, runID, jobID int64) error {
@@ -240,6 +251,51 @@ func (d *Driver) Log(ctx context.Context, target string, runID int64, fromLine i
 		content += "\n"
 	}
 	return targets.LogChunk{FromLine: fromLine, ToLine: lr.ToLineNum, Content: content, End: lr.IsEnd}, nil
+}
+
+var _ targets.ReceiptAsker = (*Driver)(nil)
+
+// logNotExists is what an XXL-JOB executor's /log answers for a log id it
+// has no log file of (XxlJobFileAppender.readLog; our executor SDK answers
+// the same for a run it never received).
+const logNotExists = "logFile not exists"
+
+// repeatTrigger is how an XXL-JOB executor refuses a log id it holds already
+// (JobThread.pushTriggerQueue: "repeate trigger job" in 2.x, "repeat" later;
+// our SDK remembers the ids it received).
+const repeatTrigger = "trigger job, logId:"
+
+// Received asks the executor whether it received a run, with its own API,
+// once the run's sender is dead (nothing more can arrive). /idleBeat first:
+// idle means nothing of the job runs or waits there, so the run either ran
+// and finished (its log file exists) or never arrived; /log by the run's
+// log id then tells which. Busy: a log file means it received the run;
+// none, and the run may be the one waiting in the job's queue: unknown, ask
+// again later. (In the other order, a run that was queued at the /log and
+// finished before the /idleBeat would look never received.)
+func (d *Driver) Received(ctx context.Context, q targets.ReceiptQuery) (targets.Receipt, error) {
+	idleErr := d.IdleBeat(ctx, q.Target, q.JobID)
+	if idleErr != nil && !errors.Is(idleErr, targets.ErrBusy) {
+		return targets.ReceiptUnknown, fmt.Errorf("ask executor %s whether it received run %d: /idleBeat: %w", q.Target, q.RunID, idleErr)
+	}
+	env, err := d.post(ctx, q.Target, xxlwire.PathLog, xxlwire.NewLogRequest(q.RunID, q.ScheduledAt.UnixMilli(), 1))
+	if err != nil {
+		return targets.ReceiptUnknown, fmt.Errorf("ask executor %s whether it received run %d: /log: %w", q.Target, q.RunID, err)
+	}
+	var lr xxlwire.LogResult
+	if p := env.Payload(); len(p) > 0 && string(p) != "null" {
+		if err := json.Unmarshal(p, &lr); err != nil {
+			return targets.ReceiptUnknown, fmt.Errorf("ask executor %s whether it received run %d: bad /log answer: %w", q.Target, q.RunID, err)
+		}
+	}
+	switch {
+	case lr.ToLineNum > 0 || !strings.Contains(lr.LogContent, logNotExists):
+		return targets.ReceiptHeld, nil
+	case idleErr == nil:
+		return targets.ReceiptNotHeld, nil
+	default:
+		return targets.ReceiptUnknown, nil
+	}
 }
 
 // truncate makes text from an executor's answer safe for a run's message:

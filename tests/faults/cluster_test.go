@@ -166,8 +166,9 @@ type cluster struct {
 	bin      string
 	db       *mariadb
 	replicas []*replica
-	exec     *xxlExecutor
+	exec     countingExecutor
 	jobs     int
+	jobSpec  func(i int, spec map[string]any)
 }
 
 var (
@@ -206,13 +207,34 @@ func newCluster(t *testing.T, replicas, jobs int) *cluster {
 type clusterOptions struct {
 	Scheduler string
 	RunDelay  time.Duration
+	// Job, when set, changes the fields of job i before it is created
+	// (misfire policy, retries).
+	Job func(i int, spec map[string]any)
+	// SDK runs the jobs on an executor built with our executor SDK
+	// (executor/) instead of the Java-style test executor.
+	SDK bool
+}
+
+// countingExecutor is the executor the jobs run on, counting arrivals.
+type countingExecutor interface {
+	url() string
+	all() []arrival
+	pendingCallbacks() int
+	setAdmins(func() []string)
+	down()
+	up()
+	close()
 }
 
 func newClusterWith(t *testing.T, replicas, jobs int, o clusterOptions) *cluster {
 	t.Helper()
-	c := &cluster{t: t, bin: ringjobBinary(t), jobs: jobs}
+	c := &cluster{t: t, bin: ringjobBinary(t), jobs: jobs, jobSpec: o.Job}
 	c.db = startMariaDB(t)
-	c.exec = startExecutor(t, o.RunDelay)
+	if o.SDK {
+		c.exec = startSDKExecutor(t, o.RunDelay)
+	} else {
+		c.exec = startExecutor(t, o.RunDelay)
+	}
 	dir := t.TempDir()
 	for i := 0; i < replicas; i++ {
 		r := &replica{name: fmt.Sprintf("r%d", i+1), port: freePort(t)}
@@ -240,13 +262,13 @@ scheduler:
 		}
 		c.exec.close()
 	})
-	c.exec.admins = func() []string {
+	c.exec.setAdmins(func() []string {
 		var out []string
 		for _, r := range c.replicas {
 			out = append(out, r.base())
 		}
 		return out
-	}
+	})
 	for i, r := range c.replicas {
 		c.start(r)
 		if i == 0 {
@@ -338,9 +360,13 @@ func (c *cluster) setup() {
 		"members": []string{c.exec.url()}})
 	require.Equal(c.t, 201, code, "%v", g)
 	for i := 0; i < c.jobs; i++ {
-		code, j := c.call("POST", "/api/v1/jobs", map[string]any{"group_id": g["id"], "name": fmt.Sprintf("every-second-%d", i),
+		spec := map[string]any{"group_id": g["id"], "name": fmt.Sprintf("every-second-%d", i),
 			"schedule_type": "cron", "schedule_conf": "* * * * * ?", "time_zone": "UTC", "handler": "record", "enabled": true,
-			"misfire_policy": "do_nothing", "route_strategy": "first", "timeout_sec": 30})
+			"misfire_policy": "do_nothing", "route_strategy": "first", "timeout_sec": 30}
+		if c.jobSpec != nil {
+			c.jobSpec(i, spec)
+		}
+		code, j := c.call("POST", "/api/v1/jobs", spec)
 		require.Equal(c.t, 201, code, "%v", j)
 	}
 }

@@ -26,6 +26,10 @@ type arrival struct {
 // every /run it receives; it reports each run succeeded through the admin
 // callback of any replica that answers (retrying, as executors do). It can
 // go down (its port refuses connections) and come back on the same port.
+// Like XXL-JOB's Java executor it keeps a log per run it received (/log
+// answers "logFile not exists" for any other log id), says it is busy with
+// a job (/idleBeat) while a /run of the job is being handled, and does not
+// refuse a log id it ran before: a run sent twice runs twice.
 type xxlExecutor struct {
 	t      *testing.T
 	port   int
@@ -36,6 +40,8 @@ type xxlExecutor struct {
 
 	mu       sync.Mutex
 	arrivals []arrival
+	logs     map[int64]bool // log ids received
+	running  map[int64]int  // /run requests being handled, by job
 	srv      *http.Server
 	pending  []xxlwire.CallbackItem
 	retries  []retryBatch // failed callbacks, set aside like XXL-JOB's retry file
@@ -130,13 +136,48 @@ func (e *xxlExecutor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"code":500,"msg":%q}`, xxlwire.MsgTokenWrong)
 		return
 	}
-	if r.URL.Path == xxlwire.PathRun {
+	switch r.URL.Path {
+	case xxlwire.PathIdleBeat:
+		var q xxlwire.JobIDRequest
+		if err := json.NewDecoder(r.Body).Decode(&q); err != nil {
+			fmt.Fprintf(w, `{"code":500,"msg":%q}`, err.Error())
+			return
+		}
+		e.mu.Lock()
+		busy := e.running[q.JobID] > 0
+		e.mu.Unlock()
+		if busy {
+			fmt.Fprint(w, `{"code":500,"msg":"job thread is running or has trigger queue."}`)
+			return
+		}
+	case xxlwire.PathLog:
+		var q xxlwire.LogRequest
+		if err := json.NewDecoder(r.Body).Decode(&q); err != nil {
+			fmt.Fprintf(w, `{"code":500,"msg":%q}`, err.Error())
+			return
+		}
+		e.mu.Lock()
+		held := e.logs[q.LogID]
+		e.mu.Unlock()
+		res := xxlwire.LogResult{FromLineNum: q.FromLineNum, LogContent: "readLog fail, logFile not exists", IsEnd: true}
+		if held {
+			res = xxlwire.LogResult{FromLineNum: q.FromLineNum, ToLineNum: 1, LogContent: "recorded\n"}
+		}
+		env, _ := xxlwire.Reply(xxlwire.CodeSuccess, "", res)
+		_ = json.NewEncoder(w).Encode(env)
+		return
+	case xxlwire.PathRun:
 		var tr xxlwire.TriggerRequest
 		if err := json.NewDecoder(r.Body).Decode(&tr); err != nil {
 			fmt.Fprintf(w, `{"code":500,"msg":%q}`, err.Error())
 			return
 		}
 		e.mu.Lock()
+		if e.logs == nil {
+			e.logs, e.running = map[int64]bool{}, map[int64]int{}
+		}
+		e.logs[tr.LogID] = true
+		e.running[tr.JobID]++
 		e.arrivals = append(e.arrivals, arrival{job: tr.JobID, logID: tr.LogID, scheduledMs: tr.LogDateTime, at: time.Now()})
 		e.pending = append(e.pending, xxlwire.NewCallbackItem(tr.LogID, tr.LogDateTime, xxlwire.CodeSuccess, "recorded"))
 		e.mu.Unlock()
@@ -145,6 +186,9 @@ func (e *xxlExecutor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		default:
 		}
 		time.Sleep(e.runDelay)
+		e.mu.Lock()
+		e.running[tr.JobID]--
+		e.mu.Unlock()
 	}
 	fmt.Fprint(w, `{"code":200,"msg":null,"content":null}`)
 }
@@ -250,6 +294,8 @@ func (e *xxlExecutor) report(client *http.Client, batch []xxlwire.CallbackItem) 
 	}
 	return false, refused
 }
+
+func (e *xxlExecutor) setAdmins(f func() []string) { e.admins = f }
 
 func (e *xxlExecutor) all() []arrival {
 	e.mu.Lock()
