@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/ringjob/ringjob/internal/lifecycle"
-	"github.com/ringjob/ringjob/targets"
 	"github.com/sirupsen/logrus"
 )
 
@@ -38,7 +37,7 @@ func (k *kills) tick(ctx context.Context) error {
 		return err
 	}
 	for _, r := range runs {
-		if scheme, _ := targets.Scheme(r.Target); scheme != "local" {
+		if r.Target == "" || !k.drivers.Capabilities(r.Target).OnDispatchingNode {
 			continue // not dispatched yet, or not a process of this replica
 		}
 		drv, err := k.drivers.For(r.Target)

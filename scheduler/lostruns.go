@@ -72,9 +72,9 @@ func (l *lostRuns) tick(ctx context.Context) error {
 		switch {
 		case j.TimeoutSec > 0 && since > time.Duration(j.TimeoutSec)*time.Second+l.cfg.LostGrace:
 			why = fmt.Sprintf("still running %s after dispatch, past its %ds timeout: no result will come; marked lost", since.Round(time.Second), j.TimeoutSec)
-		case (strings.HasPrefix(r.Target, "http://") || strings.HasPrefix(r.Target, "https://")) && !live[strings.TrimRight(r.Target, "/")] && since > l.cfg.LostAfter:
+		case l.drivers.Capabilities(r.Target).ExecutorProtocol && !live[strings.TrimRight(r.Target, "/")] && since > l.cfg.LostAfter:
 			why = fmt.Sprintf("executor %s has been gone from the registry; its result is lost", r.Target)
-		case strings.HasPrefix(r.Target, "local://") && deadNode[r.Owner]:
+		case l.drivers.Capabilities(r.Target).OnDispatchingNode && deadNode[r.Owner]:
 			why = fmt.Sprintf("scheduler node %s that ran this local process died; its result is lost", r.Owner)
 		default:
 			continue

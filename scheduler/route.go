@@ -212,10 +212,11 @@ var errRequeue = errors.New("wait for the job's running run")
 var errDatabaseBeforeHandoff = errors.New("the database did not answer before the hand-off")
 
 // queueless reports whether a target runs every dispatch at once, without
-// an executor-side queue per job (local processes, functions). HTTP
-// executors apply the block strategy themselves, as in XXL-JOB.
-func queueless(target string) bool {
-	return strings.HasPrefix(target, "local://") || strings.HasPrefix(target, "lambda://") || strings.HasPrefix(target, "arn:")
+// a queue per job at the target (local processes, functions), as its
+// driver declares. HTTP executors apply the block strategy themselves, as
+// in XXL-JOB.
+func (d *dispatcher) queueless(target string) bool {
+	return d.drivers.Capabilities(target).Unqueued
 }
 
 // overlap applies the job's max-in-flight limit and, for queueless targets,
@@ -227,7 +228,7 @@ func queueless(target string) bool {
 // undoes it): the caller records the hand-off before releasing, so the
 // next run of the job to check sees this one as handed.
 func (d *dispatcher) overlap(ctx context.Context, f fire, target string) (release func(), err error) {
-	check := f.job.MaxInFlight > 0 || (queueless(target) && f.job.BlockStrategy != "" && f.shardTotal <= 1)
+	check := f.job.MaxInFlight > 0 || (d.queueless(target) && f.job.BlockStrategy != "" && f.shardTotal <= 1)
 	if !check {
 		return func() {}, nil
 	}
@@ -260,11 +261,11 @@ func (d *dispatcher) overlapCheck(ctx context.Context, f fire, target string) er
 	if f.job.MaxInFlight > 0 && len(others) >= f.job.MaxInFlight {
 		return errRequeue
 	}
-	if !queueless(target) || f.shardTotal > 1 {
+	if !d.queueless(target) || f.shardTotal > 1 {
 		return nil
 	}
-	if serial := f.job.BlockStrategy != "DISCARD_LATER" && f.job.BlockStrategy != "COVER_EARLY"; serial &&
-		d.jobLocks.queuedBefore(f.job.ID, f.runID) {
+	policy := blockPolicyOf(f.job.BlockStrategy)
+	if policy.keepsOrder() && d.jobLocks.queuedBefore(f.job.ID, f.runID) {
 		// An older run of the job waits in a pool here, not yet handed (so
 		// not in the list above): it goes first, as in XXL-JOB's FIFO queue.
 		return errRequeue
@@ -272,22 +273,5 @@ func (d *dispatcher) overlapCheck(ctx context.Context, f fire, target string) er
 	if len(others) == 0 {
 		return nil
 	}
-	switch f.job.BlockStrategy {
-	case "DISCARD_LATER":
-		return fmt.Errorf("block strategy effect：Discard Later (run %d of this job is still running)", others[0].ID)
-	case "COVER_EARLY":
-		for _, o := range others {
-			if o.Target == "" {
-				continue
-			}
-			if drv, err := d.drivers.For(o.Target); err == nil {
-				if err := drv.Kill(ctx, o.Target, o.ID, o.JobID); err != nil {
-					d.warns.note("cover_early_kill_failed", logrus.Fields{"run_id": o.ID, "error": err.Error()}, "cover early: kill the running run")
-				}
-			}
-		}
-		return nil
-	default: // SERIAL_EXECUTION
-		return errRequeue
-	}
+	return policy.busy(ctx, d, others)
 }

@@ -178,13 +178,6 @@ func logEnd(state kind.RunState, fromLine int, c targets.LogChunk) bool {
 	return c.End || c.Content == "" || c.ToLine < fromLine
 }
 
-// jobKiller is implemented by drivers whose targets kill by job rather
-// than by run (XXL-JOB's /kill takes a job id: it stops the job's running
-// run and every run queued behind it on that executor).
-type jobKiller interface {
-	KillsWholeJob() bool
-}
-
 // KillScope lists the other runs a kill of run id stops with it: on a
 // target that kills by job, every other run of its job going on there
 // (running, or queued behind it). Empty for targets that kill one run.
@@ -196,16 +189,17 @@ func (s *Service) KillScope(ctx context.Context, id int64) ([]store.Run, error) 
 	if r.State != kind.RunDispatching && r.State != kind.RunRunning || r.Target == "" {
 		return nil, nil
 	}
-	drv, err := s.drivers.For(r.Target)
-	if err != nil {
+	if _, err := s.drivers.For(r.Target); err != nil {
 		return nil, &TargetError{Target: r.Target, Op: fmt.Sprintf("kill run %d", id), Err: err}
 	}
-	return s.killsAlso(ctx, r, drv)
+	return s.killsAlso(ctx, r)
 }
 
-// killsAlso is KillScope for a run going on at its target.
-func (s *Service) killsAlso(ctx context.Context, r store.Run, drv targets.Driver) ([]store.Run, error) {
-	if jk, ok := drv.(jobKiller); !ok || !jk.KillsWholeJob() {
+// killsAlso is KillScope for a run going on at its target: on a target
+// that kills by job (XXL-JOB's /kill takes a job id), every other run of
+// the job going on there.
+func (s *Service) killsAlso(ctx context.Context, r store.Run) ([]store.Run, error) {
+	if !s.drivers.Capabilities(r.Target).KillsWholeJob {
 		return nil, nil
 	}
 	rs, err := s.st.RunList(ctx, store.RunListParams{JobID: r.JobID, States: []kind.RunState{kind.RunDispatching, kind.RunRunning},
@@ -273,14 +267,14 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 			// ends), so it is audited with it; for any other target the
 			// kill is audited when the target has accepted it, with the
 			// run's killed outcome.
-			scheme, _ := targets.Scheme(r.Target)
+			onNode := s.drivers.Capabilities(r.Target).OnDispatchingNode
 			audit := auditEntry{Action: ActRunKill, ObjectType: "run", ObjectID: id, GroupID: r.GroupID,
 				Changes: map[string]any{"state": map[string]any{"before": r.State, "after": kind.RunKilled}, "target": r.Target}}
 			drv, err := s.drivers.For(r.Target)
 			if err != nil {
 				return store.Run{}, &TargetError{Target: r.Target, Op: fmt.Sprintf("kill run %d", id), Err: err}
 			}
-			others, err := s.killsAlso(ctx, r, drv)
+			others, err := s.killsAlso(ctx, r)
 			if err != nil {
 				return store.Run{}, fmt.Errorf("kill run %d: %w", id, err)
 			}
@@ -298,7 +292,7 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 						return err
 					}
 				}
-				if scheme != "local" {
+				if !onNode {
 					return nil
 				}
 				return s.audit(ctx, tx, auditEntry{Action: ActRunKill, ObjectType: "run", ObjectID: id, GroupID: r.GroupID,
@@ -307,7 +301,7 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 				return store.Run{}, fmt.Errorf("kill run %d: %w", id, err)
 			}
 			if err := drv.Kill(ctx, r.Target, r.ID, r.JobID); err != nil {
-				if scheme != "local" {
+				if !onNode {
 					// The run goes on (or has ended): its own result counts.
 					for _, rid := range append([]int64{id}, runIDs(others)...) {
 						if cerr := s.st.RunClearKillRequest(ctx, rid); cerr != nil {
@@ -324,7 +318,7 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 			// process group has ended. An executor that kills by job has
 			// stopped the job's other runs there too (running or queued):
 			// killed, not failed.
-			if scheme != "local" {
+			if !onNode {
 				now := s.nowMs()
 				outs := []store.RunResult{store.KilledResult(id, now)}
 				for _, o := range others {

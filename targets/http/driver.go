@@ -213,10 +213,12 @@ func (d *Driver) IdleBeat(ctx context.Context, target string, jobID int64) error
 	return err
 }
 
-// KillsWholeJob says that a kill stops every run of the job the executor
-// holds, not one run: XXL-JOB's /kill takes a job id and ends the job's
-// thread with its queue.
-func (d *Driver) KillsWholeJob() bool { return true }
+// Capabilities: an XXL-JOB executor queues runs per job and applies the
+// block strategy itself, registers and reports through the executor API,
+// and its /kill is by job id: it stops every run of the job it holds.
+func (d *Driver) Capabilities() targets.Capabilities {
+	return targets.Capabilities{ExecutorProtocol: true, KillsWholeJob: true}
+}
 
 // Kill stops the job's running trigger on the executor (XXL-JOB kills by job id).
 func (d *Driver) Kill(ctx context.Context, target string, runID, jobID int64) error {

@@ -65,6 +65,14 @@ type Driver struct {
 	wg       sync.WaitGroup
 }
 
+// Capabilities: every invocation runs at once (Lambda scales out; the
+// scheduler applies the block strategy), away from the replica that sent
+// it; results come back in the response or with a run token, never
+// through the executor protocol.
+func (d *Driver) Capabilities() targets.Capabilities {
+	return targets.Capabilities{Unqueued: true}
+}
+
 var (
 	_ targets.Driver    = (*Driver)(nil)
 	_ targets.Validator = (*Driver)(nil)

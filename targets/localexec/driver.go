@@ -44,6 +44,13 @@ type Driver struct {
 
 var _ targets.Driver = (*Driver)(nil)
 
+// Capabilities: a local command runs at once on every dispatch (the
+// scheduler applies the block strategy), as a process of the replica that
+// sent it.
+func (d *Driver) Capabilities() targets.Capabilities {
+	return targets.Capabilities{Unqueued: true, OnDispatchingNode: true}
+}
+
 // command is a declared Command with its program resolved.
 type command struct {
 	Command
