@@ -18,9 +18,9 @@ output "function_arns" {
   value       = module.functions.function_arns
 }
 
-output "database_cluster" {
-  description = "Aurora cluster identifier (snapshots, restores)."
-  value       = module.database.cluster_identifier
+output "database_instance" {
+  description = "RDS for MariaDB instance identifier (snapshots, restores)."
+  value       = module.database.instance_identifier
 }
 
 output "ecs_cluster" {

@@ -411,7 +411,7 @@ func (c *checker) databases(m *module) {
 			if a, ok := b.Body.Attributes["master_password"]; ok {
 				c.report(RuleSecrets, a.SrcRange, "%s: master_password in configuration; use manage_master_user_password (Secrets Manager)", name)
 			}
-			if typ == "aws_rds_cluster" && !c.isTrue(scope{m, b}, b.Body.Attributes["manage_master_user_password"]) {
+			if !c.isTrue(scope{m, b}, b.Body.Attributes["manage_master_user_password"]) {
 				c.report(RuleSecrets, b.DefRange(), "%s: manage_master_user_password must be true (password kept by Secrets Manager)", name)
 			}
 		}

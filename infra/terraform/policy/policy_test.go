@@ -37,7 +37,7 @@ func TestBadFixturesAreCaught(t *testing.T) {
 		{"no KMS key", "modules/database/main.tf",
 			"kms_key_id                      = local.kms_key_arn", "", policy.RuleEncryption},
 		{"deletion protection defaults to false", "modules/database/variables.tf",
-			"type        = bool\n  default     = true", "type        = bool\n  default     = false", policy.RuleDeletionProtection},
+			"on purpose).\"\n  type        = bool\n  default     = true", "on purpose).\"\n  type        = bool\n  default     = false", policy.RuleDeletionProtection},
 		{"deletion protection off", "modules/database/main.tf",
 			"deletion_protection             = var.deletion_protection", "deletion_protection             = false", policy.RuleDeletionProtection},
 		{"literal master password", "modules/database/main.tf",
