@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -183,7 +184,11 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer stopLambda()
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		stopLambda(cctx) // a no-op after the drain below
+	}()
 	drivers.Register("lambda", lambdaDriver)
 
 	svc := service.New(service.Options{Store: st, Scheduler: sched, Drivers: drivers, Clock: clock, AlarmChannels: channels, Alarms: alarms,
@@ -289,10 +294,26 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 		log.WithError(err).Warn("stop API server")
 	}
 	stopMaintenance()
-	// No new fires; the ring goes back to the other replicas; local
-	// processes finish (or are ended and recorded lost) before outcomes stop
-	// being recorded.
-	drainOnStop = func() { drainLocal(local, graceEnd, cfg, sched.NodeID(), log) }
+	// No new fires; the ring goes back to the other replicas; then, while
+	// the scheduler still records outcomes (its outcome writer is the last
+	// thing to stop), local processes finish (or are ended and recorded
+	// lost) and synchronous Lambda invokes are answered (or abandoned and
+	// recorded failed), both within the same stop grace.
+	drainOnStop = func() {
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			drainLocal(local, graceEnd, cfg, sched.NodeID(), log)
+		}()
+		go func() {
+			defer wg.Done()
+			lctx, cancel := context.WithDeadline(context.Background(), graceEnd)
+			defer cancel()
+			stopLambda(lctx)
+		}()
+		wg.Wait()
+	}
 	sched.Stop(sctx)
 	log.Info("stopped")
 	return serveErr
