@@ -70,29 +70,71 @@ func newLogger(cfg *Config, w io.Writer) *logrus.Entry {
 	return logrus.NewEntry(l)
 }
 
+// schemaPoll is how often a replica started with database_migrations:
+// external looks again at a database whose migrations are pending.
+const schemaPoll = 2 * time.Second
+
+// openStore opens the database for a replica: it refuses a schema a newer
+// release migrated, then migrates (database_migrations: auto) or waits until
+// `ringjob migrate` has (external), logging what it waits for.
 func openStore(ctx context.Context, cfg *Config, log *logrus.Entry) (*store.Store, error) {
 	st, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return nil, err
 	}
-	applied, err := st.Migrate(ctx)
-	if err != nil {
+	if err := prepareSchema(ctx, cfg.DatabaseMigrations, st, log); err != nil {
 		st.Close()
 		return nil, err
-	}
-	for _, m := range applied {
-		log.WithField("migration", m).Info("applied migration")
 	}
 	return st, nil
 }
 
+func prepareSchema(ctx context.Context, mode string, st *store.Store, log *logrus.Entry) error {
+	last := -1 // pending count last logged
+	for waited := false; ; waited = true {
+		status, err := st.Schema(ctx)
+		if err != nil {
+			return err
+		}
+		if err := status.CheckNotNewer(); err != nil {
+			return err
+		}
+		if len(status.Pending) == 0 {
+			if waited {
+				log.Info("database schema is up to date; starting")
+			}
+			return nil
+		}
+		if mode == migrationsAuto {
+			applied, err := st.Migrate(ctx)
+			for _, m := range applied {
+				log.WithField("migration", m).Info("applied migration")
+			}
+			return err
+		}
+		if len(status.Pending) != last {
+			last = len(status.Pending)
+			log.WithFields(logrus.Fields{"pending": len(status.Pending), "first_pending": status.Pending[0]}).
+				Warn("waiting for the database schema: migrations are pending; run `ringjob migrate` (database_migrations is external)")
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the database schema (%d migrations pending): %w", len(status.Pending), ctx.Err())
+		case <-time.After(schemaPoll):
+		}
+	}
+}
+
 func migrate(ctx context.Context, cfg *Config, stdout io.Writer) error {
 	log := newLogger(cfg, stdout)
-	st, err := openStore(ctx, cfg, log)
+	st, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if err := prepareSchema(ctx, migrationsAuto, st, log); err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "database %s is up to date (%s)\n", st.Kind(), redact(cfg.DatabaseURL))
 	return nil
 }
@@ -104,6 +146,10 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	log := newLogger(cfg, logOutput(cfg, stdout, stderr))
 	st, err := openStore(ctx, cfg, log)
 	if err != nil {
+		if ctx.Err() != nil && !errors.Is(err, store.ErrSchemaNewer) {
+			log.WithError(err).Info("stopped while starting: signal received")
+			return nil
+		}
 		return err
 	}
 	defer st.Close()
