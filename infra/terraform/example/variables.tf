@@ -52,12 +52,12 @@ variable "allowed_cidr_blocks" {
 }
 
 variable "replicas" {
-  description = "Number of Ringjob replicas."
+  description = "Number of Ringjob replicas; 0 stops the scheduler (restores, breaking migrations)."
   type        = number
   default     = 2
   validation {
-    condition     = var.replicas >= 1
-    error_message = "replicas must be at least 1."
+    condition     = var.replicas >= 0 && floor(var.replicas) == var.replicas
+    error_message = "replicas must be a whole number, 0 or more."
   }
 }
 

@@ -73,7 +73,7 @@ func TestBadFixturesAreCaught(t *testing.T) {
 		{"managed policy on the task role", "modules/scheduler/iam.tf",
 			"# Execution role:", "resource \"aws_iam_role_policy_attachment\" \"task_extra\" {\n  role       = aws_iam_role.task.name\n  policy_arn = \"arn:aws:iam::123456789012:policy/extra\"\n}\n\n# Execution role:", policy.RuleTaskRole},
 		{"token in the plain environment", "modules/scheduler/main.tf",
-			"RINGJOB_LISTEN       = \"0.0.0.0:8080\"", "RINGJOB_LISTEN       = \"0.0.0.0:8080\"\n    RINGJOB_ADMIN_TOKEN = \"x\"", policy.RuleSecrets},
+			"RINGJOB_LISTEN              = \"0.0.0.0:8080\"", "RINGJOB_LISTEN              = \"0.0.0.0:8080\"\n    RINGJOB_ADMIN_TOKEN = \"x\"", policy.RuleSecrets},
 		{"password in the database URL", "modules/scheduler/main.tf",
 			"mysql://${var.database.username}@", "mysql://${var.database.username}:hunter2@", policy.RuleSecrets},
 		{"secret from SSM", "modules/scheduler/main.tf",

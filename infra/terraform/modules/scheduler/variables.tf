@@ -27,13 +27,29 @@ variable "ecr_repository_arn" {
 }
 
 variable "replicas" {
-  description = "Number of scheduler replicas (tasks); they share the work and take over from each other. 2 or more for high availability."
+  description = "Number of scheduler replicas (tasks); they share the work and take over from each other. 2 or more for high availability; 0 stops the scheduler (restores, breaking migrations)."
   type        = number
   default     = 2
   validation {
-    condition     = var.replicas >= 1 && floor(var.replicas) == var.replicas
-    error_message = "replicas must be a whole number, at least 1."
+    condition     = var.replicas >= 0 && floor(var.replicas) == var.replicas
+    error_message = "replicas must be a whole number, 0 or more."
   }
+}
+
+variable "lock_partitions" {
+  description = "scheduler.lock_partitions (RINGJOB_LOCK_PARTITIONS): lock rows the jobs are spread over. 1 makes the replicas active/passive for scheduling; set it to at least the number of replicas for them to share the work (see README)."
+  type        = number
+  default     = 8
+  validation {
+    condition     = var.lock_partitions >= 1 && var.lock_partitions <= 1024 && floor(var.lock_partitions) == var.lock_partitions
+    error_message = "lock_partitions must be a whole number from 1 to 1024."
+  }
+}
+
+variable "run_migrations_on_apply" {
+  description = "Run `ringjob migrate` as a one-off ECS task (and wait for it) when the image changes, before the service is updated. Needs the AWS CLI v2 where terraform apply runs; false: run the output migrate_command yourself before each apply that changes the image."
+  type        = bool
+  default     = true
 }
 
 variable "cpu" {

@@ -95,12 +95,82 @@ run "task_role_invokes_only_the_given_functions" {
   }
 }
 
-run "zero_replicas_is_refused" {
+# replicas = 0 stops the scheduler for a restore or a breaking migration.
+run "zero_replicas" {
   command = plan
   variables {
     replicas = 0
   }
+  assert {
+    condition     = aws_ecs_service.this.desired_count == 0
+    error_message = "replicas = 0 must plan a service with no task"
+  }
+}
+
+run "fractional_replicas_is_refused" {
+  command = plan
+  variables {
+    replicas = 1.5
+  }
   expect_failures = [var.replicas]
+}
+
+# Replicas do not migrate: a one-off `ringjob migrate` task of the same image
+# runs before the service update, and the service waits for it.
+run "migrate_is_a_one_off_step" {
+  command = plan
+  assert {
+    condition     = jsondecode(aws_ecs_task_definition.migrate.container_definitions)[0].command == ["migrate"]
+    error_message = "the migrate task runs `ringjob migrate`"
+  }
+  assert {
+    condition     = jsondecode(aws_ecs_task_definition.migrate.container_definitions)[0].image == var.image
+    error_message = "the migrate task runs the service's image"
+  }
+  assert {
+    condition = [for s in jsondecode(aws_ecs_task_definition.migrate.container_definitions)[0].secrets : s.name] == ["RINGJOB_DATABASE_PASSWORD"]
+    error_message = "the migrate task gets the database password and no token"
+  }
+  assert {
+    condition     = length(terraform_data.migrate) == 1
+    error_message = "apply runs the migrate task by default"
+  }
+  assert {
+    condition = contains([for e in jsondecode(aws_ecs_task_definition.this.container_definitions)[0].environment : "${e.name}=${e.value}"],
+    "RINGJOB_DATABASE_MIGRATIONS=external")
+    error_message = "replicas must leave migrations to the migrate task"
+  }
+}
+
+run "migrations_run_by_hand" {
+  command = plan
+  variables {
+    run_migrations_on_apply = false
+  }
+  assert {
+    condition     = length(terraform_data.migrate) == 0
+    error_message = "run_migrations_on_apply = false runs nothing at apply"
+  }
+}
+
+run "lock_partitions_reach_the_replicas" {
+  command = plan
+  variables {
+    lock_partitions = 16
+  }
+  assert {
+    condition = contains([for e in jsondecode(aws_ecs_task_definition.this.container_definitions)[0].environment : "${e.name}=${e.value}"],
+    "RINGJOB_LOCK_PARTITIONS=16")
+    error_message = "lock_partitions must be passed as RINGJOB_LOCK_PARTITIONS"
+  }
+}
+
+run "lock_partitions_bounds" {
+  command = plan
+  variables {
+    lock_partitions = 0
+  }
+  expect_failures = [var.lock_partitions]
 }
 
 run "wildcard_function_is_refused" {
