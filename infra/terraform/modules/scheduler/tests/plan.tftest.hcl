@@ -128,7 +128,7 @@ run "migrate_is_a_one_off_step" {
     error_message = "the migrate task runs the service's image"
   }
   assert {
-    condition = [for s in jsondecode(aws_ecs_task_definition.migrate.container_definitions)[0].secrets : s.name] == ["RINGJOB_DATABASE_PASSWORD"]
+    condition     = [for s in jsondecode(aws_ecs_task_definition.migrate.container_definitions)[0].secrets : s.name] == ["RINGJOB_DATABASE_PASSWORD"]
     error_message = "the migrate task gets the database password and no token"
   }
   assert {
