@@ -69,3 +69,16 @@ resource "aws_lambda_function" "this" {
 
   depends_on = [aws_iam_role_policy.logs]
 }
+
+# Asynchronous (Event) invocations: Lambda retries a failed one twice on its
+# own by default, on top of Ringjob's retries (the job's retry policy, with a
+# new run id). 0 by default: retries are Ringjob's decision. An event older
+# than maximum_event_age_sec is dropped unrun; Ringjob's deadline for an
+# Event run without a job timeout is its EventMaxAge (6 h) + 15 minutes, so
+# keep this at most 6 h (the default).
+resource "aws_lambda_function_event_invoke_config" "this" {
+  for_each                     = var.functions
+  function_name                = aws_lambda_function.this[each.key].function_name
+  maximum_retry_attempts       = each.value.async_retry_attempts
+  maximum_event_age_in_seconds = each.value.maximum_event_age_sec
+}

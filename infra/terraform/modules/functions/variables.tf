@@ -8,12 +8,14 @@ variable "name_prefix" {
 }
 
 variable "functions" {
-  description = "Functions to deploy, by name: the zip `make functions` builds (bin/functions/NAME-arm64.zip), and optional memory (MB), timeout (seconds) and environment."
+  description = "Functions to deploy, by name: the zip `make functions` builds (bin/functions/NAME-arm64.zip), and optional memory (MB), timeout (seconds), environment, Lambda's own retries of Event invocations (async_retry_attempts, 0 by default: Ringjob retries) and the maximum age of an event (maximum_event_age_sec, 60-21600, default 21600)."
   type = map(object({
-    zip_path    = string
-    memory_mb   = optional(number, 128)
-    timeout_sec = optional(number, 60)
-    environment = optional(map(string), {})
+    zip_path              = string
+    memory_mb             = optional(number, 128)
+    timeout_sec           = optional(number, 60)
+    environment           = optional(map(string), {})
+    async_retry_attempts  = optional(number, 0)
+    maximum_event_age_sec = optional(number, 21600)
   }))
   validation {
     condition     = length(var.functions) > 0
@@ -26,6 +28,10 @@ variable "functions" {
   validation {
     condition     = alltrue([for f in var.functions : f.memory_mb >= 128 && f.memory_mb <= 10240 && f.timeout_sec >= 1 && f.timeout_sec <= 900])
     error_message = "memory_mb must be 128-10240 and timeout_sec 1-900."
+  }
+  validation {
+    condition     = alltrue([for f in var.functions : contains([0, 1, 2], f.async_retry_attempts) && f.maximum_event_age_sec >= 60 && f.maximum_event_age_sec <= 21600])
+    error_message = "async_retry_attempts must be 0, 1 or 2 and maximum_event_age_sec 60-21600."
   }
 }
 

@@ -35,3 +35,36 @@ run "timeout_bounds" {
   }
   expect_failures = [var.functions]
 }
+
+# Lambda must not retry Event invocations on its own: Ringjob's retry policy
+# does, with a new run id.
+run "no_lambda_retries_of_events_by_default" {
+  command = plan
+  assert {
+    condition     = aws_lambda_function_event_invoke_config.this["hello"].maximum_retry_attempts == 0
+    error_message = "Lambda's own async retries must be 0 by default"
+  }
+  assert {
+    condition     = aws_lambda_function_event_invoke_config.this["hello"].maximum_event_age_in_seconds == 21600
+    error_message = "the maximum event age defaults to 6 hours (what Ringjob's deadline assumes)"
+  }
+}
+
+run "async_retries_and_event_age_per_function" {
+  command = plan
+  variables {
+    functions = { hello = { zip_path = "tests/fn.zip", async_retry_attempts = 1, maximum_event_age_sec = 600 } }
+  }
+  assert {
+    condition     = aws_lambda_function_event_invoke_config.this["hello"].maximum_retry_attempts == 1 && aws_lambda_function_event_invoke_config.this["hello"].maximum_event_age_in_seconds == 600
+    error_message = "per-function settings must reach the event invoke config"
+  }
+}
+
+run "async_retry_bounds" {
+  command = plan
+  variables {
+    functions = { hello = { zip_path = "tests/fn.zip", async_retry_attempts = 3 } }
+  }
+  expect_failures = [var.functions]
+}
