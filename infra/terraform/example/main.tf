@@ -18,19 +18,6 @@ module "functions" {
   }
 }
 
-resource "aws_sns_topic" "alarms" {
-  count             = var.alarm_email == null ? 0 : 1
-  name              = "${var.name}-alarms"
-  kms_master_key_id = "alias/aws/sns"
-}
-
-resource "aws_sns_topic_subscription" "alarms" {
-  count     = var.alarm_email == null ? 0 : 1
-  topic_arn = aws_sns_topic.alarms[0].arn
-  protocol  = "email"
-  endpoint  = var.alarm_email
-}
-
 module "scheduler" {
   source                    = "../modules/scheduler"
   name                      = var.name
@@ -45,7 +32,8 @@ module "scheduler" {
   certificate_arn           = var.certificate_arn
   public_url                = var.public_url
   lambda_function_arns      = values(module.functions.function_arns)
-  alarm_topic_arn           = var.alarm_email == null ? null : aws_sns_topic.alarms[0].arn
+  alarm_email               = var.alarm_email
+  alarm_function_names      = values(module.functions.function_names)
   admin_token_secret_arn    = aws_secretsmanager_secret.admin.arn
   executor_token_secret_arn = aws_secretsmanager_secret.executor.arn
   secrets_key_secret_arn    = aws_secretsmanager_secret.secrets_key.arn
@@ -57,6 +45,7 @@ module "scheduler" {
     password_secret_arn = module.database.master_user_secret_arn
     kms_key_arn         = module.database.kms_key_arn
     security_group_id   = module.database.security_group_id
+    instance_identifier = module.database.instance_identifier
   }
   # Tasks must not start before the tokens have a value.
   depends_on = [aws_secretsmanager_secret_version.admin, aws_secretsmanager_secret_version.executor, aws_secretsmanager_secret_version.secrets_key]

@@ -583,6 +583,18 @@ func logStreamsOf(e hclsyntax.Expression) bool {
 }
 
 func (c *checker) iam(m *module) {
+	// Documents that are KMS key policies: there the resource "*" means the
+	// key the policy is attached to, and is the only form KMS accepts.
+	keyPolicy := map[string]bool{}
+	for _, k := range m.find("resource", "aws_kms_key") {
+		if a, ok := k.Body.Attributes["policy"]; ok {
+			for _, doc := range m.find("data", "aws_iam_policy_document") {
+				if references(a.Expr, "data.aws_iam_policy_document."+doc.Labels[1]) {
+					keyPolicy[doc.Labels[1]] = true
+				}
+			}
+		}
+	}
 	for _, doc := range m.find("data", "aws_iam_policy_document") {
 		s := scope{m, doc}
 		for _, st := range statements(doc) {
@@ -614,7 +626,7 @@ func (c *checker) iam(m *module) {
 						continue
 					}
 					for _, v := range c.strings(s, el) {
-						if v == "*" && onlyRegistryLogin && n == "resources" {
+						if v == "*" && (onlyRegistryLogin || keyPolicy[doc.Labels[1]]) && n == "resources" {
 							continue
 						}
 						if strings.Contains(v, "*") {

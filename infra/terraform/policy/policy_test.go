@@ -54,6 +54,8 @@ func TestBadFixturesAreCaught(t *testing.T) {
 			"  vpc_id      = var.vpc_id\n  tags        = var.tags\n  ingress {\n    from_port   = 3306\n    to_port     = 3306\n    protocol    = \"tcp\"\n    cidr_blocks = [\"0.0.0.0/0\"]\n  }\n}", policy.RuleOpenIngress},
 		{"wildcard action", "modules/scheduler/iam.tf",
 			`actions   = ["lambda:InvokeFunction", "lambda:GetFunction"]`, `actions   = ["lambda:*"]`, policy.RuleIAMWildcard},
+		{"wildcard action in a key policy", "modules/scheduler/alarms.tf",
+			`actions   = ["kms:Decrypt", "kms:GenerateDataKey"]`, `actions   = ["kms:*"]`, policy.RuleIAMWildcard},
 		{"wildcard resource", "modules/scheduler/iam.tf",
 			"resources = [var.database.kms_key_arn]", `resources = ["*"]`, policy.RuleIAMWildcard},
 		{"wildcard through a variable default", "modules/scheduler/variables.tf",

@@ -146,7 +146,7 @@ variable "public_url" {
 }
 
 variable "database" {
-  description = "Database to use (the database module's outputs): writer endpoint, port, schema, user, the Secrets Manager secret with the password (JSON key \"password\"), the KMS key that encrypts it, and its security group."
+  description = "Database to use (the database module's outputs): endpoint, port, schema, user, the Secrets Manager secret with the password (JSON key \"password\"), the KMS key that encrypts it, its security group, and optionally its DB instance identifier (for the CPU, connections and storage alarms)."
   type = object({
     endpoint            = string
     port                = number
@@ -155,6 +155,7 @@ variable "database" {
     password_secret_arn = string
     kms_key_arn         = string
     security_group_id   = string
+    instance_identifier = optional(string)
   })
   validation {
     condition     = can(regex("^arn:aws[a-z-]*:secretsmanager:", var.database.password_secret_arn))
@@ -293,13 +294,41 @@ variable "metrics_scraper_security_group_ids" {
 }
 
 variable "alarm_topic_arn" {
-  description = "SNS topic for CloudWatch alarms (unhealthy replicas, fewer tasks than replicas, 5xx from the API); null creates no alarms."
+  description = "SNS topic for CloudWatch alarms (unhealthy replicas, fewer tasks than replicas, 5xx from the API, task CPU, database CPU/connections/storage, Lambda errors/throttles). Its key must let cloudwatch.amazonaws.com use it. null: the topic alarm_email creates, or no alarms."
   type        = string
   default     = null
   validation {
     condition     = var.alarm_topic_arn == null || can(regex("^arn:aws[a-z-]*:sns:", var.alarm_topic_arn))
     error_message = "alarm_topic_arn must be an SNS topic ARN or null."
   }
+}
+
+variable "alarm_email" {
+  description = "Email address subscribed to an alarm topic this module creates, encrypted with a customer-managed KMS key whose policy lets CloudWatch publish (ignored when alarm_topic_arn is set). null: none."
+  type        = string
+  default     = null
+  validation {
+    condition     = var.alarm_email == null || can(regex("^[^@\\s]+@[^@\\s]+$", var.alarm_email))
+    error_message = "alarm_email must be an email address or null."
+  }
+}
+
+variable "alarm_function_names" {
+  description = "Lambda function names to alarm on (errors, throttles), known at plan time: the functions module's function_names output."
+  type        = list(string)
+  default     = []
+}
+
+variable "alarm_database_connections" {
+  description = "Database connections above which the db_connections alarm fires."
+  type        = number
+  default     = 200
+}
+
+variable "alarm_database_free_storage_gb" {
+  description = "Free database storage (GB) below which the db_storage alarm fires."
+  type        = number
+  default     = 5
 }
 
 variable "tags" {

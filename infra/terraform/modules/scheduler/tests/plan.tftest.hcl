@@ -11,6 +11,12 @@ mock_provider "aws" {
   mock_data "aws_vpc" {
     defaults = { cidr_block = "10.40.0.0/16" }
   }
+  mock_data "aws_caller_identity" {
+    defaults = { account_id = "123456789012" }
+  }
+  mock_data "aws_partition" {
+    defaults = { partition = "aws" }
+  }
 }
 
 variables {
@@ -209,5 +215,74 @@ run "scraper_access" {
   assert {
     condition     = length(aws_vpc_security_group_ingress_rule.tasks_from_scrapers) == 1 && length(aws_service_discovery_service.this) == 1
     error_message = "a scraper group gets port 8080 and a discovery name"
+  }
+}
+
+# alarm_email: a topic under a customer-managed key whose policy lets
+# CloudWatch publish (alias/aws/sns would silently drop every alarm).
+run "alarm_email_topic_under_its_own_key" {
+  command = plan
+  override_resource {
+    target          = aws_kms_key.alarms[0]
+    override_during = plan
+    values          = { arn = "arn:aws:kms:eu-central-1:123456789012:key/alarms" }
+  }
+  variables {
+    alarm_email          = "ops@example.com"
+    alarm_function_names = ["ringjob-hello"]
+    database = {
+      endpoint            = "db.x.eu-central-1.rds.amazonaws.com"
+      port                = 3306
+      name                = "ringjob"
+      username            = "ringjob"
+      password_secret_arn = "arn:aws:secretsmanager:eu-central-1:123456789012:secret:rds!db-abc"
+      kms_key_arn         = "arn:aws:kms:eu-central-1:123456789012:key/abc"
+      security_group_id   = "sg-db000000"
+      instance_identifier = "rj-test"
+    }
+  }
+  assert {
+    condition     = length(aws_kms_key.alarms) == 1 && aws_kms_key.alarms[0].enable_key_rotation
+    error_message = "alarm_email must create a customer-managed key with rotation"
+  }
+  assert {
+    condition     = length(aws_sns_topic.alarms) == 1 && aws_sns_topic.alarms[0].kms_master_key_id == "arn:aws:kms:eu-central-1:123456789012:key/alarms"
+    error_message = "the alarm topic must be encrypted with the module's own key, not alias/aws/sns"
+  }
+  assert {
+    condition = anytrue([for st in data.aws_iam_policy_document.alarms_key[0].statement :
+      anytrue([for p in st.principals : contains(p.identifiers, "cloudwatch.amazonaws.com")]) &&
+    contains(st.actions, "kms:GenerateDataKey") && contains(st.actions, "kms:Decrypt")])
+    error_message = "the key policy must let CloudWatch use the key to publish"
+  }
+  assert {
+    condition = toset([for k, a in aws_cloudwatch_metric_alarm.this : k]) == toset([
+      "unhealthy", "api_5xx", "replicas", "task_cpu", "db_cpu", "db_connections", "db_storage",
+    "lambda_errors_ringjob-hello", "lambda_throttles_ringjob-hello"])
+    error_message = "alarms on the service, the database and each function"
+  }
+  assert {
+    condition     = aws_cloudwatch_metric_alarm.this["db_storage"].threshold == 5 * 1024 * 1024 * 1024
+    error_message = "the storage alarm fires under 5 GB free by default"
+  }
+}
+
+run "no_alarms_without_a_topic" {
+  command = plan
+  assert {
+    condition     = length(aws_cloudwatch_metric_alarm.this) == 0 && length(aws_sns_topic.alarms) == 0
+    error_message = "no topic, no alarms"
+  }
+}
+
+run "given_topic_is_used" {
+  command = plan
+  variables {
+    alarm_topic_arn = "arn:aws:sns:eu-central-1:123456789012:ops"
+    alarm_email     = "ops@example.com"
+  }
+  assert {
+    condition     = length(aws_sns_topic.alarms) == 0 && alltrue([for a in aws_cloudwatch_metric_alarm.this : a.alarm_actions == toset(["arn:aws:sns:eu-central-1:123456789012:ops"])])
+    error_message = "alarm_topic_arn wins over alarm_email"
   }
 }
