@@ -84,3 +84,15 @@ variable "database_snapshot_identifier" {
   type        = string
   default     = null
 }
+
+variable "nat_gateway_per_zone" {
+  description = "One NAT gateway per availability zone (about $33 a month each) instead of one: losing a zone then leaves the other zone's tasks their internet egress (HTTP executors outside the VPC)."
+  type        = bool
+  default     = false
+}
+
+variable "vpc_endpoints" {
+  description = "Interface endpoints for Lambda, Secrets Manager, ECR (api, dkr), CloudWatch Logs and STS in both zones, and a gateway endpoint for S3: the tasks reach AWS without the NAT gateway (about $7 a month per endpoint and zone)."
+  type        = bool
+  default     = true
+}
