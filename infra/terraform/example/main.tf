@@ -16,27 +16,36 @@ module "functions" {
     hello   = { zip_path = "${var.functions_dir}/hello-arm64.zip" }
     sharded = { zip_path = "${var.functions_dir}/sharded-arm64.zip", timeout_sec = 300 }
   }
+  # In the private subnets, so that Event-mode functions can report back:
+  # their callbacks go out through the NAT gateway(s) to the load balancer,
+  # which lets the NAT addresses in (below).
+  vpc = { vpc_id = aws_vpc.this.id, subnet_ids = aws_subnet.private[*].id, egress_cidr_blocks = ["0.0.0.0/0"] }
 }
 
 module "scheduler" {
-  source                    = "../modules/scheduler"
-  name                      = var.name
-  image                     = var.image
-  ecr_repository_arn        = var.ecr_repository_arn
-  replicas                  = var.replicas
-  vpc_id                    = aws_vpc.this.id
-  subnet_ids                = aws_subnet.private[*].id
-  alb_subnet_ids            = aws_subnet.public[*].id
-  internal                  = false
-  alb_ingress_cidr_blocks   = var.allowed_cidr_blocks
-  certificate_arn           = var.certificate_arn
-  public_url                = var.public_url
-  lambda_function_arns      = values(module.functions.function_arns)
-  alarm_email               = var.alarm_email
-  alarm_function_names      = values(module.functions.function_names)
-  admin_token_secret_arn    = aws_secretsmanager_secret.admin.arn
-  executor_token_secret_arn = aws_secretsmanager_secret.executor.arn
-  secrets_key_secret_arn    = aws_secretsmanager_secret.secrets_key.arn
+  source             = "../modules/scheduler"
+  name               = var.name
+  image              = var.image
+  ecr_repository_arn = var.ecr_repository_arn
+  replicas           = var.replicas
+  vpc_id             = aws_vpc.this.id
+  subnet_ids         = aws_subnet.private[*].id
+  alb_subnet_ids     = aws_subnet.public[*].id
+  internal           = false
+  # The load balancer is internet-facing here: functions' callbacks arrive
+  # from the NAT gateways' addresses (output nat_public_ips), which
+  # allowed_cidr_blocks must include when narrowed. With an internal load
+  # balancer they arrive from the functions' security group.
+  alb_ingress_cidr_blocks     = var.allowed_cidr_blocks
+  callback_security_group_ids = [module.functions.security_group_id]
+  certificate_arn             = var.certificate_arn
+  public_url                  = var.public_url
+  lambda_function_arns        = values(module.functions.function_arns)
+  alarm_email                 = var.alarm_email
+  alarm_function_names        = values(module.functions.function_names)
+  admin_token_secret_arn      = aws_secretsmanager_secret.admin.arn
+  executor_token_secret_arn   = aws_secretsmanager_secret.executor.arn
+  secrets_key_secret_arn      = aws_secretsmanager_secret.secrets_key.arn
   database = {
     endpoint            = module.database.endpoint
     port                = module.database.port

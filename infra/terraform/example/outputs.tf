@@ -32,3 +32,8 @@ output "ecs_service" {
   description = "ECS service name."
   value       = module.scheduler.service_name
 }
+
+output "nat_public_ips" {
+  description = "Addresses the tasks and the functions reach the internet from: Event-mode callbacks to the internet-facing load balancer come from them (keep them in allowed_cidr_blocks)."
+  value       = aws_eip.nat[*].public_ip
+}

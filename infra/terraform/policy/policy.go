@@ -582,6 +582,26 @@ func logStreamsOf(e hclsyntax.Expression) bool {
 	return ok && lit.Val.Type() == cty.String && lit.Val.AsString() == ":log-stream:*"
 }
 
+// lambdaVPCActions are what Lambda needs to place a function in a VPC (the
+// AWS-managed AWSLambdaVPCAccessExecutionRole, written out); EC2 takes only
+// "*" as their resource.
+var lambdaVPCActions = map[string]bool{"ec2:CreateNetworkInterface": true, "ec2:DescribeNetworkInterfaces": true,
+	"ec2:DescribeSubnets": true, "ec2:DeleteNetworkInterface": true, "ec2:AssignPrivateIpAddresses": true,
+	"ec2:UnassignPrivateIpAddresses": true}
+
+// onlyNetworkInterfaces: a statement of nothing but those actions.
+func onlyNetworkInterfaces(actions []string) bool {
+	if len(actions) == 0 {
+		return false
+	}
+	for _, a := range actions {
+		if !lambdaVPCActions[a] {
+			return false
+		}
+	}
+	return true
+}
+
 func (c *checker) iam(m *module) {
 	// Documents that are KMS key policies: there the resource "*" means the
 	// key the policy is attached to, and is the only form KMS accepts.
@@ -610,6 +630,9 @@ func (c *checker) iam(m *module) {
 				}
 			}
 			onlyRegistryLogin := len(actions) == 1 && actions[0] == "ecr:GetAuthorizationToken"
+			if onlyNetworkInterfaces(actions) {
+				onlyRegistryLogin = true // EC2 accepts only "*" for these, like the registry login
+			}
 			for _, n := range []string{"resources", "not_resources"} {
 				a, ok := st.Attributes[n]
 				if !ok {

@@ -56,6 +56,8 @@ func TestBadFixturesAreCaught(t *testing.T) {
 			`actions   = ["lambda:InvokeFunction", "lambda:GetFunction"]`, `actions   = ["lambda:*"]`, policy.RuleIAMWildcard},
 		{"wildcard action in a key policy", "modules/scheduler/alarms.tf",
 			`actions   = ["kms:Decrypt", "kms:GenerateDataKey"]`, `actions   = ["kms:*"]`, policy.RuleIAMWildcard},
+		{"another action beside the network-interface ones on *", "modules/functions/main.tf",
+			`"ec2:DeleteNetworkInterface", `, `"ec2:DeleteNetworkInterface", "ec2:TerminateInstances", `, policy.RuleIAMWildcard},
 		{"wildcard resource", "modules/scheduler/iam.tf",
 			"resources = [var.database.kms_key_arn]", `resources = ["*"]`, policy.RuleIAMWildcard},
 		{"wildcard through a variable default", "modules/scheduler/variables.tf",

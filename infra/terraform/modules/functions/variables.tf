@@ -55,6 +55,20 @@ variable "log_retention_days" {
   }
 }
 
+variable "vpc" {
+  description = "Run the functions in these private subnets of vpc_id, so that Event-mode functions reach the scheduler's load balancer (an internal one is reachable only from the VPC) to report their outcome. egress_cidr_blocks: where they may connect on 443 (the VPC's range for an internal load balancer and VPC endpoints; 0.0.0.0/0 through a NAT gateway for an internet-facing one). null: outside any VPC (sync mode only, or a load balancer reachable from the internet)."
+  type = object({
+    vpc_id             = string
+    subnet_ids         = list(string)
+    egress_cidr_blocks = list(string)
+  })
+  default = null
+  validation {
+    condition     = var.vpc == null || (length(coalesce(try(var.vpc.subnet_ids, null), [])) >= 1 && alltrue([for c in coalesce(try(var.vpc.egress_cidr_blocks, null), []) : can(cidrnetmask(c))]))
+    error_message = "vpc needs at least one subnet id, and egress_cidr_blocks must be IPv4 CIDR blocks."
+  }
+}
+
 variable "tags" {
   description = "Tags added to every resource (and used by tag-based IAM conditions, if you write any)."
   type        = map(string)

@@ -121,6 +121,12 @@ variable "alb_ingress_cidr_blocks" {
   }
 }
 
+variable "callback_security_group_ids" {
+  description = "Security groups of Lambda functions in the VPC (the functions module's security_group_id) that may reach the load balancer on 443 to report Event-mode outcomes."
+  type        = list(string)
+  default     = []
+}
+
 variable "certificate_arn" {
   description = "ACM certificate of the HTTPS listener; it must cover the host name of public_url."
   type        = string

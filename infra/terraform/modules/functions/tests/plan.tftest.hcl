@@ -68,3 +68,32 @@ run "async_retry_bounds" {
   }
   expect_failures = [var.functions]
 }
+
+# Event-mode callbacks: in a VPC the functions get a security group with HTTPS
+# out only and the rights to their network interfaces.
+run "in_a_vpc_for_callbacks" {
+  command = plan
+  variables {
+    vpc = { vpc_id = "vpc-12345678", subnet_ids = ["subnet-aaaa1111", "subnet-bbbb2222"], egress_cidr_blocks = ["10.40.0.0/16"] }
+  }
+  assert {
+    condition     = length(aws_lambda_function.this["hello"].vpc_config) == 1 && toset(aws_lambda_function.this["hello"].vpc_config[0].subnet_ids) == toset(["subnet-aaaa1111", "subnet-bbbb2222"])
+    error_message = "the function must run in the given subnets"
+  }
+  assert {
+    condition     = length(aws_vpc_security_group_egress_rule.https) == 1 && aws_vpc_security_group_egress_rule.https["10.40.0.0/16"].from_port == 443
+    error_message = "the functions may connect out on 443 to the given ranges"
+  }
+  assert {
+    condition     = length(aws_iam_role_policy.vpc) == 1
+    error_message = "each function role may manage its network interfaces"
+  }
+}
+
+run "outside_a_vpc_by_default" {
+  command = plan
+  assert {
+    condition     = length(aws_lambda_function.this["hello"].vpc_config) == 0 && length(aws_security_group.this) == 0
+    error_message = "no VPC unless asked"
+  }
+}

@@ -286,3 +286,14 @@ run "given_topic_is_used" {
     error_message = "alarm_topic_arn wins over alarm_email"
   }
 }
+
+run "event_callbacks_from_functions_in_the_vpc" {
+  command = plan
+  variables {
+    callback_security_group_ids = ["sg-fn000000"]
+  }
+  assert {
+    condition     = aws_vpc_security_group_ingress_rule.alb_callbacks["sg-fn000000"].from_port == 443 && aws_vpc_security_group_ingress_rule.alb_callbacks["sg-fn000000"].referenced_security_group_id == "sg-fn000000"
+    error_message = "the functions' security group must reach the load balancer on 443"
+  }
+}
