@@ -30,7 +30,9 @@ func TestPasswordRereadWhenRefused(t *testing.T) {
 	user := "rj_pw_" + fmt.Sprint(len(cfg.DBName)) + cfg.DBName[max(0, len(cfg.DBName)-8):]
 	_, err = root.ExecContext(ctx, fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY 'first-password'", user))
 	require.NoError(t, err)
-	t.Cleanup(func() { _, _ = root.ExecContext(context.Background(), fmt.Sprintf("DROP USER IF EXISTS '%s'@'%%'", user)) })
+	t.Cleanup(func() {
+		_, _ = root.ExecContext(context.Background(), fmt.Sprintf("DROP USER IF EXISTS '%s'@'%%'", user))
+	})
 	_, err = root.ExecContext(ctx, fmt.Sprintf("GRANT ALL ON `%s`.* TO '%s'@'%%'", cfg.DBName, user))
 	require.NoError(t, err)
 
