@@ -41,6 +41,13 @@ type Config struct {
 	// Either way a replica refuses a schema newer than it knows. Env
 	// RINGJOB_DATABASE_MIGRATIONS.
 	DatabaseMigrations string `yaml:"database_migrations"`
+	// DatabasePasswordSecretARN: a Secrets Manager secret (a JSON with a
+	// "password" key, as RDS manages it, or a plain string) the MySQL
+	// password is read from again whenever the database refuses the one in
+	// use, so a rotated password is picked up without a restart. The first
+	// password tried is RINGJOB_DATABASE_PASSWORD's, if set. Env
+	// RINGJOB_DATABASE_PASSWORD_SECRET_ARN.
+	DatabasePasswordSecretARN string `yaml:"database_password_secret_arn"`
 	// Listen is the address of the REST API, executor API and metrics
 	// (default 127.0.0.1:8080). Env RINGJOB_LISTEN.
 	Listen string `yaml:"listen"`
@@ -302,6 +309,9 @@ func (c *Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("database_migrations must be %s or %s, got %q", migrationsAuto, migrationsExternal, c.DatabaseMigrations))
 	}
+	if c.DatabasePasswordSecretARN != "" && !strings.HasPrefix(c.DatabaseURL, "mysql://") {
+		errs = append(errs, fmt.Errorf("database_password_secret_arn needs a mysql:// database_url"))
+	}
 	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
 		errs = append(errs, fmt.Errorf("tls.cert_file and tls.key_file go together: set both or neither"))
 	}
@@ -407,6 +417,7 @@ func loadConfig(path string, getenv func(string) string, fl *flagValues) (*Confi
 	}
 	str(&c.DatabaseURL, "RINGJOB_DATABASE_URL")
 	str(&c.DatabaseMigrations, "RINGJOB_DATABASE_MIGRATIONS")
+	str(&c.DatabasePasswordSecretARN, "RINGJOB_DATABASE_PASSWORD_SECRET_ARN")
 	str(&c.Listen, "RINGJOB_LISTEN")
 	str(&c.PublicURL, "RINGJOB_PUBLIC_URL")
 	str(&c.Log.Level, "RINGJOB_LOG_LEVEL")

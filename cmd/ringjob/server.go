@@ -78,7 +78,7 @@ const schemaPoll = 2 * time.Second
 // release migrated, then migrates (database_migrations: auto) or waits until
 // `ringjob migrate` has (external), logging what it waits for.
 func openStore(ctx context.Context, cfg *Config, log *logrus.Entry) (*store.Store, error) {
-	st, err := store.Open(ctx, cfg.DatabaseURL)
+	st, err := openDatabase(ctx, cfg, log)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +127,7 @@ func prepareSchema(ctx context.Context, mode string, st *store.Store, log *logru
 
 func migrate(ctx context.Context, cfg *Config, stdout io.Writer) error {
 	log := newLogger(cfg, stdout)
-	st, err := store.Open(ctx, cfg.DatabaseURL)
+	st, err := openDatabase(ctx, cfg, log)
 	if err != nil {
 		return err
 	}

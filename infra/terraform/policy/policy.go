@@ -361,6 +361,20 @@ func references(e hclsyntax.Expression, prefixes ...string) bool {
 	return false
 }
 
+// onlyReferences: e reads name and nothing else.
+func onlyReferences(e hclsyntax.Expression, name string) bool {
+	vars := e.Variables()
+	if len(vars) == 0 {
+		return false
+	}
+	for _, tr := range vars {
+		if traversalName(tr) != name {
+			return false
+		}
+	}
+	return true
+}
+
 func traversalName(tr hcl.Traversal) string {
 	var b strings.Builder
 	b.WriteString(tr.RootName())
@@ -690,8 +704,17 @@ func (c *checker) iam(m *module) {
 
 var taskRoleActions = map[string]bool{"lambda:InvokeFunction": true, "lambda:GetFunction": true}
 
+// taskRoleDatabaseActions: the task may also read the database password
+// secret (to pick up a rotated password) and decrypt with its key, on those
+// two resources only.
+var taskRoleDatabaseActions = map[string]string{
+	"secretsmanager:GetSecretValue": "var.database.password_secret_arn",
+	"kms:Decrypt":                   "var.database.kms_key_arn",
+}
+
 // taskRole: whatever is attached to aws_iam_role.task allows only
-// lambda:InvokeFunction and lambda:GetFunction.
+// lambda:InvokeFunction and lambda:GetFunction, and reading the database
+// password secret.
 func (c *checker) taskRole(m *module) {
 	if len(m.find("resource", "aws_iam_role", "task")) == 0 {
 		return
@@ -720,9 +743,17 @@ func (c *checker) taskRole(m *module) {
 					}
 					if a, ok := st.Attributes["actions"]; ok {
 						for _, v := range c.strings(scope{m, doc}, a.Expr) {
-							if !taskRoleActions[v] {
-								c.report(RuleTaskRole, a.SrcRange, "task role: action %q; only lambda:InvokeFunction and lambda:GetFunction are allowed", v)
+							if taskRoleActions[v] {
+								continue
 							}
+							if only, ok := taskRoleDatabaseActions[v]; ok {
+								if res, ok := st.Attributes["resources"]; ok && onlyReferences(res.Expr, only) {
+									continue
+								}
+								c.report(RuleTaskRole, a.SrcRange, "task role: action %q is allowed on %s only", v, only)
+								continue
+							}
+							c.report(RuleTaskRole, a.SrcRange, "task role: action %q; only lambda:InvokeFunction and lambda:GetFunction (and reading the database password secret) are allowed", v)
 						}
 					}
 				}
@@ -769,7 +800,7 @@ func (c *checker) secrets(m *module) {
 // password, among everything the environment list may hold.
 func (c *checker) plainEnvironment(s scope, e hclsyntax.Expression) {
 	for _, v := range c.strings(s, e) {
-		if secretName.MatchString(v) {
+		if secretName.MatchString(v) && !strings.HasSuffix(v, "_ARN") { // an ARN names a secret, it is not one
 			c.report(RuleSecrets, e.Range(), "container environment holds %q: secrets go in \"secrets\" from Secrets Manager", v)
 		}
 		if urlWithPass.MatchString(v) {
@@ -788,7 +819,7 @@ func (c *checker) plainEnvironment(s scope, e hclsyntax.Expression) {
 			switch n := n.(type) {
 			case *hclsyntax.ObjectConsExpr:
 				for _, item := range n.Items {
-					if k := hcl.ExprAsKeyword(item.KeyExpr); secretName.MatchString(k) {
+					if k := hcl.ExprAsKeyword(item.KeyExpr); secretName.MatchString(k) && !strings.HasSuffix(k, "_ARN") {
 						c.report(RuleSecrets, item.KeyExpr.Range(), "container environment sets %s: secrets go in \"secrets\" from Secrets Manager", k)
 					}
 				}

@@ -14,11 +14,14 @@ locals {
     # refuse a schema newer than they know.
     RINGJOB_DATABASE_MIGRATIONS = "external"
     RINGJOB_LOCK_PARTITIONS     = tostring(var.lock_partitions)
-    RINGJOB_LISTEN              = "0.0.0.0:8080"
-    RINGJOB_PUBLIC_URL          = var.public_url
-    RINGJOB_LOG_FORMAT          = "json"
-    RINGJOB_LOG_LEVEL           = var.log_level
-    RINGJOB_STOP_GRACE          = "${var.stop_grace_seconds}s"
+    # A rotated password is read again from this secret when the database
+    # refuses the one the task started with.
+    RINGJOB_DATABASE_PASSWORD_SECRET_ARN = var.database.password_secret_arn
+    RINGJOB_LISTEN                       = "0.0.0.0:8080"
+    RINGJOB_PUBLIC_URL                   = var.public_url
+    RINGJOB_LOG_FORMAT                   = "json"
+    RINGJOB_LOG_LEVEL                    = var.log_level
+    RINGJOB_STOP_GRACE                   = "${var.stop_grace_seconds}s"
     # Ringjob's own allow-list mirrors the task role: jobs may target these
     # functions (by ARN) and no other.
     RINGJOB_LAMBDA_ALLOWED_FUNCTIONS = join(",", var.lambda_function_arns)

@@ -75,7 +75,7 @@ run "secrets_never_in_the_environment" {
 
   assert {
     condition = alltrue([for e in jsondecode(aws_ecs_task_definition.this.container_definitions)[0].environment :
-    !can(regex("TOKEN|PASSWORD|SECRET", e.name)) && !can(regex(":[^/@]*@", e.value))])
+    (!can(regex("TOKEN|PASSWORD|SECRET", e.name)) || can(regex("_ARN$", e.name))) && !can(regex(":[^/@]*@", e.value))])
     error_message = "no token or password may be in the plain environment"
   }
   assert {
@@ -295,5 +295,21 @@ run "event_callbacks_from_functions_in_the_vpc" {
   assert {
     condition     = aws_vpc_security_group_ingress_rule.alb_callbacks["sg-fn000000"].from_port == 443 && aws_vpc_security_group_ingress_rule.alb_callbacks["sg-fn000000"].referenced_security_group_id == "sg-fn000000"
     error_message = "the functions' security group must reach the load balancer on 443"
+  }
+}
+
+# A rotated password is read again by the task: it gets the secret's ARN (not
+# its value) and may read that secret only.
+run "rotated_password_is_reread" {
+  command = plan
+  assert {
+    condition = contains([for e in jsondecode(aws_ecs_task_definition.this.container_definitions)[0].environment : "${e.name}=${e.value}"],
+    "RINGJOB_DATABASE_PASSWORD_SECRET_ARN=${var.database.password_secret_arn}")
+    error_message = "the task must know the password secret's ARN"
+  }
+  assert {
+    condition = [for st in data.aws_iam_policy_document.task_database.statement : st.resources] == [
+    toset([var.database.password_secret_arn]), toset([var.database.kms_key_arn])]
+    error_message = "the task role may read the password secret and its key, nothing else"
   }
 }
