@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql"
+	"github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringjob/ringjob/internal/dbtest"
@@ -98,4 +99,42 @@ func TestMigrateStepAndSchemaGuard(t *testing.T) {
 	var after int
 	require.NoError(t, db.QueryRow("SELECT COUNT(*) FROM schema_migrations").Scan(&after))
 	require.Equal(t, before, after, "nothing migrated")
+}
+
+// TestMigrateCreatesTheAppUser: `ringjob migrate --app-user` (as the owner)
+// creates the least-privilege user the replicas connect as; a replica then
+// runs as that user. Without its password the command refuses and changes
+// nothing.
+func TestMigrateCreatesTheAppUser(t *testing.T) {
+	t.Parallel()
+	dsn := dbtest.MySQL(t)
+	cfg, err := mysql.ParseDSN(dsn)
+	require.NoError(t, err)
+	user := "rj_mig_" + cfg.DBName[max(0, len(cfg.DBName)-12):]
+	db, err := sql.Open("mysql", dsn)
+	require.NoError(t, err)
+	defer db.Close()
+	t.Cleanup(func() { _, _ = db.Exec(fmt.Sprintf("DROP USER IF EXISTS '%s'@'%%'", user)) })
+
+	noPw := exec.Command(ringjobBinary(t), "migrate", "--database-url", mysqlURL(t, dsn), "--app-user", user)
+	out, err := noPw.CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), "RINGJOB_APP_DATABASE_PASSWORD")
+	var n int
+	require.NoError(t, db.QueryRow("SELECT COUNT(*) FROM mysql.user WHERE user = ?", user).Scan(&n))
+	require.Zero(t, n, "nothing created without a password")
+
+	mig := exec.Command(ringjobBinary(t), "migrate", "--database-url", mysqlURL(t, dsn), "--app-user", user)
+	mig.Env = append(os.Environ(), "RINGJOB_APP_DATABASE_PASSWORD=app-password-0123")
+	out, err = mig.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "application user ready")
+
+	token := "app-user-test-admin-token-0123456789abcdef"
+	r := startReplica(t, fmt.Sprintf("database_url: \"mysql://%s@%s/%s\"\ndatabase_migrations: external\n", user, cfg.Addr, cfg.DBName),
+		"http", http.DefaultClient, "RINGJOB_ADMIN_TOKEN="+token, "RINGJOB_DATABASE_PASSWORD=app-password-0123")
+	r.token = token
+	code, g := r.call("POST", "/api/v1/groups", map[string]any{"app_name": "app-user", "title": "t", "members": []string{"http://127.0.0.1:1"}}, nil)
+	require.Equal(t, 201, code, "%v", g)
+	r.stop()
 }

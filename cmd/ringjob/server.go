@@ -125,7 +125,10 @@ func prepareSchema(ctx context.Context, mode string, st *store.Store, log *logru
 	}
 }
 
-func migrate(ctx context.Context, cfg *Config, stdout io.Writer) error {
+// appUserSpec is the application user `ringjob migrate --app-user` ensures.
+type appUserSpec struct{ name, password string }
+
+func migrate(ctx context.Context, cfg *Config, user *appUserSpec, stdout io.Writer) error {
 	log := newLogger(cfg, stdout)
 	st, err := openDatabase(ctx, cfg, log)
 	if err != nil {
@@ -134,6 +137,12 @@ func migrate(ctx context.Context, cfg *Config, stdout io.Writer) error {
 	defer st.Close()
 	if err := prepareSchema(ctx, migrationsAuto, st, log); err != nil {
 		return err
+	}
+	if user != nil {
+		if err := st.EnsureAppUser(ctx, user.name, user.password); err != nil {
+			return err
+		}
+		log.WithFields(logrus.Fields{"user": user.name, "privileges": store.AppUserPrivileges}).Info("application user ready")
 	}
 	fmt.Fprintf(stdout, "database %s is up to date (%s)\n", st.Kind(), redact(cfg.DatabaseURL))
 	return nil
