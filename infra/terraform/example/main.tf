@@ -46,6 +46,10 @@ module "scheduler" {
   admin_token_secret_arn      = aws_secretsmanager_secret.admin.arn
   executor_token_secret_arn   = aws_secretsmanager_secret.executor.arn
   secrets_key_secret_arn      = aws_secretsmanager_secret.secrets_key.arn
+  database_app_user = {
+    username            = "ringjob_app"
+    password_secret_arn = aws_secretsmanager_secret.app_database.arn
+  }
   database = {
     endpoint            = module.database.endpoint
     port                = module.database.port
@@ -57,5 +61,5 @@ module "scheduler" {
     instance_identifier = module.database.instance_identifier
   }
   # Tasks must not start before the tokens have a value.
-  depends_on = [aws_secretsmanager_secret_version.admin, aws_secretsmanager_secret_version.executor, aws_secretsmanager_secret_version.secrets_key]
+  depends_on = [aws_secretsmanager_secret_version.admin, aws_secretsmanager_secret_version.executor, aws_secretsmanager_secret_version.secrets_key, aws_secretsmanager_secret_version.app_database]
 }

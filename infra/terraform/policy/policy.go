@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -361,14 +362,14 @@ func references(e hclsyntax.Expression, prefixes ...string) bool {
 	return false
 }
 
-// onlyReferences: e reads name and nothing else.
-func onlyReferences(e hclsyntax.Expression, name string) bool {
+// onlyReferences: e reads one of names and nothing else.
+func onlyReferences(e hclsyntax.Expression, names ...string) bool {
 	vars := e.Variables()
 	if len(vars) == 0 {
 		return false
 	}
 	for _, tr := range vars {
-		if traversalName(tr) != name {
+		if !slices.Contains(names, traversalName(tr)) {
 			return false
 		}
 	}
@@ -707,9 +708,11 @@ var taskRoleActions = map[string]bool{"lambda:InvokeFunction": true, "lambda:Get
 // taskRoleDatabaseActions: the task may also read the database password
 // secret (to pick up a rotated password) and decrypt with its key, on those
 // two resources only.
-var taskRoleDatabaseActions = map[string]string{
-	"secretsmanager:GetSecretValue": "var.database.password_secret_arn",
-	"kms:Decrypt":                   "var.database.kms_key_arn",
+var taskRoleDatabaseActions = map[string][]string{
+	// local.replica_password_secret_arn is the master's secret or the
+	// application user's (var.database_app_user).
+	"secretsmanager:GetSecretValue": {"var.database.password_secret_arn", "local.replica_password_secret_arn"},
+	"kms:Decrypt":                   {"var.database.kms_key_arn"},
 }
 
 // taskRole: whatever is attached to aws_iam_role.task allows only
@@ -747,10 +750,10 @@ func (c *checker) taskRole(m *module) {
 								continue
 							}
 							if only, ok := taskRoleDatabaseActions[v]; ok {
-								if res, ok := st.Attributes["resources"]; ok && onlyReferences(res.Expr, only) {
+								if res, ok := st.Attributes["resources"]; ok && onlyReferences(res.Expr, only...) {
 									continue
 								}
-								c.report(RuleTaskRole, a.SrcRange, "task role: action %q is allowed on %s only", v, only)
+								c.report(RuleTaskRole, a.SrcRange, "task role: action %q is allowed on %s only", v, strings.Join(only, " or "))
 								continue
 							}
 							c.report(RuleTaskRole, a.SrcRange, "task role: action %q; only lambda:InvokeFunction and lambda:GetFunction (and reading the database password secret) are allowed", v)
@@ -800,7 +803,7 @@ func (c *checker) secrets(m *module) {
 // password, among everything the environment list may hold.
 func (c *checker) plainEnvironment(s scope, e hclsyntax.Expression) {
 	for _, v := range c.strings(s, e) {
-		if secretName.MatchString(v) && !strings.HasSuffix(v, "_ARN") { // an ARN names a secret, it is not one
+		if secretName.MatchString(v) && !strings.HasSuffix(strings.ToUpper(v), "_ARN") { // an ARN names a secret, it is not one
 			c.report(RuleSecrets, e.Range(), "container environment holds %q: secrets go in \"secrets\" from Secrets Manager", v)
 		}
 		if urlWithPass.MatchString(v) {
@@ -819,7 +822,7 @@ func (c *checker) plainEnvironment(s scope, e hclsyntax.Expression) {
 			switch n := n.(type) {
 			case *hclsyntax.ObjectConsExpr:
 				for _, item := range n.Items {
-					if k := hcl.ExprAsKeyword(item.KeyExpr); secretName.MatchString(k) && !strings.HasSuffix(k, "_ARN") {
+					if k := hcl.ExprAsKeyword(item.KeyExpr); secretName.MatchString(k) && !strings.HasSuffix(strings.ToUpper(k), "_ARN") {
 						c.report(RuleSecrets, item.KeyExpr.Range(), "container environment sets %s: secrets go in \"secrets\" from Secrets Manager", k)
 					}
 				}

@@ -59,7 +59,7 @@ func TestBadFixturesAreCaught(t *testing.T) {
 		{"another action beside the network-interface ones on *", "modules/functions/main.tf",
 			`"ec2:DeleteNetworkInterface", `, `"ec2:DeleteNetworkInterface", "ec2:TerminateInstances", `, policy.RuleIAMWildcard},
 		{"task role reads another secret", "modules/scheduler/iam.tf",
-			"resources = [var.database.password_secret_arn]\n  }\n  statement {\n    actions   = [\"kms:Decrypt\"]",
+			"resources = [local.replica_password_secret_arn]\n  }\n  statement {\n    actions   = [\"kms:Decrypt\"]",
 			"resources = [var.admin_token_secret_arn]\n  }\n  statement {\n    actions   = [\"kms:Decrypt\"]", policy.RuleTaskRole},
 		{"wildcard resource", "modules/scheduler/iam.tf",
 			"sid       = \"DecryptDatabaseSecret\"\n    actions   = [\"kms:Decrypt\"]\n    resources = [var.database.kms_key_arn]",

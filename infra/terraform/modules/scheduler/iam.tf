@@ -36,7 +36,7 @@ resource "aws_iam_role_policy" "task" {
 data "aws_iam_policy_document" "task_database" {
   statement {
     actions   = ["secretsmanager:GetSecretValue"]
-    resources = [var.database.password_secret_arn]
+    resources = [local.replica_password_secret_arn]
   }
   statement {
     actions   = ["kms:Decrypt"]
@@ -71,7 +71,8 @@ data "aws_iam_policy_document" "execution" {
       var.database.password_secret_arn,
       var.admin_token_secret_arn,
       var.executor_token_secret_arn,
-    ], var.secrets_key_secret_arn == null ? [] : [var.secrets_key_secret_arn])
+      ], var.secrets_key_secret_arn == null ? [] : [var.secrets_key_secret_arn],
+    var.database_app_user == null ? [] : [var.database_app_user.password_secret_arn])
   }
   statement {
     sid       = "DecryptDatabaseSecret"

@@ -7,7 +7,15 @@ locals {
   container = "ringjob"
   # The password is not in the URL: RINGJOB_DATABASE_PASSWORD comes from the
   # secret and Ringjob puts it in.
-  database_url = "mysql://${var.database.username}@${var.database.endpoint}:${var.database.port}/${var.database.name}?tls=${var.database_tls_mode}"
+  database_url = "mysql://${local.replica_user}@${var.database.endpoint}:${var.database.port}/${var.database.name}?tls=${var.database_tls_mode}"
+  # migrate connects as the master user (it changes tables and creates the
+  # application user); the replicas as the application user when there is one.
+  migrate_database_url = "mysql://${var.database.username}@${var.database.endpoint}:${var.database.port}/${var.database.name}?tls=${var.database_tls_mode}"
+  replica_user         = var.database_app_user == null ? var.database.username : var.database_app_user.username
+  # The secret the replicas' password comes from: "ARN:password::" picks the
+  # key of the RDS-managed JSON secret; the application user's is a string.
+  replica_password_secret_from = var.database_app_user == null ? "${var.database.password_secret_arn}:password::" : var.database_app_user.password_secret_arn
+  replica_password_secret_arn  = var.database_app_user == null ? var.database.password_secret_arn : var.database_app_user.password_secret_arn
   environment = merge(var.environment, {
     RINGJOB_DATABASE_URL = local.database_url
     # The one-off migrate task below migrates; replicas wait for it and
@@ -16,7 +24,7 @@ locals {
     RINGJOB_LOCK_PARTITIONS     = tostring(var.lock_partitions)
     # A rotated password is read again from this secret when the database
     # refuses the one the task started with.
-    RINGJOB_DATABASE_PASSWORD_SECRET_ARN = var.database.password_secret_arn
+    RINGJOB_DATABASE_PASSWORD_SECRET_ARN = local.replica_password_secret_arn
     RINGJOB_LISTEN                       = "0.0.0.0:8080"
     RINGJOB_PUBLIC_URL                   = var.public_url
     RINGJOB_LOG_FORMAT                   = "json"
@@ -79,7 +87,7 @@ resource "aws_ecs_task_definition" "this" {
     portMappings           = [{ containerPort = 8080, protocol = "tcp" }]
     environment            = [for k in sort(keys(local.environment)) : { name = k, value = local.environment[k] }]
     secrets = concat([
-      { name = "RINGJOB_DATABASE_PASSWORD", valueFrom = "${var.database.password_secret_arn}:password::" },
+      { name = "RINGJOB_DATABASE_PASSWORD", valueFrom = local.replica_password_secret_from },
       { name = "RINGJOB_ADMIN_TOKEN", valueFrom = var.admin_token_secret_arn },
       { name = "RINGJOB_EXECUTOR_TOKEN", valueFrom = var.executor_token_secret_arn },
       ], var.secrets_key_secret_arn == null ? [] : [
@@ -115,14 +123,16 @@ resource "aws_ecs_task_definition" "migrate" {
     image                  = var.image
     essential              = true
     readonlyRootFilesystem = true
-    command                = ["migrate"]
+    command                = var.database_app_user == null ? ["migrate"] : ["migrate", "--app-user", var.database_app_user.username]
     environment = [
-      { name = "RINGJOB_DATABASE_URL", value = local.database_url },
+      { name = "RINGJOB_DATABASE_URL", value = local.migrate_database_url },
       { name = "RINGJOB_LOG_FORMAT", value = "json" },
     ]
-    secrets = [
+    secrets = concat([
       { name = "RINGJOB_DATABASE_PASSWORD", valueFrom = "${var.database.password_secret_arn}:password::" },
-    ]
+      ], var.database_app_user == null ? [] : [
+      { name = "RINGJOB_APP_DATABASE_PASSWORD", valueFrom = var.database_app_user.password_secret_arn },
+    ])
     logConfiguration = local.log_configuration
   }])
   tags = var.tags

@@ -169,6 +169,19 @@ variable "database" {
   }
 }
 
+variable "database_app_user" {
+  description = "Least-privilege user the replicas connect as (SELECT, INSERT, UPDATE, DELETE on the schema): the migrate task, connected as the master user, creates it or sets its password from this Secrets Manager secret (a plain string). null: the replicas connect as the master user."
+  type = object({
+    username            = string
+    password_secret_arn = string
+  })
+  default = null
+  validation {
+    condition     = var.database_app_user == null || (can(regex("^[a-zA-Z][a-zA-Z0-9_]{0,31}$", try(var.database_app_user.username, ""))) && can(regex("^arn:aws[a-z-]*:secretsmanager:", try(var.database_app_user.password_secret_arn, ""))))
+    error_message = "database_app_user needs a username of letters, digits and underscores (32 at most) and a Secrets Manager secret ARN."
+  }
+}
+
 variable "database_tls_mode" {
   description = "The MySQL driver's tls parameter: skip-verify encrypts without checking the server certificate against a CA (the Amazon RDS CA is not in the image's bundle); the database refuses unencrypted connections either way."
   type        = string

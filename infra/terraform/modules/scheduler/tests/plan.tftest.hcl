@@ -313,3 +313,35 @@ run "rotated_password_is_reread" {
     error_message = "the task role may read the password secret and its key, nothing else"
   }
 }
+
+# The replicas connect as the least-privilege user the migrate task creates.
+run "application_user" {
+  command = plan
+  variables {
+    database_app_user = { username = "ringjob_app", password_secret_arn = "arn:aws:secretsmanager:eu-central-1:123456789012:secret:ringjob/app-db" }
+  }
+  assert {
+    condition     = jsondecode(aws_ecs_task_definition.migrate.container_definitions)[0].command == ["migrate", "--app-user", "ringjob_app"]
+    error_message = "the migrate task creates the application user"
+  }
+  assert {
+    condition = contains([for e in jsondecode(aws_ecs_task_definition.migrate.container_definitions)[0].environment : e.value],
+    "mysql://ringjob@db.cluster-x.eu-central-1.rds.amazonaws.com:3306/ringjob?tls=skip-verify")
+    error_message = "the migrate task connects as the master user"
+  }
+  assert {
+    condition = [for x in jsondecode(aws_ecs_task_definition.migrate.container_definitions)[0].secrets : x.name] == [
+    "RINGJOB_DATABASE_PASSWORD", "RINGJOB_APP_DATABASE_PASSWORD"]
+    error_message = "the migrate task gets the master password and the application user's"
+  }
+  assert {
+    condition = contains([for e in jsondecode(aws_ecs_task_definition.this.container_definitions)[0].environment : e.value],
+    "mysql://ringjob_app@db.cluster-x.eu-central-1.rds.amazonaws.com:3306/ringjob?tls=skip-verify")
+    error_message = "the replicas connect as the application user"
+  }
+  assert {
+    condition = contains([for x in jsondecode(aws_ecs_task_definition.this.container_definitions)[0].secrets : "${x.name}=${x.valueFrom}"],
+    "RINGJOB_DATABASE_PASSWORD=arn:aws:secretsmanager:eu-central-1:123456789012:secret:ringjob/app-db")
+    error_message = "the replicas get the application user's password, not the master's"
+  }
+}
