@@ -31,9 +31,9 @@ run: build sample-function ## Build and start the server on SQLite with the samp
 	$(BIN)/ringjob server --config $(CONFIG)
 
 .PHONY: test
-test: ## go vet, terraform fmt check, then all tests with the race detector
+test: ## go vet, terraform fmt + validate + test (skipped without a provider mirror), then all tests with the race detector
 	$(GO) vet ./...
-	infra/terraform/check fmt
+	infra/terraform/check all
 	$(GO) test -race -timeout 9m ./...
 
 .PHONY: test-faults

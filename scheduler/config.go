@@ -79,6 +79,11 @@ type Config struct {
 	LostCheckInterval time.Duration `yaml:"lost_check_interval"`
 	LostGrace         time.Duration `yaml:"lost_grace"`
 	LostAfter         time.Duration `yaml:"lost_after"`
+	// RunDeadline is how long a run whose job has no timeout may stay
+	// running before any replica records it lost (after LostGrace), unless
+	// its target bounds its runs sooner (a Lambda function). Default 24h; it
+	// makes every running run end, whichever replica dispatched it.
+	RunDeadline time.Duration `yaml:"run_deadline"`
 	// StopGrace bounds how long Stop waits for claimed runs to be dispatched
 	// (default 10s).
 	StopGrace time.Duration `yaml:"stop_grace"`
@@ -109,6 +114,7 @@ func Defaults() Config {
 		LostCheckInterval: 10 * time.Second,
 		LostGrace:         time.Minute,
 		LostAfter:         10 * time.Minute,
+		RunDeadline:       24 * time.Hour,
 
 		ExecutorDeadAfter:       90 * time.Second,
 		RegistryMonitorInterval: 30 * time.Second,
@@ -155,6 +161,7 @@ func (c Config) WithDefaults() Config {
 	set(&c.LostCheckInterval, d.LostCheckInterval)
 	set(&c.LostGrace, d.LostGrace)
 	set(&c.LostAfter, d.LostAfter)
+	set(&c.RunDeadline, d.RunDeadline)
 	set(&c.RegistryMonitorInterval, d.RegistryMonitorInterval)
 	return c
 }
@@ -186,6 +193,7 @@ func (c Config) Validate() error {
 	pos("lost_check_interval", c.LostCheckInterval)
 	pos("lost_grace", c.LostGrace)
 	pos("lost_after", c.LostAfter)
+	pos("run_deadline", c.RunDeadline)
 	pos("registry_monitor_interval", c.RegistryMonitorInterval)
 	if c.PreReadLimit < 1 {
 		errs = append(errs, fmt.Errorf("scheduler.pre_read_limit must be positive, got %d", c.PreReadLimit))

@@ -68,10 +68,11 @@ func (l *lostRuns) tick(ctx context.Context) error {
 			jobs[r.JobID] = j
 		}
 		since := now.Sub(time.UnixMilli(r.DispatchedMs))
+		deadline, of := l.deadline(r, j)
 		var why string
 		switch {
-		case j.TimeoutSec > 0 && since > time.Duration(j.TimeoutSec)*time.Second+l.cfg.LostGrace:
-			why = fmt.Sprintf("still running %s after dispatch, past its %ds timeout: no result will come; marked lost", since.Round(time.Second), j.TimeoutSec)
+		case since > deadline+l.cfg.LostGrace:
+			why = fmt.Sprintf("still running %s after dispatch, past %s: no result will come; marked lost", since.Round(time.Second), of)
 		case l.drivers.Capabilities(r.Target).ExecutorProtocol && !live[strings.TrimRight(r.Target, "/")] && since > l.cfg.LostAfter:
 			why = fmt.Sprintf("executor %s has been gone from the registry; its result is lost", r.Target)
 		case l.drivers.Capabilities(r.Target).OnDispatchingNode && deadNode[r.Owner]:
@@ -92,4 +93,21 @@ func (l *lostRuns) tick(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// deadline is how long after its dispatch a running run can still report:
+// its job's timeout, else the bound its target gives, else RunDeadline. It is
+// computed from the database (dispatch time, job), so any replica enforces
+// it, whichever dispatched the run.
+func (l *lostRuns) deadline(r store.Run, j store.Job) (time.Duration, string) {
+	if j.TimeoutSec > 0 {
+		return time.Duration(j.TimeoutSec) * time.Second, fmt.Sprintf("its %ds timeout", j.TimeoutSec)
+	}
+	limit := l.cfg.RunDeadline
+	if l.drivers != nil {
+		if d := l.drivers.MaxRunTime(r.Target); d > 0 && d < limit {
+			return d, fmt.Sprintf("the longest a run on its target can take (%s; its job has no timeout)", d)
+		}
+	}
+	return limit, fmt.Sprintf("the deadline of runs without a timeout (scheduler.run_deadline, %s)", limit)
 }

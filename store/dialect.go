@@ -34,6 +34,9 @@ type dialect interface {
 	// session of a transaction left idle for sec seconds ("" when the
 	// database has none).
 	idleTxTimeout(sec int) string
+	// tableExists is a query with one placeholder, a table name, that
+	// counts the tables of that name in the current schema.
+	tableExists() string
 	// reportUpsert is the clause after a run_reports INSERT that adds the
 	// new counts to an existing bucket row.
 	reportUpsert() string
@@ -66,6 +69,9 @@ func (mysqlDialect) classify(err error) errClass { return classifyMySQL(err) }
 // and the transaction goes on without it).
 func (mysqlDialect) idleTxTimeout(sec int) string {
 	return fmt.Sprintf("SET SESSION idle_transaction_timeout = %d", sec)
+}
+func (mysqlDialect) tableExists() string {
+	return "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?"
 }
 func (mysqlDialect) reportUpsert() string {
 	return ` ON DUPLICATE KEY UPDATE succeeded = succeeded + VALUES(succeeded), failed = failed + VALUES(failed),
@@ -108,6 +114,9 @@ func (sqliteDialect) classify(err error) errClass {
 		return errConflict
 	}
 	return errPermanent
+}
+func (sqliteDialect) tableExists() string {
+	return "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
 }
 func (sqliteDialect) reportUpsert() string {
 	return ` ON CONFLICT (resolution, group_id, job_id, bucket_ms) DO UPDATE SET succeeded = succeeded + excluded.succeeded,

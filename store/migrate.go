@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"sort"
@@ -120,6 +121,20 @@ func (s *Store) Migrate(ctx context.Context) (applied []string, err error) {
 	if err != nil {
 		return nil, err
 	}
+	known := map[int]bool{}
+	for _, m := range ms {
+		known[m.Version] = true
+	}
+	var st SchemaStatus
+	for v := range done {
+		if !known[v] {
+			st.Unknown = append(st.Unknown, v)
+		}
+	}
+	sort.Ints(st.Unknown)
+	if err := st.CheckNotNewer(); err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
 	for _, m := range ms {
 		if done[m.Version] {
 			continue
@@ -163,6 +178,75 @@ func (s *Store) runDataMigration(ctx context.Context, conn *sql.Conn, m Migratio
 		return fmt.Errorf("migration %s: commit: %w", m.Name, err)
 	}
 	return nil
+}
+
+// SchemaStatus compares the database's applied migrations with the ones
+// this build knows.
+type SchemaStatus struct {
+	// Pending are the migrations this build has that the database lacks
+	// (all of them on an empty database).
+	Pending []string
+	// Unknown are applied versions this build does not have: the schema
+	// was migrated by a newer release.
+	Unknown []int
+}
+
+// Schema reads which migrations the database has, without changing it.
+func (s *Store) Schema(ctx context.Context) (SchemaStatus, error) {
+	ms, err := Migrations()
+	if err != nil {
+		return SchemaStatus{}, err
+	}
+	applied := map[int]bool{}
+	rows, err := s.db.QueryContext(ctx, "SELECT version FROM schema_migrations")
+	if err != nil {
+		// No schema_migrations table: nothing applied yet. Any other error
+		// is reported (a missing table is told apart by asking for it).
+		var n int
+		if cerr := s.db.QueryRowContext(ctx, s.d.tableExists(), "schema_migrations").Scan(&n); cerr != nil || n != 0 {
+			return SchemaStatus{}, fmt.Errorf("read schema_migrations: %w", err)
+		}
+	} else {
+		for rows.Next() {
+			var v int
+			if err := rows.Scan(&v); err != nil {
+				rows.Close()
+				return SchemaStatus{}, fmt.Errorf("read schema_migrations: %w", err)
+			}
+			applied[v] = true
+		}
+		if err := rows.Close(); err != nil {
+			return SchemaStatus{}, fmt.Errorf("read schema_migrations: %w", err)
+		}
+	}
+	var st SchemaStatus
+	known := map[int]bool{}
+	for _, m := range ms {
+		known[m.Version] = true
+		if !applied[m.Version] {
+			st.Pending = append(st.Pending, m.Name)
+		}
+	}
+	for v := range applied {
+		if !known[v] {
+			st.Unknown = append(st.Unknown, v)
+		}
+	}
+	sort.Ints(st.Unknown)
+	return st, nil
+}
+
+// ErrSchemaNewer: the database was migrated by a newer release than this
+// build; running on it could misread or damage what that release wrote.
+var ErrSchemaNewer = errors.New("the database schema is newer than this build of Ringjob")
+
+// CheckNotNewer returns ErrSchemaNewer (wrapped with the versions) when the
+// database has migrations this build does not know.
+func (st SchemaStatus) CheckNotNewer() error {
+	if len(st.Unknown) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: it has migration(s) %v that this build does not have; run the release that applied them (or a newer one), or restore a backup taken before them", ErrSchemaNewer, st.Unknown)
 }
 
 // MigrationsPending reports how many embedded migrations are not applied

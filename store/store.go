@@ -108,6 +108,12 @@ func redactURL(raw string) string {
 
 // OpenMySQL connects with a go-sql-driver/mysql DSN.
 func OpenMySQL(ctx context.Context, dsn string) (*Store, error) {
+	return openMySQL(ctx, dsn, nil)
+}
+
+// openMySQL connects; with password set, every new connection takes its
+// password from it (see refreshingConnector).
+func openMySQL(ctx context.Context, dsn string, password PasswordSource) (*Store, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("parse mysql dsn: %w", err)
@@ -117,8 +123,10 @@ func OpenMySQL(ctx context.Context, dsn string) (*Store, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 5 * time.Second
 	}
-	db, err := sql.Open("mysql", cfg.FormatDSN())
-	if err != nil {
+	var db *sql.DB
+	if password != nil {
+		db = sql.OpenDB(&refreshingConnector{cfg: cfg, password: password})
+	} else if db, err = sql.Open("mysql", cfg.FormatDSN()); err != nil {
 		return nil, fmt.Errorf("open mysql: %w", err)
 	}
 	db.SetMaxOpenConns(32)

@@ -34,8 +34,11 @@ type CapabilityDeclarer interface {
 
 // Capabilities answers what the target can do, as its driver declares; a
 // target with no driver, or whose driver declares nothing, has the zero
-// value.
+// value, and so does every target of a nil registry.
 func (r *Registry) Capabilities(target string) Capabilities {
+	if r == nil {
+		return Capabilities{}
+	}
 	d, err := r.For(target)
 	if err != nil {
 		return Capabilities{}

@@ -111,6 +111,27 @@ type Validator interface {
 	ValidateTarget(target string) error
 }
 
+// RunLimiter is implemented by drivers whose targets bound how long a run
+// can go on: past MaxRunTime after its dispatch, a run on target can no
+// longer report (a Lambda function runs 15 minutes at most, and an event
+// waits in Lambda's queue no longer than its maximum age). 0: no bound.
+type RunLimiter interface {
+	MaxRunTime(target string) time.Duration
+}
+
+// MaxRunTime is the bound target's driver gives (0 when it gives none or the
+// target has no driver).
+func (r *Registry) MaxRunTime(target string) time.Duration {
+	d, err := r.For(target)
+	if err != nil {
+		return 0
+	}
+	if l, ok := d.(RunLimiter); ok {
+		return l.MaxRunTime(target)
+	}
+	return 0
+}
+
 // Validate checks a target URI: its scheme has a driver, and the driver
 // accepts it when it can tell.
 func (r *Registry) Validate(target string) error {

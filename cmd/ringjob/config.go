@@ -20,6 +20,12 @@ import (
 	"github.com/spf13/pflag"
 )
 
+// The values of database_migrations.
+const (
+	migrationsAuto     = "auto"
+	migrationsExternal = "external"
+)
+
 // Config is the whole server configuration. It is read from a YAML file,
 // then RINGJOB_* environment variables, then flags (later wins); this file is
 // the only place that maps them onto the component configs.
@@ -29,6 +35,19 @@ type Config struct {
 	// RINGJOB_DATABASE_PASSWORD supplies the password of a mysql://USER@...
 	// URL that has none.
 	DatabaseURL string `yaml:"database_url"`
+	// DatabaseMigrations: "auto" (the default) migrates the database at
+	// start; "external" leaves that to `ringjob migrate`, run once before
+	// the replicas are updated, and waits while migrations are pending.
+	// Either way a replica refuses a schema newer than it knows. Env
+	// RINGJOB_DATABASE_MIGRATIONS.
+	DatabaseMigrations string `yaml:"database_migrations"`
+	// DatabasePasswordSecretARN: a Secrets Manager secret (a JSON with a
+	// "password" key, as RDS manages it, or a plain string) the MySQL
+	// password is read from again whenever the database refuses the one in
+	// use, so a rotated password is picked up without a restart. The first
+	// password tried is RINGJOB_DATABASE_PASSWORD's, if set. Env
+	// RINGJOB_DATABASE_PASSWORD_SECRET_ARN.
+	DatabasePasswordSecretARN string `yaml:"database_password_secret_arn"`
 	// Listen is the address of the REST API, executor API and metrics
 	// (default 127.0.0.1:8080). Env RINGJOB_LISTEN.
 	Listen string `yaml:"listen"`
@@ -253,6 +272,9 @@ func (c *Config) defaults() {
 	if c.DatabaseURL == "" {
 		c.DatabaseURL = "sqlite://./data/ringjob.db"
 	}
+	if c.DatabaseMigrations == "" {
+		c.DatabaseMigrations = migrationsAuto
+	}
 	if c.Listen == "" {
 		c.Listen = "127.0.0.1:8080"
 	}
@@ -281,6 +303,14 @@ func (c *Config) Validate() error {
 	var errs []error
 	if !strings.HasPrefix(c.DatabaseURL, "sqlite://") && !strings.HasPrefix(c.DatabaseURL, "mysql://") {
 		errs = append(errs, fmt.Errorf("database_url must be sqlite://PATH or mysql://USER:PASS@HOST:PORT/DB"))
+	}
+	switch c.DatabaseMigrations {
+	case migrationsAuto, migrationsExternal:
+	default:
+		errs = append(errs, fmt.Errorf("database_migrations must be %s or %s, got %q", migrationsAuto, migrationsExternal, c.DatabaseMigrations))
+	}
+	if c.DatabasePasswordSecretARN != "" && !strings.HasPrefix(c.DatabaseURL, "mysql://") {
+		errs = append(errs, fmt.Errorf("database_password_secret_arn needs a mysql:// database_url"))
 	}
 	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
 		errs = append(errs, fmt.Errorf("tls.cert_file and tls.key_file go together: set both or neither"))
@@ -386,6 +416,8 @@ func loadConfig(path string, getenv func(string) string, fl *flagValues) (*Confi
 		}
 	}
 	str(&c.DatabaseURL, "RINGJOB_DATABASE_URL")
+	str(&c.DatabaseMigrations, "RINGJOB_DATABASE_MIGRATIONS")
+	str(&c.DatabasePasswordSecretARN, "RINGJOB_DATABASE_PASSWORD_SECRET_ARN")
 	str(&c.Listen, "RINGJOB_LISTEN")
 	str(&c.PublicURL, "RINGJOB_PUBLIC_URL")
 	str(&c.Log.Level, "RINGJOB_LOG_LEVEL")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -22,8 +23,11 @@ import (
 
 // startLambda builds the lambda:// driver and, when the config lists
 // emulator functions, starts the Lambda emulator and points the driver at it.
-// stop ends both.
-func startLambda(ctx context.Context, cfg *Config, sink targets.Sink, ex *service.Executors, log *logrus.Entry) (*lambda.Driver, func(), error) {
+// stop ends both: it waits for synchronous invokes in flight until its
+// context ends (their outcomes go to sink, which must still record them),
+// then abandons the rest, each recorded failed with a message saying the
+// invocation may still run. Only the first call does anything.
+func startLambda(ctx context.Context, cfg *Config, sink targets.Sink, ex *service.Executors, log *logrus.Entry) (*lambda.Driver, func(context.Context), error) {
 	lc := lambda.Config{
 		Sink:             sink,
 		Log:              log.WithField("component", "lambda"),
@@ -52,17 +56,20 @@ func startLambda(ctx context.Context, cfg *Config, sink targets.Sink, ex *servic
 		}
 		return nil, nil, fmt.Errorf("lambda driver: %w", err)
 	}
-	stop := func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		defer cancel()
-		if err := d.Close(cctx); err != nil {
-			log.WithError(err).Warn("stop lambda driver")
-		}
-		if emu != nil {
-			if err := emu.Close(cctx); err != nil {
-				log.WithError(err).Warn("stop lambda emulator")
+	var once sync.Once
+	stop := func(wait context.Context) {
+		once.Do(func() {
+			if err := d.Close(wait); err != nil {
+				log.WithError(err).Warn("stop lambda driver")
 			}
-		}
+			if emu != nil {
+				cctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+				defer cancel()
+				if err := emu.Close(cctx); err != nil {
+					log.WithError(err).Warn("stop lambda emulator")
+				}
+			}
+		})
 	}
 	return d, stop, nil
 }

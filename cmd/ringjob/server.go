@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -69,29 +70,80 @@ func newLogger(cfg *Config, w io.Writer) *logrus.Entry {
 	return logrus.NewEntry(l)
 }
 
+// schemaPoll is how often a replica started with database_migrations:
+// external looks again at a database whose migrations are pending.
+const schemaPoll = 2 * time.Second
+
+// openStore opens the database for a replica: it refuses a schema a newer
+// release migrated, then migrates (database_migrations: auto) or waits until
+// `ringjob migrate` has (external), logging what it waits for.
 func openStore(ctx context.Context, cfg *Config, log *logrus.Entry) (*store.Store, error) {
-	st, err := store.Open(ctx, cfg.DatabaseURL)
+	st, err := openDatabase(ctx, cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	applied, err := st.Migrate(ctx)
-	if err != nil {
+	if err := prepareSchema(ctx, cfg.DatabaseMigrations, st, log); err != nil {
 		st.Close()
 		return nil, err
-	}
-	for _, m := range applied {
-		log.WithField("migration", m).Info("applied migration")
 	}
 	return st, nil
 }
 
-func migrate(ctx context.Context, cfg *Config, stdout io.Writer) error {
+func prepareSchema(ctx context.Context, mode string, st *store.Store, log *logrus.Entry) error {
+	last := -1 // pending count last logged
+	for waited := false; ; waited = true {
+		status, err := st.Schema(ctx)
+		if err != nil {
+			return err
+		}
+		if err := status.CheckNotNewer(); err != nil {
+			return err
+		}
+		if len(status.Pending) == 0 {
+			if waited {
+				log.Info("database schema is up to date; starting")
+			}
+			return nil
+		}
+		if mode == migrationsAuto {
+			applied, err := st.Migrate(ctx)
+			for _, m := range applied {
+				log.WithField("migration", m).Info("applied migration")
+			}
+			return err
+		}
+		if len(status.Pending) != last {
+			last = len(status.Pending)
+			log.WithFields(logrus.Fields{"pending": len(status.Pending), "first_pending": status.Pending[0]}).
+				Warn("waiting for the database schema: migrations are pending; run `ringjob migrate` (database_migrations is external)")
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the database schema (%d migrations pending): %w", len(status.Pending), ctx.Err())
+		case <-time.After(schemaPoll):
+		}
+	}
+}
+
+// appUserSpec is the application user `ringjob migrate --app-user` ensures.
+type appUserSpec struct{ name, password string }
+
+func migrate(ctx context.Context, cfg *Config, user *appUserSpec, stdout io.Writer) error {
 	log := newLogger(cfg, stdout)
-	st, err := openStore(ctx, cfg, log)
+	st, err := openDatabase(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if err := prepareSchema(ctx, migrationsAuto, st, log); err != nil {
+		return err
+	}
+	if user != nil {
+		if err := st.EnsureAppUser(ctx, user.name, user.password); err != nil {
+			return err
+		}
+		log.WithFields(logrus.Fields{"user": user.name, "privileges": store.AppUserPrivileges}).Info("application user ready")
+	}
 	fmt.Fprintf(stdout, "database %s is up to date (%s)\n", st.Kind(), redact(cfg.DatabaseURL))
 	return nil
 }
@@ -103,6 +155,10 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	log := newLogger(cfg, logOutput(cfg, stdout, stderr))
 	st, err := openStore(ctx, cfg, log)
 	if err != nil {
+		if ctx.Err() != nil && !errors.Is(err, store.ErrSchemaNewer) {
+			log.WithError(err).Info("stopped while starting: signal received")
+			return nil
+		}
 		return err
 	}
 	defer st.Close()
@@ -183,7 +239,11 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer stopLambda()
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		stopLambda(cctx) // a no-op after the drain below
+	}()
 	drivers.Register("lambda", lambdaDriver)
 
 	svc := service.New(service.Options{Store: st, Scheduler: sched, Drivers: drivers, Clock: clock, AlarmChannels: channels, Alarms: alarms,
@@ -289,10 +349,26 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 		log.WithError(err).Warn("stop API server")
 	}
 	stopMaintenance()
-	// No new fires; the ring goes back to the other replicas; local
-	// processes finish (or are ended and recorded lost) before outcomes stop
-	// being recorded.
-	drainOnStop = func() { drainLocal(local, graceEnd, cfg, sched.NodeID(), log) }
+	// No new fires; the ring goes back to the other replicas; then, while
+	// the scheduler still records outcomes (its outcome writer is the last
+	// thing to stop), local processes finish (or are ended and recorded
+	// lost) and synchronous Lambda invokes are answered (or abandoned and
+	// recorded failed), both within the same stop grace.
+	drainOnStop = func() {
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			drainLocal(local, graceEnd, cfg, sched.NodeID(), log)
+		}()
+		go func() {
+			defer wg.Done()
+			lctx, cancel := context.WithDeadline(context.Background(), graceEnd)
+			defer cancel()
+			stopLambda(lctx)
+		}()
+		wg.Wait()
+	}
 	sched.Stop(sctx)
 	log.Info("stopped")
 	return serveErr

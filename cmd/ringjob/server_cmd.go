@@ -35,18 +35,35 @@ RINGJOB_* environment variables, then flags. See README.md for every option.`,
 
 func (a *app) newMigrateCommand() *cobra.Command {
 	var fl flagValues
+	var appUser string
 	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Apply the database migrations and exit",
-		Args:  exactArgs(0, "no arguments"),
+		Long: `Apply the database migrations and exit. Run it once, as the schema's owner,
+before the replicas of a new release start (they wait for it when
+database_migrations is external).
+
+--app-user NAME also creates the user the replicas connect as (or sets its
+password), with SELECT, INSERT, UPDATE and DELETE on the schema and nothing
+else; its password comes from RINGJOB_APP_DATABASE_PASSWORD.`,
+		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(fl.config, a.getenv, &fl)
 			if err != nil {
 				return err
 			}
-			return migrate(cmd.Context(), cfg, a.stdout)
+			var user *appUserSpec
+			if appUser != "" {
+				pw := a.getenv("RINGJOB_APP_DATABASE_PASSWORD")
+				if pw == "" {
+					return usageErrorf("--app-user %s: set RINGJOB_APP_DATABASE_PASSWORD to its password", appUser)
+				}
+				user = &appUserSpec{name: appUser, password: pw}
+			}
+			return migrate(cmd.Context(), cfg, user, a.stdout)
 		},
 	}
 	fl.registerStore(cmd.Flags()) // migrate serves nothing: no --listen
+	cmd.Flags().StringVar(&appUser, "app-user", "", "create or update this least-privilege user for the replicas (password: env RINGJOB_APP_DATABASE_PASSWORD)")
 	return cmd
 }

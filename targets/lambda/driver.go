@@ -158,6 +158,24 @@ func (d *Driver) mode(t target) string {
 	return d.cfg.Mode
 }
 
+// MaxFunctionDuration is the longest Lambda lets a function run.
+const MaxFunctionDuration = 15 * time.Minute
+
+// MaxRunTime bounds a run on target for the scheduler's deadline check, which
+// any replica makes from the database (targets.RunLimiter): a synchronous
+// invoke is waited for MaxWait at most; an Event run can wait in Lambda's
+// queue up to EventMaxAge, then run up to MaxFunctionDuration.
+func (d *Driver) MaxRunTime(raw string) time.Duration {
+	t, err := parseTarget(raw)
+	if err != nil {
+		return 0
+	}
+	if d.mode(t) == ModeEvent {
+		return d.cfg.EventMaxAge + MaxFunctionDuration
+	}
+	return d.cfg.MaxWait
+}
+
 // ValidateTarget checks a target's syntax, and that Event mode is
 // configured when the target asks for it. It contacts nothing.
 func (d *Driver) ValidateTarget(raw string) error {

@@ -18,9 +18,9 @@ output "function_arns" {
   value       = module.functions.function_arns
 }
 
-output "database_cluster" {
-  description = "Aurora cluster identifier (snapshots, restores)."
-  value       = module.database.cluster_identifier
+output "database_instance" {
+  description = "RDS for MariaDB instance identifier (snapshots, restores)."
+  value       = module.database.instance_identifier
 }
 
 output "ecs_cluster" {
@@ -31,4 +31,9 @@ output "ecs_cluster" {
 output "ecs_service" {
   description = "ECS service name."
   value       = module.scheduler.service_name
+}
+
+output "nat_public_ips" {
+  description = "Addresses the tasks and the functions reach the internet from: Event-mode callbacks to the internet-facing load balancer come from them (keep them in allowed_cidr_blocks)."
+  value       = aws_eip.nat[*].public_ip
 }

@@ -56,3 +56,22 @@ resource "aws_secretsmanager_secret_version" "secrets_key" {
   secret_string_wo         = ephemeral.aws_secretsmanager_random_password.secrets_key.random_password
   secret_string_wo_version = 1
 }
+
+# The password of the least-privilege user the replicas connect as; the
+# migrate task (as the master user) creates the user with it.
+ephemeral "aws_secretsmanager_random_password" "app_database" {
+  password_length     = 40
+  exclude_punctuation = true
+}
+
+resource "aws_secretsmanager_secret" "app_database" {
+  name                    = "${var.name}/app-database-password"
+  description             = "Ringjob ${var.name}: password of the database user the replicas connect as (created by ringjob migrate --app-user)"
+  recovery_window_in_days = 7
+}
+
+resource "aws_secretsmanager_secret_version" "app_database" {
+  secret_id                = aws_secretsmanager_secret.app_database.id
+  secret_string_wo         = ephemeral.aws_secretsmanager_random_password.app_database.random_password
+  secret_string_wo_version = 1
+}

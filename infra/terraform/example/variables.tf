@@ -52,12 +52,12 @@ variable "allowed_cidr_blocks" {
 }
 
 variable "replicas" {
-  description = "Number of Ringjob replicas."
+  description = "Number of Ringjob replicas; 0 stops the scheduler (restores, breaking migrations)."
   type        = number
   default     = 2
   validation {
-    condition     = var.replicas >= 1
-    error_message = "replicas must be at least 1."
+    condition     = var.replicas >= 0 && floor(var.replicas) == var.replicas
+    error_message = "replicas must be a whole number, 0 or more."
   }
 }
 
@@ -83,4 +83,16 @@ variable "database_snapshot_identifier" {
   description = "Restore the database from this snapshot when the stack is created (null: start empty)."
   type        = string
   default     = null
+}
+
+variable "nat_gateway_per_zone" {
+  description = "One NAT gateway per availability zone (about $33 a month each) instead of one: losing a zone then leaves the other zone's tasks their internet egress (HTTP executors outside the VPC)."
+  type        = bool
+  default     = false
+}
+
+variable "vpc_endpoints" {
+  description = "Interface endpoints for Lambda, Secrets Manager, ECR (api, dkr), CloudWatch Logs and STS in both zones, and a gateway endpoint for S3: the tasks reach AWS without the NAT gateway (about $7 a month per endpoint and zone)."
+  type        = bool
+  default     = true
 }

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -361,6 +362,20 @@ func references(e hclsyntax.Expression, prefixes ...string) bool {
 	return false
 }
 
+// onlyReferences: e reads one of names and nothing else.
+func onlyReferences(e hclsyntax.Expression, names ...string) bool {
+	vars := e.Variables()
+	if len(vars) == 0 {
+		return false
+	}
+	for _, tr := range vars {
+		if !slices.Contains(names, traversalName(tr)) {
+			return false
+		}
+	}
+	return true
+}
+
 func traversalName(tr hcl.Traversal) string {
 	var b strings.Builder
 	b.WriteString(tr.RootName())
@@ -411,7 +426,7 @@ func (c *checker) databases(m *module) {
 			if a, ok := b.Body.Attributes["master_password"]; ok {
 				c.report(RuleSecrets, a.SrcRange, "%s: master_password in configuration; use manage_master_user_password (Secrets Manager)", name)
 			}
-			if typ == "aws_rds_cluster" && !c.isTrue(scope{m, b}, b.Body.Attributes["manage_master_user_password"]) {
+			if !c.isTrue(scope{m, b}, b.Body.Attributes["manage_master_user_password"]) {
 				c.report(RuleSecrets, b.DefRange(), "%s: manage_master_user_password must be true (password kept by Secrets Manager)", name)
 			}
 		}
@@ -582,7 +597,39 @@ func logStreamsOf(e hclsyntax.Expression) bool {
 	return ok && lit.Val.Type() == cty.String && lit.Val.AsString() == ":log-stream:*"
 }
 
+// lambdaVPCActions are what Lambda needs to place a function in a VPC (the
+// AWS-managed AWSLambdaVPCAccessExecutionRole, written out); EC2 takes only
+// "*" as their resource.
+var lambdaVPCActions = map[string]bool{"ec2:CreateNetworkInterface": true, "ec2:DescribeNetworkInterfaces": true,
+	"ec2:DescribeSubnets": true, "ec2:DeleteNetworkInterface": true, "ec2:AssignPrivateIpAddresses": true,
+	"ec2:UnassignPrivateIpAddresses": true}
+
+// onlyNetworkInterfaces: a statement of nothing but those actions.
+func onlyNetworkInterfaces(actions []string) bool {
+	if len(actions) == 0 {
+		return false
+	}
+	for _, a := range actions {
+		if !lambdaVPCActions[a] {
+			return false
+		}
+	}
+	return true
+}
+
 func (c *checker) iam(m *module) {
+	// Documents that are KMS key policies: there the resource "*" means the
+	// key the policy is attached to, and is the only form KMS accepts.
+	keyPolicy := map[string]bool{}
+	for _, k := range m.find("resource", "aws_kms_key") {
+		if a, ok := k.Body.Attributes["policy"]; ok {
+			for _, doc := range m.find("data", "aws_iam_policy_document") {
+				if references(a.Expr, "data.aws_iam_policy_document."+doc.Labels[1]) {
+					keyPolicy[doc.Labels[1]] = true
+				}
+			}
+		}
+	}
 	for _, doc := range m.find("data", "aws_iam_policy_document") {
 		s := scope{m, doc}
 		for _, st := range statements(doc) {
@@ -598,6 +645,9 @@ func (c *checker) iam(m *module) {
 				}
 			}
 			onlyRegistryLogin := len(actions) == 1 && actions[0] == "ecr:GetAuthorizationToken"
+			if onlyNetworkInterfaces(actions) {
+				onlyRegistryLogin = true // EC2 accepts only "*" for these, like the registry login
+			}
 			for _, n := range []string{"resources", "not_resources"} {
 				a, ok := st.Attributes[n]
 				if !ok {
@@ -614,7 +664,7 @@ func (c *checker) iam(m *module) {
 						continue
 					}
 					for _, v := range c.strings(s, el) {
-						if v == "*" && onlyRegistryLogin && n == "resources" {
+						if v == "*" && (onlyRegistryLogin || keyPolicy[doc.Labels[1]]) && n == "resources" {
 							continue
 						}
 						if strings.Contains(v, "*") {
@@ -655,8 +705,19 @@ func (c *checker) iam(m *module) {
 
 var taskRoleActions = map[string]bool{"lambda:InvokeFunction": true, "lambda:GetFunction": true}
 
+// taskRoleDatabaseActions: the task may also read the database password
+// secret (to pick up a rotated password) and decrypt with its key, on those
+// two resources only.
+var taskRoleDatabaseActions = map[string][]string{
+	// local.replica_password_secret_arn is the master's secret or the
+	// application user's (var.database_app_user).
+	"secretsmanager:GetSecretValue": {"var.database.password_secret_arn", "local.replica_password_secret_arn"},
+	"kms:Decrypt":                   {"var.database.kms_key_arn"},
+}
+
 // taskRole: whatever is attached to aws_iam_role.task allows only
-// lambda:InvokeFunction and lambda:GetFunction.
+// lambda:InvokeFunction and lambda:GetFunction, and reading the database
+// password secret.
 func (c *checker) taskRole(m *module) {
 	if len(m.find("resource", "aws_iam_role", "task")) == 0 {
 		return
@@ -685,9 +746,17 @@ func (c *checker) taskRole(m *module) {
 					}
 					if a, ok := st.Attributes["actions"]; ok {
 						for _, v := range c.strings(scope{m, doc}, a.Expr) {
-							if !taskRoleActions[v] {
-								c.report(RuleTaskRole, a.SrcRange, "task role: action %q; only lambda:InvokeFunction and lambda:GetFunction are allowed", v)
+							if taskRoleActions[v] {
+								continue
 							}
+							if only, ok := taskRoleDatabaseActions[v]; ok {
+								if res, ok := st.Attributes["resources"]; ok && onlyReferences(res.Expr, only...) {
+									continue
+								}
+								c.report(RuleTaskRole, a.SrcRange, "task role: action %q is allowed on %s only", v, strings.Join(only, " or "))
+								continue
+							}
+							c.report(RuleTaskRole, a.SrcRange, "task role: action %q; only lambda:InvokeFunction and lambda:GetFunction (and reading the database password secret) are allowed", v)
 						}
 					}
 				}
@@ -734,7 +803,7 @@ func (c *checker) secrets(m *module) {
 // password, among everything the environment list may hold.
 func (c *checker) plainEnvironment(s scope, e hclsyntax.Expression) {
 	for _, v := range c.strings(s, e) {
-		if secretName.MatchString(v) {
+		if secretName.MatchString(v) && !strings.HasSuffix(strings.ToUpper(v), "_ARN") { // an ARN names a secret, it is not one
 			c.report(RuleSecrets, e.Range(), "container environment holds %q: secrets go in \"secrets\" from Secrets Manager", v)
 		}
 		if urlWithPass.MatchString(v) {
@@ -753,7 +822,7 @@ func (c *checker) plainEnvironment(s scope, e hclsyntax.Expression) {
 			switch n := n.(type) {
 			case *hclsyntax.ObjectConsExpr:
 				for _, item := range n.Items {
-					if k := hcl.ExprAsKeyword(item.KeyExpr); secretName.MatchString(k) {
+					if k := hcl.ExprAsKeyword(item.KeyExpr); secretName.MatchString(k) && !strings.HasSuffix(strings.ToUpper(k), "_ARN") {
 						c.report(RuleSecrets, item.KeyExpr.Range(), "container environment sets %s: secrets go in \"secrets\" from Secrets Manager", k)
 					}
 				}

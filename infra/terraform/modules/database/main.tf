@@ -1,5 +1,6 @@
-# Aurora MySQL 3 for Ringjob: private, encrypted with KMS, TLS required,
-# backed up, protected from deletion, master password kept by Secrets Manager.
+# RDS for MariaDB (Multi-AZ) for Ringjob: the engine its test suite runs
+# against a live server. Private, encrypted with KMS, TLS required, backed up,
+# protected from deletion, master password kept by Secrets Manager.
 
 locals {
   kms_key_arn = var.kms_key_arn != null ? var.kms_key_arn : aws_kms_key.this[0].arn
@@ -38,17 +39,17 @@ resource "aws_security_group" "this" {
 # Settings Ringjob relies on: READ COMMITTED (the store's transactions ask for
 # it; other sessions get it too), short lock waits, TLS on every connection,
 # utf8mb4 with binary collation (names compare exactly), UTC.
-resource "aws_rds_cluster_parameter_group" "this" {
-  name        = "${var.name}-cluster"
-  family      = "aurora-mysql8.0"
+resource "aws_db_parameter_group" "this" {
+  name        = "${var.name}-mariadb"
+  family      = "mariadb${var.engine_version}"
   description = "Ringjob ${var.name}"
 
   parameter {
     name  = "require_secure_transport"
-    value = "ON"
+    value = "1"
   }
   parameter {
-    name  = "transaction_isolation"
+    name  = "tx_isolation"
     value = "READ-COMMITTED"
   }
   parameter {
@@ -68,49 +69,57 @@ resource "aws_rds_cluster_parameter_group" "this" {
     value = "UTC"
   }
   tags = var.tags
+
+  lifecycle {
+    create_before_destroy = true
+  }
 }
 
-resource "aws_rds_cluster" "this" {
-  cluster_identifier              = var.name
-  engine                          = "aurora-mysql"
+# The final snapshot's name carries the instance's creation time, so a second
+# teardown (or the replacement a restore makes) never collides with the
+# snapshot an earlier one kept. ignore_changes keeps the name the instance was
+# created with; a replaced instance gets a new one.
+resource "aws_db_instance" "this" {
+  identifier                      = var.name
+  engine                          = "mariadb"
   engine_version                  = var.engine_version
-  database_name                   = var.snapshot_identifier == null ? var.database_name : null
+  instance_class                  = var.instance_class
+  multi_az                        = var.multi_az
+  allocated_storage               = var.allocated_storage_gb
+  max_allocated_storage           = var.max_allocated_storage_gb
+  storage_type                    = "gp3"
+  db_name                         = var.snapshot_identifier == null ? var.database_name : null
   snapshot_identifier             = var.snapshot_identifier
-  master_username                 = var.master_username
+  username                        = var.master_username
   manage_master_user_password     = true
   master_user_secret_kms_key_id   = local.kms_key_arn
   db_subnet_group_name            = aws_db_subnet_group.this.name
   vpc_security_group_ids          = [aws_security_group.this.id]
-  db_cluster_parameter_group_name = aws_rds_cluster_parameter_group.this.name
+  parameter_group_name            = aws_db_parameter_group.this.name
   storage_encrypted               = true
   kms_key_id                      = local.kms_key_arn
   backup_retention_period         = var.backup_retention_days
-  preferred_backup_window         = var.preferred_backup_window
-  preferred_maintenance_window    = var.preferred_maintenance_window
+  backup_window                   = var.preferred_backup_window
+  maintenance_window              = var.preferred_maintenance_window
   copy_tags_to_snapshot           = true
   deletion_protection             = var.deletion_protection
   skip_final_snapshot             = var.skip_final_snapshot
-  final_snapshot_identifier       = "${var.name}-final"
+  final_snapshot_identifier       = "${var.name}-final-${formatdate("YYYYMMDDhhmmss", timestamp())}"
+  publicly_accessible             = false
+  auto_minor_version_upgrade      = true
+  performance_insights_enabled    = true
+  performance_insights_kms_key_id = local.kms_key_arn
   enabled_cloudwatch_logs_exports = ["error", "slowquery"]
+  apply_immediately               = false
   tags                            = var.tags
-}
 
-resource "aws_rds_cluster_instance" "this" {
-  count                        = var.instance_count
-  identifier                   = "${var.name}-${count.index}"
-  cluster_identifier           = aws_rds_cluster.this.id
-  engine                       = aws_rds_cluster.this.engine
-  engine_version               = aws_rds_cluster.this.engine_version
-  instance_class               = var.instance_class
-  db_subnet_group_name         = aws_db_subnet_group.this.name
-  publicly_accessible          = false
-  auto_minor_version_upgrade   = true
-  performance_insights_enabled = true
-  tags                         = var.tags
+  lifecycle {
+    ignore_changes = [final_snapshot_identifier]
+  }
 }
 
 resource "aws_secretsmanager_secret_rotation" "master" {
-  secret_id = aws_rds_cluster.this.master_user_secret[0].secret_arn
+  secret_id = aws_db_instance.this.master_user_secret[0].secret_arn
   rotation_rules {
     automatically_after_days = var.password_rotation_days
   }

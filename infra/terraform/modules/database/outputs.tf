@@ -1,26 +1,26 @@
 output "endpoint" {
-  description = "Writer endpoint (host name) of the cluster."
-  value       = aws_rds_cluster.this.endpoint
+  description = "Host name of the database instance."
+  value       = aws_db_instance.this.address
 }
 
 output "port" {
-  description = "Port the cluster listens on."
-  value       = aws_rds_cluster.this.port
+  description = "Port the database listens on."
+  value       = aws_db_instance.this.port
 }
 
 output "database_name" {
   description = "Schema Ringjob uses."
-  value       = coalesce(aws_rds_cluster.this.database_name, var.database_name)
+  value       = coalesce(aws_db_instance.this.db_name, var.database_name)
 }
 
 output "master_username" {
-  description = "Master user name (Ringjob connects as this user)."
-  value       = aws_rds_cluster.this.master_username
+  description = "Master user name (ringjob migrate connects as this user and creates the application user)."
+  value       = aws_db_instance.this.username
 }
 
 output "master_user_secret_arn" {
   description = "Secrets Manager secret holding the master password (JSON with username and password)."
-  value       = aws_rds_cluster.this.master_user_secret[0].secret_arn
+  value       = aws_db_instance.this.master_user_secret[0].secret_arn
 }
 
 output "kms_key_arn" {
@@ -33,7 +33,12 @@ output "security_group_id" {
   value       = aws_security_group.this.id
 }
 
-output "cluster_identifier" {
-  description = "Cluster identifier (for snapshots and restores)."
-  value       = aws_rds_cluster.this.cluster_identifier
+output "instance_identifier" {
+  description = "DB instance identifier (for snapshots and restores)."
+  value       = aws_db_instance.this.identifier
+}
+
+output "engine" {
+  description = "Database engine and version the module deployed (mariadb VERSION)."
+  value       = "mariadb ${aws_db_instance.this.engine_version}"
 }

@@ -1,5 +1,5 @@
 variable "name" {
-  description = "Name of the cluster and prefix of every resource of this module."
+  description = "Identifier of the database instance and prefix of every resource of this module."
   type        = string
   validation {
     condition     = can(regex("^[a-z][a-z0-9-]{1,40}$", var.name))
@@ -22,28 +22,48 @@ variable "subnet_ids" {
 }
 
 variable "engine_version" {
-  description = "Aurora MySQL 3 (MySQL 8.0 compatible) engine version."
+  description = "RDS for MariaDB major version: 10.11 or 11.4 (the versions Ringjob's test suite runs against a live server). RDS picks the newest minor version and upgrades minors in the maintenance window."
   type        = string
-  default     = "8.0.mysql_aurora.3.08.2"
+  default     = "10.11"
   validation {
-    condition     = can(regex("^8\\.0\\.mysql_aurora\\.3\\.", var.engine_version))
-    error_message = "engine_version must be an Aurora MySQL 3 version (8.0.mysql_aurora.3.x)."
+    condition     = contains(["10.11", "11.4"], var.engine_version)
+    error_message = "engine_version must be \"10.11\" or \"11.4\" (RDS for MariaDB; other engines are not supported: see docs/deploy-aws.md)."
   }
 }
 
 variable "instance_class" {
-  description = "Instance class of the writer and readers."
+  description = "Instance class of the database."
   type        = string
   default     = "db.t4g.medium"
+  validation {
+    condition     = can(regex("^db\\.", var.instance_class))
+    error_message = "instance_class must be an RDS instance class (db.*)."
+  }
 }
 
-variable "instance_count" {
-  description = "Number of instances: one writer plus readers that take over on failure (2 or more for high availability)."
+variable "multi_az" {
+  description = "Keep a synchronous standby in a second availability zone that RDS fails over to (about a minute). false only for trials."
+  type        = bool
+  default     = true
+}
+
+variable "allocated_storage_gb" {
+  description = "Initial gp3 storage in GB."
   type        = number
-  default     = 2
+  default     = 20
   validation {
-    condition     = var.instance_count >= 1 && var.instance_count <= 15 && floor(var.instance_count) == var.instance_count
-    error_message = "instance_count must be a whole number from 1 to 15."
+    condition     = var.allocated_storage_gb >= 20 && var.allocated_storage_gb <= 65536 && floor(var.allocated_storage_gb) == var.allocated_storage_gb
+    error_message = "allocated_storage_gb must be a whole number from 20 to 65536."
+  }
+}
+
+variable "max_allocated_storage_gb" {
+  description = "Storage autoscaling limit in GB (RDS grows the volume up to this when it fills)."
+  type        = number
+  default     = 200
+  validation {
+    condition     = var.max_allocated_storage_gb >= 20 && var.max_allocated_storage_gb <= 65536
+    error_message = "max_allocated_storage_gb must be from 20 to 65536."
   }
 }
 
@@ -68,7 +88,7 @@ variable "master_username" {
 }
 
 variable "password_rotation_days" {
-  description = "Days between rotations of the master password by Secrets Manager. Ringjob reads the password when a task starts: roll the service after a rotation (see docs/deploy-aws.md)."
+  description = "Days between rotations of the master password by Secrets Manager (see docs/deploy-aws.md on the application user)."
   type        = number
   default     = 90
   validation {
@@ -104,19 +124,19 @@ variable "preferred_maintenance_window" {
 }
 
 variable "deletion_protection" {
-  description = "Refuse to delete the cluster (turn off only to tear the stack down on purpose)."
+  description = "Refuse to delete the database (turn off only to tear the stack down on purpose)."
   type        = bool
   default     = true
 }
 
 variable "skip_final_snapshot" {
-  description = "Delete without a final snapshot. Keep false in production."
+  description = "Delete without a final snapshot. Keep false in production. The final snapshot is named NAME-final-YYYYMMDDhhmmss (the instance's creation time), so repeated teardowns and restores never collide."
   type        = bool
   default     = false
 }
 
 variable "snapshot_identifier" {
-  description = "Create the cluster from this snapshot (a restore; see docs/deploy-aws.md). null: an empty cluster. Changing it later replaces the cluster, which deletion protection refuses."
+  description = "Create the instance from this DB snapshot (a restore; see docs/deploy-aws.md). null: an empty database. Changing it later replaces the instance, which deletion protection refuses."
   type        = string
   default     = null
 }

@@ -12,3 +12,8 @@ output "role_arns" {
   description = "Execution role of each function, by name (attach what a function needs to its role)."
   value       = { for k, r in aws_iam_role.this : k => r.arn }
 }
+
+output "security_group_id" {
+  description = "Security group of the functions when they run in a VPC (null otherwise): allow it on the scheduler's load balancer (callback_security_group_ids)."
+  value       = var.vpc == null ? null : aws_security_group.this[0].id
+}

@@ -31,6 +31,30 @@ resource "aws_iam_role_policy" "task" {
   policy = data.aws_iam_policy_document.task[0].json
 }
 
+# The task reads the database password secret again when the database
+# refuses the password it started with (Secrets Manager rotated it).
+data "aws_iam_policy_document" "task_database" {
+  statement {
+    actions   = ["secretsmanager:GetSecretValue"]
+    resources = [local.replica_password_secret_arn]
+  }
+  statement {
+    actions   = ["kms:Decrypt"]
+    resources = [var.database.kms_key_arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:ViaService"
+      values   = ["secretsmanager.${data.aws_region.current.name}.amazonaws.com"]
+    }
+  }
+}
+
+resource "aws_iam_role_policy" "task_database" {
+  name   = "read-database-password"
+  role   = aws_iam_role.task.id
+  policy = data.aws_iam_policy_document.task_database.json
+}
+
 # Execution role: what ECS needs to start a task: read this service's secrets,
 # write its log group, pull its image.
 resource "aws_iam_role" "execution" {
@@ -47,7 +71,8 @@ data "aws_iam_policy_document" "execution" {
       var.database.password_secret_arn,
       var.admin_token_secret_arn,
       var.executor_token_secret_arn,
-    ], var.secrets_key_secret_arn == null ? [] : [var.secrets_key_secret_arn])
+      ], var.secrets_key_secret_arn == null ? [] : [var.secrets_key_secret_arn],
+    var.database_app_user == null ? [] : [var.database_app_user.password_secret_arn])
   }
   statement {
     sid       = "DecryptDatabaseSecret"

@@ -23,6 +23,18 @@ resource "aws_vpc_security_group_ingress_rule" "alb_https" {
   cidr_ipv4         = each.value
 }
 
+# Event-mode Lambda functions in the VPC report their outcome to the load
+# balancer (POST /api/callback with a per-run token).
+resource "aws_vpc_security_group_ingress_rule" "alb_callbacks" {
+  for_each                     = toset(var.callback_security_group_ids)
+  security_group_id            = aws_security_group.alb.id
+  description                  = "HTTPS from Lambda functions (Event-mode callbacks)"
+  ip_protocol                  = "tcp"
+  from_port                    = 443
+  to_port                      = 443
+  referenced_security_group_id = each.value
+}
+
 resource "aws_vpc_security_group_ingress_rule" "alb_http" {
   for_each          = toset(local.alb_ingress_cidr_blocks)
   security_group_id = aws_security_group.alb.id

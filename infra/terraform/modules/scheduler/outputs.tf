@@ -52,3 +52,13 @@ output "metrics_dns_name" {
   description = "DNS name with one A record per task, for scraping /metrics on port 8080 (null unless metrics_scraper_security_group_ids is set)."
   value       = length(aws_service_discovery_service.this) > 0 ? "tasks.${aws_service_discovery_private_dns_namespace.this[0].name}" : null
 }
+
+output "migrate_command" {
+  description = "Shell command (AWS CLI v2) that runs `ringjob migrate` as a one-off task and fails unless it exits 0: what apply runs when run_migrations_on_apply is true."
+  value       = local.migrate_command
+}
+
+output "migrate_task_definition_arn" {
+  description = "Task definition of the one-off `ringjob migrate` task."
+  value       = aws_ecs_task_definition.migrate.arn
+}

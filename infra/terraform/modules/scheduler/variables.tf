@@ -27,13 +27,29 @@ variable "ecr_repository_arn" {
 }
 
 variable "replicas" {
-  description = "Number of scheduler replicas (tasks); they share the work and take over from each other. 2 or more for high availability."
+  description = "Number of scheduler replicas (tasks); they share the work and take over from each other. 2 or more for high availability; 0 stops the scheduler (restores, breaking migrations)."
   type        = number
   default     = 2
   validation {
-    condition     = var.replicas >= 1 && floor(var.replicas) == var.replicas
-    error_message = "replicas must be a whole number, at least 1."
+    condition     = var.replicas >= 0 && floor(var.replicas) == var.replicas
+    error_message = "replicas must be a whole number, 0 or more."
   }
+}
+
+variable "lock_partitions" {
+  description = "scheduler.lock_partitions (RINGJOB_LOCK_PARTITIONS): lock rows the jobs are spread over. 1 makes the replicas active/passive for scheduling; set it to at least the number of replicas for them to share the work (see README)."
+  type        = number
+  default     = 8
+  validation {
+    condition     = var.lock_partitions >= 1 && var.lock_partitions <= 1024 && floor(var.lock_partitions) == var.lock_partitions
+    error_message = "lock_partitions must be a whole number from 1 to 1024."
+  }
+}
+
+variable "run_migrations_on_apply" {
+  description = "Run `ringjob migrate` as a one-off ECS task (and wait for it) when the image changes, before the service is updated. Needs the AWS CLI v2 where terraform apply runs; false: run the output migrate_command yourself before each apply that changes the image."
+  type        = bool
+  default     = true
 }
 
 variable "cpu" {
@@ -105,6 +121,12 @@ variable "alb_ingress_cidr_blocks" {
   }
 }
 
+variable "callback_security_group_ids" {
+  description = "Security groups of Lambda functions in the VPC (the functions module's security_group_id) that may reach the load balancer on 443 to report Event-mode outcomes."
+  type        = list(string)
+  default     = []
+}
+
 variable "certificate_arn" {
   description = "ACM certificate of the HTTPS listener; it must cover the host name of public_url."
   type        = string
@@ -130,7 +152,7 @@ variable "public_url" {
 }
 
 variable "database" {
-  description = "Database to use (the database module's outputs): writer endpoint, port, schema, user, the Secrets Manager secret with the password (JSON key \"password\"), the KMS key that encrypts it, and its security group."
+  description = "Database to use (the database module's outputs): endpoint, port, schema, user, the Secrets Manager secret with the password (JSON key \"password\"), the KMS key that encrypts it, its security group, and optionally its DB instance identifier (for the CPU, connections and storage alarms)."
   type = object({
     endpoint            = string
     port                = number
@@ -139,10 +161,24 @@ variable "database" {
     password_secret_arn = string
     kms_key_arn         = string
     security_group_id   = string
+    instance_identifier = optional(string)
   })
   validation {
     condition     = can(regex("^arn:aws[a-z-]*:secretsmanager:", var.database.password_secret_arn))
     error_message = "database.password_secret_arn must be a Secrets Manager secret ARN."
+  }
+}
+
+variable "database_app_user" {
+  description = "Least-privilege user the replicas connect as (SELECT, INSERT, UPDATE, DELETE on the schema): the migrate task, connected as the master user, creates it or sets its password from this Secrets Manager secret (a plain string). null: the replicas connect as the master user."
+  type = object({
+    username            = string
+    password_secret_arn = string
+  })
+  default = null
+  validation {
+    condition     = var.database_app_user == null || (can(regex("^[a-zA-Z][a-zA-Z0-9_]{0,31}$", try(var.database_app_user.username, ""))) && can(regex("^arn:aws[a-z-]*:secretsmanager:", try(var.database_app_user.password_secret_arn, ""))))
+    error_message = "database_app_user needs a username of letters, digits and underscores (32 at most) and a Secrets Manager secret ARN."
   }
 }
 
@@ -277,13 +313,41 @@ variable "metrics_scraper_security_group_ids" {
 }
 
 variable "alarm_topic_arn" {
-  description = "SNS topic for CloudWatch alarms (unhealthy replicas, fewer tasks than replicas, 5xx from the API); null creates no alarms."
+  description = "SNS topic for CloudWatch alarms (unhealthy replicas, fewer tasks than replicas, 5xx from the API, task CPU, database CPU/connections/storage, Lambda errors/throttles). Its key must let cloudwatch.amazonaws.com use it. null: the topic alarm_email creates, or no alarms."
   type        = string
   default     = null
   validation {
     condition     = var.alarm_topic_arn == null || can(regex("^arn:aws[a-z-]*:sns:", var.alarm_topic_arn))
     error_message = "alarm_topic_arn must be an SNS topic ARN or null."
   }
+}
+
+variable "alarm_email" {
+  description = "Email address subscribed to an alarm topic this module creates, encrypted with a customer-managed KMS key whose policy lets CloudWatch publish (ignored when alarm_topic_arn is set). null: none."
+  type        = string
+  default     = null
+  validation {
+    condition     = var.alarm_email == null || can(regex("^[^@\\s]+@[^@\\s]+$", var.alarm_email))
+    error_message = "alarm_email must be an email address or null."
+  }
+}
+
+variable "alarm_function_names" {
+  description = "Lambda function names to alarm on (errors, throttles), known at plan time: the functions module's function_names output."
+  type        = list(string)
+  default     = []
+}
+
+variable "alarm_database_connections" {
+  description = "Database connections above which the db_connections alarm fires."
+  type        = number
+  default     = 200
+}
+
+variable "alarm_database_free_storage_gb" {
+  description = "Free database storage (GB) below which the db_storage alarm fires."
+  type        = number
+  default     = 5
 }
 
 variable "tags" {

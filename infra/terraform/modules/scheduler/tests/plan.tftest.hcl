@@ -11,6 +11,12 @@ mock_provider "aws" {
   mock_data "aws_vpc" {
     defaults = { cidr_block = "10.40.0.0/16" }
   }
+  mock_data "aws_caller_identity" {
+    defaults = { account_id = "123456789012" }
+  }
+  mock_data "aws_partition" {
+    defaults = { partition = "aws" }
+  }
 }
 
 variables {
@@ -69,7 +75,7 @@ run "secrets_never_in_the_environment" {
 
   assert {
     condition = alltrue([for e in jsondecode(aws_ecs_task_definition.this.container_definitions)[0].environment :
-    !can(regex("TOKEN|PASSWORD|SECRET", e.name)) && !can(regex(":[^/@]*@", e.value))])
+    (!can(regex("TOKEN|PASSWORD|SECRET", e.name)) || can(regex("_ARN$", e.name))) && !can(regex(":[^/@]*@", e.value))])
     error_message = "no token or password may be in the plain environment"
   }
   assert {
@@ -95,12 +101,82 @@ run "task_role_invokes_only_the_given_functions" {
   }
 }
 
-run "zero_replicas_is_refused" {
+# replicas = 0 stops the scheduler for a restore or a breaking migration.
+run "zero_replicas" {
   command = plan
   variables {
     replicas = 0
   }
+  assert {
+    condition     = aws_ecs_service.this.desired_count == 0
+    error_message = "replicas = 0 must plan a service with no task"
+  }
+}
+
+run "fractional_replicas_is_refused" {
+  command = plan
+  variables {
+    replicas = 1.5
+  }
   expect_failures = [var.replicas]
+}
+
+# Replicas do not migrate: a one-off `ringjob migrate` task of the same image
+# runs before the service update, and the service waits for it.
+run "migrate_is_a_one_off_step" {
+  command = plan
+  assert {
+    condition     = jsondecode(aws_ecs_task_definition.migrate.container_definitions)[0].command == ["migrate"]
+    error_message = "the migrate task runs `ringjob migrate`"
+  }
+  assert {
+    condition     = jsondecode(aws_ecs_task_definition.migrate.container_definitions)[0].image == var.image
+    error_message = "the migrate task runs the service's image"
+  }
+  assert {
+    condition     = [for s in jsondecode(aws_ecs_task_definition.migrate.container_definitions)[0].secrets : s.name] == ["RINGJOB_DATABASE_PASSWORD"]
+    error_message = "the migrate task gets the database password and no token"
+  }
+  assert {
+    condition     = length(terraform_data.migrate) == 1
+    error_message = "apply runs the migrate task by default"
+  }
+  assert {
+    condition = contains([for e in jsondecode(aws_ecs_task_definition.this.container_definitions)[0].environment : "${e.name}=${e.value}"],
+    "RINGJOB_DATABASE_MIGRATIONS=external")
+    error_message = "replicas must leave migrations to the migrate task"
+  }
+}
+
+run "migrations_run_by_hand" {
+  command = plan
+  variables {
+    run_migrations_on_apply = false
+  }
+  assert {
+    condition     = length(terraform_data.migrate) == 0
+    error_message = "run_migrations_on_apply = false runs nothing at apply"
+  }
+}
+
+run "lock_partitions_reach_the_replicas" {
+  command = plan
+  variables {
+    lock_partitions = 16
+  }
+  assert {
+    condition = contains([for e in jsondecode(aws_ecs_task_definition.this.container_definitions)[0].environment : "${e.name}=${e.value}"],
+    "RINGJOB_LOCK_PARTITIONS=16")
+    error_message = "lock_partitions must be passed as RINGJOB_LOCK_PARTITIONS"
+  }
+}
+
+run "lock_partitions_bounds" {
+  command = plan
+  variables {
+    lock_partitions = 0
+  }
+  expect_failures = [var.lock_partitions]
 }
 
 run "wildcard_function_is_refused" {
@@ -139,5 +215,133 @@ run "scraper_access" {
   assert {
     condition     = length(aws_vpc_security_group_ingress_rule.tasks_from_scrapers) == 1 && length(aws_service_discovery_service.this) == 1
     error_message = "a scraper group gets port 8080 and a discovery name"
+  }
+}
+
+# alarm_email: a topic under a customer-managed key whose policy lets
+# CloudWatch publish (alias/aws/sns would silently drop every alarm).
+run "alarm_email_topic_under_its_own_key" {
+  command = plan
+  override_resource {
+    target          = aws_kms_key.alarms[0]
+    override_during = plan
+    values          = { arn = "arn:aws:kms:eu-central-1:123456789012:key/alarms" }
+  }
+  variables {
+    alarm_email          = "ops@example.com"
+    alarm_function_names = ["ringjob-hello"]
+    database = {
+      endpoint            = "db.x.eu-central-1.rds.amazonaws.com"
+      port                = 3306
+      name                = "ringjob"
+      username            = "ringjob"
+      password_secret_arn = "arn:aws:secretsmanager:eu-central-1:123456789012:secret:rds!db-abc"
+      kms_key_arn         = "arn:aws:kms:eu-central-1:123456789012:key/abc"
+      security_group_id   = "sg-db000000"
+      instance_identifier = "rj-test"
+    }
+  }
+  assert {
+    condition     = length(aws_kms_key.alarms) == 1 && aws_kms_key.alarms[0].enable_key_rotation
+    error_message = "alarm_email must create a customer-managed key with rotation"
+  }
+  assert {
+    condition     = length(aws_sns_topic.alarms) == 1 && aws_sns_topic.alarms[0].kms_master_key_id == "arn:aws:kms:eu-central-1:123456789012:key/alarms"
+    error_message = "the alarm topic must be encrypted with the module's own key, not alias/aws/sns"
+  }
+  assert {
+    condition = anytrue([for st in data.aws_iam_policy_document.alarms_key[0].statement :
+      anytrue([for p in st.principals : contains(p.identifiers, "cloudwatch.amazonaws.com")]) &&
+    contains(st.actions, "kms:GenerateDataKey") && contains(st.actions, "kms:Decrypt")])
+    error_message = "the key policy must let CloudWatch use the key to publish"
+  }
+  assert {
+    condition = toset([for k, a in aws_cloudwatch_metric_alarm.this : k]) == toset([
+      "unhealthy", "api_5xx", "replicas", "task_cpu", "db_cpu", "db_connections", "db_storage",
+    "lambda_errors_ringjob-hello", "lambda_throttles_ringjob-hello"])
+    error_message = "alarms on the service, the database and each function"
+  }
+  assert {
+    condition     = aws_cloudwatch_metric_alarm.this["db_storage"].threshold == 5 * 1024 * 1024 * 1024
+    error_message = "the storage alarm fires under 5 GB free by default"
+  }
+}
+
+run "no_alarms_without_a_topic" {
+  command = plan
+  assert {
+    condition     = length(aws_cloudwatch_metric_alarm.this) == 0 && length(aws_sns_topic.alarms) == 0
+    error_message = "no topic, no alarms"
+  }
+}
+
+run "given_topic_is_used" {
+  command = plan
+  variables {
+    alarm_topic_arn = "arn:aws:sns:eu-central-1:123456789012:ops"
+    alarm_email     = "ops@example.com"
+  }
+  assert {
+    condition     = length(aws_sns_topic.alarms) == 0 && alltrue([for a in aws_cloudwatch_metric_alarm.this : a.alarm_actions == toset(["arn:aws:sns:eu-central-1:123456789012:ops"])])
+    error_message = "alarm_topic_arn wins over alarm_email"
+  }
+}
+
+run "event_callbacks_from_functions_in_the_vpc" {
+  command = plan
+  variables {
+    callback_security_group_ids = ["sg-fn000000"]
+  }
+  assert {
+    condition     = aws_vpc_security_group_ingress_rule.alb_callbacks["sg-fn000000"].from_port == 443 && aws_vpc_security_group_ingress_rule.alb_callbacks["sg-fn000000"].referenced_security_group_id == "sg-fn000000"
+    error_message = "the functions' security group must reach the load balancer on 443"
+  }
+}
+
+# A rotated password is read again by the task: it gets the secret's ARN (not
+# its value) and may read that secret only.
+run "rotated_password_is_reread" {
+  command = plan
+  assert {
+    condition = contains([for e in jsondecode(aws_ecs_task_definition.this.container_definitions)[0].environment : "${e.name}=${e.value}"],
+    "RINGJOB_DATABASE_PASSWORD_SECRET_ARN=${var.database.password_secret_arn}")
+    error_message = "the task must know the password secret's ARN"
+  }
+  assert {
+    condition = [for st in data.aws_iam_policy_document.task_database.statement : st.resources] == [
+    toset([var.database.password_secret_arn]), toset([var.database.kms_key_arn])]
+    error_message = "the task role may read the password secret and its key, nothing else"
+  }
+}
+
+# The replicas connect as the least-privilege user the migrate task creates.
+run "application_user" {
+  command = plan
+  variables {
+    database_app_user = { username = "ringjob_app", password_secret_arn = "arn:aws:secretsmanager:eu-central-1:123456789012:secret:ringjob/app-db" }
+  }
+  assert {
+    condition     = jsondecode(aws_ecs_task_definition.migrate.container_definitions)[0].command == ["migrate", "--app-user", "ringjob_app"]
+    error_message = "the migrate task creates the application user"
+  }
+  assert {
+    condition = contains([for e in jsondecode(aws_ecs_task_definition.migrate.container_definitions)[0].environment : e.value],
+    "mysql://ringjob@db.cluster-x.eu-central-1.rds.amazonaws.com:3306/ringjob?tls=skip-verify")
+    error_message = "the migrate task connects as the master user"
+  }
+  assert {
+    condition = [for x in jsondecode(aws_ecs_task_definition.migrate.container_definitions)[0].secrets : x.name] == [
+    "RINGJOB_DATABASE_PASSWORD", "RINGJOB_APP_DATABASE_PASSWORD"]
+    error_message = "the migrate task gets the master password and the application user's"
+  }
+  assert {
+    condition = contains([for e in jsondecode(aws_ecs_task_definition.this.container_definitions)[0].environment : e.value],
+    "mysql://ringjob_app@db.cluster-x.eu-central-1.rds.amazonaws.com:3306/ringjob?tls=skip-verify")
+    error_message = "the replicas connect as the application user"
+  }
+  assert {
+    condition = contains([for x in jsondecode(aws_ecs_task_definition.this.container_definitions)[0].secrets : "${x.name}=${x.valueFrom}"],
+    "RINGJOB_DATABASE_PASSWORD=arn:aws:secretsmanager:eu-central-1:123456789012:secret:ringjob/app-db")
+    error_message = "the replicas get the application user's password, not the master's"
   }
 }
