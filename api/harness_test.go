@@ -36,12 +36,7 @@ import (
 // TestMain checks that the tests leave no goroutine behind: apps, schedulers
 // and drivers are all shut down by their cleanups.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(dbtest.Wrap(idleClosing{m}),
-		// fasthttp's worker-pool cleaner notices a stopped server only after its
-		// 10 s nap, and its date updater lives for the whole process.
-		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
-		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
-	)
+	goleak.VerifyTestMain(dbtest.Wrap(idleClosing{m}), dbtest.IgnoreFasthttp...)
 }
 
 // idleClosing closes the HTTP client's idle connections after the tests,

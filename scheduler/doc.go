@@ -24,9 +24,31 @@
 //     10 dispatches over 500 ms in a minute) use the slow pool.
 //   - ledger writer (ledger.go): batches the state changes that follow a
 //     dispatch, each guarded by the state it leaves.
-//   - takeover (takeover.go): adopts the work of dead nodes: their scheduled
-//     runs are re-owned and fired or recorded as misfired; their dispatching
-//     runs become lost, never silently re-sent.
+//   - hand-off gate (handoff.go): batches the pools' hand-offs into few
+//     statements; in-flight reader (inflight.go) and run log writer batch
+//     the questions and log lines of many dispatches (batcher.go).
+//   - outcome writer (outcomes.go): the one place outcomes from outside the
+//     dispatcher are recorded (executor callbacks, Lambda results, local
+//     processes, kills), one compare-and-set per run, in batches. It stops
+//     last, after the targets have drained.
+//   - takeover (takeover.go, handed.go): adopts the work of dead nodes:
+//     their scheduled runs are re-owned and fired or recorded as misfired
+//     (misfires.go); the runs they had handed are settled by asking the
+//     target whether it received them, and recorded lost only where the
+//     target cannot be asked.
+//   - registry monitor (registry_monitor.go): drops executors that stopped
+//     heartbeating.
+//   - follow-ups (followups.go), each found in the database, never only in
+//     memory: retries (retries.go), child jobs (children.go), alarms and
+//     recoveries (alarms.go, alarmsender.go, recoveries.go), lost runs and
+//     run deadlines (lostruns.go), kills asked for on another replica
+//     (kills.go).
+//
+// Routing and overlap (route.go, block.go, joblock.go) run inside a
+// dispatch: the job's group gives the candidates (candidates.go), a route
+// picks one, and for targets that run every dispatch at once the job's
+// max-in-flight and block strategy decide whether it goes now. Per-run
+// warnings go through one rate limiter (warnlog.go).
 //
 // # Leader states
 //

@@ -50,25 +50,38 @@ func (d *fileDriver) Log(context.Context, string, int64, int) (targets.LogChunk,
 	return targets.LogChunk{}, nil
 }
 
-func startFileScheduler(ctx context.Context, dsn, node, path string) (*scheduler.Scheduler, error) {
+// startFileScheduler starts a scheduler whose targets append to path; stop
+// ends the scheduler and closes what it opened.
+func startFileScheduler(ctx context.Context, dsn, node, path string) (s *scheduler.Scheduler, stop func(), err error) {
 	st, err := store.OpenMySQL(ctx, dsn)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, err
+		st.Close()
+		return nil, nil, err
 	}
 	clock := clockwork.NewRealClock()
 	reg := targets.NewRegistry()
 	reg.Register("rec", &fileDriver{node: node, clock: clock, f: f})
 	log := logrus.New()
 	log.SetLevel(logrus.WarnLevel)
-	s, err := scheduler.New(scheduler.Options{Config: scheduler.Config{NodeID: node}, Store: st, Drivers: reg, Clock: clock, Log: logrus.NewEntry(log)})
+	s, err = scheduler.New(scheduler.Options{Config: scheduler.Config{NodeID: node}, Store: st, Drivers: reg, Clock: clock, Log: logrus.NewEntry(log)})
 	if err != nil {
-		return nil, err
+		st.Close()
+		f.Close()
+		return nil, nil, err
 	}
-	return s, s.Start(ctx)
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			s.Stop(context.Background())
+			st.Close()
+			f.Close()
+		})
+	}
+	return s, stop, s.Start(ctx)
 }
 
 // runChildIfAsked turns the test binary into a scheduler process for the
@@ -77,7 +90,7 @@ func runChildIfAsked() bool {
 	if os.Getenv("RINGJOB_TEST_CHILD") != "scheduler" {
 		return false
 	}
-	_, err := startFileScheduler(context.Background(), os.Getenv("RINGJOB_TEST_DSN"), os.Getenv("RINGJOB_TEST_NODE"), os.Getenv("RINGJOB_TEST_OUT"))
+	_, _, err := startFileScheduler(context.Background(), os.Getenv("RINGJOB_TEST_DSN"), os.Getenv("RINGJOB_TEST_NODE"), os.Getenv("RINGJOB_TEST_OUT"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child scheduler:", err)
 		os.Exit(2)
@@ -155,9 +168,9 @@ func TestLeaderKilledWithSIGKILL(t *testing.T) {
 	require.Equal(t, "ready\n", ready)
 	require.Eventually(t, func() bool { return len(readLines(t, out)) >= 30 }, 15*time.Second, 20*time.Millisecond, "victim dispatches")
 
-	survivor, err := startFileScheduler(ctx, dsn, "survivor", out)
+	_, stopSurvivor, err := startFileScheduler(ctx, dsn, "survivor", out)
 	require.NoError(t, err)
-	defer survivor.Stop(ctx)
+	defer stopSurvivor()
 	time.Sleep(1500 * time.Millisecond)
 
 	ownedBeforeKill, err := st.RunList(ctx, store.RunListParams{States: []kind.RunState{kind.RunScheduled, kind.RunDispatching}, Limit: 1000})
@@ -175,7 +188,7 @@ func TestLeaderKilledWithSIGKILL(t *testing.T) {
 	require.Greater(t, victimRing, 0)
 
 	time.Sleep(6 * time.Second)
-	survivor.Stop(ctx)
+	stopSurvivor()
 	end := time.Now()
 
 	lines := readLines(t, out)

@@ -27,7 +27,7 @@ import (
 	"github.com/ringjob/ringjob/internal/dbtest"
 )
 
-func TestMain(m *testing.M) { dbtest.Main(m) }
+func TestMain(m *testing.M) { dbtest.Main(m, dbtest.IgnoreFasthttp...) }
 
 // chromiumPath finds Debian's chromium (or another Chrome) on PATH.
 func chromiumPath() string {

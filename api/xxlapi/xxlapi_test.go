@@ -24,7 +24,7 @@ import (
 	"github.com/ringjob/ringjob/targets"
 )
 
-func TestMain(m *testing.M) { dbtest.Main(m) }
+func TestMain(m *testing.M) { dbtest.Main(m, dbtest.IgnoreFasthttp...) }
 
 type bundle struct {
 	st  *store.Store

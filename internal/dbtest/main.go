@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 // TestingM is what *testing.M and goleak.VerifyTestMain have in common.
@@ -12,14 +14,27 @@ type TestingM interface {
 	Run() int
 }
 
-// Main runs the tests and then shuts down what dbtest started: its
-// connection pool and, if it started one, the throwaway mariadbd and its
-// directory. Then it exits with the tests' code. Call it from TestMain in
-// every package that uses MySQL:
+// Main runs the tests, shuts down what dbtest started (its connection
+// pool and, if it started one, the throwaway mariadbd and its directory),
+// and then fails the run if any goroutine outlives the tests: every
+// package that starts services is checked for leaks the same way. Call it
+// from TestMain in every package that uses a database:
 //
 //	func TestMain(m *testing.M) { dbtest.Main(m) }
-func Main(m *testing.M) {
-	os.Exit(Wrap(m).Run())
+//
+// opts are goleak's, for goroutines a library keeps past its owner's stop
+// (IgnoreFasthttp).
+func Main(m *testing.M, opts ...goleak.Option) {
+	goleak.VerifyTestMain(Wrap(m), opts...)
+}
+
+// IgnoreFasthttp are the goroutines of fasthttp (under Fiber) that outlive
+// a stopped server: its worker-pool cleaner notices the stop only after its
+// 10 s nap, and its date updater lives for the whole process. Packages
+// whose tests serve HTTP with Fiber pass them to Main.
+var IgnoreFasthttp = []goleak.Option{
+	goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
+	goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
 }
 
 // Wrap returns m with a Run that shuts down what dbtest started once the

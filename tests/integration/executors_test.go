@@ -31,7 +31,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestMain(m *testing.M) { dbtest.Main(m) }
+func TestMain(m *testing.M) { dbtest.Main(m, dbtest.IgnoreFasthttp...) }
 
 const execToken = "integration-executor-token-0123"
 
