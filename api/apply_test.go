@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -245,9 +246,13 @@ func TestApplyChecksPermissionsBeforeAnyChange(t *testing.T) {
 	_, err = cl.Apply(ctx, both)
 	var ae *client.Error
 	require.True(t, errors.As(err, &ae), "%v", err)
-	require.Equal(t, 403, ae.Status)
-	require.Contains(t, ae.Message, "jobs.write")
+	require.Equal(t, 400, ae.Status, "a group it cannot read is answered as one that does not exist")
+	require.Contains(t, ae.Message, `group "theirs" does not exist or is not visible to you`)
 	require.Equal(t, before, b.counts(), "the job in its own group was not created either")
+	_, err = cl.Apply(ctx, client.ApplyInput{Jobs: []client.ApplyJob{{Group: "mine", Name: "ok2"}, {Group: "nosuch", Name: "nope"}}})
+	var absent *client.Error
+	require.True(t, errors.As(err, &absent), "%v", err)
+	require.Equal(t, strings.Replace(ae.Message, "theirs", "nosuch", -1), absent.Message, "the same answer as for a group that does not exist")
 
 	_, err = cl.Apply(ctx, client.ApplyInput{Groups: []client.ApplyGroup{{AppName: "newgroup"}}})
 	require.True(t, errors.As(err, &ae), "%v", err)

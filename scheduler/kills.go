@@ -41,7 +41,7 @@ func (k *kills) tick(ctx context.Context) error {
 		if err != nil {
 			continue
 		}
-		if err := drv.Kill(ctx, r.Target, r.ID, r.JobID); err != nil {
+		if err := drv.Kill(targets.WithGroup(ctx, r.GroupID), r.Target, r.ID, r.JobID); err != nil { // the run's group's credential
 			k.log.WithError(err).WithField("run_id", r.ID).Warn("kill a run asked for on another replica")
 			continue
 		}

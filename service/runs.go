@@ -137,7 +137,7 @@ func (s *Service) RunLog(ctx context.Context, id int64, fromLine int) (targets.L
 	}
 	if r.Target != "" {
 		if drv, derr := s.drivers.For(r.Target); derr == nil {
-			c, err := drv.Log(ctx, r.Target, r.ID, fromLine)
+			c, err := drv.Log(targets.WithGroup(ctx, r.GroupID), r.Target, r.ID, fromLine)
 			if err != nil {
 				return targets.LogChunk{}, &TargetError{Target: r.Target, Op: fmt.Sprintf("read log of run %d", r.ID), Err: err}
 			}
@@ -240,7 +240,7 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 			if err != nil {
 				return store.Run{}, &TargetError{Target: r.Target, Op: fmt.Sprintf("kill run %d", id), Err: err}
 			}
-			if err := drv.Kill(ctx, r.Target, r.ID, r.JobID); err != nil {
+			if err := drv.Kill(targets.WithGroup(ctx, r.GroupID), r.Target, r.ID, r.JobID); err != nil {
 				if scheme != "local" {
 					// The run goes on (or has ended): its own result counts.
 					if cerr := s.st.RunClearKillRequest(ctx, id); cerr != nil {

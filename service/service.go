@@ -55,6 +55,10 @@ type Options struct {
 	// Access configures accounts, sessions and the login limiter; zero
 	// values take the defaults.
 	Access AccessOptions
+	// RegisteredElsewhere, when set, tells whether an executor of a group
+	// other than appName registered an address; such an address is refused
+	// as a static member of appName (Executors.RegisteredElsewhere).
+	RegisteredElsewhere func(ctx context.Context, appName, address string) (bool, error)
 }
 
 // AccessOptions configure sessions and the credential cache.
@@ -98,6 +102,8 @@ type Service struct {
 	loginFree     int
 	loginMaxDelay time.Duration
 	hashCost      access.HashParams
+	// registeredElsewhere: see Options.RegisteredElsewhere (nil: no check).
+	registeredElsewhere func(ctx context.Context, appName, address string) (bool, error)
 }
 
 // New builds a Service. It panics when Store or Drivers is nil, which is a
@@ -141,7 +147,8 @@ func New(o Options) *Service {
 	svc := &Service{st: o.Store, trig: o.Scheduler, drivers: o.Drivers, clock: clock, channels: channels, alarms: o.Alarms, changed: changed, window: window,
 		runScan: runScan, log: log,
 		creds: newCredCache(), authPoll: orDur(a.AuthPoll, DefaultAuthPoll), sessionIdle: orDur(a.SessionIdle, DefaultSessionIdle),
-		sessionMax: orDur(a.SessionMax, DefaultSessionMax), loginFree: a.LoginFreeTries, loginMaxDelay: orDur(a.LoginMaxDelay, DefaultLoginMaxDelay), hashCost: a.PasswordHash}
+		sessionMax: orDur(a.SessionMax, DefaultSessionMax), loginFree: a.LoginFreeTries, loginMaxDelay: orDur(a.LoginMaxDelay, DefaultLoginMaxDelay), hashCost: a.PasswordHash,
+		registeredElsewhere: o.RegisteredElsewhere}
 	if svc.loginFree <= 0 {
 		svc.loginFree = DefaultLoginFreeTries
 	}

@@ -154,6 +154,11 @@ type ExecutorsConfig struct {
 	// keeps to one executor address (default 64); dispatches beyond it wait
 	// for a free connection.
 	MaxConnectionsPerExecutor int `yaml:"max_connections_per_executor"`
+	// AllowCrossGroupMembers lets a group list, as a static member, an
+	// address that an executor of another group registered (default false:
+	// refused when the group is saved and when a run would be sent there).
+	// Runs sent there carry their own group's token either way.
+	AllowCrossGroupMembers bool `yaml:"allow_cross_group_members"`
 }
 
 // LambdaConfig configures lambda:// targets (and function ARNs).

@@ -153,7 +153,8 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	// HTTP executors: the executor API authenticates them; the driver calls them
 	// with their group's token (or the global one).
 	executors := service.NewExecutors(service.ExecutorsOptions{Store: st, Sink: sched.Sink(), Clock: clock, Log: log.WithField("component", "executors"), Metrics: reg,
-		CheckAddress: outbound.CheckURL, OnRegistryChange: sched.ForgetTargets, SentTarget: sched.SentTarget})
+		CheckAddress: outbound.CheckURL, OnRegistryChange: sched.ForgetTargets, SentTarget: sched.SentTarget,
+		AllowCrossGroupMembers: cfg.Executors.AllowCrossGroupMembers})
 	execToken, execTokenNew, err := executors.EnsureToken(ctx, cfg.Executors.AccessToken)
 	if err != nil {
 		return fmt.Errorf("prepare the executor token: %w", err)
@@ -167,8 +168,8 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 		RequestTimeout:      cfg.Executors.RequestTimeout,
 		MaxConnsPerExecutor: cfg.Executors.MaxConnectionsPerExecutor,
 		Policy:              outbound,
-		AuthFor: func(ctx context.Context, target string) (httptarget.Auth, error) {
-			app, tok, v35, err := executors.Auth(ctx, target)
+		AuthFor: func(ctx context.Context, target string, jobID int64) (httptarget.Auth, error) {
+			app, tok, v35, err := executors.AuthFor(ctx, target, jobID)
 			return httptarget.Auth{AppName: app, AccessToken: tok, Protocol35: v35}, err
 		},
 		LogDateFor: func(ctx context.Context, runID int64) (time.Time, error) {
@@ -188,6 +189,7 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 
 	svc := service.New(service.Options{Store: st, Scheduler: sched, Drivers: drivers, Clock: clock, AlarmChannels: channels, Alarms: alarms,
 		Log: log.WithField("component", "service"), Access: service.AccessOptions{SessionIdle: cfg.Auth.SessionIdle, SessionMax: cfg.Auth.SessionMax},
+		RegisteredElsewhere: executors.RegisteredElsewhere,
 		OnGroupChange: func() {
 			executors.GroupsChanged()
 			sched.ForgetTargets()
