@@ -108,7 +108,11 @@ func testTenantIsolation(t *testing.T, s *server) {
 		executor.WithLogDir(t.TempDir()), executor.WithAddress(bAddr), executor.WithShutdownGrace(200*time.Millisecond),
 		executor.WithRegistryInterval(200*time.Millisecond))
 	require.NoError(t, err)
-	work := func(_ context.Context, j *executor.Job) error { bRuns.Add(1); bParams.Store(j.Params, true); return nil }
+	work := func(_ context.Context, j *executor.Job) error {
+		bRuns.Add(1)
+		bParams.Store(j.Params, true)
+		return nil
+	}
 	ex.Register("work", work)
 	ex.Register("attacker-handler", work)
 	ectx, cancel := context.WithCancel(ctx)
