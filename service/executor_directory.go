@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -151,14 +152,20 @@ func (d *executorDirectory) groupByID(ctx context.Context, id int64) (g store.Gr
 	if err != nil {
 		return g, "", false, err
 	}
-	g, ok = s.byID[id]
-	if !ok && d.missAllowed() {
-		if s, err = d.current(ctx, true); err != nil {
-			return g, "", false, err
-		}
-		g, ok = s.byID[id]
+	if g, ok = s.byID[id]; ok {
+		return g, s.names[id], true, nil
 	}
-	return g, s.names[id], ok, nil
+	// A group made through another replica a moment ago (or written by
+	// hand): read it. Runs belong to groups that exist, so this is rare, and
+	// a snapshot reload may be rate-limited or under way elsewhere.
+	row, err := d.st.GroupGet(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return g, "", false, nil
+	}
+	if err != nil {
+		return g, "", false, fmt.Errorf("read group %d: %w", id, err)
+	}
+	return row.GroupExecutorSettings, row.AppName, true, nil
 }
 
 // appOf returns the app name an executor address registered under ("" when
