@@ -70,7 +70,7 @@ func (s *server) login(c *fiber.Ctx) error {
 	if err := decodeJSON(c, &req, false); err != nil {
 		return err
 	}
-	res, err := s.svc.Login(c.UserContext(), service.LoginParams{Username: req.Username, Password: req.Password, ClientAddr: c.IP()})
+	res, err := s.svc.Login(c.UserContext(), service.LoginParams{Username: req.Username, Password: req.Password, ClientAddr: s.clientAddr(c)})
 	if err != nil {
 		return err
 	}
@@ -216,7 +216,7 @@ func (s *server) changeOwnPassword(c *fiber.Ctx) error {
 		return badRequest("", "this request is authenticated with a server token, which belongs to no user; sign in as the user")
 	}
 	if err := s.svc.ChangeOwnPassword(c.UserContext(), service.ChangeOwnPasswordParams{UserID: p.ID, OldPassword: req.OldPassword,
-		NewPassword: req.NewPassword, KeepSession: p.SessionID, ClientAddr: c.IP()}); err != nil {
+		NewPassword: req.NewPassword, KeepSession: p.SessionID, ClientAddr: s.clientAddr(c)}); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

@@ -2,9 +2,11 @@ package api_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -168,12 +170,12 @@ func TestLoginLimiter(t *testing.T) {
 			require.Equal(t, 401, r1.Status)
 			require.Equal(t, r1.JSON(t), r2.JSON(t))
 
-			for i := 0; i < 3; i++ {
+			for i := 0; i < 4; i++ {
 				r, _ := b.login("carol", "wrong password!!")
 				require.Equal(t, 401, r.Status, "%d: %s", i, r.Body)
 			}
-			// Five failures from this client address: the next attempt waits,
-			// even with the right password.
+			// Five failures for carol from this client address: the next
+			// attempt waits, even with the right password.
 			r, _ := b.login("carol", testPassword)
 			require.Equal(t, 429, r.Status, "%s", r.Body)
 			require.Equal(t, "1", r.Header.Get("Retry-After"))
@@ -181,6 +183,12 @@ func TestLoginLimiter(t *testing.T) {
 			r, s := b.login("carol", testPassword)
 			require.Equal(t, 201, r.Status, "%s", r.Body)
 			require.NotNil(t, s)
+			// The success cleared carol's count from here: five free tries again.
+			for i := 0; i < 5; i++ {
+				r, _ := b.login("carol", "wrong password!!")
+				require.Equal(t, 401, r.Status, "%d: %s", i, r.Body)
+			}
+			clock.Advance(1100 * time.Millisecond)
 			r, _ = b.login("carol", "wrong password!!") // the 6th failure from here: 2 s now
 			require.Equal(t, 401, r.Status, "%s", r.Body)
 			r, _ = b.login("carol", testPassword)
@@ -189,22 +197,72 @@ func TestLoginLimiter(t *testing.T) {
 
 			// Failed logins are audited, without the password.
 			page := b.must(200, "GET", "/api/v1/audit?action=login.failed", nil)
-			require.Len(t, page["items"], 6)
+			require.Len(t, page["items"], 12)
 			require.NotContains(t, string(b.call("GET", "/api/v1/audit", nil).Body), "wrong password")
 
-			t.Run("per user, from any address", func(t *testing.T) {
-				b.createUser("dave", "", 0)
+			t.Run("a user locked from one address signs in from another", func(t *testing.T) {
 				ctx := context.Background()
-				for i := 0; i < 5; i++ {
-					_, err := b.svc.Login(ctx, service.LoginParams{Username: "dave", Password: "wrong password!!", ClientAddr: fmt.Sprintf("10.0.0.%d", i)})
-					require.ErrorIs(t, err, service.ErrLoginFailed)
+				b.createUser("dave", "", 0)
+				for i := 0; i < 8; i++ {
+					_, err := b.svc.Login(ctx, service.LoginParams{Username: "dave", Password: "wrong password!!", ClientAddr: "10.6.6.6"})
+					if i < 5 {
+						require.ErrorIs(t, err, service.ErrLoginFailed)
+					} else {
+						var th *service.ThrottledError
+						require.ErrorAs(t, err, &th, "the attacker's address waits")
+					}
 				}
-				_, err := b.svc.Login(ctx, service.LoginParams{Username: "dave", Password: testPassword, ClientAddr: "10.9.9.9"})
+				_, err := b.svc.Login(ctx, service.LoginParams{Username: "dave", Password: testPassword, ClientAddr: "10.6.6.6"})
+				var th *service.ThrottledError
+				require.ErrorAs(t, err, &th, "even with the right password, from the attacker's address")
+				_, err = b.svc.Login(ctx, service.LoginParams{Username: "DAVE", Password: "wrong password!!", ClientAddr: "10.6.6.6"})
+				require.ErrorAs(t, err, &th, "the name is compared case-folded")
+				_, err = b.svc.Login(ctx, service.LoginParams{Username: "dave", Password: testPassword, ClientAddr: "10.9.9.9"})
+				require.NoError(t, err, "dave from his own address is not locked out")
+				page := b.must(200, "GET", "/api/v1/audit?action=login.throttled", nil)
+				require.GreaterOrEqual(t, len(page["items"].([]any)), 4, "throttled logins are audited")
+			})
+			t.Run("guessing spread over many addresses is bounded per user", func(t *testing.T) {
+				ctx := context.Background()
+				b.createUser("erin", "", 0)
+				for i := 0; i < service.DefaultUserFreeTries; i++ {
+					_, err := b.svc.Login(ctx, service.LoginParams{Username: "erin", Password: "wrong password!!", ClientAddr: fmt.Sprintf("10.1.%d.%d", i/200, i%200)})
+					require.ErrorIs(t, err, service.ErrLoginFailed, "%d", i)
+				}
+				_, err := b.svc.Login(ctx, service.LoginParams{Username: "erin", Password: testPassword, ClientAddr: "10.9.9.8"})
 				var th *service.ThrottledError
 				require.ErrorAs(t, err, &th)
-				clock.Advance(time.Second)
-				_, err = b.svc.Login(ctx, service.LoginParams{Username: "dave", Password: testPassword, ClientAddr: "10.9.9.9"})
-				require.NoError(t, err)
+			})
+			t.Run("parallel attempts count while they are checked", func(t *testing.T) {
+				ctx := context.Background()
+				b.createUser("frank", "", 0)
+				var wg sync.WaitGroup
+				var mu sync.Mutex
+				outcomes := map[string]int{}
+				for i := 0; i < 16; i++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						_, err := b.svc.Login(ctx, service.LoginParams{Username: "frank", Password: "wrong password!!", ClientAddr: "10.7.7.7"})
+						var th *service.ThrottledError
+						var busy *service.BusyError
+						k := "other: " + fmt.Sprint(err)
+						switch {
+						case errors.Is(err, service.ErrLoginFailed):
+							k = "checked"
+						case errors.As(err, &th):
+							k = "throttled"
+						case errors.As(err, &busy):
+							k = "busy"
+						}
+						mu.Lock()
+						outcomes[k]++
+						mu.Unlock()
+					}()
+				}
+				wg.Wait()
+				require.LessOrEqual(t, outcomes["checked"], service.DefaultLoginFreeTries, "%v", outcomes)
+				require.Equal(t, 16, outcomes["checked"]+outcomes["throttled"]+outcomes["busy"], "%v", outcomes)
 			})
 		})
 	}

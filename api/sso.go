@@ -129,7 +129,7 @@ func (s *server) ssoCallback(c *fiber.Ctx) error {
 		}
 		return &apiError{Status: fiber.StatusBadGateway, Code: codeTargetError, Message: "the identity provider cannot be reached; try again later"}
 	}
-	res, err := s.svc.LoginSSO(ctx, service.SSOIdentity{Subject: id.Subject, Username: id.Username, Email: id.Email, Groups: id.Groups}, c.IP())
+	res, err := s.svc.LoginSSO(ctx, service.SSOIdentity{Subject: id.Subject, Username: id.Username, Email: id.Email, Groups: id.Groups}, s.clientAddr(c))
 	if err != nil {
 		return err
 	}

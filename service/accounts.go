@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/ringjob/ringjob/access"
 	"github.com/ringjob/ringjob/store"
@@ -365,11 +367,19 @@ func (s *Service) ChangeOwnPassword(ctx context.Context, p ChangeOwnPasswordPara
 	if err := access.CheckPassword(p.NewPassword); err != nil {
 		return invalid("new_password", "%v", err)
 	}
-	keys := []string{limiterUserKey(pr.Name), "addr:" + p.ClientAddr}
-	if err := s.loginAllowed(ctx, keys); err != nil {
+	keys := s.loginKeys(pr.Name, p.ClientAddr)
+	release, err := s.reserveLogin(ctx, keys)
+	if err != nil {
 		return err
 	}
-	if err := access.VerifyPassword(pr.PasswordHash, p.OldPassword); err != nil {
+	defer release()
+	freeSlot, ok := s.tryHashSlot()
+	if !ok {
+		return &BusyError{RetryAfter: time.Second}
+	}
+	verr := access.VerifyPassword(pr.PasswordHash, p.OldPassword)
+	freeSlot()
+	if err := verr; err != nil {
 		if !errors.Is(err, access.ErrPasswordMismatch) {
 			return fmt.Errorf("change password: %w", err)
 		}
@@ -680,7 +690,7 @@ func (s *Service) EnsureAdminUser(ctx context.Context, name string) (password st
 				return err
 			}
 		}
-		if err := tx.LoginFailureClear(ctx, limiterUserKey(name)); err != nil {
+		if err := tx.LoginFailureClearUser(ctx, limiterKey("user:", foldName(name)), "user+addr:"+foldName(name)+"|"); err != nil {
 			return err
 		}
 		return tx.AuthVersionBump(ctx)
@@ -692,4 +702,6 @@ func (s *Service) EnsureAdminUser(ctx context.Context, name string) (password st
 	return pw, created, nil
 }
 
-func limiterUserKey(name string) string { return "user:" + strings.ToLower(name) }
+// foldName is the one form in which principal names are compared: Unicode
+// NFKC, then case-folded ("Alice", "ALICE" and "ａｌｉｃｅ" are one name).
+func foldName(name string) string { return cases.Fold().String(norm.NFKC.String(name)) }

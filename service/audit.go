@@ -60,8 +60,10 @@ const (
 	ActBindingDelete = "role_binding.delete"
 	ActLogin         = "login"
 	ActLoginFailed   = "login.failed"
-	ActLogout        = "logout"
-	ActAlarmTest     = "alarm_channel.test"
+	// ActLoginThrottled: a login refused by the limiter before any check.
+	ActLoginThrottled = "login.throttled"
+	ActLogout         = "logout"
+	ActAlarmTest      = "alarm_channel.test"
 	// ActGroupExecutorToken: a group's executor token was set, generated or
 	// cleared (the token itself is never logged).
 	ActGroupExecutorToken = "group.executor_token"

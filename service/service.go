@@ -70,9 +70,20 @@ type AccessOptions struct {
 	// AuthPoll is how often a replica checks for credential changes made on
 	// other replicas; 0 = DefaultAuthPoll.
 	AuthPoll time.Duration
-	// LoginFreeTries failed logins per user or client address are free; later
-	// ones wait an exponential delay. 0 = DefaultLoginFreeTries.
+	// LoginFreeTries failed logins per user and client address are free;
+	// later ones wait an exponential delay. 0 = DefaultLoginFreeTries.
 	LoginFreeTries int
+	// AddressFreeTries: the same per client address, whatever the user;
+	// 0 = DefaultAddressFreeTries.
+	AddressFreeTries int
+	// UserFreeTries: the same per user, from any address; 0 =
+	// DefaultUserFreeTries. Higher than the others so that a few wrong
+	// passwords cannot lock a chosen user out.
+	UserFreeTries int
+	// HashConcurrency bounds the password checks (argon2id, 64 MiB each)
+	// running at once; a login beyond it is answered 503 at once. 0 =
+	// DefaultHashConcurrency.
+	HashConcurrency int
 	// LoginMaxDelay caps that delay; 0 = DefaultLoginMaxDelay.
 	LoginMaxDelay time.Duration
 	// PasswordHash are the argon2id costs of new password hashes; zero =
@@ -100,7 +111,11 @@ type Service struct {
 	sessionIdle   time.Duration
 	sessionMax    time.Duration
 	loginFree     int
+	addrFree      int
+	userFree      int
 	loginMaxDelay time.Duration
+	inflight      loginsInFlight
+	hashSlots     chan struct{} // one per password check that may run
 	hashCost      access.HashParams
 	// registeredElsewhere: see Options.RegisteredElsewhere (nil: no check).
 	registeredElsewhere func(ctx context.Context, appName, address string) (bool, error)
@@ -152,8 +167,17 @@ func New(o Options) *Service {
 	if svc.loginFree <= 0 {
 		svc.loginFree = DefaultLoginFreeTries
 	}
+	svc.addrFree, svc.userFree = orInt(a.AddressFreeTries, DefaultAddressFreeTries), orInt(a.UserFreeTries, DefaultUserFreeTries)
+	svc.hashSlots = make(chan struct{}, orInt(a.HashConcurrency, DefaultHashConcurrency))
 	svc.watcher = &AuthWatcher{svc: svc}
 	return svc
+}
+
+func orInt(n, def int) int {
+	if n > 0 {
+		return n
+	}
+	return def
 }
 
 func orDur(d, def time.Duration) time.Duration {

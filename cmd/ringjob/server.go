@@ -188,7 +188,8 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	drivers.Register("lambda", lambdaDriver)
 
 	svc := service.New(service.Options{Store: st, Scheduler: sched, Drivers: drivers, Clock: clock, AlarmChannels: channels, Alarms: alarms,
-		Log: log.WithField("component", "service"), Access: service.AccessOptions{SessionIdle: cfg.Auth.SessionIdle, SessionMax: cfg.Auth.SessionMax},
+		Log: log.WithField("component", "service"), Access: service.AccessOptions{SessionIdle: cfg.Auth.SessionIdle, SessionMax: cfg.Auth.SessionMax,
+			HashConcurrency: cfg.API.HashConcurrency},
 		RegisteredElsewhere: executors.RegisteredElsewhere,
 		OnGroupChange: func() {
 			executors.GroupsChanged()
@@ -221,13 +222,14 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 			}
 			return svc.Ready(ctx)
 		},
-		Registry:      reg,
-		Log:           log.WithField("component", "api"),
-		BodyLimit:     cfg.API.BodyLimitBytes,
-		Pprof:         cfg.API.Pprof,
-		SecureCookies: strings.HasPrefix(cfg.PublicURL, "https://"),
-		Clock:         clock,
-		SSO:           ssoProvider(cfg, clock),
+		Registry:       reg,
+		TrustedProxies: cfg.API.trustedProxies(),
+		Log:            log.WithField("component", "api"),
+		BodyLimit:      cfg.API.BodyLimitBytes,
+		Pprof:          cfg.API.Pprof,
+		SecureCookies:  strings.HasPrefix(cfg.PublicURL, "https://"),
+		Clock:          clock,
+		SSO:            ssoProvider(cfg, clock),
 	})
 	xxlapi.Mount(app, executors, log.WithField("component", "executor-api"))
 	web.Mount(app)
