@@ -368,13 +368,15 @@ func (s *Service) ChangeOwnPassword(ctx context.Context, p ChangeOwnPasswordPara
 		return invalid("new_password", "%v", err)
 	}
 	keys := s.loginKeys(pr.Name, p.ClientAddr)
-	release, err := s.reserveLogin(ctx, keys)
+	release, clean, err := s.reserveLogin(ctx, keys)
 	if err != nil {
 		return err
 	}
-	defer release()
-	freeSlot, ok := s.tryHashSlot()
+	outcome := attemptNotChecked
+	defer func() { release(outcome) }()
+	freeSlot, ok := s.tryHashSlot(clean)
 	if !ok {
+		s.noteBusy(keys)
 		return &BusyError{RetryAfter: time.Second}
 	}
 	verr := access.VerifyPassword(pr.PasswordHash, p.OldPassword)
@@ -386,6 +388,7 @@ func (s *Service) ChangeOwnPassword(ctx context.Context, p ChangeOwnPasswordPara
 		if err := s.countFailure(ctx, keys); err != nil {
 			return fmt.Errorf("change password: %w", err)
 		}
+		outcome = attemptFailed
 		return invalid("old_password", "is wrong")
 	}
 	if p.NewPassword == p.OldPassword {

@@ -115,7 +115,8 @@ type Service struct {
 	userFree      int
 	loginMaxDelay time.Duration
 	inflight      loginsInFlight
-	hashSlots     chan struct{} // one per password check that may run
+	hashSlots     chan struct{} // one per password check that may run, but
+	cleanSlot     chan struct{} // the one kept for clean attempts (tryHashSlot)
 	hashCost      access.HashParams
 	// registeredElsewhere: see Options.RegisteredElsewhere (nil: no check).
 	registeredElsewhere func(ctx context.Context, appName, address string) (bool, error)
@@ -168,7 +169,9 @@ func New(o Options) *Service {
 		svc.loginFree = DefaultLoginFreeTries
 	}
 	svc.addrFree, svc.userFree = orInt(a.AddressFreeTries, DefaultAddressFreeTries), orInt(a.UserFreeTries, DefaultUserFreeTries)
-	svc.hashSlots = make(chan struct{}, orInt(a.HashConcurrency, DefaultHashConcurrency))
+	slots := orInt(a.HashConcurrency, DefaultHashConcurrency)
+	svc.cleanSlot = make(chan struct{}, 1)
+	svc.hashSlots = make(chan struct{}, max(1, slots-1))
 	svc.watcher = &AuthWatcher{svc: svc}
 	return svc
 }

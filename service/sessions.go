@@ -75,14 +75,16 @@ func (s *Service) Login(ctx context.Context, p LoginParams) (LoginResult, error)
 		return LoginResult{}, invalid("password", "is longer than any password here")
 	}
 	keys := s.loginKeys(p.Username, p.ClientAddr)
-	release, err := s.reserveLogin(ctx, keys)
+	release, clean, err := s.reserveLogin(ctx, keys)
 	if err != nil {
 		s.loginThrottled(ctx, p.Username, err)
 		return LoginResult{}, err
 	}
-	defer release()
-	freeSlot, ok := s.tryHashSlot()
+	outcome := attemptNotChecked
+	defer func() { release(outcome) }()
+	freeSlot, ok := s.tryHashSlot(clean)
 	if !ok {
+		s.noteBusy(keys)
 		return LoginResult{}, &BusyError{RetryAfter: time.Second}
 	}
 	pr, err := s.st.PrincipalByName(ctx, p.Username)
@@ -100,7 +102,11 @@ func (s *Service) Login(ctx context.Context, p LoginParams) (LoginResult, error)
 		if verr != nil && !errors.Is(verr, access.ErrPasswordMismatch) {
 			s.log.WithError(verr).WithField("user_id", pr.ID).Warn("login: stored password hash is unreadable")
 		}
-		return LoginResult{}, s.loginFailed(ctx, p, keys)
+		err := s.loginFailed(ctx, p, keys)
+		if errors.Is(err, ErrLoginFailed) {
+			outcome = attemptFailed
+		}
+		return LoginResult{}, err
 	}
 	if pr.DisabledMs != 0 {
 		// The password was right: saying so gives nothing away.
@@ -122,6 +128,7 @@ func (s *Service) Login(ctx context.Context, p LoginParams) (LoginResult, error)
 	if err := s.st.LoginFailureClear(ctx, keys[0].key); err != nil {
 		s.log.WithError(err).Warn("login: clear failure count")
 	}
+	outcome = attemptSucceeded
 	return res, nil
 }
 
