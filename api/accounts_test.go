@@ -281,6 +281,23 @@ func TestTokens(t *testing.T) {
 			tok := b.must(201, "POST", "/api/v1/tokens", map[string]any{"name": "github-actions", "principal_id": id(sa), "expires_in_sec": 3600})
 			secret := tok["token"].(string)
 			require.True(t, strings.HasPrefix(secret, "rj_"))
+			before := len(b.must(200, "GET", fmt.Sprintf("/api/v1/tokens?principal_id=%d", id(sa)), nil)["items"].([]any))
+			for _, bad := range []struct {
+				body  map[string]any
+				field string
+			}{
+				{map[string]any{"expires_in_sec": 0}, "expires_in_sec"},
+				{map[string]any{"expires_in_sec": 10*365*24*3600 + 1}, "expires_in_sec"},
+				{map[string]any{"expires_at": "9999-12-31T00:00:00Z"}, "expires_at"},
+				{map[string]any{"expires_at": clock.Now().Add(11 * 365 * 24 * time.Hour).UTC().Format(time.RFC3339)}, "expires_at"},
+			} {
+				bad.body["name"], bad.body["principal_id"] = "bad-expiry", id(sa)
+				r := b.call("POST", "/api/v1/tokens", bad.body)
+				require.Equal(t, 400, r.Status, "%v: %s", bad.body, r.Body)
+				_, field, _ := r.errCode(t)
+				require.Equal(t, bad.field, field, "%v", bad.body)
+			}
+			require.Len(t, b.must(200, "GET", fmt.Sprintf("/api/v1/tokens?principal_id=%d", id(sa)), nil)["items"], before, "no token was made")
 			require.True(t, strings.HasPrefix(secret, tok["prefix"].(string)))
 			ci := func(method, path string, body any) resp {
 				return b.call(method, path, body, "Authorization", "Bearer "+secret)

@@ -433,6 +433,9 @@ type TokenCreateParams struct {
 	ExpiresAt   time.Time // zero = never
 }
 
+// MaxTokenLifetime caps a token's expiry, however it is given.
+const MaxTokenLifetime = 10 * 365 * 24 * time.Hour
+
 // CreateToken issues a token for a user or service account. The token is
 // returned once; only its hash is stored.
 func (s *Service) CreateToken(ctx context.Context, p TokenCreateParams) (string, store.AuthToken, error) {
@@ -442,6 +445,10 @@ func (s *Service) CreateToken(ctx context.Context, p TokenCreateParams) (string,
 	now := s.clock.Now()
 	if !p.ExpiresAt.IsZero() && !p.ExpiresAt.After(now) {
 		return "", store.AuthToken{}, invalid("expires_at", "must be in the future, got %s", p.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	if p.ExpiresAt.After(now.Add(MaxTokenLifetime)) {
+		return "", store.AuthToken{}, invalid("expires_at", "must be at most ten years from now (%s), got %s; leave it out for a token that never expires",
+			now.Add(MaxTokenLifetime).UTC().Format(time.RFC3339), p.ExpiresAt.UTC().Format(time.RFC3339))
 	}
 	pr, err := s.st.PrincipalGet(ctx, p.PrincipalID)
 	if err != nil {

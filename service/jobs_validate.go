@@ -194,6 +194,9 @@ func (s *Service) checkJobFields(j JobSpec, zones *schedule.Zones) (store.JobFie
 	if err := checkText("name", f.Name, 1, MaxJobName, false); err != nil {
 		return f, nil, err
 	}
+	if strings.TrimSpace(f.Name) == "" {
+		return f, nil, invalid("name", "must not be only spaces: give the job a name")
+	}
 	if f.GroupID == 0 {
 		return f, nil, invalid("group_id", "is required: the id of the group (target pool) the job runs on; list groups with GET /api/v1/groups")
 	}
