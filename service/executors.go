@@ -7,10 +7,12 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -82,6 +84,9 @@ type Executors struct {
 	sentTarget func(runID int64) string
 	// allowCrossGroup: see ExecutorsOptions.AllowCrossGroupMembers.
 	allowCrossGroup bool
+	// auditedRefusals: when each refusal was last audited (auditRegistry).
+	auditMu         sync.Mutex
+	auditedRefusals map[string]time.Time
 }
 
 // executorMetrics count what the executor API refused.
@@ -297,8 +302,45 @@ func (e *Executors) Register(ctx context.Context, token string, p xxlwire.Regist
 	if !known { // a new executor, not a heartbeat
 		e.dir.invalidate()
 		e.onChange()
+		e.auditRegistry(ctx, ActExecutorRegister, p.RegistryKey, addr, "")
 	}
 	return nil
+}
+
+// auditRegistry records a registration, a removal or a refusal of either in
+// the audit log (heartbeats are not: they repeat every few seconds). A
+// refusal repeated within a minute is recorded once, so an executor that
+// keeps knocking with a wrong token does not fill the log. A failed audit
+// write is logged; it does not undo the registration.
+func (e *Executors) auditRegistry(ctx context.Context, action, appName, addr, reason string) {
+	now := e.clock.Now()
+	if reason != "" {
+		key := action + "|" + appName + "|" + addr + "|" + reason
+		e.auditMu.Lock()
+		if e.auditedRefusals == nil || len(e.auditedRefusals) > 10_000 {
+			e.auditedRefusals = map[string]time.Time{}
+		}
+		last, seen := e.auditedRefusals[key]
+		if !seen || now.Sub(last) >= time.Minute {
+			e.auditedRefusals[key] = now
+		}
+		e.auditMu.Unlock()
+		if seen && now.Sub(last) < time.Minute {
+			return
+		}
+	}
+	changes := map[string]any{"app_name": appName, "address": addr}
+	if reason != "" {
+		changes["reason"] = reason
+	}
+	raw, _ := json.Marshal(changes)
+	ev := store.AuditEvent{AtMs: now.UnixMilli(), Principal: "executor:" + appName, Action: action, ObjectType: "executor", ObjectID: addr, Changes: string(raw)}
+	if a := ActorFrom(ctx); a.ClientAddr != "" {
+		ev.ClientAddr, ev.RequestID = a.ClientAddr, a.RequestID
+	}
+	if err := e.st.AuditAppend(ctx, ev); err != nil {
+		e.log.WithError(err).WithFields(logrus.Fields{"action": action, "address": addr}).Warn("audit an executor registration")
+	}
 }
 
 // Unregister removes an executor that is shutting down; it needs the same
@@ -316,6 +358,7 @@ func (e *Executors) Unregister(ctx context.Context, token string, p xxlwire.Regi
 	}
 	e.dir.invalidate()
 	e.onChange()
+	e.auditRegistry(ctx, ActExecutorRemove, p.RegistryKey, addr, "")
 	return nil
 }
 
@@ -338,6 +381,11 @@ func (e *Executors) authorizeRegistry(ctx context.Context, token, appName, addr 
 	refuse := func(err error, reason, detail string) error {
 		e.log.WithFields(logrus.Fields{"app_name": appName, "address": addr, "reason": detail}).Warn("executor registration refused")
 		e.metrics.refused("registry", reason)
+		action := ActExecutorRegisterRefused
+		if !register {
+			action = ActExecutorRemoveRefused
+		}
+		e.auditRegistry(ctx, action, appName, addr, detail)
 		return err
 	}
 	g, ok, err := e.st.GroupExecutorSettingsByApp(ctx, appName)

@@ -272,6 +272,24 @@ func testTenantIsolation(t *testing.T, s *server) {
 		require.Equal(t, capturedCall{Path: "/run", Token: isoGlobalToken, AppName: "team-c"}, last[len(last)-1])
 	})
 
+	t.Run("executor registrations, removals and refusals are audited", func(t *testing.T) {
+		code, msg := xxlPost(t, s.base, "/api/registry", beat("team-b", "http://127.0.0.1:9/"), token(isoTokenA))
+		require.Equal(t, 500, code, msg)
+		objects := func(action string) []string {
+			_, page := s.call("GET", "/api/v1/audit?action="+action, nil, nil)
+			var out []string
+			for _, it := range page["items"].([]any) {
+				out = append(out, it.(map[string]any)["object_id"].(string))
+			}
+			return out
+		}
+		captured := strings.TrimRight(capture.URL, "/")
+		require.Contains(t, objects("executor.register"), captured)
+		require.Contains(t, objects("executor.register"), strings.TrimRight(bAddr, "/"))
+		require.Contains(t, objects("executor.remove"), captured)
+		require.Contains(t, objects("executor.register_refused"), "http://127.0.0.1:9")
+	})
+
 	t.Run("a pinned target outside the job's group is refused", func(t *testing.T) {
 		before := aJobCount()
 		code, out := s.callAs(mallory, "POST", "/api/v1/jobs", map[string]any{"group_id": groupA, "name": "pinned", "handler": "work", "schedule_type": "none", "pinned_targets": []string{bAddr}}, nil)
