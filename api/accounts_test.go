@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -574,4 +575,37 @@ func TestUserLifecycle(t *testing.T) {
 			require.Equal(t, map[string]any{"name": map[string]any{"before": "bob", "after": "robert"}, "email": map[string]any{"before": "", "after": "robert@example.com"}}, renameEvent["changes"])
 		})
 	}
+}
+
+// TestTrustedProxies: X-Forwarded-For names the client only when the peer
+// is a trusted proxy, and is read from the right, so a client cannot choose
+// the address the limiter and the audit log key on.
+func TestTrustedProxies(t *testing.T) {
+	t.Parallel()
+	failedFrom := func(t *testing.T, b *bundle, xff string) string {
+		t.Helper()
+		r := b.call("POST", "/api/v1/session", map[string]any{"username": "nobody", "password": "wrong password!!"}, "Authorization", "", "X-Forwarded-For", xff)
+		require.Equal(t, 401, r.Status, "%s", r.Body)
+		page := b.must(200, "GET", "/api/v1/audit?action=login.failed&limit=1", nil)["items"].([]any)
+		return page[0].(map[string]any)["client_addr"].(string)
+	}
+	t.Run("no trusted proxy: the peer", func(t *testing.T) {
+		b := setup(t, "sqlite", setupOpts{noSched: true})
+		require.Equal(t, "127.0.0.1", failedFrom(t, b, "203.0.113.9"))
+	})
+	t.Run("behind a trusted proxy", func(t *testing.T) {
+		b := setup(t, "sqlite", setupOpts{noSched: true, proxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("10.0.0.0/8")}})
+		for xff, want := range map[string]string{
+			"203.0.113.9":                    "203.0.113.9",
+			"198.51.100.7, 203.0.113.9":      "203.0.113.9", // the left entry is the client's own claim
+			"203.0.113.9, 10.1.2.3":          "203.0.113.9", // a second trusted proxy is skipped
+			"not-an-address, 203.0.113.9":    "203.0.113.9",
+			"203.0.113.9, not-an-address":    "127.0.0.1",
+			"":                               "127.0.0.1",
+			"[2001:db8::1]:443, 2001:db8::2": "2001:db8::2",
+			"::ffff:203.0.113.10, 127.0.0.1": "203.0.113.10",
+		} {
+			require.Equal(t, want, failedFrom(t, b, xff), "X-Forwarded-For: %q", xff)
+		}
+	})
 }
