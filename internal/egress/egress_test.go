@@ -155,6 +155,6 @@ func TestZonedAddresses(t *testing.T) {
 	require.NoError(t, zoned.CheckURL(ctx, "http://[fd00::1%25eth0]:9999/"), "an allowed address with a zone, when zones are allowed")
 
 	// The dialer refuses them too (a member saved before this rule).
-	_, err := strict.Client(2*time.Second).Get("http://[::1%25lo]:9/")
+	_, err := strict.Client(2 * time.Second).Get("http://[::1%25lo]:9/")
 	require.ErrorIs(t, err, egress.ErrDenied)
 }
