@@ -485,6 +485,13 @@ your own, or every one with users.manage); *system* is admin only; *group*, *job
 it on the group named in the body or query, and lists show only the groups where the
 principal holds it.
 
+A request is checked on every group it touches, not only the group in its path or body:
+a job's new child jobs (` + "`child_job_ids`, `children:` in `/apply`" + `) need jobs.operate on each
+child's group, since a child runs whenever its parent succeeds; a child in a group the
+caller cannot read is answered as a job that does not exist; a group's static members may
+not be addresses that another group's executors registered, and a job's pinned targets must
+be targets of its own group. Which credential the server sends where is in security.md.
+
 | Route | Permission | Scope | admin | owner | operator | viewer | no role | anonymous |
 |---|---|---|---|---|---|---|---|---|
 `
