@@ -97,7 +97,7 @@ type loginsInFlight struct {
 // database keeps counting failures).
 const (
 	refusedWindow   = 10 * time.Second
-	maxRefusedClean = 30
+	maxRefusedClean = 5
 	maxKeysTracked  = 100_000
 )
 
