@@ -288,3 +288,27 @@ func TestApplyTakesLargeDeclarationsCompressed(t *testing.T) {
 	r := b.call("POST", "/api/v1/plan", in)
 	require.Equal(t, 413, r.Status, "uncompressed, the same declaration is over the limit")
 }
+
+// TestApplyPinnedTargetsInGroup: a declared job may pin only targets of its
+// group, as the plan leaves the group.
+func TestApplyPinnedTargetsInGroup(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "sqlite", setupOpts{noSched: true})
+	b.group("pins", "local://echo")
+	decl := func(pin string, members ...string) map[string]any {
+		d := map[string]any{"jobs": []map[string]any{{"group": "pins", "name": "pinned", "pinned_targets": []string{pin}}}}
+		if members != nil {
+			d["groups"] = []map[string]any{{"app_name": "pins", "members": members}}
+		}
+		return d
+	}
+	for _, path := range []string{"/api/v1/plan", "/api/v1/apply"} {
+		r := b.call("POST", path, decl("local://sleep"))
+		require.Equal(t, 400, r.Status, "%s: %s", path, r.Body)
+		ps := r.JSON(t)["error"].(map[string]any)["problems"].([]any)
+		require.Equal(t, "pinned_targets[0]", ps[0].(map[string]any)["field"], "%s", r.Body)
+	}
+	require.Equal(t, [3]int{1, 0, 0}, b.counts(), "nothing was created")
+	b.must(200, "POST", "/api/v1/plan", decl("local://echo"))
+	b.must(200, "POST", "/api/v1/plan", decl("local://sleep", "local://echo", "local://sleep"))
+}

@@ -537,6 +537,19 @@ func (s *Service) Apply(ctx context.Context, p ApplyParams) (Plan, error) {
 				probs.job(r, err)
 				continue
 			}
+			// Pinned targets are targets of the job's group as this plan
+			// leaves it (its declared members, else its current ones).
+			pinGroup := store.Group{AppName: j.Group}
+			if g, ok := groups[j.Group]; ok {
+				pinGroup = g
+			}
+			if def, ok := newGroups[j.Group]; ok {
+				pinGroup.Members = def.Members
+			}
+			if err := s.checkPinnedInGroup(ctx, tx, pinGroup, f.PinnedTargets); err != nil {
+				probs.job(r, err)
+				continue
+			}
 			if len(j.Children) > 32 {
 				probs.job(r, invalid("children", "at most 32 child jobs, got %d", len(j.Children)))
 				continue

@@ -120,7 +120,7 @@ func (s *Service) checkJob(ctx context.Context, j JobSpec, cur *store.Job) (stor
 			}
 		}
 	}
-	if err := s.checkPinnedInGroup(ctx, g, f.PinnedTargets); err != nil {
+	if err := s.checkPinnedInGroup(ctx, s.st, g, f.PinnedTargets); err != nil {
 		return f, nil, err
 	}
 	return f, sched, nil
@@ -128,8 +128,9 @@ func (s *Service) checkJob(ctx context.Context, j JobSpec, cur *store.Job) (stor
 
 // checkPinnedInGroup refuses pinned targets that are not candidates of the
 // job's group: a static member, or an address an executor registered under
-// the group's app name (live or not).
-func (s *Service) checkPinnedInGroup(ctx context.Context, g store.Group, pinned []string) error {
+// the group's app name (live or not), read through st (the caller's
+// transaction, if any).
+func (s *Service) checkPinnedInGroup(ctx context.Context, st *store.Store, g store.Group, pinned []string) error {
 	if len(pinned) == 0 {
 		return nil
 	}
@@ -143,7 +144,7 @@ func (s *Service) checkPinnedInGroup(ctx context.Context, g store.Group, pinned 
 			continue
 		}
 		if registered == nil {
-			regs, err := s.st.RegistryList(ctx, store.RegistryListParams{AppName: g.AppName})
+			regs, err := st.RegistryList(ctx, store.RegistryListParams{AppName: g.AppName})
 			if err != nil {
 				return fmt.Errorf("check pinned targets: %w", err)
 			}
