@@ -44,6 +44,10 @@ test-faults: ## Long fault-injection suite: 3 replicas, 200 jobs, SIGKILL/SIGSTO
 test-crash: ## Crash test of follow-ups: 2 replicas SIGKILLed ~50 times while runs succeed (children) and fail (retries); one child/retry run each, run once at the executor (~2 min)
 	RINGJOB_CRASH_TEST=1 $(GO) test -race -count=1 -timeout 10m -run TestCrashFollowupsExactlyOnce -v ./tests/integration
 
+.PHONY: test-login-load
+test-login-load: ## Login under attack: 200 clients sending wrong passwords to a real server (SQLite, MariaDB); peak RSS, other endpoints, a real user signing in (~1 min, both cores)
+	RINGJOB_LOGIN_LOAD=1 $(GO) test -count=1 -timeout 10m -run TestLoginUnderAttack -v ./cmd/ringjob/
+
 .PHONY: test-short
 test-short: ## Tests without the slow multi-process ones
 	$(GO) test -race -short ./...

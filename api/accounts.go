@@ -71,7 +71,7 @@ func (s *server) login(c *fiber.Ctx) error {
 	if err := decodeJSON(c, &req, false); err != nil {
 		return err
 	}
-	res, err := s.svc.Login(c.UserContext(), service.LoginParams{Username: req.Username, Password: req.Password, ClientAddr: c.IP()})
+	res, err := s.svc.Login(c.UserContext(), service.LoginParams{Username: req.Username, Password: req.Password, ClientAddr: s.clientAddr(c)})
 	if err != nil {
 		return err
 	}
@@ -217,7 +217,7 @@ func (s *server) changeOwnPassword(c *fiber.Ctx) error {
 		return badRequest("", "this request is authenticated with a server token, which belongs to no user; sign in as the user")
 	}
 	if err := s.svc.ChangeOwnPassword(c.UserContext(), service.ChangeOwnPasswordParams{UserID: p.ID, OldPassword: req.OldPassword,
-		NewPassword: req.NewPassword, KeepSession: p.SessionID, ClientAddr: c.IP()}); err != nil {
+		NewPassword: req.NewPassword, KeepSession: p.SessionID, ClientAddr: s.clientAddr(c)}); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
@@ -363,8 +363,9 @@ type tokenRequest struct {
 	// (users.manage); 0 = for the caller.
 	PrincipalID int64  `json:"principal_id"`
 	ExpiresAt   string `json:"expires_at"`
-	// ExpiresInSec is an alternative to ExpiresAt.
-	ExpiresInSec int64 `json:"expires_in_sec"`
+	// ExpiresInSec is an alternative to ExpiresAt (1 s to ten years; absent
+	// = never expires, which 0 does not mean).
+	ExpiresInSec *int64 `json:"expires_in_sec"`
 }
 
 // tokenOwner is whose tokens the caller may reach: its own, or (admin) anyone's.
@@ -397,7 +398,7 @@ func (s *server) createToken(c *fiber.Ctx) error {
 	}
 	var exp time.Time
 	switch {
-	case req.ExpiresAt != "" && req.ExpiresInSec != 0:
+	case req.ExpiresAt != "" && req.ExpiresInSec != nil:
 		return badRequest("expires_at", "give expires_at or expires_in_sec, not both")
 	case req.ExpiresAt != "":
 		t, err := time.Parse(time.RFC3339, req.ExpiresAt)
@@ -405,13 +406,12 @@ func (s *server) createToken(c *fiber.Ctx) error {
 			return badRequest("expires_at", "must be an RFC 3339 time such as 2030-01-02T15:04:05Z, got %q", req.ExpiresAt)
 		}
 		exp = t
-	case req.ExpiresInSec < 0:
-		return badRequest("expires_in_sec", "must be positive, got %d", req.ExpiresInSec)
-	case req.ExpiresInSec > 0:
-		if req.ExpiresInSec > 10*365*24*3600 {
-			return badRequest("expires_in_sec", "must be at most ten years")
+	case req.ExpiresInSec != nil:
+		sec := *req.ExpiresInSec
+		if sec < 1 || sec > int64(service.MaxTokenLifetime/time.Second) {
+			return badRequest("expires_in_sec", "must be 1 to %d seconds (ten years), got %d; leave it out for a token that never expires", int64(service.MaxTokenLifetime/time.Second), sec)
 		}
-		exp = s.now().Add(time.Duration(req.ExpiresInSec) * time.Second)
+		exp = s.now().Add(time.Duration(sec) * time.Second)
 	}
 	tok, t, err := s.svc.CreateToken(c.UserContext(), service.TokenCreateParams{PrincipalID: owner, Name: req.Name, ExpiresAt: exp})
 	if err != nil {

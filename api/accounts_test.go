@@ -2,9 +2,12 @@ package api_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -168,12 +171,12 @@ func TestLoginLimiter(t *testing.T) {
 			require.Equal(t, 401, r1.Status)
 			require.Equal(t, r1.JSON(t), r2.JSON(t))
 
-			for i := 0; i < 3; i++ {
+			for i := 0; i < 4; i++ {
 				r, _ := b.login("carol", "wrong password!!")
 				require.Equal(t, 401, r.Status, "%d: %s", i, r.Body)
 			}
-			// Five failures from this client address: the next attempt waits,
-			// even with the right password.
+			// Five failures for carol from this client address: the next
+			// attempt waits, even with the right password.
 			r, _ := b.login("carol", testPassword)
 			require.Equal(t, 429, r.Status, "%s", r.Body)
 			require.Equal(t, "1", r.Header.Get("Retry-After"))
@@ -181,6 +184,12 @@ func TestLoginLimiter(t *testing.T) {
 			r, s := b.login("carol", testPassword)
 			require.Equal(t, 201, r.Status, "%s", r.Body)
 			require.NotNil(t, s)
+			// The success cleared carol's count from here: five free tries again.
+			for i := 0; i < 5; i++ {
+				r, _ := b.login("carol", "wrong password!!")
+				require.Equal(t, 401, r.Status, "%d: %s", i, r.Body)
+			}
+			clock.Advance(1100 * time.Millisecond)
 			r, _ = b.login("carol", "wrong password!!") // the 6th failure from here: 2 s now
 			require.Equal(t, 401, r.Status, "%s", r.Body)
 			r, _ = b.login("carol", testPassword)
@@ -189,22 +198,72 @@ func TestLoginLimiter(t *testing.T) {
 
 			// Failed logins are audited, without the password.
 			page := b.must(200, "GET", "/api/v1/audit?action=login.failed", nil)
-			require.Len(t, page["items"], 6)
+			require.Len(t, page["items"], 12)
 			require.NotContains(t, string(b.call("GET", "/api/v1/audit", nil).Body), "wrong password")
 
-			t.Run("per user, from any address", func(t *testing.T) {
-				b.createUser("dave", "", 0)
+			t.Run("a user locked from one address signs in from another", func(t *testing.T) {
 				ctx := context.Background()
-				for i := 0; i < 5; i++ {
-					_, err := b.svc.Login(ctx, service.LoginParams{Username: "dave", Password: "wrong password!!", ClientAddr: fmt.Sprintf("10.0.0.%d", i)})
-					require.ErrorIs(t, err, service.ErrLoginFailed)
+				b.createUser("dave", "", 0)
+				for i := 0; i < 8; i++ {
+					_, err := b.svc.Login(ctx, service.LoginParams{Username: "dave", Password: "wrong password!!", ClientAddr: "10.6.6.6"})
+					if i < 5 {
+						require.ErrorIs(t, err, service.ErrLoginFailed)
+					} else {
+						var th *service.ThrottledError
+						require.ErrorAs(t, err, &th, "the attacker's address waits")
+					}
 				}
-				_, err := b.svc.Login(ctx, service.LoginParams{Username: "dave", Password: testPassword, ClientAddr: "10.9.9.9"})
+				_, err := b.svc.Login(ctx, service.LoginParams{Username: "dave", Password: testPassword, ClientAddr: "10.6.6.6"})
+				var th *service.ThrottledError
+				require.ErrorAs(t, err, &th, "even with the right password, from the attacker's address")
+				_, err = b.svc.Login(ctx, service.LoginParams{Username: "DAVE", Password: "wrong password!!", ClientAddr: "10.6.6.6"})
+				require.ErrorAs(t, err, &th, "the name is compared case-folded")
+				_, err = b.svc.Login(ctx, service.LoginParams{Username: "dave", Password: testPassword, ClientAddr: "10.9.9.9"})
+				require.NoError(t, err, "dave from his own address is not locked out")
+				page := b.must(200, "GET", "/api/v1/audit?action=login.throttled", nil)
+				require.GreaterOrEqual(t, len(page["items"].([]any)), 4, "throttled logins are audited")
+			})
+			t.Run("guessing spread over many addresses is bounded per user", func(t *testing.T) {
+				ctx := context.Background()
+				b.createUser("erin", "", 0)
+				for i := 0; i < service.DefaultUserFreeTries; i++ {
+					_, err := b.svc.Login(ctx, service.LoginParams{Username: "erin", Password: "wrong password!!", ClientAddr: fmt.Sprintf("10.1.%d.%d", i/200, i%200)})
+					require.ErrorIs(t, err, service.ErrLoginFailed, "%d", i)
+				}
+				_, err := b.svc.Login(ctx, service.LoginParams{Username: "erin", Password: testPassword, ClientAddr: "10.9.9.8"})
 				var th *service.ThrottledError
 				require.ErrorAs(t, err, &th)
-				clock.Advance(time.Second)
-				_, err = b.svc.Login(ctx, service.LoginParams{Username: "dave", Password: testPassword, ClientAddr: "10.9.9.9"})
-				require.NoError(t, err)
+			})
+			t.Run("parallel attempts count while they are checked", func(t *testing.T) {
+				ctx := context.Background()
+				b.createUser("frank", "", 0)
+				var wg sync.WaitGroup
+				var mu sync.Mutex
+				outcomes := map[string]int{}
+				for i := 0; i < 16; i++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						_, err := b.svc.Login(ctx, service.LoginParams{Username: "frank", Password: "wrong password!!", ClientAddr: "10.7.7.7"})
+						var th *service.ThrottledError
+						var busy *service.BusyError
+						k := "other: " + fmt.Sprint(err)
+						switch {
+						case errors.Is(err, service.ErrLoginFailed):
+							k = "checked"
+						case errors.As(err, &th):
+							k = "throttled"
+						case errors.As(err, &busy):
+							k = "busy"
+						}
+						mu.Lock()
+						outcomes[k]++
+						mu.Unlock()
+					}()
+				}
+				wg.Wait()
+				require.LessOrEqual(t, outcomes["checked"], service.DefaultLoginFreeTries, "%v", outcomes)
+				require.Equal(t, 16, outcomes["checked"]+outcomes["throttled"]+outcomes["busy"], "%v", outcomes)
 			})
 		})
 	}
@@ -223,6 +282,23 @@ func TestTokens(t *testing.T) {
 			tok := b.must(201, "POST", "/api/v1/tokens", map[string]any{"name": "github-actions", "principal_id": id(sa), "expires_in_sec": 3600})
 			secret := tok["token"].(string)
 			require.True(t, strings.HasPrefix(secret, "rj_"))
+			before := len(b.must(200, "GET", fmt.Sprintf("/api/v1/tokens?principal_id=%d", id(sa)), nil)["items"].([]any))
+			for _, bad := range []struct {
+				body  map[string]any
+				field string
+			}{
+				{map[string]any{"expires_in_sec": 0}, "expires_in_sec"},
+				{map[string]any{"expires_in_sec": 10*365*24*3600 + 1}, "expires_in_sec"},
+				{map[string]any{"expires_at": "9999-12-31T00:00:00Z"}, "expires_at"},
+				{map[string]any{"expires_at": clock.Now().Add(11 * 365 * 24 * time.Hour).UTC().Format(time.RFC3339)}, "expires_at"},
+			} {
+				bad.body["name"], bad.body["principal_id"] = "bad-expiry", id(sa)
+				r := b.call("POST", "/api/v1/tokens", bad.body)
+				require.Equal(t, 400, r.Status, "%v: %s", bad.body, r.Body)
+				_, field, _ := r.errCode(t)
+				require.Equal(t, bad.field, field, "%v", bad.body)
+			}
+			require.Len(t, b.must(200, "GET", fmt.Sprintf("/api/v1/tokens?principal_id=%d", id(sa)), nil)["items"], before, "no token was made")
 			require.True(t, strings.HasPrefix(secret, tok["prefix"].(string)))
 			ci := func(method, path string, body any) resp {
 				return b.call(method, path, body, "Authorization", "Bearer "+secret)
@@ -499,4 +575,37 @@ func TestUserLifecycle(t *testing.T) {
 			require.Equal(t, map[string]any{"name": map[string]any{"before": "bob", "after": "robert"}, "email": map[string]any{"before": "", "after": "robert@example.com"}}, renameEvent["changes"])
 		})
 	}
+}
+
+// TestTrustedProxies: X-Forwarded-For names the client only when the peer
+// is a trusted proxy, and is read from the right, so a client cannot choose
+// the address the limiter and the audit log key on.
+func TestTrustedProxies(t *testing.T) {
+	t.Parallel()
+	failedFrom := func(t *testing.T, b *bundle, xff string) string {
+		t.Helper()
+		r := b.call("POST", "/api/v1/session", map[string]any{"username": "nobody", "password": "wrong password!!"}, "Authorization", "", "X-Forwarded-For", xff)
+		require.Equal(t, 401, r.Status, "%s", r.Body)
+		page := b.must(200, "GET", "/api/v1/audit?action=login.failed&limit=1", nil)["items"].([]any)
+		return page[0].(map[string]any)["client_addr"].(string)
+	}
+	t.Run("no trusted proxy: the peer", func(t *testing.T) {
+		b := setup(t, "sqlite", setupOpts{noSched: true})
+		require.Equal(t, "127.0.0.1", failedFrom(t, b, "203.0.113.9"))
+	})
+	t.Run("behind a trusted proxy", func(t *testing.T) {
+		b := setup(t, "sqlite", setupOpts{noSched: true, proxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("10.0.0.0/8")}})
+		for xff, want := range map[string]string{
+			"203.0.113.9":                    "203.0.113.9",
+			"198.51.100.7, 203.0.113.9":      "203.0.113.9", // the left entry is the client's own claim
+			"203.0.113.9, 10.1.2.3":          "203.0.113.9", // a second trusted proxy is skipped
+			"not-an-address, 203.0.113.9":    "203.0.113.9",
+			"203.0.113.9, not-an-address":    "127.0.0.1",
+			"":                               "127.0.0.1",
+			"[2001:db8::1]:443, 2001:db8::2": "2001:db8::2",
+			"::ffff:203.0.113.10, 127.0.0.1": "203.0.113.10",
+		} {
+			require.Equal(t, want, failedFrom(t, b, xff), "X-Forwarded-For: %q", xff)
+		}
+	})
 }

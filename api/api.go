@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -61,6 +62,10 @@ type Options struct {
 	Clock clockwork.Clock
 	// SSO, when set, serves single sign-on at /api/v1/sso/login and /callback.
 	SSO *sso.Provider
+	// TrustedProxies are the reverse proxies (CIDRs) whose X-Forwarded-For
+	// is believed for the client address (login limiter, audit log); a
+	// request from any other peer is keyed on the peer itself.
+	TrustedProxies []netip.Prefix
 	// Pprof serves Go's profiles under /debug/pprof/ to admin tokens (the
 	// same Bearer token as the REST API). Off by default: a profile shows
 	// the server's internals and costs CPU while it is taken.
@@ -78,8 +83,10 @@ type server struct {
 	applyLimit int
 
 	secureCookies bool
-	clock         clockwork.Clock
-	sso           *sso.Provider
+	// trustedProxies: see Options.TrustedProxies.
+	trustedProxies []netip.Prefix
+	clock          clockwork.Clock
+	sso            *sso.Provider
 }
 
 func (s *server) now() time.Time { return s.clock.Now() }
@@ -90,7 +97,8 @@ func New(o Options) *fiber.App {
 	if o.Service == nil {
 		panic("api.New: Service is required")
 	}
-	s := &server{svc: o.Service, ready: o.Ready, log: o.Log, timeout: o.RequestTimeout, secureCookies: o.SecureCookies, clock: o.Clock, sso: o.SSO}
+	s := &server{svc: o.Service, ready: o.Ready, log: o.Log, timeout: o.RequestTimeout, secureCookies: o.SecureCookies, clock: o.Clock, sso: o.SSO,
+		trustedProxies: o.TrustedProxies}
 	if s.clock == nil {
 		s.clock = clockwork.NewRealClock()
 	}

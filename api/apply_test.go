@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -245,9 +246,13 @@ func TestApplyChecksPermissionsBeforeAnyChange(t *testing.T) {
 	_, err = cl.Apply(ctx, both)
 	var ae *client.Error
 	require.True(t, errors.As(err, &ae), "%v", err)
-	require.Equal(t, 403, ae.Status)
-	require.Contains(t, ae.Message, "jobs.write")
+	require.Equal(t, 400, ae.Status, "a group it cannot read is answered as one that does not exist")
+	require.Contains(t, ae.Message, `group "theirs" does not exist or is not visible to you`)
 	require.Equal(t, before, b.counts(), "the job in its own group was not created either")
+	_, err = cl.Apply(ctx, client.ApplyInput{Jobs: []client.ApplyJob{{Group: "mine", Name: "ok2"}, {Group: "nosuch", Name: "nope"}}})
+	var absent *client.Error
+	require.True(t, errors.As(err, &absent), "%v", err)
+	require.Equal(t, strings.Replace(ae.Message, "theirs", "nosuch", -1), absent.Message, "the same answer as for a group that does not exist")
 
 	_, err = cl.Apply(ctx, client.ApplyInput{Groups: []client.ApplyGroup{{AppName: "newgroup"}}})
 	require.True(t, errors.As(err, &ae), "%v", err)
@@ -282,4 +287,28 @@ func TestApplyTakesLargeDeclarationsCompressed(t *testing.T) {
 
 	r := b.call("POST", "/api/v1/plan", in)
 	require.Equal(t, 413, r.Status, "uncompressed, the same declaration is over the limit")
+}
+
+// TestApplyPinnedTargetsInGroup: a declared job may pin only targets of its
+// group, as the plan leaves the group.
+func TestApplyPinnedTargetsInGroup(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "sqlite", setupOpts{noSched: true})
+	b.group("pins", "local://echo")
+	decl := func(pin string, members ...string) map[string]any {
+		d := map[string]any{"jobs": []map[string]any{{"group": "pins", "name": "pinned", "pinned_targets": []string{pin}}}}
+		if members != nil {
+			d["groups"] = []map[string]any{{"app_name": "pins", "members": members}}
+		}
+		return d
+	}
+	for _, path := range []string{"/api/v1/plan", "/api/v1/apply"} {
+		r := b.call("POST", path, decl("local://sleep"))
+		require.Equal(t, 400, r.Status, "%s: %s", path, r.Body)
+		ps := r.JSON(t)["error"].(map[string]any)["problems"].([]any)
+		require.Equal(t, "pinned_targets[0]", ps[0].(map[string]any)["field"], "%s", r.Body)
+	}
+	require.Equal(t, [3]int{1, 0, 0}, b.counts(), "nothing was created")
+	b.must(200, "POST", "/api/v1/plan", decl("local://echo"))
+	b.must(200, "POST", "/api/v1/plan", decl("local://sleep", "local://echo", "local://sleep"))
 }

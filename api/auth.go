@@ -59,7 +59,7 @@ func (s *server) authenticate(c *fiber.Ctx) error {
 		c.Locals(localPrincipal, p)
 	}
 	rid, _ := c.Locals(localRequestID).(string)
-	c.SetUserContext(service.WithActor(c.UserContext(), service.Actor{Principal: p, ClientAddr: c.IP(), RequestID: rid}))
+	c.SetUserContext(service.WithActor(c.UserContext(), service.Actor{Principal: p, ClientAddr: s.clientAddr(c), RequestID: rid}))
 	return c.Next()
 }
 

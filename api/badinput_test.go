@@ -84,7 +84,10 @@ func TestBadInput(t *testing.T) {
 				{"app name with SQL", "POST", "/api/v1/groups", map[string]any{"app_name": "x'; DROP TABLE job_groups; --"}, nil, 400, "invalid_argument", "app_name"},
 				{"app name taken", "POST", "/api/v1/groups", map[string]any{"app_name": "bad-input"}, nil, 409, "conflict", "app_name"},
 				{"title too long", "POST", "/api/v1/groups", map[string]any{"app_name": "long-title", "title": strings.Repeat("t", 129)}, nil, 400, "invalid_argument", "title"},
-				{"update group to undeclared target", "PUT", fmt.Sprintf("/api/v1/groups/%d", gid), map[string]any{"members": []string{"local://nope"}}, nil, 400, "invalid_argument", "members[0]"},
+				{"update group to undeclared target", "PUT", fmt.Sprintf("/api/v1/groups/%d", gid), map[string]any{"title": "t", "members": []string{"local://nope"}}, nil, 400, "invalid_argument", "members[0]"},
+				{"PUT group without its members (would wipe them)", "PUT", fmt.Sprintf("/api/v1/groups/%d", gid), map[string]any{"title": "t"}, nil, 400, "invalid_argument", "members"},
+				{"PUT group with an empty body", "PUT", fmt.Sprintf("/api/v1/groups/%d", gid), map[string]any{}, nil, 400, "invalid_argument", "title"},
+				{"job name of spaces", "POST", "/api/v1/jobs", map[string]any{"group_id": gid, "name": "   "}, nil, 400, "invalid_argument", "name"},
 
 				{"non-numeric job id", "GET", "/api/v1/jobs/abc", nil, nil, 400, "invalid_argument", "id"},
 				{"non-numeric id on start", "POST", "/api/v1/jobs/1x/start", nil, nil, 400, "invalid_argument", "id"},

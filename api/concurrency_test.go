@@ -90,7 +90,7 @@ func TestGroupOptimisticConcurrency(t *testing.T) {
 	for _, m := range []string{"PUT", "DELETE"} {
 		var body any
 		if m == "PUT" {
-			body = map[string]any{"title": "lost update"}
+			body = map[string]any{"title": "lost update", "members": []string{}}
 		}
 		r = b.call(m, path, body, "If-Match", etag)
 		require.Equal(t, 412, r.Status, "%s: %s", m, r.Body)

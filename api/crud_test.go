@@ -33,7 +33,7 @@ func TestGroupsCRUD(t *testing.T) {
 			require.Equal(t, []any{"local://echo", "local://sleep"}, up["members"])
 
 			t.Run("app name is fixed", func(t *testing.T) {
-				r := b.call("PUT", fmt.Sprintf("/api/v1/groups/%d", gid), map[string]any{"app_name": "other-name", "title": "x"})
+				r := b.call("PUT", fmt.Sprintf("/api/v1/groups/%d", gid), map[string]any{"app_name": "other-name", "title": "x", "members": []string{"local://echo"}})
 				require.Equal(t, 400, r.Status)
 				code, field, _ := r.errCode(t)
 				require.Equal(t, "invalid_argument", code)

@@ -93,6 +93,7 @@ func toAPIError(err error) (ae *apiError, internal bool) {
 		pc  *service.PlanConflictError
 		de  *access.Denied
 		th  *service.ThrottledError
+		be  *service.BusyError
 		fe  *fiber.Error
 		msg = err.Error()
 	)
@@ -103,6 +104,8 @@ func toAPIError(err error) (ae *apiError, internal bool) {
 		return &apiError{Status: fiber.StatusForbidden, Code: codePermissionDenied, Permission: string(de.Perm), Message: de.Error()}, false
 	case errors.As(err, &th):
 		return &apiError{Status: fiber.StatusTooManyRequests, Code: codeTooManyRequests, Message: th.Error(), RetryAfter: int(th.RetryAfter.Seconds()) + 1}, false
+	case errors.As(err, &be):
+		return &apiError{Status: fiber.StatusServiceUnavailable, Code: codeUnavailable, Message: be.Error(), RetryAfter: max(1, int(be.RetryAfter.Seconds()))}, false
 	case errors.Is(err, service.ErrLoginFailed):
 		return &apiError{Status: fiber.StatusUnauthorized, Code: codeUnauthenticated, Message: msg}, false
 	case errors.As(err, &ai):

@@ -98,6 +98,17 @@ func (s *server) updateGroup(c *fiber.Ctx) error {
 	if req.ID != 0 && req.ID != id {
 		return badRequest("id", "is read-only: it is %d in the body but the path names group %d; leave it out or send the group's own id", req.ID, id)
 	}
+	// PUT replaces the group: a field left out would be wiped, so the
+	// fields it replaces must be there (GET the group, edit, PUT it back).
+	var present map[string]json.RawMessage
+	if err := json.Unmarshal(c.Body(), &present); err != nil {
+		return badRequest("", "the body must be a JSON object: %v", err)
+	}
+	for _, f := range []string{"title", "members"} {
+		if _, ok := present[f]; !ok {
+			return badRequest(f, "is required: PUT replaces the group's title and members, so send both (\"\" and [] to empty them); GET the group, edit it and PUT it back")
+		}
+	}
 	g, err := s.svc.UpdateGroup(c.UserContext(), service.GroupUpdateParams{ID: id, IfVersion: ifVersion, AppName: req.AppName, Title: req.Title, Members: req.Members,
 		ExecutorToken: req.ExecutorToken, Protocol: req.Protocol, AcceptRegistrations: req.AcceptRegistrations})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -76,6 +77,7 @@ type setupOpts struct {
 	pprof     bool
 	runScan   int                   // service.Options.RunScanWindow
 	alarms    service.AlarmChannels // alarm channels to list and test
+	proxies   []netip.Prefix        // api.Options.TrustedProxies
 }
 
 func openStore(t *testing.T, dialect string) *store.Store {
@@ -155,7 +157,7 @@ func setup(t *testing.T, dialect string, o setupOpts) *bundle {
 	}
 	app := api.New(api.Options{
 		Service: svc, Registry: prometheus.NewRegistry(), Ready: o.ready, Log: log, BodyLimit: o.bodyLimit, Pprof: o.pprof,
-		SecureCookies: o.secure, Clock: o.clock, SSO: ssoProv,
+		SecureCookies: o.secure, Clock: o.clock, SSO: ssoProv, TrustedProxies: o.proxies,
 	})
 	go func() { _ = app.Listener(ln) }()
 	t.Cleanup(func() { _ = app.ShutdownWithTimeout(5 * time.Second) })

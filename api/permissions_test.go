@@ -88,6 +88,10 @@ type matrixRow struct {
 // answer only what the caller may see (TestListsShowOnlyWhatMayBeSeen).
 var unfilteredLists = map[string]bool{"GET /api/v1/groups": true, "GET /api/v1/alarm-channels": true}
 
+// hiddenAsAbsent are routes that answer a group the caller cannot read as a
+// group that does not exist (400), so that they tell nothing about it.
+var hiddenAsAbsent = map[string]bool{"POST /api/v1/apply": true, "POST /api/v1/plan": true}
+
 func fixed(path string, body any) func(*matrixFixture, *caller, int64) (string, any) {
 	return func(*matrixFixture, *caller, int64) (string, any) { return path, body }
 }
@@ -436,6 +440,10 @@ func TestPermissionMatrix(t *testing.T) {
 					assertTrue(t, res.Status != 401 && res.Status != 403, "%s: want past the permission check, got %d", where, res.Status)
 				case role == "anonymous":
 					assertTrue(t, res.Status == 401, "%s: want 401, got %d", where, res.Status)
+				case hiddenAsAbsent[rt.method+" "+rt.path] && g != f.groupA && expectAllowed(role, row.rule, f.groupA, f.groupA):
+					if assertTrue(t, res.Status == 400, "%s: want 400 (the group answered as absent), got %d", where, res.Status) {
+						assertTrue(t, strings.Contains(string(res.Body), "does not exist or is not visible to you"), "%s: want the absent group's answer", where)
+					}
 				default:
 					if assertTrue(t, res.Status == 403, "%s: want 403, got %d", where, res.Status) {
 						code, _, _ := res.errCode(t)
@@ -467,13 +475,22 @@ Roles: **admin** (global), and per group **owner**, **operator**, **viewer**, he
 group A only; **no role** is a principal with a valid token and no binding;
 **anonymous** sends no credentials. For routes on a group's objects a cell reads
 "group A / group B". ✓ = allowed (the request passes the permission check), ✗ =
-refused (403 naming the permission, or 401 when anonymous).
+refused (403 naming the permission, or 401 when anonymous). ` + "`/apply` and `/plan`" + ` answer a
+group the caller cannot read exactly as a group that does not exist (400, "does not
+exist or is not visible to you"), so their ✗ on group B is that 400.
 
 Scopes: *public* needs no credentials; *authenticated* needs any principal (tokens:
 your own, or every one with users.manage); *system* is admin only; *group*, *job*,
 *run*, *job_name* check the permission on the group of the object in the path; *handler* needs
 it on the group named in the body or query, and lists show only the groups where the
 principal holds it.
+
+A request is checked on every group it touches, not only the group in its path or body:
+a job's new child jobs (` + "`child_job_ids`, `children:` in `/apply`" + `) need jobs.operate on each
+child's group, since a child runs whenever its parent succeeds; a child in a group the
+caller cannot read is answered as a job that does not exist; a group's static members may
+not be addresses that another group's executors registered, and a job's pinned targets must
+be targets of its own group. Which credential the server sends where is in security.md.
 
 | Route | Permission | Scope | admin | owner | operator | viewer | no role | anonymous |
 |---|---|---|---|---|---|---|---|---|

@@ -46,7 +46,7 @@ func TestNamePrefixSearch(t *testing.T) {
 
 			b.group("billing-jobs")
 			gid := b.group("orders")
-			b.must(200, "PUT", fmt.Sprintf("/api/v1/groups/%d", gid), map[string]any{"title": "Billing for orders"})
+			b.must(200, "PUT", fmt.Sprintf("/api/v1/groups/%d", gid), map[string]any{"title": "Billing for orders", "members": []string{"local://echo"}})
 			b.group("reports")
 			var apps []string
 			for _, g := range b.must(200, "GET", "/api/v1/groups?name_prefix=bill", nil)["items"].([]any) {

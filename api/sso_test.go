@@ -214,12 +214,21 @@ func get(t *testing.T, u string, cookies ...*http.Cookie) *http.Response {
 	return res
 }
 
-// ssoLogin runs the browser's part of a sign-in and returns the answer of
-// Ringjob's callback and the callback URL (to replay it).
-func ssoLogin(t *testing.T, b *bundle) (*http.Response, string) {
+// ssoStart runs the browser's part of a sign-in up to Ringjob's callback:
+// the callback URL the issuer sends the browser to, and the state cookie
+// Ringjob gave the browser that started it.
+func ssoStart(t *testing.T, b *bundle, returnTo string) (callback string, state *http.Cookie) {
 	t.Helper()
-	start := get(t, b.url+"/api/v1/sso/login?return_to=/jobs")
+	start := get(t, b.url+"/api/v1/sso/login?return_to="+url.QueryEscape(returnTo))
 	require.Equal(t, 302, start.StatusCode)
+	for _, c := range start.Cookies() {
+		if c.Name == "ringjob_sso_state" {
+			state = c
+		}
+	}
+	require.NotNil(t, state, "the login sets the state cookie")
+	require.True(t, state.HttpOnly)
+	require.Equal(t, "/api/v1/sso/callback", state.Path)
 	next := start.Header.Get("Location")
 	for hops := 0; !strings.HasPrefix(next, b.url); hops++ {
 		require.Less(t, hops, 5, "the issuer keeps redirecting")
@@ -229,7 +238,25 @@ func ssoLogin(t *testing.T, b *bundle) (*http.Response, string) {
 		require.NoError(t, err)
 		next = loc.String()
 	}
-	return get(t, next), next
+	return next, state
+}
+
+// ssoLogin runs the browser's part of a sign-in and returns the answer of
+// Ringjob's callback and the callback URL (to replay it).
+func ssoLogin(t *testing.T, b *bundle) (*http.Response, string) {
+	t.Helper()
+	callback, state := ssoStart(t, b, "/jobs")
+	return get(t, callback, state), callback
+}
+
+// sessionOf is the session cookie an answer sets (nil when none).
+func sessionOf(res *http.Response) *http.Cookie {
+	for _, c := range res.Cookies() {
+		if c.Name == "rj_session" && c.Value != "" {
+			return c
+		}
+	}
+	return nil
 }
 
 func TestSSO(t *testing.T) {
@@ -296,7 +323,7 @@ func TestSSO(t *testing.T) {
 				})
 				res, _ := ssoLogin(t, b)
 				require.Equal(t, 401, res.StatusCode)
-				require.Empty(t, res.Cookies())
+				require.Nil(t, sessionOf(res))
 				for _, it := range b.must(200, "GET", "/api/v1/users", nil)["items"].([]any) {
 					require.NotEqual(t, "mallory", it.(map[string]any)["name"], "no user was created")
 				}
@@ -311,17 +338,50 @@ func TestSSO(t *testing.T) {
 					is.claims = map[string]any{"preferred_username": "erin", "groups": []string{"billing-devs"}}
 					is.badSig, is.audience, is.expiresIn = false, "ringjob", time.Hour
 				})
-				res, callback := ssoLogin(t, b)
+				callback, state := ssoStart(t, b, "/jobs")
+				res := get(t, callback, state)
 				require.Equal(t, 302, res.StatusCode)
-				again := get(t, callback)
+				again := get(t, callback, state)
 				require.Equal(t, 400, again.StatusCode, "a state works once")
-				require.Empty(t, again.Cookies())
-				forged := get(t, b.url+"/api/v1/sso/callback?code=x&state=never-issued")
+				require.Nil(t, sessionOf(again))
+				forged := get(t, b.url+"/api/v1/sso/callback?code=x&state=never-issued", &http.Cookie{Name: "ringjob_sso_state", Value: "never-issued"})
 				require.Equal(t, 400, forged.StatusCode)
 			})
+			t.Run("a callback only signs in the browser that started it", func(t *testing.T) {
+				is.set(func(is *issuer) {
+					is.claims = map[string]any{"preferred_username": "attacker-sso"}
+					is.badSig, is.audience, is.expiresIn = false, "ringjob", time.Hour
+				})
+				// The attacker signs in up to the callback and hands its URL
+				// to a victim (login CSRF).
+				callback, attackerState := ssoStart(t, b, "/jobs")
+				_, victimState := ssoStart(t, b, "/jobs") // a victim with a sign-in of its own in flight
+				for _, cookies := range [][]*http.Cookie{nil, {victimState}} {
+					res := get(t, callback, cookies...)
+					require.Equal(t, 401, res.StatusCode)
+					require.Nil(t, sessionOf(res), "the victim is not signed in as the attacker")
+				}
+				for _, it := range b.must(200, "GET", "/api/v1/users", nil)["items"].([]any) {
+					require.NotEqual(t, "attacker-sso", it.(map[string]any)["name"], "no user was created")
+				}
+				res := get(t, callback, attackerState)
+				require.Equal(t, 302, res.StatusCode, "the browser that started it signs in")
+				require.NotNil(t, sessionOf(res))
+			})
 			t.Run("return_to must stay on this server", func(t *testing.T) {
-				res := get(t, b.url+"/api/v1/sso/login?return_to=//evil.example.com/")
-				require.Equal(t, 400, res.StatusCode)
+				for _, bad := range []string{"//evil.example.com/", "/%0B/evil.example", "/%09/evil.example", "/\\evil.example", "/\t/evil.example",
+					"https://evil.example/", "/%0D%0ALocation:%20//evil.example", "/ /evil.example"} {
+					res := get(t, b.url+"/api/v1/sso/login?return_to="+url.QueryEscape(bad))
+					require.Equal(t, 400, res.StatusCode, "%q", bad)
+					require.Empty(t, res.Cookies(), "%q: no sign-in was started", bad)
+				}
+				is.set(func(is *issuer) { is.claims = map[string]any{"preferred_username": "erin"} })
+				for raw, want := range map[string]string{"///evil.example": "/evil.example", "/%2F%2Fevil.example": "/evil.example", "/jobs?q=a%20b#top": "/jobs?q=a%20b#top"} {
+					callback, state := ssoStart(t, b, raw)
+					res := get(t, callback, state)
+					require.Equal(t, 302, res.StatusCode, raw)
+					require.Equal(t, want, res.Header.Get("Location"), "%q is rebuilt as a path on this server", raw)
+				}
 			})
 		})
 	}

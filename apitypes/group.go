@@ -23,8 +23,8 @@ type Group struct {
 // GroupInput is the body of POST /api/v1/groups and PUT /api/v1/groups/{id}.
 type GroupInput struct {
 	AppName             string   `json:"app_name"`
-	Title               string   `json:"title,omitempty"`
-	Members             []string `json:"members,omitempty"`
+	Title               string   `json:"title"`   // always sent: PUT replaces it
+	Members             []string `json:"members"` // always sent: PUT replaces it
 	ExecutorToken       string   `json:"executor_token,omitempty"`
 	Protocol            string   `json:"protocol,omitempty"`
 	AcceptRegistrations *bool    `json:"accept_registrations,omitempty"`

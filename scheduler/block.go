@@ -8,6 +8,7 @@ import (
 
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/store"
+	"github.com/ringjob/ringjob/targets"
 )
 
 // blockPolicy is what a job's block strategy does with a new run when
@@ -68,7 +69,7 @@ func (coverEarly) busy(ctx context.Context, d *dispatcher, others []store.Run) e
 			continue
 		}
 		if drv, err := d.drivers.For(o.Target); err == nil {
-			if err := drv.Kill(ctx, o.Target, o.ID, o.JobID); err != nil {
+			if err := drv.Kill(targets.WithGroup(ctx, o.GroupID), o.Target, o.ID, o.JobID); err != nil {
 				d.warns.note("cover_early_kill_failed", logrus.Fields{"run_id": o.ID, "error": err.Error()}, "cover early: kill the running run")
 			}
 		}

@@ -126,7 +126,7 @@ func (t *takeover) askReceipt(ctx context.Context, r store.Run, silent map[strin
 	}
 	actx, cancel := context.WithTimeout(ctx, receiptTimeout)
 	defer cancel()
-	receipt, err = asker.Received(actx, targets.ReceiptQuery{Target: r.Target, RunID: r.ID, JobID: r.JobID, ScheduledAt: time.UnixMilli(r.ScheduledMs)})
+	receipt, err = asker.Received(targets.WithGroup(actx, r.GroupID), targets.ReceiptQuery{Target: r.Target, RunID: r.ID, JobID: r.JobID, ScheduledAt: time.UnixMilli(r.ScheduledMs)})
 	if err != nil {
 		silent[r.Target] = err.Error()
 		return targets.ReceiptUnknown, err.Error()

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/ringjob/ringjob/internal/lifecycle"
+	"github.com/ringjob/ringjob/targets"
 	"github.com/sirupsen/logrus"
 )
 
@@ -44,7 +45,7 @@ func (k *kills) tick(ctx context.Context) error {
 		if err != nil {
 			continue
 		}
-		if err := drv.Kill(ctx, r.Target, r.ID, r.JobID); err != nil {
+		if err := drv.Kill(targets.WithGroup(ctx, r.GroupID), r.Target, r.ID, r.JobID); err != nil { // the run's group's credential
 			k.warns.note("kill_failed", logrus.Fields{"run_id": r.ID, "error": err.Error()}, "kill a run asked for on another replica")
 		}
 	}

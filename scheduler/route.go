@@ -48,6 +48,9 @@ func attemptsJSON(as []Attempt) string {
 // before that, such as no target, leaves it scheduled: the caller claims it
 // to record the failure).
 func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Request) (target string, res targets.Dispatch, attempts []Attempt, handed bool, err error) {
+	// Probes, sends and cover-early kills carry the credential of the run's
+	// group, whichever group the address is known as.
+	ctx = targets.WithGroup(ctx, f.job.GroupID)
 	cands, g, err := d.candidates.list(ctx, f.job)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/ringjob/ringjob/auth/access"
 	"github.com/ringjob/ringjob/store"
@@ -365,17 +367,28 @@ func (s *Service) ChangeOwnPassword(ctx context.Context, p ChangeOwnPasswordPara
 	if err := access.CheckPassword(p.NewPassword); err != nil {
 		return invalid("new_password", "%v", err)
 	}
-	keys := []string{limiterUserKey(pr.Name), "addr:" + p.ClientAddr}
-	if err := s.loginAllowed(ctx, keys); err != nil {
+	keys := s.loginKeys(pr.Name, p.ClientAddr)
+	release, clean, err := s.reserveLogin(ctx, keys)
+	if err != nil {
 		return err
 	}
-	if err := access.VerifyPassword(pr.PasswordHash, p.OldPassword); err != nil {
+	outcome := attemptNotChecked
+	defer func() { release(outcome) }()
+	freeSlot, ok := s.tryHashSlot(clean)
+	if !ok {
+		s.noteBusy(keys)
+		return &BusyError{RetryAfter: time.Second}
+	}
+	verr := access.VerifyPassword(pr.PasswordHash, p.OldPassword)
+	freeSlot()
+	if err := verr; err != nil {
 		if !errors.Is(err, access.ErrPasswordMismatch) {
 			return fmt.Errorf("change password: %w", err)
 		}
 		if err := s.countFailure(ctx, keys); err != nil {
 			return fmt.Errorf("change password: %w", err)
 		}
+		outcome = attemptFailed
 		return invalid("old_password", "is wrong")
 	}
 	if p.NewPassword == p.OldPassword {
@@ -420,6 +433,9 @@ type TokenCreateParams struct {
 	ExpiresAt   time.Time // zero = never
 }
 
+// MaxTokenLifetime caps a token's expiry, however it is given.
+const MaxTokenLifetime = 10 * 365 * 24 * time.Hour
+
 // CreateToken issues a token for a user or service account. The token is
 // returned once; only its hash is stored.
 func (s *Service) CreateToken(ctx context.Context, p TokenCreateParams) (string, store.AuthToken, error) {
@@ -429,6 +445,10 @@ func (s *Service) CreateToken(ctx context.Context, p TokenCreateParams) (string,
 	now := s.clock.Now()
 	if !p.ExpiresAt.IsZero() && !p.ExpiresAt.After(now) {
 		return "", store.AuthToken{}, invalid("expires_at", "must be in the future, got %s", p.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	if p.ExpiresAt.After(now.Add(MaxTokenLifetime)) {
+		return "", store.AuthToken{}, invalid("expires_at", "must be at most ten years from now (%s), got %s; leave it out for a token that never expires",
+			now.Add(MaxTokenLifetime).UTC().Format(time.RFC3339), p.ExpiresAt.UTC().Format(time.RFC3339))
 	}
 	pr, err := s.st.PrincipalGet(ctx, p.PrincipalID)
 	if err != nil {
@@ -680,7 +700,7 @@ func (s *Service) EnsureAdminUser(ctx context.Context, name string) (password st
 				return err
 			}
 		}
-		if err := tx.LoginFailureClear(ctx, limiterUserKey(name)); err != nil {
+		if err := tx.LoginFailureClearUser(ctx, limiterKey("user:", foldName(name)), "user+addr:"+foldName(name)+"|"); err != nil {
 			return err
 		}
 		return tx.AuthVersionBump(ctx)
@@ -692,4 +712,6 @@ func (s *Service) EnsureAdminUser(ctx context.Context, name string) (password st
 	return pw, created, nil
 }
 
-func limiterUserKey(name string) string { return "user:" + strings.ToLower(name) }
+// foldName is the one form in which principal names are compared: Unicode
+// NFKC, then case-folded ("Alice", "ALICE" and "ａｌｉｃｅ" are one name).
+func foldName(name string) string { return cases.Fold().String(norm.NFKC.String(name)) }

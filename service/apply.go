@@ -412,6 +412,15 @@ func (s *Service) Apply(ctx context.Context, p ApplyParams) (Plan, error) {
 		if p.Write {
 			jobPerm = access.PermJobsWrite
 		}
+		// A group the caller cannot read is, to this plan, a group that
+		// does not exist: neither it nor its jobs may be told apart from
+		// absent ones (creating a group of its name needs groups.create,
+		// which only those who see every group hold).
+		for app, g := range groups {
+			if authorize(access.PermJobsRead, g.ID) != nil {
+				delete(groups, app)
+			}
+		}
 		for _, app := range scope {
 			if g, ok := groups[app]; ok {
 				if err := authorize(jobPerm, g.ID); err != nil {
@@ -427,7 +436,7 @@ func (s *Service) Apply(ctx context.Context, p ApplyParams) (Plan, error) {
 			if _, ok := declared[decl.AppName]; !ok {
 				continue // a problem already
 			}
-			def, err := s.checkGroupDecl(decl)
+			def, err := s.checkGroupDecl(ctx, decl)
 			if err != nil {
 				probs.group(decl.AppName, err)
 				continue
@@ -462,7 +471,7 @@ func (s *Service) Apply(ctx context.Context, p ApplyParams) (Plan, error) {
 		for _, app := range scope {
 			if _, ok := groups[app]; !ok {
 				if _, ok := declared[app]; !ok {
-					probs.group(app, invalid("app_name", "group %q does not exist; declare it under groups: or create it first", app))
+					probs.group(app, invalid("app_name", "group %q does not exist or is not visible to you; declare it under groups: or create it first", app))
 				}
 			}
 		}
@@ -528,6 +537,19 @@ func (s *Service) Apply(ctx context.Context, p ApplyParams) (Plan, error) {
 				probs.job(r, err)
 				continue
 			}
+			// Pinned targets are targets of the job's group as this plan
+			// leaves it (its declared members, else its current ones).
+			pinGroup := store.Group{AppName: j.Group}
+			if g, ok := groups[j.Group]; ok {
+				pinGroup = g
+			}
+			if def, ok := newGroups[j.Group]; ok {
+				pinGroup.Members = def.Members
+			}
+			if err := s.checkPinnedInGroup(ctx, tx, pinGroup, f.PinnedTargets); err != nil {
+				probs.job(r, err)
+				continue
+			}
 			if len(j.Children) > 32 {
 				probs.job(r, invalid("children", "at most 32 child jobs, got %d", len(j.Children)))
 				continue
@@ -550,6 +572,25 @@ func (s *Service) Apply(ctx context.Context, p ApplyParams) (Plan, error) {
 			pj := &plannedJob{ref: r, fields: f, sched: sched, enabled: j.Enabled, children: j.Children, def: defOfFields(f, names, j.Enabled)}
 			if cur, ok := known.byRef[r]; ok && inScope[r.Group] {
 				pj.cur = &cur
+			}
+			// A child runs when its parent succeeds: a new link needs
+			// jobs.operate on the child's group.
+			linked := map[JobRef]bool{}
+			if pj.cur != nil {
+				for _, id := range pj.cur.ChildJobIDs {
+					linked[known.refOf[id]] = true
+				}
+			}
+			for i, c := range j.Children {
+				if g, ok := groups[c.Group]; ok && !linked[c] {
+					if err := authorize(access.PermJobsOperate, g.ID); err != nil {
+						probs.job(r, invalid(fmt.Sprintf("children[%d]", i), "linking %s as a child triggers it whenever this job succeeds, which needs jobs.operate on group %q: %v", c, c.Group, err))
+						bad = true
+					}
+				}
+			}
+			if bad {
+				continue
 			}
 			if pj.enabled && (pj.cur == nil || !pj.cur.Enabled || schedChanged(*pj.cur, f)) {
 				if _, err := firstFire(f.ScheduleType, sched, now); err != nil {
@@ -645,11 +686,11 @@ func schedChanged(cur store.Job, f store.JobFields) bool {
 }
 
 // checkGroupDecl validates a declared group into its definition.
-func (s *Service) checkGroupDecl(g ApplyGroup) (groupDef, error) {
+func (s *Service) checkGroupDecl(ctx context.Context, g ApplyGroup) (groupDef, error) {
 	if err := checkText("title", g.Title, 0, MaxGroupTitle, false); err != nil {
 		return groupDef{}, err
 	}
-	members, err := s.checkMembers(g.Members)
+	members, err := s.checkMembers(ctx, g.AppName, g.Members)
 	if err != nil {
 		return groupDef{}, err
 	}

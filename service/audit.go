@@ -60,8 +60,16 @@ const (
 	ActBindingDelete = "role_binding.delete"
 	ActLogin         = "login"
 	ActLoginFailed   = "login.failed"
-	ActLogout        = "logout"
-	ActAlarmTest     = "alarm_channel.test"
+	// ActLoginThrottled: a login refused by the limiter before any check.
+	ActLoginThrottled = "login.throttled"
+	ActLogout         = "logout"
+	ActAlarmTest      = "alarm_channel.test"
+	// Executor registrations (new executors, not heartbeats) and removals,
+	// and refusals of either, by the executor API.
+	ActExecutorRegister        = "executor.register"
+	ActExecutorRegisterRefused = "executor.register_refused"
+	ActExecutorRemove          = "executor.remove"
+	ActExecutorRemoveRefused   = "executor.remove_refused"
 	// ActGroupExecutorToken: a group's executor token was set, generated or
 	// cleared (the token itself is never logged).
 	ActGroupExecutorToken = "group.executor_token"

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -50,6 +51,7 @@ type directorySnapshot struct {
 	apps   map[string]string                      // normalized address -> app name
 	groups map[string]store.GroupExecutorSettings // app name -> settings
 	byID   map[int64]store.GroupExecutorSettings  // group id -> settings
+	names  map[int64]string                       // group id -> app name
 }
 
 func newExecutorDirectory(st *store.Store, clock clockwork.Clock) *executorDirectory {
@@ -127,9 +129,11 @@ func (d *executorDirectory) load(ctx context.Context, gen uint64) (*directorySna
 		s.apps[normalizeAddress(r.Address)] = r.AppName
 	}
 	s.byID = make(map[int64]store.GroupExecutorSettings, len(groups))
+	s.names = make(map[int64]string, len(groups))
 	for _, g := range groups {
 		s.groups[g.AppName] = g.GroupExecutorSettings
 		s.byID[g.ID] = g.GroupExecutorSettings
+		s.names[g.ID] = g.AppName
 	}
 	return s, nil
 }
@@ -137,18 +141,31 @@ func (d *executorDirectory) load(ctx context.Context, gen uint64) (*directorySna
 // settingsByID returns the executor settings of the group with an id; ok is
 // false when there is no such group.
 func (d *executorDirectory) settingsByID(ctx context.Context, id int64) (store.GroupExecutorSettings, bool, error) {
+	g, _, ok, err := d.groupByID(ctx, id)
+	return g, ok, err
+}
+
+// groupByID returns the executor settings and app name of the group with an
+// id; ok is false when there is no such group.
+func (d *executorDirectory) groupByID(ctx context.Context, id int64) (g store.GroupExecutorSettings, app string, ok bool, err error) {
 	s, err := d.current(ctx, false)
 	if err != nil {
-		return store.GroupExecutorSettings{}, false, err
+		return g, "", false, err
 	}
-	g, ok := s.byID[id]
-	if !ok && d.missAllowed() {
-		if s, err = d.current(ctx, true); err != nil {
-			return store.GroupExecutorSettings{}, false, err
-		}
-		g, ok = s.byID[id]
+	if g, ok = s.byID[id]; ok {
+		return g, s.names[id], true, nil
 	}
-	return g, ok, nil
+	// A group made through another replica a moment ago (or written by
+	// hand): read it. Runs belong to groups that exist, so this is rare, and
+	// a snapshot reload may be rate-limited or under way elsewhere.
+	row, err := d.st.GroupGet(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return g, "", false, nil
+	}
+	if err != nil {
+		return g, "", false, fmt.Errorf("read group %d: %w", id, err)
+	}
+	return row.GroupExecutorSettings, row.AppName, true, nil
 }
 
 // appOf returns the app name an executor address registered under ("" when

@@ -37,9 +37,15 @@ func TestExecutorDirectory(t *testing.T) {
 			require.NoError(t, ex.Register(ctx, "orders-token-one", beat))
 			require.EqualValues(t, 1, registryChanges.Load(), "a new executor is a change; its heartbeats are not")
 
+			billing, err := svc.CreateGroup(ctx, service.GroupCreateParams{AppName: "billing"})
+			require.NoError(t, err)
+			// authAs is what a run of group gid sends to target.
+			authAs := func(gid int64, target string) (string, string, bool, error) {
+				return ex.Auth(targets.WithGroup(ctx, gid), target)
+			}
 			auth := func(target string) (string, string, bool) {
 				t.Helper()
-				app, tok, v35, err := ex.Auth(ctx, target)
+				app, tok, v35, err := authAs(g.ID, target)
 				require.NoError(t, err)
 				return app, tok, v35
 			}
@@ -49,7 +55,7 @@ func TestExecutorDirectory(t *testing.T) {
 			require.False(t, v35)
 
 			t.Run("an edit through this replica is used at once", func(t *testing.T) {
-				_, err := svc.UpdateGroup(ctx, service.GroupUpdateParams{ID: g.ID, ExecutorToken: ptr("orders-token-two"), Protocol: "3.5"})
+				_, err := svc.UpdateGroup(ctx, service.GroupUpdateParams{ID: g.ID, Title: "Orders", ExecutorToken: ptr("orders-token-two"), Protocol: "3.5"})
 				require.NoError(t, err)
 				_, tok, v35 := auth("http://o:1/")
 				require.Equal(t, "orders-token-two", tok)
@@ -68,23 +74,38 @@ func TestExecutorDirectory(t *testing.T) {
 
 			t.Run("an executor registered through another replica is found at once", func(t *testing.T) {
 				require.NoError(t, b.st.RegistryUpsert(ctx, store.RegistryUpsertParams{AppName: "orders", Address: "http://p:2", NowMs: b.clock.Now().UnixMilli()}))
+				_, _, _, err := authAs(billing.ID, "http://p:2/")
+				require.ErrorIs(t, err, service.ErrForeignExecutor, "another group's run is not sent to it")
 				app, tok, _ := auth("http://p:2/")
 				require.Equal(t, "orders", app)
 				require.Equal(t, "orders-token-three", tok)
 			})
 
-			t.Run("an address nobody registered gets the global token", func(t *testing.T) {
+			t.Run("a static member gets the token of the run's group", func(t *testing.T) {
 				app, tok, v35 := auth("http://static:3/")
-				require.Empty(t, app)
-				require.Equal(t, "global-token-0123456789", tok)
+				require.Equal(t, "orders", app)
+				require.Equal(t, "orders-token-three", tok, "the group's own token, not the global one")
 				require.False(t, v35)
+				app, tok, _, err := authAs(billing.ID, "http://static:3/")
+				require.NoError(t, err)
+				require.Equal(t, "billing", app)
+				require.Equal(t, "global-token-0123456789", tok, "a group with no token of its own sends the global one")
+			})
+
+			t.Run("without the run's group nothing is sent", func(t *testing.T) {
+				_, tok, _, err := ex.Auth(ctx, "http://o:1/")
+				require.Error(t, err)
+				require.Empty(t, tok)
 			})
 
 			t.Run("a goodbye is a change", func(t *testing.T) {
+				_, _, _, err := authAs(billing.ID, "http://o:1/")
+				require.ErrorIs(t, err, service.ErrForeignExecutor)
 				require.NoError(t, ex.Unregister(ctx, "orders-token-three", beat))
 				require.EqualValues(t, 2, registryChanges.Load())
-				app, tok, _ := auth("http://o:1/")
-				require.Empty(t, app, "a removed executor is forgotten at once on this replica")
+				app, tok, _, err := authAs(billing.ID, "http://o:1/")
+				require.NoError(t, err, "a removed executor is forgotten at once on this replica")
+				require.Equal(t, "billing", app)
 				require.Equal(t, "global-token-0123456789", tok)
 			})
 		})

@@ -7,10 +7,12 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -59,6 +61,10 @@ type ExecutorsOptions struct {
 	// SentTarget): a callback for it is authorized at once instead of
 	// waiting for the record.
 	SentTarget func(runID int64) string
+	// AllowCrossGroupMembers lets a group list, as a static member, an
+	// address that an executor of another group registered; runs sent there
+	// still carry only their own group's credential.
+	AllowCrossGroupMembers bool
 }
 
 // Executors serves what HTTP executors ask of the server: registry beats,
@@ -77,6 +83,11 @@ type Executors struct {
 	dir        *executorDirectory
 	onChange   func()
 	sentTarget func(runID int64) string
+	// allowCrossGroup: see ExecutorsOptions.AllowCrossGroupMembers.
+	allowCrossGroup bool
+	// auditedRefusals: when each refusal was last audited (auditRegistry).
+	auditMu         sync.Mutex
+	auditedRefusals map[string]time.Time
 }
 
 // executorMetrics count what the executor API refused.
@@ -116,7 +127,7 @@ func NewExecutors(o ExecutorsOptions) *Executors {
 		onChange = func() {}
 	}
 	return &Executors{st: o.Store, sink: o.Sink, clock: clock, log: log, metrics: newExecutorMetrics(o.Metrics), checkAddress: o.CheckAddress,
-		dir: newExecutorDirectory(o.Store, clock), onChange: onChange, sentTarget: o.SentTarget}
+		dir: newExecutorDirectory(o.Store, clock), onChange: onChange, sentTarget: o.SentTarget, allowCrossGroup: o.AllowCrossGroupMembers}
 }
 
 // EnsureToken sets the global executor token: the configured one, or the one
@@ -177,26 +188,68 @@ func (e *Executors) RunToken(runID int64) string {
 // Token is the global executor token (what the server sends to executors).
 func (e *Executors) Token() string { return e.token }
 
-// Auth returns how the server talks to an executor address: the token of
-// the group it registered under (or the global one), its app name, and
-// whether that group speaks XXL-JOB 3.5. It reads the executor directory in
-// memory, not the database (see DirectoryTTL for how fresh it is).
+// ErrForeignExecutor refuses to send a run to an address that an executor of
+// another group registered (see ExecutorsOptions.AllowCrossGroupMembers).
+var ErrForeignExecutor = errors.New("the address is registered by another group's executor; a group's static members may not point at it (server setting executors.allow_cross_group_members)")
+
+// Auth returns how the server talks to an executor address on behalf of the
+// group targets.WithGroup put into ctx (the group of the run): that group's
+// own executor token, or the global one when it has none; its app name; and
+// whether it speaks XXL-JOB 3.5. The group the address registered in never
+// chooses the token: the owner of one group could otherwise list another
+// group's executor as a member and have the server hand it that group's
+// token. Such a send is refused with ErrForeignExecutor unless the operator
+// allowed it. Without a group in ctx nothing is sent. It reads the executor
+// directory in memory, not the database (see DirectoryTTL for how fresh it
+// is).
 func (e *Executors) Auth(ctx context.Context, target string) (appName, token string, protocol35 bool, err error) {
-	app, g, ok, err := e.dir.appOf(ctx, target)
+	gid, ok := targets.GroupFrom(ctx)
+	if !ok {
+		return "", "", false, fmt.Errorf("no group for a request to %s: the credential is the group's, so the caller must name it (targets.WithGroup)", target)
+	}
+	g, app, ok, err := e.dir.groupByID(ctx, gid)
 	if err != nil {
 		return "", "", false, err
 	}
-	if app == "" {
-		return "", e.token, false, nil
+	if !ok {
+		return "", "", false, fmt.Errorf("group %d does not exist", gid)
+	}
+	registered, _, _, err := e.dir.appOf(ctx, target)
+	if err != nil {
+		return "", "", false, err
+	}
+	if registered != "" && registered != app && !e.allowCrossGroup {
+		return "", "", false, ErrForeignExecutor
 	}
 	token = e.token
-	if ok {
-		if g.AccessToken != "" {
-			token = g.AccessToken
-		}
-		protocol35 = g.Protocol == xxlwire.Protocol35
+	if g.AccessToken != "" {
+		token = g.AccessToken
 	}
-	return app, token, protocol35, nil
+	return app, token, g.Protocol == xxlwire.Protocol35, nil
+}
+
+// AuthFor is Auth for a request about a job: the job's group when ctx names
+// none (a kill or a busy probe sent outside a dispatch), read from the
+// database.
+func (e *Executors) AuthFor(ctx context.Context, target string, jobID int64) (appName, token string, protocol35 bool, err error) {
+	if _, ok := targets.GroupFrom(ctx); !ok && jobID > 0 {
+		j, err := e.st.JobGet(ctx, jobID)
+		if err != nil {
+			return "", "", false, fmt.Errorf("find the group of job %d: %w", jobID, err)
+		}
+		ctx = targets.WithGroup(ctx, j.GroupID)
+	}
+	return e.Auth(ctx, target)
+}
+
+// RegisteredElsewhere reports whether an executor of a group other than
+// appName registered address (false when the operator allows such members).
+func (e *Executors) RegisteredElsewhere(ctx context.Context, appName, address string) (bool, error) {
+	if e.allowCrossGroup {
+		return false, nil
+	}
+	registered, _, _, err := e.dir.appOf(ctx, address)
+	return registered != "" && registered != appName, err
 }
 
 // GroupsChanged drops what the executor directory knows about groups; the
@@ -242,8 +295,45 @@ func (e *Executors) Register(ctx context.Context, token string, p xxlwire.Regist
 	if !known { // a new executor, not a heartbeat
 		e.dir.invalidate()
 		e.onChange()
+		e.auditRegistry(ctx, ActExecutorRegister, p.RegistryKey, addr, "")
 	}
 	return nil
+}
+
+// auditRegistry records a registration, a removal or a refusal of either in
+// the audit log (heartbeats are not: they repeat every few seconds). A
+// refusal repeated within a minute is recorded once, so an executor that
+// keeps knocking with a wrong token does not fill the log. A failed audit
+// write is logged; it does not undo the registration.
+func (e *Executors) auditRegistry(ctx context.Context, action, appName, addr, reason string) {
+	now := e.clock.Now()
+	if reason != "" {
+		key := action + "|" + appName + "|" + addr + "|" + reason
+		e.auditMu.Lock()
+		if e.auditedRefusals == nil || len(e.auditedRefusals) > 10_000 {
+			e.auditedRefusals = map[string]time.Time{}
+		}
+		last, seen := e.auditedRefusals[key]
+		if !seen || now.Sub(last) >= time.Minute {
+			e.auditedRefusals[key] = now
+		}
+		e.auditMu.Unlock()
+		if seen && now.Sub(last) < time.Minute {
+			return
+		}
+	}
+	changes := map[string]any{"app_name": appName, "address": addr}
+	if reason != "" {
+		changes["reason"] = reason
+	}
+	raw, _ := json.Marshal(changes)
+	ev := store.AuditEvent{AtMs: now.UnixMilli(), Principal: "executor:" + appName, Action: action, ObjectType: "executor", ObjectID: addr, Changes: string(raw)}
+	if a := ActorFrom(ctx); a.ClientAddr != "" {
+		ev.ClientAddr, ev.RequestID = a.ClientAddr, a.RequestID
+	}
+	if err := e.st.AuditAppend(ctx, ev); err != nil {
+		e.log.WithError(err).WithFields(logrus.Fields{"action": action, "address": addr}).Warn("audit an executor registration")
+	}
 }
 
 // Unregister removes an executor that is shutting down; it needs the same
@@ -261,6 +351,7 @@ func (e *Executors) Unregister(ctx context.Context, token string, p xxlwire.Regi
 	}
 	e.dir.invalidate()
 	e.onChange()
+	e.auditRegistry(ctx, ActExecutorRemove, p.RegistryKey, addr, "")
 	return nil
 }
 
@@ -283,6 +374,11 @@ func (e *Executors) authorizeRegistry(ctx context.Context, token, appName, addr 
 	refuse := func(err error, reason, detail string) error {
 		e.log.WithFields(logrus.Fields{"app_name": appName, "address": addr, "reason": detail}).Warn("executor registration refused")
 		e.metrics.refused("registry", reason)
+		action := ActExecutorRegisterRefused
+		if !register {
+			action = ActExecutorRemoveRefused
+		}
+		e.auditRegistry(ctx, action, appName, addr, detail)
 		return err
 	}
 	g, ok, err := e.st.GroupExecutorSettingsByApp(ctx, appName)

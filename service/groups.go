@@ -114,7 +114,7 @@ func (s *Service) CreateGroup(ctx context.Context, p GroupCreateParams) (store.G
 	if err := checkText("title", p.Title, 0, MaxGroupTitle, false); err != nil {
 		return store.Group{}, err
 	}
-	members, err := s.checkMembers(p.Members)
+	members, err := s.checkMembers(ctx, p.AppName, p.Members)
 	if err != nil {
 		return store.Group{}, err
 	}
@@ -192,10 +192,6 @@ func (s *Service) UpdateGroup(ctx context.Context, p GroupUpdateParams) (store.G
 	if err := checkText("title", p.Title, 0, MaxGroupTitle, false); err != nil {
 		return store.Group{}, err
 	}
-	members, err := s.checkMembers(p.Members)
-	if err != nil {
-		return store.Group{}, err
-	}
 	token := ""
 	if p.ExecutorToken != nil {
 		token = *p.ExecutorToken
@@ -205,6 +201,10 @@ func (s *Service) UpdateGroup(ctx context.Context, p GroupUpdateParams) (store.G
 		return store.Group{}, err
 	}
 	cur, err := s.GetGroup(ctx, p.ID)
+	if err != nil {
+		return store.Group{}, err
+	}
+	members, err := s.checkMembers(ctx, cur.AppName, p.Members)
 	if err != nil {
 		return store.Group{}, err
 	}
@@ -364,9 +364,10 @@ func (s *Service) checkAppName(name string) error {
 	return nil
 }
 
-// checkMembers validates each target with its driver; the field names the
+// checkMembers validates each target of group appName with its driver, and
+// refuses an address another group's executor registered; the field names the
 // member's index. Duplicates are refused.
-func (s *Service) checkMembers(members []string) ([]string, error) {
+func (s *Service) checkMembers(ctx context.Context, appName string, members []string) ([]string, error) {
 	if len(members) > MaxGroupMember {
 		return nil, invalid("members", "has %d targets, more than the limit of %d", len(members), MaxGroupMember)
 	}
@@ -386,6 +387,15 @@ func (s *Service) checkMembers(members []string) ([]string, error) {
 				return nil, invalid(field, "%v; use a target of a registered scheme", err)
 			}
 			return nil, invalid(field, "%v", err)
+		}
+		if s.registeredElsewhere != nil && (strings.HasPrefix(m, "http://") || strings.HasPrefix(m, "https://")) {
+			taken, err := s.registeredElsewhere(ctx, appName, m)
+			if err != nil {
+				return nil, fmt.Errorf("check %s: %w", field, err)
+			}
+			if taken {
+				return nil, invalid(field, "%q is the address of an executor registered by another group; a group's members are its own targets (an operator may allow this with executors.allow_cross_group_members)", m)
+			}
 		}
 		out = append(out, m)
 	}

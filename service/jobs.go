@@ -92,7 +92,7 @@ type NextFires struct {
 
 // CreateJob validates and creates a job, started when p.Enabled.
 func (s *Service) CreateJob(ctx context.Context, p JobCreateParams) (store.Job, error) {
-	f, sched, err := s.checkJob(ctx, p.JobSpec)
+	f, sched, err := s.checkJob(ctx, p.JobSpec, nil)
 	if err != nil {
 		return store.Job{}, err
 	}
@@ -288,7 +288,7 @@ func (s *Service) UpdateJob(ctx context.Context, p JobUpdateParams) (store.Job, 
 	if p.IfVersion != 0 && cur.Version != p.IfVersion {
 		return store.Job{}, &PreconditionError{Resource: "job", ID: p.ID, Version: cur.Version}
 	}
-	f, sched, err := s.checkJob(ctx, p.JobSpec)
+	f, sched, err := s.checkJob(ctx, p.JobSpec, &cur)
 	if err != nil {
 		return store.Job{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ringjob/ringjob/auth/access"
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/schedule"
 	"github.com/ringjob/ringjob/store"
@@ -78,24 +79,85 @@ type JobSpec struct {
 const MaxPinnedTargets = 32
 
 // checkJob applies defaults, validates every field (each error names it) and
-// returns the store fields and the compiled schedule.
-func (s *Service) checkJob(ctx context.Context, j JobSpec) (store.JobFields, schedule.Schedule, error) {
+// returns the store fields and the compiled schedule. cur is the job being
+// updated (nil for a create): the child links it has already are not
+// authorized again.
+func (s *Service) checkJob(ctx context.Context, j JobSpec, cur *store.Job) (store.JobFields, schedule.Schedule, error) {
 	f, sched, err := s.checkJobFields(j, nil)
 	if err != nil {
 		return f, nil, err
 	}
-	for i, c := range j.ChildJobIDs {
-		if _, err := s.st.JobGet(ctx, c); err != nil {
-			return f, nil, invalid(fmt.Sprintf("child_job_ids[%d]", i), "job %d does not exist", c)
-		}
-	}
-	if _, err := s.st.GroupGet(ctx, f.GroupID); err != nil {
+	g, err := s.st.GroupGet(ctx, f.GroupID)
+	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return f, nil, invalid("group_id", "group %d does not exist; create it first (POST /api/v1/groups) or pick one from GET /api/v1/groups", f.GroupID)
 		}
 		return f, nil, fmt.Errorf("check group %d: %w", f.GroupID, err)
 	}
+	linked := map[int64]bool{}
+	if cur != nil {
+		for _, c := range cur.ChildJobIDs {
+			linked[c] = true
+		}
+	}
+	caller := ActorFrom(ctx).Principal
+	for i, c := range j.ChildJobIDs {
+		field := fmt.Sprintf("child_job_ids[%d]", i)
+		child, err := s.st.JobGet(ctx, c)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return f, nil, fmt.Errorf("check child job %d: %w", c, err)
+		}
+		// A job in a group the caller cannot read answers as one that does
+		// not exist: the answer must not tell other groups' jobs apart.
+		if err != nil || (caller != nil && !linked[c] && !caller.Can(access.PermJobsRead, child.GroupID)) {
+			return f, nil, invalid(field, "job %d does not exist (or is in a group you cannot read)", c)
+		}
+		// A child runs, with its own params on its own group's targets, when
+		// its parent succeeds: linking it is triggering it.
+		if caller != nil && !linked[c] {
+			if err := caller.Check(access.PermJobsOperate, child.GroupID); err != nil {
+				return f, nil, err
+			}
+		}
+	}
+	if err := s.checkPinnedInGroup(ctx, s.st, g, f.PinnedTargets); err != nil {
+		return f, nil, err
+	}
 	return f, sched, nil
+}
+
+// checkPinnedInGroup refuses pinned targets that are not candidates of the
+// job's group: a static member, or an address an executor registered under
+// the group's app name (live or not), read through st (the caller's
+// transaction, if any).
+func (s *Service) checkPinnedInGroup(ctx context.Context, st *store.Store, g store.Group, pinned []string) error {
+	if len(pinned) == 0 {
+		return nil
+	}
+	members := make(map[string]bool, len(g.Members))
+	for _, m := range g.Members {
+		members[normalizeAddress(m)] = true
+	}
+	var registered map[string]bool
+	for i, t := range pinned {
+		if members[normalizeAddress(t)] {
+			continue
+		}
+		if registered == nil {
+			regs, err := st.RegistryList(ctx, store.RegistryListParams{AppName: g.AppName})
+			if err != nil {
+				return fmt.Errorf("check pinned targets: %w", err)
+			}
+			registered = make(map[string]bool, len(regs))
+			for _, r := range regs {
+				registered[normalizeAddress(r.Address)] = true
+			}
+		}
+		if !registered[normalizeAddress(t)] {
+			return invalid(fmt.Sprintf("pinned_targets[%d]", i), "%q is not a target of group %q: pin one of its members or an executor registered under its app name", t, g.AppName)
+		}
+	}
+	return nil
 }
 
 // checkJobFields is checkJob without the database: defaults and every check
@@ -132,6 +194,9 @@ func (s *Service) checkJobFields(j JobSpec, zones *schedule.Zones) (store.JobFie
 
 	if err := checkText("name", f.Name, 1, MaxJobName, false); err != nil {
 		return f, nil, err
+	}
+	if strings.TrimSpace(f.Name) == "" {
+		return f, nil, invalid("name", "must not be only spaces: give the job a name")
 	}
 	if f.GroupID == 0 {
 		return f, nil, invalid("group_id", "is required: the id of the group (target pool) the job runs on; list groups with GET /api/v1/groups")

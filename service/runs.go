@@ -137,7 +137,7 @@ func (s *Service) RunLog(ctx context.Context, id int64, fromLine int) (targets.L
 	}
 	if r.Target != "" {
 		if drv, derr := s.drivers.For(r.Target); derr == nil {
-			c, err := drv.Log(ctx, r.Target, r.ID, fromLine)
+			c, err := drv.Log(targets.WithGroup(ctx, r.GroupID), r.Target, r.ID, fromLine)
 			if err != nil {
 				return targets.LogChunk{}, &TargetError{Target: r.Target, Op: fmt.Sprintf("read log of run %d", r.ID), Err: err}
 			}
@@ -300,7 +300,7 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 			}); err != nil {
 				return store.Run{}, fmt.Errorf("kill run %d: %w", id, err)
 			}
-			if err := drv.Kill(ctx, r.Target, r.ID, r.JobID); err != nil {
+			if err := drv.Kill(targets.WithGroup(ctx, r.GroupID), r.Target, r.ID, r.JobID); err != nil {
 				if !onNode {
 					// The run goes on (or has ended): its own result counts.
 					for _, rid := range append([]int64{id}, runIDs(others)...) {

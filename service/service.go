@@ -55,6 +55,10 @@ type Options struct {
 	// Access configures accounts, sessions and the login limiter; zero
 	// values take the defaults.
 	Access AccessOptions
+	// RegisteredElsewhere, when set, tells whether an executor of a group
+	// other than appName registered an address; such an address is refused
+	// as a static member of appName (Executors.RegisteredElsewhere).
+	RegisteredElsewhere func(ctx context.Context, appName, address string) (bool, error)
 }
 
 // AccessOptions configure sessions and the credential cache.
@@ -66,9 +70,20 @@ type AccessOptions struct {
 	// AuthPoll is how often a replica checks for credential changes made on
 	// other replicas; 0 = DefaultAuthPoll.
 	AuthPoll time.Duration
-	// LoginFreeTries failed logins per user or client address are free; later
-	// ones wait an exponential delay. 0 = DefaultLoginFreeTries.
+	// LoginFreeTries failed logins per user and client address are free;
+	// later ones wait an exponential delay. 0 = DefaultLoginFreeTries.
 	LoginFreeTries int
+	// AddressFreeTries: the same per client address, whatever the user;
+	// 0 = DefaultAddressFreeTries.
+	AddressFreeTries int
+	// UserFreeTries: the same per user, from any address; 0 =
+	// DefaultUserFreeTries. Higher than the others so that a few wrong
+	// passwords cannot lock a chosen user out.
+	UserFreeTries int
+	// HashConcurrency bounds the password checks (argon2id, 64 MiB each)
+	// running at once; a login beyond it is answered 503 at once. 0 =
+	// DefaultHashConcurrency.
+	HashConcurrency int
 	// LoginMaxDelay caps that delay; 0 = DefaultLoginMaxDelay.
 	LoginMaxDelay time.Duration
 	// PasswordHash are the argon2id costs of new password hashes; zero =
@@ -96,8 +111,15 @@ type Service struct {
 	sessionIdle   time.Duration
 	sessionMax    time.Duration
 	loginFree     int
+	addrFree      int
+	userFree      int
 	loginMaxDelay time.Duration
+	inflight      loginsInFlight
+	hashSlots     chan struct{} // one per password check that may run, but
+	cleanSlot     chan struct{} // the one kept for clean attempts (tryHashSlot)
 	hashCost      access.HashParams
+	// registeredElsewhere: see Options.RegisteredElsewhere (nil: no check).
+	registeredElsewhere func(ctx context.Context, appName, address string) (bool, error)
 }
 
 // New builds a Service. It panics when Store or Drivers is nil, which is a
@@ -137,12 +159,24 @@ func New(o Options) *Service {
 	svc := &Service{st: o.Store, trig: o.Scheduler, drivers: o.Drivers, clock: clock, channels: channels, alarms: o.Alarms, changed: changed, window: window,
 		runScan: runScan, log: log,
 		creds: newCredCache(), authPoll: orDur(a.AuthPoll, DefaultAuthPoll), sessionIdle: orDur(a.SessionIdle, DefaultSessionIdle),
-		sessionMax: orDur(a.SessionMax, DefaultSessionMax), loginFree: a.LoginFreeTries, loginMaxDelay: orDur(a.LoginMaxDelay, DefaultLoginMaxDelay), hashCost: a.PasswordHash}
+		sessionMax: orDur(a.SessionMax, DefaultSessionMax), loginFree: a.LoginFreeTries, loginMaxDelay: orDur(a.LoginMaxDelay, DefaultLoginMaxDelay), hashCost: a.PasswordHash,
+		registeredElsewhere: o.RegisteredElsewhere}
 	if svc.loginFree <= 0 {
 		svc.loginFree = DefaultLoginFreeTries
 	}
+	svc.addrFree, svc.userFree = orInt(a.AddressFreeTries, DefaultAddressFreeTries), orInt(a.UserFreeTries, DefaultUserFreeTries)
+	slots := orInt(a.HashConcurrency, DefaultHashConcurrency)
+	svc.cleanSlot = make(chan struct{}, 1)
+	svc.hashSlots = make(chan struct{}, max(1, slots-1))
 	svc.watcher = &AuthWatcher{svc: svc}
 	return svc
+}
+
+func orInt(n, def int) int {
+	if n > 0 {
+		return n
+	}
+	return def
 }
 
 func orDur(d, def time.Duration) time.Duration {

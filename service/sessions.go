@@ -52,10 +52,12 @@ type LoginResult struct {
 }
 
 // Login checks a local user's password and opens a session. Failed logins
-// are counted per user and per client address: after LoginFreeTries, each
-// further attempt must wait 1 s, 2 s, 4 s ... (up to LoginMaxDelay) after the
-// last failure, answered with a *ThrottledError. Unknown users and wrong
-// passwords both get ErrLoginFailed, after the same argon2id work.
+// are counted per user and client address, per client address and per user
+// (see loginKeys): past a key's free tries, each further attempt must wait
+// 1 s, 2 s, 4 s ... (up to LoginMaxDelay) after the last failure, answered
+// with a *ThrottledError. Unknown users and wrong passwords both get
+// ErrLoginFailed, after the same argon2id work. When every hashing slot is
+// taken the answer is a *BusyError, at once.
 func (s *Service) Login(ctx context.Context, p LoginParams) (LoginResult, error) {
 	if !utf8.ValidString(p.Username) {
 		return LoginResult{}, invalid("username", "is not valid UTF-8 text")
@@ -72,12 +74,22 @@ func (s *Service) Login(ctx context.Context, p LoginParams) (LoginResult, error)
 	if len(p.Password) > 4*access.MaxPasswordLen {
 		return LoginResult{}, invalid("password", "is longer than any password here")
 	}
-	keys := []string{limiterUserKey(p.Username), "addr:" + p.ClientAddr}
-	if err := s.loginAllowed(ctx, keys); err != nil {
+	keys := s.loginKeys(p.Username, p.ClientAddr)
+	release, clean, err := s.reserveLogin(ctx, keys)
+	if err != nil {
+		s.loginThrottled(ctx, p.Username, err)
 		return LoginResult{}, err
+	}
+	outcome := attemptNotChecked
+	defer func() { release(outcome) }()
+	freeSlot, ok := s.tryHashSlot(clean)
+	if !ok {
+		s.noteBusy(keys)
+		return LoginResult{}, &BusyError{RetryAfter: time.Second}
 	}
 	pr, err := s.st.PrincipalByName(ctx, p.Username)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		freeSlot()
 		return LoginResult{}, fmt.Errorf("login: %w", err)
 	}
 	hash := pr.PasswordHash
@@ -85,11 +97,16 @@ func (s *Service) Login(ctx context.Context, p LoginParams) (LoginResult, error)
 		hash = access.DummyHash()
 	}
 	verr := access.VerifyPassword(hash, p.Password)
+	freeSlot()
 	if err != nil || pr.Kind != store.PrincipalUser || pr.PasswordHash == "" || verr != nil {
 		if verr != nil && !errors.Is(verr, access.ErrPasswordMismatch) {
 			s.log.WithError(verr).WithField("user_id", pr.ID).Warn("login: stored password hash is unreadable")
 		}
-		return LoginResult{}, s.loginFailed(ctx, p, keys)
+		err := s.loginFailed(ctx, p, keys)
+		if errors.Is(err, ErrLoginFailed) {
+			outcome = attemptFailed
+		}
+		return LoginResult{}, err
 	}
 	if pr.DisabledMs != 0 {
 		// The password was right: saying so gives nothing away.
@@ -105,38 +122,33 @@ func (s *Service) Login(ctx context.Context, p LoginParams) (LoginResult, error)
 	if err != nil {
 		return LoginResult{}, err
 	}
-	if err := s.st.LoginFailureClear(ctx, keys[0]); err != nil {
+	// Success clears this user's count from this address; the address's
+	// and the user's own counts stand (another user, or another address,
+	// may be guessing).
+	if err := s.st.LoginFailureClear(ctx, keys[0].key); err != nil {
 		s.log.WithError(err).Warn("login: clear failure count")
 	}
+	outcome = attemptSucceeded
 	return res, nil
 }
 
-// loginAllowed refuses an attempt inside the delay of any of keys.
-func (s *Service) loginAllowed(ctx context.Context, keys []string) error {
-	now := s.clock.Now()
-	for _, k := range keys {
-		n, last, err := s.st.LoginFailures(ctx, k)
-		if err != nil {
-			return fmt.Errorf("login: %w", err)
-		}
-		if n < s.loginFree || now.Sub(time.UnixMilli(last)) >= loginFailuresForget {
-			continue
-		}
-		delay := time.Second << min(n-s.loginFree, 20)
-		if delay > s.loginMaxDelay {
-			delay = s.loginMaxDelay
-		}
-		if wait := time.UnixMilli(last).Add(delay).Sub(now); wait > 0 {
-			return &ThrottledError{RetryAfter: wait}
-		}
+// loginThrottled audits a login refused by the limiter (without reading or
+// writing anything else: a throttled attempt must stay cheap).
+func (s *Service) loginThrottled(ctx context.Context, username string, why error) {
+	if err := s.st.Tx(ctx, func(tx *store.Store) error {
+		return s.audit(ctx, tx, auditEntry{Action: ActLoginThrottled, ObjectType: store.PrincipalUser, ObjectName: username,
+			Changes: map[string]any{"username": username, "reason": why.Error()}})
+	}); err != nil {
+		s.log.WithError(err).Warn("login: audit a throttled attempt")
 	}
-	return nil
 }
 
 // loginFailed counts the failure on every key and audits it, then answers
 // ErrLoginFailed.
-func (s *Service) loginFailed(ctx context.Context, p LoginParams, keys []string) error {
-	err := s.st.Tx(ctx, func(tx *store.Store) error {
+func (s *Service) loginFailed(ctx context.Context, p LoginParams, keys []loginKey) error {
+	// Parallel failures of one user insert the same new counter rows, which
+	// MariaDB may answer with a deadlock: the transaction runs again.
+	err := s.st.TxRetry(ctx, func(tx *store.Store) error {
 		if err := s.countFailureIn(ctx, tx, keys); err != nil {
 			return err
 		}
@@ -150,13 +162,14 @@ func (s *Service) loginFailed(ctx context.Context, p LoginParams, keys []string)
 }
 
 // countFailure counts a failed password check on every key.
-func (s *Service) countFailure(ctx context.Context, keys []string) error {
-	return s.st.Tx(ctx, func(tx *store.Store) error { return s.countFailureIn(ctx, tx, keys) })
+func (s *Service) countFailure(ctx context.Context, keys []loginKey) error {
+	return s.st.TxRetry(ctx, func(tx *store.Store) error { return s.countFailureIn(ctx, tx, keys) })
 }
 
-func (s *Service) countFailureIn(ctx context.Context, tx *store.Store, keys []string) error {
+func (s *Service) countFailureIn(ctx context.Context, tx *store.Store, keys []loginKey) error {
 	now := s.clock.Now()
-	for _, k := range keys {
+	for _, lk := range keys {
+		k := lk.key
 		n, last, err := tx.LoginFailures(ctx, k)
 		if err != nil {
 			return err

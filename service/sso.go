@@ -10,9 +10,9 @@ import (
 	"github.com/ringjob/ringjob/store"
 )
 
-// SSO login states live this long between the redirect to the provider and
+// SSOStateTTL: SSO login states live this long between the redirect to the provider and
 // the callback.
-const ssoStateTTL = 10 * time.Minute
+const SSOStateTTL = 10 * time.Minute
 
 // ErrSSOState refuses a callback whose state is unknown, expired or used
 // already (a replayed callback).
@@ -29,7 +29,7 @@ type SSOIdentity struct {
 // SSOBegin stores a login in flight (found again by its state).
 func (s *Service) SSOBegin(ctx context.Context, state, verifier, nonce, returnTo string) error {
 	return s.st.SSOStateCreate(ctx, store.SSOState{StateHash: HashToken(state), Verifier: verifier, Nonce: nonce, ReturnTo: returnTo,
-		ExpiresMs: s.clock.Now().Add(ssoStateTTL).UnixMilli()})
+		ExpiresMs: s.clock.Now().Add(SSOStateTTL).UnixMilli()})
 }
 
 // SSOTake returns and forgets the login in flight of state: a state works

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Credentials: API tokens owned by principals, browser sessions, the login
@@ -240,6 +241,17 @@ func (s *Store) LoginFailureRecord(ctx context.Context, key string, nowMs int64)
 		}
 	}
 	return fmt.Errorf("record login failure: the counter kept changing")
+}
+
+// LoginFailureClearUser clears a user's own key and every key that starts
+// with perAddressPrefix (the user's per-address keys).
+func (s *Store) LoginFailureClearUser(ctx context.Context, userKey, perAddressPrefix string) error {
+	// '!' escapes: a backslash is an escape in MySQL string literals, not in SQLite's.
+	like := strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(perAddressPrefix) + "%"
+	if _, err := s.execRetry(ctx, "DELETE FROM login_failures WHERE limiter_key = ? OR limiter_key LIKE ? ESCAPE '!'", userKey, like); err != nil {
+		return fmt.Errorf("clear login failures of %s: %w", userKey, err)
+	}
+	return nil
 }
 
 // LoginFailureClear forgets the failures under keys (after a success).

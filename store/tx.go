@@ -67,3 +67,13 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Store) error) error {
 	}
 	return nil
 }
+
+// TxRetry is Tx run again, whole, when the database rolled it back for a
+// lock conflict (a deadlock, a lock wait timeout): fn must be safe to run
+// again from the start.
+func (s *Store) TxRetry(ctx context.Context, fn func(tx *Store) error) error {
+	if s.inTx {
+		return fn(s)
+	}
+	return s.retry(ctx, false, func() error { return s.Tx(ctx, fn) })
+}

@@ -164,7 +164,7 @@ func TestTokenChecks(t *testing.T) {
 	env = b.post(t, "/api/registry", `{"registryGroup":"EXECUTOR","registryKey":"orders","registryValue":"http://o:1"}`,
 		map[string]string{"XXL-JOB-APPNAME": "orders", "XXL-JOB-ACCESS-TOKEN": "global-token-0123456789"})
 	require.Equal(t, "The access token is wrong.", env["msg"], "the group's own token is required")
-	appName, tok, v35, err := b.ex.Auth(ctx, "http://o:1/")
+	appName, tok, v35, err := b.ex.Auth(targets.WithGroup(ctx, g.ID), "http://o:1/")
 	require.NoError(t, err)
 	require.Equal(t, "orders", appName)
 	require.Equal(t, "orders-token", tok)
@@ -387,7 +387,7 @@ func TestAddressBelongsToOneGroup(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "sqlite")
 	ctx := context.Background()
-	_, err := b.st.GroupCreate(ctx, store.GroupCreateParams{AppName: "orders", NowMs: 1,
+	orders, err := b.st.GroupCreate(ctx, store.GroupCreateParams{AppName: "orders", NowMs: 1,
 		GroupExecutorSettings: store.GroupExecutorSettings{AccessToken: "orders-token-0123456789", AcceptRegistrations: true}})
 	require.NoError(t, err)
 	env := b.post(t, "/api/registry", `{"registryGroup":"EXECUTOR","registryKey":"orders","registryValue":"http://10.0.0.8:9999"}`,
@@ -399,7 +399,7 @@ func TestAddressBelongsToOneGroup(t *testing.T) {
 	live, err := b.ex.List(ctx, "xxl-job-executor-sample", 90_000)
 	require.NoError(t, err)
 	require.Empty(t, live)
-	appName, tok, _, err := b.ex.Auth(ctx, "http://10.0.0.8:9999")
+	appName, tok, _, err := b.ex.Auth(targets.WithGroup(ctx, orders.ID), "http://10.0.0.8:9999")
 	require.NoError(t, err)
 	require.Equal(t, "orders", appName)
 	require.Equal(t, "orders-token-0123456789", tok)

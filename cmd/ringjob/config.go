@@ -3,12 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/ringjob/ringjob/auth/sso"
+	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ringjob/ringjob/auth/sso"
 
 	"github.com/ringjob/ringjob/alarm"
 	"github.com/ringjob/ringjob/internal/egress"
@@ -147,6 +149,15 @@ type APIConfig struct {
 	// 'http://HOST/debug/pprof/profile?seconds=20'` with the Authorization
 	// header). Off by default. Env RINGJOB_PPROF=true.
 	Pprof bool `yaml:"pprof"`
+	// TrustedProxies are the CIDRs of the reverse proxies in front of the
+	// server (the TLS proxy): from them, and only from them,
+	// X-Forwarded-For says who the client is (read from the right, skipping
+	// trusted proxies). The login limiter and the audit log key on that
+	// address. Empty: the TCP peer is the client.
+	TrustedProxies []string `yaml:"trusted_proxies"`
+	// HashConcurrency bounds the password checks (argon2id, 64 MiB each)
+	// running at once (default 2); a login beyond it is answered 503 at once.
+	HashConcurrency int `yaml:"hash_concurrency"`
 }
 
 // AuthConfig configures browser sessions and single sign-on.
@@ -158,6 +169,21 @@ type AuthConfig struct {
 	// SSO configures OIDC single sign-on; off when issuer_url is empty. Env
 	// RINGJOB_SSO_CLIENT_SECRET sets the client secret.
 	SSO sso.Config `yaml:"sso"`
+}
+
+// trustedProxies parses api.trusted_proxies (checked by Validate); a bare
+// address is a /32 or /128.
+func (c APIConfig) trustedProxies() []netip.Prefix {
+	var out []netip.Prefix
+	for _, p := range c.TrustedProxies {
+		p = strings.TrimSpace(p)
+		if pre, err := netip.ParsePrefix(p); err == nil {
+			out = append(out, pre.Masked())
+		} else if a, err := netip.ParseAddr(p); err == nil {
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+		}
+	}
+	return out
 }
 
 // ExecutorsConfig configures HTTP executors (XXL-JOB protocol).
@@ -173,6 +199,11 @@ type ExecutorsConfig struct {
 	// keeps to one executor address (default 64); dispatches beyond it wait
 	// for a free connection.
 	MaxConnectionsPerExecutor int `yaml:"max_connections_per_executor"`
+	// AllowCrossGroupMembers lets a group list, as a static member, an
+	// address that an executor of another group registered (default false:
+	// refused when the group is saved and when a run would be sent there).
+	// Runs sent there carry their own group's token either way.
+	AllowCrossGroupMembers bool `yaml:"allow_cross_group_members"`
 }
 
 // LambdaConfig configures lambda:// targets (and function ARNs).
@@ -333,6 +364,16 @@ func (c *Config) Validate() error {
 	}
 	if c.API.BodyLimitBytes < 1024 {
 		errs = append(errs, fmt.Errorf("api.body_limit_bytes must be at least 1024, got %d", c.API.BodyLimitBytes))
+	}
+	for i, p := range c.API.TrustedProxies {
+		if _, err := netip.ParsePrefix(strings.TrimSpace(p)); err != nil {
+			if _, aerr := netip.ParseAddr(strings.TrimSpace(p)); aerr != nil {
+				errs = append(errs, fmt.Errorf("api.trusted_proxies[%d]: %q is not a CIDR such as 10.0.0.0/8 or an address", i, p))
+			}
+		}
+	}
+	if c.API.HashConcurrency < 0 || c.API.HashConcurrency > 64 {
+		errs = append(errs, fmt.Errorf("api.hash_concurrency must be 0..64 (0 = 2), got %d", c.API.HashConcurrency))
 	}
 	if t := c.API.AdminToken; t != "" && len(t) < 32 {
 		errs = append(errs, fmt.Errorf("api.admin_token must be at least 32 characters (`openssl rand -base64 32`), or empty to generate one"))

@@ -168,6 +168,12 @@ local:
 
 func (s *server) call(method, path string, body any, hdr map[string]string) (int, map[string]any) {
 	s.t.Helper()
+	return s.callAs(s.token, method, path, body, hdr)
+}
+
+// callAs is call with another API token (another principal).
+func (s *server) callAs(token, method, path string, body any, hdr map[string]string) (int, map[string]any) {
+	s.t.Helper()
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -176,7 +182,7 @@ func (s *server) call(method, path string, body any, hdr map[string]string) (int
 	}
 	req, err := http.NewRequest(method, s.base+path, rd)
 	require.NoError(s.t, err)
-	req.Header.Set("Authorization", "Bearer "+s.token)
+	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	for k, v := range hdr {
 		req.Header.Set(k, v)

@@ -311,7 +311,7 @@ jobs:
 		writeFile(t, filepath.Join(jobs, "billing.yaml"), strings.Replace(billingYAML, "retry_count: 2", "retry_count: 3", 1))
 		r := jac(t, limited, "apply", "-f", jobs)
 		require.Equal(t, 1, r.code)
-		require.Contains(t, r.stderr, "permission denied: missing jobs.read on group", "refused at the plan, before anything could change")
+		require.Contains(t, r.stderr, "permission denied: missing groups.create", "a group it cannot read is one it would have to create: refused before anything could change")
 		require.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, "one line: %s", r.stderr)
 		_, w := getJob(t, staging, "reports/weekly")
 		require.Equal(t, "3600", w["schedule_conf"], "its own group's change did not land either")

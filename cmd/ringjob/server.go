@@ -209,7 +209,8 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	// HTTP executors: the executor API authenticates them; the driver calls them
 	// with their group's token (or the global one).
 	executors := service.NewExecutors(service.ExecutorsOptions{Store: st, Sink: sched.Sink(), Clock: clock, Log: log.WithField("component", "executors"), Metrics: reg,
-		CheckAddress: outbound.CheckURL, OnRegistryChange: sched.ForgetTargets, SentTarget: sched.SentTarget})
+		CheckAddress: outbound.CheckURL, OnRegistryChange: sched.ForgetTargets, SentTarget: sched.SentTarget,
+		AllowCrossGroupMembers: cfg.Executors.AllowCrossGroupMembers})
 	execToken, execTokenNew, err := executors.EnsureToken(ctx, cfg.Executors.AccessToken)
 	if err != nil {
 		return fmt.Errorf("prepare the executor token: %w", err)
@@ -223,8 +224,8 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 		RequestTimeout:      cfg.Executors.RequestTimeout,
 		MaxConnsPerExecutor: cfg.Executors.MaxConnectionsPerExecutor,
 		Policy:              outbound,
-		AuthFor: func(ctx context.Context, target string) (httptarget.Auth, error) {
-			app, tok, v35, err := executors.Auth(ctx, target)
+		AuthFor: func(ctx context.Context, target string, jobID int64) (httptarget.Auth, error) {
+			app, tok, v35, err := executors.AuthFor(ctx, target, jobID)
 			return httptarget.Auth{AppName: app, AccessToken: tok, Protocol35: v35}, err
 		},
 		LogDateFor: func(ctx context.Context, runID int64) (time.Time, error) {
@@ -247,7 +248,9 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	drivers.Register("lambda", lambdaDriver)
 
 	svc := service.New(service.Options{Store: st, Scheduler: sched, Drivers: drivers, Clock: clock, AlarmChannels: channels, Alarms: alarms,
-		Log: log.WithField("component", "service"), Access: service.AccessOptions{SessionIdle: cfg.Auth.SessionIdle, SessionMax: cfg.Auth.SessionMax},
+		Log: log.WithField("component", "service"), Access: service.AccessOptions{SessionIdle: cfg.Auth.SessionIdle, SessionMax: cfg.Auth.SessionMax,
+			HashConcurrency: cfg.API.HashConcurrency},
+		RegisteredElsewhere: executors.RegisteredElsewhere,
 		OnGroupChange: func() {
 			executors.GroupsChanged()
 			sched.ForgetTargets()
@@ -279,13 +282,14 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 			}
 			return svc.Ready(ctx)
 		},
-		Registry:      reg,
-		Log:           log.WithField("component", "api"),
-		BodyLimit:     cfg.API.BodyLimitBytes,
-		Pprof:         cfg.API.Pprof,
-		SecureCookies: strings.HasPrefix(cfg.PublicURL, "https://"),
-		Clock:         clock,
-		SSO:           ssoProvider(cfg, clock),
+		Registry:       reg,
+		TrustedProxies: cfg.API.trustedProxies(),
+		Log:            log.WithField("component", "api"),
+		BodyLimit:      cfg.API.BodyLimitBytes,
+		Pprof:          cfg.API.Pprof,
+		SecureCookies:  strings.HasPrefix(cfg.PublicURL, "https://"),
+		Clock:          clock,
+		SSO:            ssoProvider(cfg, clock),
 	})
 	xxlapi.Mount(app, executors, log.WithField("component", "executor-api"))
 	web.Mount(app)

@@ -32,6 +32,11 @@ type Config struct {
 	// cloud metadata, multicast). Only for networks where an executor really
 	// lives at such an address.
 	DisableDefaultDenies bool `yaml:"disable_default_denies"`
+	// AllowZonedAddresses lets destinations carry an IPv6 zone
+	// ("[fe80::1%eth0]"). Refused by default: a zone selects an interface,
+	// which only link-local addresses need. Either way the address is judged
+	// by the CIDRs without its zone.
+	AllowZonedAddresses bool `yaml:"allow_zoned_addresses"`
 }
 
 // DefaultDeniedCIDRs are refused unless DisableDefaultDenies.
@@ -78,6 +83,7 @@ type Policy struct {
 	denyHosts       []string
 	self            []netip.AddrPort // the server's own listener
 	selfAnyPort     uint16           // listening on all addresses at this port (0 = no)
+	allowZones      bool             // Config.AllowZonedAddresses
 	resolver        *net.Resolver
 }
 
@@ -87,7 +93,7 @@ func New(c Config, listen string) (*Policy, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Policy{resolver: net.DefaultResolver}
+	p := &Policy{resolver: net.DefaultResolver, allowZones: c.AllowZonedAddresses}
 	for _, s := range c.AllowedCIDRs {
 		p.allowed = append(p.allowed, netip.MustParsePrefix(strings.TrimSpace(s)).Masked())
 	}
@@ -171,6 +177,14 @@ func (p *Policy) checkHost(host string) (allowedByName bool, err error) {
 // address.
 func (p *Policy) checkAddr(ap netip.AddrPort, allowedByName bool) error {
 	a := ap.Addr().Unmap()
+	// A prefix never contains an address with a zone (netip), so every
+	// check below would pass it: judge the address itself.
+	if zone := a.Zone(); zone != "" {
+		if !p.allowZones {
+			return fmt.Errorf("%w %s: an IPv6 zone (%%%s) is refused unless outbound.allow_zoned_addresses", ErrDenied, a, zone)
+		}
+		a = a.WithZone("")
+	}
 	for _, d := range p.denied {
 		if d.Contains(a) {
 			return fmt.Errorf("%w %s: in denied range %s (link-local, cloud metadata and multicast addresses are denied by default; see outbound in the config)", ErrDenied, a, d)

@@ -40,6 +40,10 @@ func TestDefaultPolicy(t *testing.T) {
 		{"http://169.254.169.254/latest/meta-data/", "169.254.0.0/16"},
 		{"http://[fd00:ec2::254]/", "fd00:ec2::254/128"},
 		{"http://[fe80::1]:9999/", "fe80::/10"},
+		{"http://[fd00:ec2::254%25eth0]/", "IPv6 zone"},
+		{"http://[fe80::1%25eth0]:9999/", "IPv6 zone"},
+		{"http://[ff02::1%25eth0]:9999/", "IPv6 zone"},
+		{"http://[::1%25lo]:9999/", "IPv6 zone"},
 		{"http://[::ffff:169.254.169.254]/", "169.254.0.0/16"},
 		{"http://0.0.0.0:9999/", "0.0.0.0/8"},
 		{"http://100.100.100.200/", "100.100.100.200/32"},
@@ -125,4 +129,32 @@ func TestOwnListenerOnAllAddresses(t *testing.T) {
 		require.True(t, errors.Is(err, egress.ErrDenied), "%s: %v", u, err)
 	}
 	require.NoError(t, p.CheckURL(context.Background(), "http://127.0.0.1:18081"))
+}
+
+// TestZonedAddresses: an IPv6 zone is refused by default, and when allowed
+// the address is judged without it (a prefix never contains a zoned
+// address, so [::1%lo] once passed a denied ::1).
+func TestZonedAddresses(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	strict := policy(t, egress.Config{DeniedCIDRs: []string{"::1/128"}}, "", nil)
+	zoned := policy(t, egress.Config{DeniedCIDRs: []string{"::1/128"}, AllowZonedAddresses: true}, "", nil)
+	for _, tc := range []struct{ url, deny string }{
+		{"http://[::1%25lo]:9999/", "::1/128"},
+		{"http://[fe80::1%25eth0]:9999/", "fe80::/10"},
+		{"http://[fd00:ec2::254%25eth0]/", "fd00:ec2::254/128"},
+		{"http://[ff02::1%25eth0]:9999/", "ff00::/8"},
+	} {
+		err := strict.CheckURL(ctx, tc.url)
+		require.ErrorIs(t, err, egress.ErrDenied, tc.url)
+		require.Contains(t, err.Error(), "outbound.allow_zoned_addresses", tc.url)
+		err = zoned.CheckURL(ctx, tc.url)
+		require.ErrorIs(t, err, egress.ErrDenied, tc.url)
+		require.Contains(t, err.Error(), tc.deny, tc.url)
+	}
+	require.NoError(t, zoned.CheckURL(ctx, "http://[fd00::1%25eth0]:9999/"), "an allowed address with a zone, when zones are allowed")
+
+	// The dialer refuses them too (a member saved before this rule).
+	_, err := strict.Client(2 * time.Second).Get("http://[::1%25lo]:9/")
+	require.ErrorIs(t, err, egress.ErrDenied)
 }

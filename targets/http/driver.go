@@ -29,9 +29,11 @@ type Auth struct {
 type Config struct {
 	// AccessToken is the global executor token, sent when AuthFor gives none.
 	AccessToken string
-	// AuthFor returns the per-target settings (group token, app name,
-	// protocol); nil or an empty Auth falls back to AccessToken.
-	AuthFor func(ctx context.Context, target string) (Auth, error)
+	// AuthFor returns the settings of a request to target about jobID (0
+	// for a request about no job, such as a beat): the token, app name and
+	// protocol of the group the request is on behalf of (targets.GroupFrom,
+	// else the job's). nil or an empty Auth falls back to AccessToken.
+	AuthFor func(ctx context.Context, target string, jobID int64) (Auth, error)
 	// LogDateFor returns a run's log date (the logDateTime sent with its
 	// trigger), which XXL-JOB executors need to find the run's log file.
 	LogDateFor func(ctx context.Context, runID int64) (time.Time, error)
@@ -114,14 +116,14 @@ func baseURL(target string) (string, error) {
 // ErrExecutor is an executor's non-200 answer.
 var ErrExecutor = errors.New("executor refused")
 
-func (d *Driver) post(ctx context.Context, target, path string, body any) (xxlwire.Envelope, error) {
+func (d *Driver) post(ctx context.Context, target string, jobID int64, path string, body any) (xxlwire.Envelope, error) {
 	base, err := baseURL(target)
 	if err != nil {
 		return xxlwire.Envelope{}, err
 	}
 	auth := Auth{}
 	if d.cfg.AuthFor != nil {
-		if auth, err = d.cfg.AuthFor(ctx, target); err != nil {
+		if auth, err = d.cfg.AuthFor(ctx, target, jobID); err != nil {
 			return xxlwire.Envelope{}, fmt.Errorf("executor %s: %w", target, err)
 		}
 	}
@@ -186,7 +188,7 @@ func (d *Driver) Run(ctx context.Context, req targets.Request) (targets.Dispatch
 		ExecutorTimeout: int64(req.Timeout / time.Second), LogID: req.RunID, LogDateTime: req.ScheduledAt.UnixMilli(),
 		GlueType: xxlwire.GlueBean, BroadcastIndex: req.ShardIndex, BroadcastTotal: shardTotal,
 	}
-	env, err := d.post(ctx, req.Target, xxlwire.PathRun, tp)
+	env, err := d.post(ctx, req.Target, req.JobID, xxlwire.PathRun, tp)
 	if err != nil {
 		if errors.Is(err, ErrExecutor) && strings.Contains(env.Msg, repeatTrigger) {
 			// The executor holds this very run already (a send whose
@@ -200,13 +202,13 @@ func (d *Driver) Run(ctx context.Context, req targets.Request) (targets.Dispatch
 
 // Beat asks whether the executor is up.
 func (d *Driver) Beat(ctx context.Context, target string) error {
-	_, err := d.post(ctx, target, xxlwire.PathBeat, nil)
+	_, err := d.post(ctx, target, 0, xxlwire.PathBeat, nil)
 	return err
 }
 
 // IdleBeat asks whether the executor is idle for the job.
 func (d *Driver) IdleBeat(ctx context.Context, target string, jobID int64) error {
-	_, err := d.post(ctx, target, xxlwire.PathIdleBeat, xxlwire.JobIDRequest{JobID: jobID})
+	_, err := d.post(ctx, target, jobID, xxlwire.PathIdleBeat, xxlwire.JobIDRequest{JobID: jobID})
 	if errors.Is(err, ErrExecutor) {
 		return fmt.Errorf("%w: %v", targets.ErrBusy, err)
 	}
@@ -222,7 +224,7 @@ func (d *Driver) Capabilities() targets.Capabilities {
 
 // Kill stops the job's running trigger on the executor (XXL-JOB kills by job id).
 func (d *Driver) Kill(ctx context.Context, target string, runID, jobID int64) error {
-	_, err := d.post(ctx, target, xxlwire.PathKill, xxlwire.JobIDRequest{JobID: jobID})
+	_, err := d.post(ctx, target, jobID, xxlwire.PathKill, xxlwire.JobIDRequest{JobID: jobID})
 	return err
 }
 
@@ -238,7 +240,7 @@ func (d *Driver) Log(ctx context.Context, target string, runID int64, fromLine i
 	if fromLine < 1 {
 		fromLine = 1
 	}
-	env, err := d.post(ctx, target, xxlwire.PathLog, xxlwire.NewLogRequest(runID, at.UnixMilli(), fromLine))
+	env, err := d.post(ctx, target, 0, xxlwire.PathLog, xxlwire.NewLogRequest(runID, at.UnixMilli(), fromLine))
 	if err != nil {
 		return targets.LogChunk{}, err
 	}
@@ -280,7 +282,7 @@ func (d *Driver) Received(ctx context.Context, q targets.ReceiptQuery) (targets.
 	if idleErr != nil && !errors.Is(idleErr, targets.ErrBusy) {
 		return targets.ReceiptUnknown, fmt.Errorf("ask executor %s whether it received run %d: /idleBeat: %w", q.Target, q.RunID, idleErr)
 	}
-	env, err := d.post(ctx, q.Target, xxlwire.PathLog, xxlwire.NewLogRequest(q.RunID, q.ScheduledAt.UnixMilli(), 1))
+	env, err := d.post(ctx, q.Target, q.JobID, xxlwire.PathLog, xxlwire.NewLogRequest(q.RunID, q.ScheduledAt.UnixMilli(), 1))
 	if err != nil {
 		return targets.ReceiptUnknown, fmt.Errorf("ask executor %s whether it received run %d: /log: %w", q.Target, q.RunID, err)
 	}

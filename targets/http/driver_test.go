@@ -138,7 +138,7 @@ func TestProtocol35UsesTriggerAndAppName(t *testing.T) {
 	ex := &rawExecutor{t: t, token: "group-token", dialect: "3.x"}
 	srv := httptest.NewServer(ex)
 	defer srv.Close()
-	d := httptarget.New(httptarget.Config{AccessToken: "global", AuthFor: func(context.Context, string) (httptarget.Auth, error) {
+	d := httptarget.New(httptarget.Config{AccessToken: "global", AuthFor: func(context.Context, string, int64) (httptarget.Auth, error) {
 		return httptarget.Auth{AppName: "orders", AccessToken: "group-token", Protocol35: true}, nil
 	}})
 	_, err := d.Run(context.Background(), targets.Request{RunID: 1, JobID: 1, Target: srv.URL, ScheduledAt: time.Now()})

@@ -68,8 +68,8 @@ func runReplica(spec string) int {
 	}
 	drivers.Register("http", httptarget.New(httptarget.Config{
 		AccessToken: execToken,
-		AuthFor: func(ctx context.Context, target string) (httptarget.Auth, error) {
-			app, tok, v35, err := ex.Auth(ctx, target)
+		AuthFor: func(ctx context.Context, target string, jobID int64) (httptarget.Auth, error) {
+			app, tok, v35, err := ex.AuthFor(ctx, target, jobID)
 			return httptarget.Auth{AppName: app, AccessToken: tok, Protocol35: v35}, err
 		},
 		RequestTimeout: 5 * time.Second,

@@ -76,8 +76,8 @@ func startServer(t *testing.T, opts ...serverOpt) *server {
 	require.NoError(t, ex.EnsureRunSecret(ctx))
 	d := httptarget.New(httptarget.Config{
 		AccessToken: execToken,
-		AuthFor: func(ctx context.Context, target string) (httptarget.Auth, error) {
-			app, tok, v35, err := ex.Auth(ctx, target)
+		AuthFor: func(ctx context.Context, target string, jobID int64) (httptarget.Auth, error) {
+			app, tok, v35, err := ex.AuthFor(ctx, target, jobID)
 			return httptarget.Auth{AppName: app, AccessToken: tok, Protocol35: v35}, err
 		},
 		LogDateFor: func(ctx context.Context, runID int64) (time.Time, error) {

@@ -111,10 +111,15 @@ func TestLambdaThroughTheServer(t *testing.T) {
 	})
 
 	t.Run("failover from a wrong function name to an HTTP executor", func(t *testing.T) {
-		s.group("fn-failover-exec") // executors register only into a group that exists
-		e := startExecutor(t, s, "fn-failover-exec")
+		g := s.group("fn-failover") // executors register only into a group that exists
+		e := startExecutor(t, s, "fn-failover")
 		httpTarget := strings.TrimRight(e.Address(), "/")
-		g := s.groupWith("fn-failover", "lambda://us-east-1/no-such-function", httpTarget)
+		// The executor registered in the group; as a static member listed
+		// after the function (and no longer as a registered executor, which
+		// would come first), it is where the failover lands.
+		g, err := s.st.GroupUpdate(ctx, store.GroupUpdateParams{ID: g.ID, Members: []string{"lambda://us-east-1/no-such-function", httpTarget},
+			GroupExecutorSettings: store.GroupExecutorSettings{AcceptRegistrations: false}, NowMs: time.Now().UnixMilli()})
+		require.NoError(t, err)
 		r := s.waitState(s.trigger(s.routedJob(g, "hello", "failover", 1), "p").ID, kind.RunSucceeded)
 		require.Equal(t, httpTarget, r.Target)
 		as := s.attempts(r.ID)
