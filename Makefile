@@ -6,6 +6,8 @@ CONFIG ?= configs/ringjob.sample.yaml
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+GOIMPORTS := golang.org/x/tools/cmd/goimports@v0.39.0
+MODULE := github.com/ringjob/ringjob
 
 .DEFAULT_GOAL := help
 
@@ -31,8 +33,7 @@ run: build sample-function ## Build and start the server on SQLite with the samp
 	$(BIN)/ringjob server --config $(CONFIG)
 
 .PHONY: test
-test: ## go vet, terraform fmt + validate + test (skipped without a provider mirror), then all tests with the race detector
-	$(GO) vet ./...
+test: lint ## make lint, terraform fmt + validate + test (skipped without a provider mirror), then all tests with the race detector
 	infra/terraform/check all
 	$(GO) test -race -timeout 9m ./...
 
@@ -53,8 +54,9 @@ test-short: ## Tests without the slow multi-process ones
 	$(GO) test -race -short ./...
 
 .PHONY: lint
-lint: ## gofmt, go vet and staticcheck
+lint: ## gofmt, goimports (standard, third-party and our imports in separate groups), go vet and staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$($(GO) run $(GOIMPORTS) -local $(MODULE) -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "goimports -local $(MODULE) -w needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 

@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // docYAML extracts the YAML example from doc.go, so the documented shape is

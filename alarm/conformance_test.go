@@ -5,8 +5,9 @@ import (
 	"testing"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // senderHarness builds one kind of sender against a real endpoint that

@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/sirupsen/logrus"
 	logtest "github.com/sirupsen/logrus/hooks/test"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // fakeSender is a Sender whose answers follow a script.

@@ -11,9 +11,10 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 func TestMain(m *testing.M) {

@@ -5,8 +5,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 func TestSubject(t *testing.T) {

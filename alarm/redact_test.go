@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/sirupsen/logrus"
 	logtest "github.com/sirupsen/logrus/hooks/test"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 func TestRedact(t *testing.T) {

@@ -10,8 +10,9 @@ import (
 	"testing"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 func TestWebhook(t *testing.T) {

@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ringjob/ringjob/targets"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/targets"
 )
 
 func TestPercentilesNearestRank(t *testing.T) {

@@ -6,8 +6,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // TestConcurrentPick runs Pick from many goroutines on one Router. IntN is a

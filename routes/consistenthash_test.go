@@ -8,8 +8,9 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // refHash is XXL-JOB's hash written as its Java code reads:

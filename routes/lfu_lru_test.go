@@ -4,8 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 func TestLFU(t *testing.T) {

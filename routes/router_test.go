@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 func TestPickErrors(t *testing.T) {

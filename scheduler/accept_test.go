@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/targets"
-	"github.com/stretchr/testify/require"
 )
 
 // A run accepted by its target is shown running with its target, and a run

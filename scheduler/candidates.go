@@ -9,10 +9,11 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/sirupsen/logrus"
+
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
-	"github.com/sirupsen/logrus"
 )
 
 // candidates knows the targets a job may run on: the live executors

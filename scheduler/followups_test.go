@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sirupsen/logrus"
+	"github.com/stretchr/testify/require"
+
 	"github.com/ringjob/ringjob/alarm"
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/store"
-	"github.com/sirupsen/logrus"
-	"github.com/stretchr/testify/require"
 )
 
 func (b *bundle) jobWith(name string, mutate func(*store.JobFields)) store.Job {

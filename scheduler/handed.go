@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
-	"github.com/sirupsen/logrus"
 )
 
 // A run its sender handed to its target (the hand-off is recorded right

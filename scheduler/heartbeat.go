@@ -8,8 +8,9 @@ import (
 	"github.com/ringjob/ringjob/internal/lifecycle"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/ringjob/ringjob/store"
 	"github.com/sirupsen/logrus"
+
+	"github.com/ringjob/ringjob/store"
 )
 
 // heartbeat keeps this node's row fresh, keeps its liveness lock held, and

@@ -6,9 +6,10 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/ringjob/ringjob/store"
 	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/store"
 )
 
 func TestSlowJobRule(t *testing.T) {

@@ -14,14 +14,15 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/sirupsen/logrus"
+	"github.com/stretchr/testify/require"
+
 	"github.com/ringjob/ringjob/internal/dbtest"
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/schedule"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
-	"github.com/sirupsen/logrus"
-	"github.com/stretchr/testify/require"
 )
 
 // fileDriver appends one line per dispatch to a shared file, so dispatches of

@@ -3,9 +3,10 @@ package scheduler
 import (
 	"context"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/ringjob/ringjob/internal/lifecycle"
 	"github.com/ringjob/ringjob/targets"
-	"github.com/sirupsen/logrus"
 )
 
 // kills carries out kill requests for the local processes this replica

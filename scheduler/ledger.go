@@ -7,8 +7,9 @@ import (
 
 	"github.com/ringjob/ringjob/internal/lifecycle"
 
-	"github.com/ringjob/ringjob/store"
 	"github.com/sirupsen/logrus"
+
+	"github.com/ringjob/ringjob/store"
 )
 
 // ledgerWriter batches run state changes that follow a dispatch. The claim is

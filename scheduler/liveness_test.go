@@ -9,11 +9,12 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 	"github.com/jonboulle/clockwork"
+	"github.com/stretchr/testify/require"
+
 	"github.com/ringjob/ringjob/internal/dbtest"
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/store"
-	"github.com/stretchr/testify/require"
 )
 
 // killSessions ends every database session on the test's database, as a

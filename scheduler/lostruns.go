@@ -6,10 +6,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/internal/lifecycle"
 	"github.com/ringjob/ringjob/store"
-	"github.com/sirupsen/logrus"
 )
 
 // lostRuns records as lost the runs that will not report: still running

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/sirupsen/logrus"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // The misfire policy is applied in one way wherever a schedule fire turns

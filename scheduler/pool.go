@@ -148,13 +148,6 @@ func (p *pool) reserveWithin(n int, d time.Duration) int {
 	}
 }
 
-// release returns unused reservations.
-func (p *pool) release(n int) {
-	for i := 0; i < n; i++ {
-		p.slots <- struct{}{}
-	}
-}
-
 // submit queues a task on a reserved place; it never blocks. The task
 // goes through its hand-off and send by the turn it is given.
 func (p *pool) submit(task func(context.Context, *turn)) {

@@ -11,9 +11,10 @@ import (
 	"github.com/ringjob/ringjob/internal/lifecycle"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/sirupsen/logrus"
+
 	"github.com/ringjob/ringjob/schedule"
 	"github.com/ringjob/ringjob/store"
-	"github.com/sirupsen/logrus"
 )
 
 // preReader is the schedule loop. Each cycle it locks the partitions it may

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/internal/lifecycle"
 	"github.com/ringjob/ringjob/store"
-	"github.com/sirupsen/logrus"
 )
 
 // recoveries owes a recovery alarm for each job in the failing alarm state

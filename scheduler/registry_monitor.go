@@ -6,8 +6,9 @@ import (
 	"github.com/ringjob/ringjob/internal/lifecycle"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/ringjob/ringjob/store"
 	"github.com/sirupsen/logrus"
+
+	"github.com/ringjob/ringjob/store"
 )
 
 // registryMonitor drops HTTP executors that have not sent a registry beat

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/internal/lifecycle"
 	"github.com/ringjob/ringjob/store"
-	"github.com/sirupsen/logrus"
 )
 
 // retries follows failed, timed-out and lost runs: a new attempt while the

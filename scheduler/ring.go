@@ -10,6 +10,7 @@ import (
 	"github.com/ringjob/ringjob/internal/lifecycle"
 
 	"github.com/jonboulle/clockwork"
+
 	"github.com/ringjob/ringjob/store"
 )
 

@@ -8,11 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/routes"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
-	"github.com/sirupsen/logrus"
 )
 
 // Attempt is one step of getting a run onto a target, recorded on the run:

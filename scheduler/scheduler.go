@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/sirupsen/logrus"
+
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/internal/logs"
 	"github.com/ringjob/ringjob/routes"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
-	"github.com/sirupsen/logrus"
 )
 
 // Options are what a Scheduler is built from.

@@ -9,9 +9,10 @@ import (
 	"github.com/ringjob/ringjob/internal/lifecycle"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/sirupsen/logrus"
+
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/store"
-	"github.com/sirupsen/logrus"
 )
 
 // takeover watches the other nodes and adopts the work of those that stopped

@@ -60,7 +60,7 @@ func (s *Service) CreateUser(ctx context.Context, p UserCreateParams) (store.Pri
 	if err := access.CheckPassword(p.Password); err != nil {
 		return store.Principal{}, invalid("password", "%v", err)
 	}
-	hash, err := s.hashPassword(p.Password)
+	hash, err := s.hashPassword(ctx, p.Password)
 	if err != nil {
 		return store.Principal{}, err
 	}
@@ -207,7 +207,7 @@ func (s *Service) SetPassword(ctx context.Context, id int64, password string) er
 	if err := access.CheckPassword(password); err != nil {
 		return invalid("password", "%v", err)
 	}
-	hash, err := s.hashPassword(password)
+	hash, err := s.hashPassword(ctx, password)
 	if err != nil {
 		return err
 	}
@@ -394,7 +394,7 @@ func (s *Service) ChangeOwnPassword(ctx context.Context, p ChangeOwnPasswordPara
 	if p.NewPassword == p.OldPassword {
 		return invalid("new_password", "is the current password; choose a new one")
 	}
-	hash, err := s.hashPassword(p.NewPassword)
+	hash, err := s.hashPassword(ctx, p.NewPassword)
 	if err != nil {
 		return err
 	}
@@ -418,7 +418,15 @@ func (s *Service) ChangeOwnPassword(ctx context.Context, p ChangeOwnPasswordPara
 	return nil
 }
 
-func (s *Service) hashPassword(pw string) (string, error) {
+// hashPassword hashes a new password in one of the bounded hashing slots
+// the login checks use, so that creating users or setting passwords in
+// bulk cannot take more memory than the pool allows either.
+func (s *Service) hashPassword(ctx context.Context, pw string) (string, error) {
+	release, err := s.hashSlot(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer release()
 	c := s.hashCost
 	if c == (access.HashParams{}) {
 		c = access.DefaultHashParams
@@ -666,7 +674,7 @@ func (s *Service) EnsureAdminUser(ctx context.Context, name string) (password st
 	if err != nil {
 		return "", false, err
 	}
-	hash, err := s.hashPassword(pw)
+	hash, err := s.hashPassword(ctx, pw)
 	if err != nil {
 		return "", false, err
 	}

@@ -17,9 +17,10 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
+
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/internal/logs"
-	"github.com/sirupsen/logrus"
 
 	"github.com/ringjob/ringjob/internal/xxlwire"
 	"github.com/ringjob/ringjob/store"

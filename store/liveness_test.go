@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/store"
-	"github.com/stretchr/testify/require"
 )
 
 // Two claims of the same runs by the same node in the same millisecond (a

@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ringjob/ringjob/store"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/store"
 )
 
 // TestRunningByTargetUsesIndex: the busy/idle count of the executors page

@@ -6,9 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/ringjob/ringjob/internal/secretbox"
 	"github.com/ringjob/ringjob/store"
-	"github.com/stretchr/testify/require"
 )
 
 func newKey(t *testing.T) []byte {

@@ -13,8 +13,9 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/ringjob/ringjob/internal/secretbox"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/ringjob/ringjob/internal/secretbox"
 )
 
 // Store is Ringjob's storage seam. All SQL lives behind its methods.

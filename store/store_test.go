@@ -11,11 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/ringjob/ringjob/internal/dbtest"
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/internal/storetest"
 	"github.com/ringjob/ringjob/store"
-	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

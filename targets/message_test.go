@@ -3,8 +3,9 @@ package targets_test
 import (
 	"testing"
 
-	"github.com/ringjob/ringjob/targets"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/targets"
 )
 
 func TestCleanMessage(t *testing.T) {

@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"
-	"github.com/sirupsen/logrus"
 )
 
 // bootstrap creates the configured groups and jobs that do not exist yet

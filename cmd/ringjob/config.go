@@ -12,6 +12,8 @@ import (
 
 	"github.com/ringjob/ringjob/auth/sso"
 
+	"github.com/spf13/pflag"
+
 	"github.com/ringjob/ringjob/alarm"
 	"github.com/ringjob/ringjob/internal/egress"
 	"github.com/ringjob/ringjob/internal/secretbox"
@@ -19,7 +21,6 @@ import (
 	"github.com/ringjob/ringjob/maintenance/retention"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/targets/localexec"
-	"github.com/spf13/pflag"
 )
 
 // The values of database_migrations.

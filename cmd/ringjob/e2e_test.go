@@ -19,8 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ringjob/ringjob/internal/dbtest"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/internal/dbtest"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

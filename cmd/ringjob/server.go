@@ -16,6 +16,8 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/sirupsen/logrus"
+
 	"github.com/ringjob/ringjob/alarm"
 	"github.com/ringjob/ringjob/api"
 	"github.com/ringjob/ringjob/api/xxlapi"
@@ -31,7 +33,6 @@ import (
 	httptarget "github.com/ringjob/ringjob/targets/http"
 	"github.com/ringjob/ringjob/targets/localexec"
 	"github.com/ringjob/ringjob/web"
-	"github.com/sirupsen/logrus"
 )
 
 // logTimeFormat is RFC 3339 with milliseconds, in UTC.

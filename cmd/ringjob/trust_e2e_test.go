@@ -15,10 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/ringjob/ringjob/executor"
 	"github.com/ringjob/ringjob/internal/dbtest"
 	"github.com/ringjob/ringjob/store"
-	"github.com/stretchr/testify/require"
 )
 
 // The credentials of the trust test: the global executor token every

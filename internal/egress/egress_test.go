@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ringjob/ringjob/internal/egress"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/internal/egress"
 )
 
 func policy(t *testing.T, c egress.Config, listen string, dns *dnsServer) *egress.Policy {

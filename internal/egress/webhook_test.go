@@ -9,10 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/ringjob/ringjob/alarm"
 	"github.com/ringjob/ringjob/internal/egress"
 	"github.com/ringjob/ringjob/internal/kind"
-	"github.com/stretchr/testify/require"
 )
 
 // TestAlarmWebhooksGoThroughThePolicy: the server builds its alarm senders

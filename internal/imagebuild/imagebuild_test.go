@@ -28,6 +28,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
 	"github.com/ringjob/ringjob/internal/imagebuild"
 )
 

@@ -10,8 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ringjob/ringjob/internal/logs"
 	"github.com/sirupsen/logrus"
+
+	"github.com/ringjob/ringjob/internal/logs"
 )
 
 // Record describes one finished invocation (see Options.OnInvoke).

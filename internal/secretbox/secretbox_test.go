@@ -4,8 +4,9 @@ import (
 	"crypto/rand"
 	"testing"
 
-	"github.com/ringjob/ringjob/internal/secretbox"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/internal/secretbox"
 )
 
 func key(t *testing.T) []byte {

@@ -12,8 +12,9 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/ringjob/ringjob/internal/logs"
 	"github.com/sirupsen/logrus"
+
+	"github.com/ringjob/ringjob/internal/logs"
 )
 
 // CheckInterval is how often, at most, a handshake looks at the files.

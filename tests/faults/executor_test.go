@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ringjob/ringjob/internal/xxlwire"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/internal/xxlwire"
 )
 
 // arrival is one run the executor received.

@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ringjob/ringjob/executor"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/executor"
 )
 
 // sdkExecutor is an executor built with our executor SDK (executor/) on a

@@ -13,12 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/ringjob/ringjob/alarm"
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"
-	"github.com/stretchr/testify/require"
 )
 
 // smtpSink is a minimal SMTP server (RFC 5321: EHLO/HELO, MAIL, RCPT, DATA,

@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/sirupsen/logrus"
+	"github.com/stretchr/testify/require"
+
 	"github.com/ringjob/ringjob/api/xxlapi"
 	"github.com/ringjob/ringjob/internal/dbtest"
 	"github.com/ringjob/ringjob/internal/kind"
@@ -22,8 +25,6 @@ import (
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
 	httptarget "github.com/ringjob/ringjob/targets/http"
-	"github.com/sirupsen/logrus"
-	"github.com/stretchr/testify/require"
 )
 
 // The crash test re-executes this test binary as a scheduler replica: the

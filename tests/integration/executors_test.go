@@ -16,6 +16,9 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/jonboulle/clockwork"
+	"github.com/sirupsen/logrus"
+	"github.com/stretchr/testify/require"
+
 	"github.com/ringjob/ringjob/api/xxlapi"
 	"github.com/ringjob/ringjob/executor"
 	"github.com/ringjob/ringjob/internal/dbtest"
@@ -27,8 +30,6 @@ import (
 	"github.com/ringjob/ringjob/targets"
 	httptarget "github.com/ringjob/ringjob/targets/http"
 	"github.com/ringjob/ringjob/targets/localexec"
-	"github.com/sirupsen/logrus"
-	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m, dbtest.IgnoreFasthttp...) }

@@ -5,12 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/targets"
 	"github.com/ringjob/ringjob/targets/localexec"
-	"github.com/stretchr/testify/require"
 )
 
 // A kill sent to one replica stops a local process that runs on another.

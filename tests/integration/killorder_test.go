@@ -12,9 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/internal/xxlwire"
-	"github.com/stretchr/testify/require"
 )
 
 // pyxxlExecutor answers a /kill the way pyxxl does: it cancels the task,

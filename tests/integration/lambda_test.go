@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/stretchr/testify/require"
+
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/internal/lambdaemu"
 	"github.com/ringjob/ringjob/internal/lambdaemu/emutest"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets/lambda"
-	"github.com/stretchr/testify/require"
 )
 
 var (
