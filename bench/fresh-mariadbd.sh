@@ -8,8 +8,8 @@
 #   bench/fresh-mariadbd.sh go run ./bench -jobs 10000 -duration 30s
 #
 # Why: at 10,000 jobs the benchmark on a long-lived shared server drifts
-# into an overloaded mode from one run to the next (docs/benchmarks.md,
-# session 6); a fresh server per run is the steadier way to compare two
+# into an overloaded mode from one run to the next (docs/benchmarks.md);
+# a fresh server per run is the steadier way to compare two
 # builds. PORT (default 33410) picks the port.
 #
 # TRACE=FILE also keeps the server's last 60,000 statements

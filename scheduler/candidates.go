@@ -89,7 +89,7 @@ func (c *candidates) list(ctx context.Context, job *store.Job) ([]string, store.
 // the longer state, and a short outcome message ('success', 'noop'), so
 // the outcome write does not split full pages either. Measured at 10,000
 // jobs: without the message's room, p99 205 and 321 ms; with it, 198 and
-// 200 ms (docs/benchmarks.md, session 8).
+// 200 ms (docs/benchmarks.md).
 const (
 	defaultTargetLen   = len("http://10.0.12.34:9999/")
 	handoffRoomOutcome = 16

@@ -218,8 +218,7 @@ func (w *ledgerWriter) run(ctx context.Context) {
 // whose cores were then all busy, and the hand-offs took twice as long.
 // Measured on a fresh private mariadbd per run (docs/benchmarks.md):
 // yielding one write's worth took 10,000-job driver lag p99 from 620-1,735
-// to 543-748 ms (session 6); yielding all of them, to about 300 ms
-// (session 7).
+// to 543-748 ms; yielding all of them, to about 300 ms.
 func (w *ledgerWriter) yield(ctx context.Context, batch []ledgerOp) []ledgerOp {
 	if w.urgent == nil || batch[len(batch)-1].flushed != nil {
 		return batch

@@ -55,7 +55,7 @@ type pool struct {
 // hand-off, or none finished yet) to handAhead. With quick sends (the
 // in-process no-op driver) the cap decides the hand-off batches: 4 lets at
 // most 800 runs of a 200-slot pool into hand-offs (statements of about
-// 150-270 runs). 10 was tried (session 5): no lag gain measurable on a
+// 150-270 runs). 10 was tried: no lag gain measurable on a
 // quiet machine at 1,000-10,000 jobs, and a pool then holds twice as many
 // runs before its backlog.
 const handAhead = 4
