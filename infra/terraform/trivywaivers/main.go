@@ -1,5 +1,6 @@
-// Command trivywaivers judges a `trivy config` report against the waiver
-// file it was run with (trivy's .trivyignore.yaml): it lists the findings
+// Command trivywaivers judges a `trivy config` report, made without the
+// waiver file, against the waivers (trivy's .trivyignore.yaml format, matched
+// as trivy matches them: by id, AVD id or alias, and file): it lists the findings
 // that are neither fixed nor waived, and the waivers that match no finding
 // any more, and exits 1 if there is either. Every waiver must name the
 // finding (id), the files it applies to (paths) and why it is accepted
@@ -53,10 +54,6 @@ type Report struct {
 	Results []struct {
 		Target            string
 		Misconfigurations []Misconfiguration
-		ModifiedFindings  []struct {
-			Status  string
-			Finding Misconfiguration
-		} `json:"ExperimentalModifiedFindings"`
 	}
 }
 
@@ -89,8 +86,8 @@ func LoadWaivers(r io.Reader) ([]Waiver, error) {
 	return file.Misconfigurations, nil
 }
 
-// Judge returns the failed findings the report still has (not waived) and
-// the waiver/path pairs that waived nothing, one line each, sorted.
+// Judge returns the failed findings of the report no waiver matches, and
+// the waiver/path pairs that match no failed finding, one line each, sorted.
 func Judge(rep Report, waivers []Waiver) (open, stale []string) {
 	used := map[string]bool{}
 	for _, res := range rep.Results {
@@ -98,19 +95,18 @@ func Judge(rep Report, waivers []Waiver) (open, stale []string) {
 			if m.Status != "FAIL" {
 				continue
 			}
-			open = append(open, fmt.Sprintf("%s %s %s:%d %s: %s", firstNonEmpty(m.AVDID, m.ID), m.Severity,
-				res.Target, m.CauseMetadata.StartLine, m.CauseMetadata.Resource, m.Title))
-		}
-		for _, mf := range res.ModifiedFindings {
-			if mf.Status != "ignored" {
-				continue
-			}
+			waived := false
 			for _, w := range waivers {
 				for _, p := range w.Paths {
-					if ok, _ := path.Match(p, res.Target); ok && contains(mf.Finding.ids(), w.ID) {
+					if ok, _ := path.Match(p, res.Target); ok && contains(m.ids(), w.ID) {
 						used[w.ID+" "+p] = true
+						waived = true
 					}
 				}
+			}
+			if !waived {
+				open = append(open, fmt.Sprintf("%s %s %s:%d %s: %s", firstNonEmpty(m.AVDID, m.ID), m.Severity,
+					res.Target, m.CauseMetadata.StartLine, m.CauseMetadata.Resource, m.Title))
 			}
 		}
 	}
@@ -157,7 +153,7 @@ func dedupe(sorted []string) []string {
 
 func main() {
 	waiversPath := flag.String("waivers", ".trivyignore.yaml", "the waiver file trivy was run with")
-	reportPath := flag.String("report", "", "trivy's JSON report (--format json --show-suppressed)")
+	reportPath := flag.String("report", "", "trivy's JSON report (--format json), made without the waiver file")
 	flag.Parse()
 	if err := run(*waiversPath, *reportPath, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "trivywaivers:", err)

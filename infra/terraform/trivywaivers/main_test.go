@@ -27,12 +27,11 @@ func TestLoadWaiversNamesTheMissingField(t *testing.T) {
 	}
 }
 
-// report is a trivy JSON report with one waived finding (AVD-AWS-0104 in
-// modules/a/network.tf) and one open one (AVD-AWS-0178 in example/network.tf).
+// report is a trivy JSON report with two failed findings, AVD-AWS-0104 in
+// modules/a/network.tf and AVD-AWS-0178 in example/network.tf.
 const report = `{"Results": [
  {"Target": "modules/a/network.tf",
-  "ExperimentalModifiedFindings": [{"Type": "misconfiguration", "Status": "ignored", "Statement": "why",
-    "Finding": {"ID": "AWS-0104", "AVDID": "AVD-AWS-0104", "Aliases": ["aws-vpc-no-public-egress-sgr"], "Status": "FAIL"}}]},
+  "Misconfigurations": [{"ID": "AWS-0104", "AVDID": "AVD-AWS-0104", "Aliases": ["aws-vpc-no-public-egress-sgr"], "Status": "FAIL"}]},
  {"Target": "example/network.tf",
   "Misconfigurations": [
     {"ID": "AWS-0178", "AVDID": "AVD-AWS-0178", "Title": "VPC Flow Logs is not enabled", "Severity": "MEDIUM", "Status": "FAIL",
@@ -46,7 +45,7 @@ func TestJudgeListsOpenFindingsAndStaleWaivers(t *testing.T) {
 		t.Fatal(err)
 	}
 	waivers := []Waiver{
-		// Matches the waived finding by its alias, through a glob.
+		// Matches the first finding by its alias, through a glob.
 		{ID: "aws-vpc-no-public-egress-sgr", Paths: []string{"modules/*/network.tf", "example/main.tf"}, Statement: "why"},
 		{ID: "AVD-AWS-0057", Paths: []string{"modules/a/network.tf"}, Statement: "why"},
 	}
