@@ -143,9 +143,10 @@ image-test: ## The image test for every platform of IMAGE_PLATFORMS (make test c
 	RINGJOB_IMAGE_TEST_PLATFORMS=$(IMAGE_PLATFORMS) $(GO) test -count=1 -run 'TestImage|TestDockerfile' -v ./internal/imagebuild
 
 .PHONY: tf-check
-tf-check: ## Terraform: fmt, policy tests, README tables, terraform validate + test (mocked AWS provider from a local mirror)
+tf-check: ## Terraform: fmt, policy tests, README tables, terraform validate + test (mocked AWS provider from a local mirror), trivy config (waivers in infra/terraform/.trivyignore.yaml)
 	$(GO) test -count=1 ./infra/terraform/...
 	infra/terraform/check all
+	infra/terraform/check trivy
 
 .PHONY: tf-docs
 tf-docs: ## Regenerate the inputs/outputs tables of infra/terraform/modules/*/README.md

@@ -1,7 +1,9 @@
-// Package store is Ringjob's one storage seam: MySQL (MariaDB 10.6+ / MySQL 8)
-// for production and for coordination between replicas, and an embedded
-// SQLite (pure Go) for single-node use. SQL lives here only; the differences
-// between the two dialects live in dialect.go.
+// Package store is Ringjob's one storage seam: MariaDB 10.6+ (through the MySQL
+// driver; MySQL 8 and Aurora MySQL are not supported: migrations and the
+// pre-read use MariaDB-only statements) for production and for coordination
+// between replicas, and an embedded SQLite (pure Go) for single-node use.
+// SQL lives here only; the differences between the two dialects live in
+// dialect.go.
 //
 // Migrations are embedded (migrations/NNNN_name.sql, with dialect tokens),
 // versioned in schema_migrations, and additive.
