@@ -203,7 +203,9 @@ func TestKillIsAnOutcomeNotAMessage(t *testing.T) {
 			// run comes with it.
 			c, err := s.svc.RunLog(ctx, r.ID, 1)
 			require.NoError(t, err)
-			require.Contains(t, c.ServerLog, "ignored a later outcome from the executor callback")
+			// (For our SDK either report may come first: the executor's
+			// failure or the kill's own; the other is the one logged.)
+			require.Contains(t, c.ServerLog, ignored)
 
 			// A success of the same job afterwards triggers its child once;
 			// by then the follow-up services have looked at the killed run.
