@@ -79,6 +79,7 @@ func (r applyRequest) params() service.ApplyParams {
 			RetryBackoff: j.RetryBackoff, RetryDelaySec: j.RetryDelaySec, RetryMaxDelaySec: j.RetryMaxDelaySec,
 			MaxInFlight: j.MaxInFlight, AlarmChannels: j.AlarmChannels,
 		}}
+		optionsSpec(&aj.JobSpec, j.JobOptions)
 		for _, c := range j.Children {
 			aj.Children = append(aj.Children, parseJobRef(c, j.Group))
 		}

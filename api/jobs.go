@@ -41,7 +41,7 @@ type jobRequest struct {
 }
 
 func (r jobRequest) spec() service.JobSpec {
-	return service.JobSpec{
+	spec := service.JobSpec{
 		GroupID: r.GroupID, Name: r.Name, Description: r.Description,
 		ScheduleType: r.ScheduleType, ScheduleConf: r.ScheduleConf, TimeZone: r.TimeZone, MisfirePolicy: r.MisfirePolicy,
 		Handler: r.Handler, Params: r.Params, RouteStrategy: r.RouteStrategy, BlockStrategy: r.BlockStrategy,
@@ -49,6 +49,8 @@ func (r jobRequest) spec() service.JobSpec {
 		RetryBackoff: r.RetryBackoff, RetryDelaySec: r.RetryDelaySec, RetryMaxDelaySec: r.RetryMaxDelaySec,
 		ChildJobIDs: r.ChildJobIDs, MaxInFlight: r.MaxInFlight, AlarmChannels: r.AlarmChannels,
 	}
+	optionsSpec(&spec, r.JobOptions)
+	return spec
 }
 
 // triggerRequest is the optional body of POST /api/v1/jobs/{id}/trigger.

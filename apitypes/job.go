@@ -29,6 +29,31 @@ type JobFields struct {
 	RetryBackoff     string   `json:"retry_backoff,omitempty" yaml:"retry_backoff,omitempty"`
 	RetryDelaySec    int      `json:"retry_delay_sec,omitempty" yaml:"retry_delay_sec,omitempty"`
 	RetryMaxDelaySec int      `json:"retry_max_delay_sec,omitempty" yaml:"retry_max_delay_sec,omitempty"`
+	JobOptions       `yaml:",inline"`
+}
+
+// JobOptions are the schedule options of cloud schedulers (EventBridge
+// Scheduler's names in brackets):
+//   - ActiveFrom, ActiveUntil (StartDate, EndDate): RFC 3339 instants; no
+//     fire before the one nor after the other ("" = open);
+//   - FlexibleWindowMin (FlexibleTimeWindow): 1..1440; each fire moves a
+//     fixed per-job offset within that many minutes after its schedule
+//     time, and is late only after the window ends (0 = off);
+//   - MaxEventAgeSec (MaximumEventAgeInSeconds): 60..86400; a fire older
+//     than this is neither retried nor caught up (0 = no limit);
+//   - AfterCompletion (ActionAfterCompletion): "delete" deletes the job
+//     once its schedule has no fire left and its last run has ended;
+//     "" / "none" keeps it, stopped;
+//   - FailureDestination (DeadLetterConfig): where the record of a run that
+//     failed for good, or of a misfired fire, is delivered: an SQS queue,
+//     SNS topic or EventBridge bus ARN, or a webhook URL ("" = the group's).
+type JobOptions struct {
+	ActiveFrom         string `json:"active_from,omitempty" yaml:"active_from,omitempty"`
+	ActiveUntil        string `json:"active_until,omitempty" yaml:"active_until,omitempty"`
+	FlexibleWindowMin  int    `json:"flexible_window_min,omitempty" yaml:"flexible_window_min,omitempty"`
+	MaxEventAgeSec     int    `json:"max_event_age_sec,omitempty" yaml:"max_event_age_sec,omitempty"`
+	AfterCompletion    string `json:"after_completion,omitempty" yaml:"after_completion,omitempty"`
+	FailureDestination string `json:"failure_destination,omitempty" yaml:"failure_destination,omitempty"`
 }
 
 // JobLimits are a job's settings after its children: how many of its runs
@@ -73,7 +98,9 @@ type Job struct {
 	ChildJobIDs      []int64  `json:"child_job_ids"`
 	MaxInFlight      int      `json:"max_in_flight"`
 	AlarmChannels    []string `json:"alarm_channels"`
-	AlarmState       string   `json:"alarm_state"`
+	// The schedule options, each left out when not set.
+	JobOptions
+	AlarmState string `json:"alarm_state"`
 	Enabled          bool     `json:"enabled"`
 	NextFireAt       *string  `json:"next_fire_at"`
 	LastFireAt       *string  `json:"last_fire_at"`

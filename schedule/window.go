@@ -3,7 +3,6 @@ package schedule
 import (
 	"fmt"
 	"hash/fnv"
-	"strconv"
 	"time"
 )
 
@@ -21,17 +20,19 @@ type Window struct {
 	Offset     time.Duration
 }
 
-// FlexOffset is where within a flexible window of `minutes` a job fires:
-// whole seconds from 0 to minutes*60-1, the same on every replica and for
-// every fire of the job (so its fires keep their order), and spread over
-// the window across jobs, so that thousands of jobs due on the same second
-// do not all fire on it. 0 without a window.
-func FlexOffset(jobID int64, minutes int) time.Duration {
+// FlexOffset is where within a flexible window of `minutes` the job named
+// key fires: whole seconds from 0 to minutes*60-1, the same on every
+// replica and for every fire of the job (so its fires keep their order),
+// and spread over the window across jobs, so that thousands of jobs due on
+// the same second do not all fire on it. 0 without a window. The job's name
+// is the key (not its id) because a job's first fire is computed before it
+// has an id.
+func FlexOffset(key string, minutes int) time.Duration {
 	if minutes <= 0 {
 		return 0
 	}
 	h := fnv.New64a()
-	h.Write([]byte(strconv.FormatInt(jobID, 10)))
+	h.Write([]byte(key))
 	return time.Duration(h.Sum64()%uint64(minutes*60)) * time.Second
 }
 

@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -101,16 +102,17 @@ func TestBoundMovesEveryFireByTheOffset(t *testing.T) {
 }
 
 func TestFlexOffsetIsStableAndSpread(t *testing.T) {
-	if FlexOffset(42, 0) != 0 {
+	if FlexOffset("nightly", 0) != 0 {
 		t.Fatal("no window, yet an offset")
 	}
 	seen := map[time.Duration]int{}
-	for id := int64(1); id <= 10000; id++ {
-		o := FlexOffset(id, 15)
+	for id := 1; id <= 10000; id++ {
+		name := fmt.Sprintf("job-%d", id)
+		o := FlexOffset(name, 15)
 		if o < 0 || o >= 15*time.Minute || o%time.Second != 0 {
 			t.Fatalf("job %d: offset %v is not whole seconds within 15 minutes", id, o)
 		}
-		if o != FlexOffset(id, 15) {
+		if o != FlexOffset(name, 15) {
 			t.Fatalf("job %d: offset changes between calls", id)
 		}
 		seen[o]++

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/ringjob/ringjob/apitypes"
 	"github.com/ringjob/ringjob/auth/access"
@@ -196,7 +197,7 @@ func defOfFields(f store.JobFields, children []string, enabled bool) jobDef {
 			MisfirePolicy: string(f.MisfirePolicy), Handler: f.Handler, Params: f.Params, RouteStrategy: string(f.RouteStrategy),
 			BlockStrategy: string(f.BlockStrategy), TimeoutSec: f.TimeoutSec, RetryCount: f.RetryCount, ShardCount: f.ShardCount,
 			PinnedTargets: nonNil(f.PinnedTargets), RetryBackoff: string(backoffOrFixed(f.RetryBackoff)), RetryDelaySec: f.RetryDelaySec,
-			RetryMaxDelaySec: f.RetryMaxDelaySec},
+			RetryMaxDelaySec: f.RetryMaxDelaySec, JobOptions: JobOptionsView(f.JobOptions)},
 		Children:  nonNil(children),
 		JobLimits: apitypes.JobLimits{MaxInFlight: f.MaxInFlight, AlarmChannels: nonNil(f.AlarmChannels)},
 		Enabled:   enabled,
@@ -208,7 +209,21 @@ func jobFieldsOf(j store.Job) store.JobFields {
 		ScheduleConf: j.ScheduleConf, TimeZone: j.TimeZone, MisfirePolicy: j.MisfirePolicy, Handler: j.Handler, Params: j.Params,
 		RouteStrategy: j.RouteStrategy, BlockStrategy: j.BlockStrategy, TimeoutSec: j.TimeoutSec, RetryCount: j.RetryCount,
 		ShardCount: j.ShardCount, PinnedTargets: j.PinnedTargets, RetryBackoff: j.RetryBackoff, RetryDelaySec: j.RetryDelaySec,
-		RetryMaxDelaySec: j.RetryMaxDelaySec, ChildJobIDs: j.ChildJobIDs, MaxInFlight: j.MaxInFlight, AlarmChannels: j.AlarmChannels}
+		RetryMaxDelaySec: j.RetryMaxDelaySec, ChildJobIDs: j.ChildJobIDs, MaxInFlight: j.MaxInFlight, AlarmChannels: j.AlarmChannels,
+		JobOptions: j.JobOptions}
+}
+
+// JobOptionsView is a job's schedule options as the API and jobs as code
+// write them (instants in RFC 3339, UTC).
+func JobOptionsView(o store.JobOptions) apitypes.JobOptions {
+	instant := func(ms int64) string {
+		if ms == 0 {
+			return ""
+		}
+		return time.UnixMilli(ms).UTC().Format(time.RFC3339)
+	}
+	return apitypes.JobOptions{ActiveFrom: instant(o.ActiveFromMs), ActiveUntil: instant(o.ActiveUntilMs), FlexibleWindowMin: o.FlexWindowMin,
+		MaxEventAgeSec: o.MaxEventAgeSec, AfterCompletion: string(o.AfterCompletion), FailureDestination: o.FailureDestination}
 }
 
 // groupDef is what a plan compares of a group.
@@ -682,7 +697,8 @@ func (s *Service) Apply(ctx context.Context, p ApplyParams) (Plan, error) {
 }
 
 func schedChanged(cur store.Job, f store.JobFields) bool {
-	return f.ScheduleType != cur.ScheduleType || f.ScheduleConf != cur.ScheduleConf || f.TimeZone != cur.TimeZone
+	return f.ScheduleType != cur.ScheduleType || f.ScheduleConf != cur.ScheduleConf || f.TimeZone != cur.TimeZone ||
+		f.Window(f.Name) != cur.Window(cur.Name)
 }
 
 // checkGroupDecl validates a declared group into its definition.

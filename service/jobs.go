@@ -299,7 +299,7 @@ func (s *Service) UpdateJob(ctx context.Context, p JobUpdateParams) (store.Job, 
 	if p.Enabled != nil {
 		enabled = *p.Enabled
 	}
-	schedChanged := f.ScheduleType != cur.ScheduleType || f.ScheduleConf != cur.ScheduleConf || f.TimeZone != cur.TimeZone
+	schedChanged := schedChanged(cur, f)
 	now := s.clock.Now()
 	var j store.Job
 	var write func(tx *store.Store) (store.Job, error)
@@ -386,6 +386,7 @@ func (s *Service) StartJob(ctx context.Context, id int64) (store.Job, error) {
 	if err != nil {
 		return store.Job{}, err
 	}
+	sched = schedule.Bound(sched, j.Window(j.Name))
 	now := s.clock.Now()
 	next, err := firstFire(j.ScheduleType, sched, now)
 	if err != nil {
