@@ -16,7 +16,7 @@ type Group struct {
 	// that have none of their own (apitypes.JobOptions); "" = none.
 	FailureDestination string  `json:"failure_destination"`
 	CreatedAt          *string `json:"created_at"`
-	UpdatedAt           *string `json:"updated_at"`
+	UpdatedAt          *string `json:"updated_at"`
 
 	// ETag is the group's version from the ETag header, for If-Match; a
 	// client fills it in, it is not part of the body.

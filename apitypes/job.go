@@ -100,10 +100,10 @@ type Job struct {
 	AlarmChannels    []string `json:"alarm_channels"`
 	// The schedule options, each left out when not set.
 	JobOptions
-	AlarmState string `json:"alarm_state"`
-	Enabled          bool     `json:"enabled"`
-	NextFireAt       *string  `json:"next_fire_at"`
-	LastFireAt       *string  `json:"last_fire_at"`
+	AlarmState string  `json:"alarm_state"`
+	Enabled    bool    `json:"enabled"`
+	NextFireAt *string `json:"next_fire_at"`
+	LastFireAt *string `json:"last_fire_at"`
 	// LastOutcome is the final state of the job's newest finished run, ""
 	// when none has finished; the jobs list filters on it.
 	LastOutcome    string  `json:"last_outcome"`

@@ -7,8 +7,9 @@ import (
 	"errors"
 	"strconv"
 
-	"github.com/ringjob/ringjob/internal/kind"
 	"fmt"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // FailureDelivery is a record owed to a failure destination (migration

@@ -14,7 +14,7 @@ type Group struct {
 	// that have no destination of their own ("" = none).
 	FailureDestination string
 	CreatedMs          int64
-	UpdatedMs int64
+	UpdatedMs          int64
 	// Version is bumped by every edit; If-Match writes compare it.
 	Version int64
 }
