@@ -48,12 +48,12 @@ type JobFields struct {
 //     failed for good, or of a misfired fire, is delivered: an SQS queue,
 //     SNS topic or EventBridge bus ARN, or a webhook URL ("" = the group's).
 type JobOptions struct {
-	ActiveFrom         string `json:"active_from,omitempty" yaml:"active_from,omitempty"`
-	ActiveUntil        string `json:"active_until,omitempty" yaml:"active_until,omitempty"`
-	FlexibleWindowMin  int    `json:"flexible_window_min,omitempty" yaml:"flexible_window_min,omitempty"`
-	MaxEventAgeSec     int    `json:"max_event_age_sec,omitempty" yaml:"max_event_age_sec,omitempty"`
-	AfterCompletion    string `json:"after_completion,omitempty" yaml:"after_completion,omitempty"`
-	FailureDestination string `json:"failure_destination,omitempty" yaml:"failure_destination,omitempty"`
+	ActiveFrom         string `json:"active_from,omitempty" yaml:"active_from,omitempty" version:"omitzero"`
+	ActiveUntil        string `json:"active_until,omitempty" yaml:"active_until,omitempty" version:"omitzero"`
+	FlexibleWindowMin  int    `json:"flexible_window_min,omitempty" yaml:"flexible_window_min,omitempty" version:"omitzero"`
+	MaxEventAgeSec     int    `json:"max_event_age_sec,omitempty" yaml:"max_event_age_sec,omitempty" version:"omitzero"`
+	AfterCompletion    string `json:"after_completion,omitempty" yaml:"after_completion,omitempty" version:"omitzero"`
+	FailureDestination string `json:"failure_destination,omitempty" yaml:"failure_destination,omitempty" version:"omitzero"`
 }
 
 // JobLimits are a job's settings after its children: how many of its runs

@@ -240,8 +240,9 @@ func groupDefOf(g store.Group) groupDef {
 
 // defField is one field of a definition: its JSON name and where it is.
 type defField struct {
-	name  string
-	index []int
+	name     string
+	index    []int
+	omitZero bool // left out of versions (and of a create's diff) while zero
 }
 
 // defFields lists the fields of a definition type in declaration order by
@@ -253,12 +254,12 @@ func defFields(t reflect.Type) []defField {
 		f := t.Field(i)
 		if f.Anonymous && f.Type.Kind() == reflect.Struct {
 			for _, sub := range defFields(f.Type) {
-				out = append(out, defField{name: sub.name, index: append([]int{i}, sub.index...)})
+				out = append(out, defField{name: sub.name, index: append([]int{i}, sub.index...), omitZero: sub.omitZero})
 			}
 			continue
 		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		out = append(out, defField{name: name, index: []int{i}})
+		out = append(out, defField{name: name, index: []int{i}, omitZero: f.Tag.Get("version") == "omitzero"})
 	}
 	return out
 }
@@ -266,13 +267,19 @@ func defFields(t reflect.Type) []defField {
 // versionOf hashes a definition: an object's version in a plan. It hashes
 // the JSON object of every field, zero or not (omitempty does not apply), in
 // declaration order, as encoding/json writes a struct, so the version of an
-// unchanged object stays what it was.
+// unchanged object stays what it was. Fields added later carry the tag
+// `version:"omitzero"` and are left out while zero, so objects that do not
+// use them keep the version an earlier release gave them.
 func versionOf(def any) string {
 	v := reflect.ValueOf(def)
 	var b bytes.Buffer
 	b.WriteByte('{')
-	for i, f := range defFields(v.Type()) {
-		if i > 0 {
+	n := 0
+	for _, f := range defFields(v.Type()) {
+		if f.omitZero && v.FieldByIndex(f.index).IsZero() {
+			continue
+		}
+		if n++; n > 1 {
 			b.WriteByte(',')
 		}
 		name, _ := json.Marshal(f.name)
@@ -298,7 +305,9 @@ func diffDefs(before, after any) map[string]FieldChange {
 	for _, f := range defFields(av.Type()) {
 		a := av.FieldByIndex(f.index).Interface()
 		if !bv.IsValid() {
-			out[f.name] = FieldChange{After: a}
+			if !f.omitZero || !av.FieldByIndex(f.index).IsZero() {
+				out[f.name] = FieldChange{After: a}
+			}
 			continue
 		}
 		if b := bv.FieldByIndex(f.index).Interface(); !reflect.DeepEqual(a, b) {

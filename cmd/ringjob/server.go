@@ -13,6 +13,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+
+	"github.com/ringjob/ringjob/destinations"
+
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -183,7 +187,11 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	// drainOnStop is set when the server stops; the scheduler calls it while
 	// it still records outcomes, so local runs ended by the stop are recorded.
 	var drainOnStop func()
-	sched, err := scheduler.New(scheduler.Options{Config: cfg.Scheduler, Store: st, Drivers: drivers, Clock: clock,
+	failures, err := failureSender(ctx, outbound)
+	if err != nil {
+		return err
+	}
+	sched, err := scheduler.New(scheduler.Options{Deliverer: failures, Config: cfg.Scheduler, Store: st, Drivers: drivers, Clock: clock,
 		Log: log.WithField("component", "scheduler"), Metrics: scheduler.NewMetrics(reg),
 		Drain: func(context.Context) {
 			if drainOnStop != nil {
@@ -507,4 +515,15 @@ func sealSecrets(ctx context.Context, cfg *Config, st *store.Store, log *logrus.
 		log.WithFields(logrus.Fields{"values": n, "key_id": box.CurrentKeyID()}).Info("sealed stored secrets with the current secrets.key")
 	}
 	return nil
+}
+
+// failureSender delivers failure records: to AWS destinations with the
+// default AWS configuration (on ECS, the task role; the IAM actions are in
+// infra/terraform), to webhooks through the outbound policy.
+func failureSender(ctx context.Context, outbound *egress.Policy) (*destinations.Sender, error) {
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("failure destinations: load the AWS configuration: %w", err)
+	}
+	return destinations.NewSender(destinations.Config{AWS: awsCfg, HTTP: outbound.Client(10 * time.Second)}), nil
 }
