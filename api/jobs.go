@@ -64,12 +64,7 @@ type triggerRequest struct {
 }
 
 // previewRequest is the body of POST /api/v1/next-fires.
-type previewRequest struct {
-	ScheduleType string `json:"schedule_type"`
-	ScheduleConf string `json:"schedule_conf"`
-	TimeZone     string `json:"time_zone"`
-	N            int    `json:"n"`
-}
+type previewRequest = apitypes.PreviewInput
 
 func (s *server) createJob(c *fiber.Ctx) error {
 	var req jobRequest
@@ -347,6 +342,7 @@ func (s *server) previewSchedule(c *fiber.Ctx) error {
 	}
 	nf, err := s.svc.PreviewSchedule(c.UserContext(), service.PreviewParams{
 		ScheduleType: req.ScheduleType, ScheduleConf: req.ScheduleConf, TimeZone: req.TimeZone, N: req.N,
+		Name: req.Name, ActiveFrom: req.ActiveFrom, ActiveUntil: req.ActiveUntil, FlexibleWindowMin: req.FlexibleWindowMin,
 	})
 	if err != nil {
 		return err

@@ -76,7 +76,7 @@ func viewPage[S, T any](p service.Page[S], view func(S) T) apitypes.Page[T] {
 }
 
 func viewNextFires(n service.NextFires) apitypes.NextFires {
-	out := apitypes.NextFires{TimeZone: n.TimeZone, Items: make([]string, 0, len(n.Times)), Local: make([]string, 0, len(n.Times))}
+	out := apitypes.NextFires{TimeZone: n.TimeZone, Items: make([]string, 0, len(n.Times)), Local: make([]string, 0, len(n.Times)), Note: n.Note}
 	for _, t := range n.Times {
 		out.Items = append(out.Items, t.UTC().Format(time.RFC3339))
 		out.Local = append(out.Local, t.Format(time.RFC3339))

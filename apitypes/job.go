@@ -137,6 +137,12 @@ type PreviewInput struct {
 	ScheduleConf string `json:"schedule_conf"`
 	TimeZone     string `json:"time_zone,omitempty"`
 	N            int    `json:"n,omitempty"`
+	// Name and the window options bound and move the fires as they would a
+	// job's (the flexible window's offset depends on the job's name).
+	Name              string `json:"name,omitempty"`
+	ActiveFrom        string `json:"active_from,omitempty"`
+	ActiveUntil       string `json:"active_until,omitempty"`
+	FlexibleWindowMin int    `json:"flexible_window_min,omitempty"`
 }
 
 // NextFires are the next fire times of a schedule.
@@ -144,4 +150,8 @@ type NextFires struct {
 	TimeZone string   `json:"time_zone"`
 	Items    []string `json:"items"` // UTC
 	Local    []string `json:"local"` // the same instants in the schedule's zone
+	// Note says what the job's windows do to its fires: none after the
+	// active window ends, none before it opens, each moved by the flexible
+	// window ("" = nothing to say).
+	Note string `json:"note,omitempty"`
 }
