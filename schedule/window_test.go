@@ -150,3 +150,19 @@ func TestWindowChecksNameTheField(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// The flexible offset is elapsed time: across a DST change each fire is
+// still exactly the offset after its schedule time, and the window's bounds
+// are instants, not wall clocks.
+func TestBoundAcrossDST(t *testing.T) {
+	// 02:30 in Berlin does not exist on 2026-03-29 (clocks jump 02:00 → 03:00):
+	// the cron fires at 03:00 local that day, as without a window.
+	daily := mustParse(t, KindCron, "0 30 2 * * ?", "Europe/Berlin")
+	w := Window{Start: instant(t, "2026-03-28T00:00:00Z"), End: instant(t, "2026-03-31T00:00:00Z"), Offset: 10 * time.Minute}
+	got := fireUntil(t, Bound(daily, w), instant(t, "2026-03-27T00:00:00Z"), instant(t, "2026-04-02T00:00:00Z"))
+	requireTimes(t, instants(t,
+		"2026-03-28T01:40:00Z", // 02:30 CET + 10 min
+		"2026-03-29T01:10:00Z", // the gap: 03:00 CEST (01:00Z) + 10 min
+		"2026-03-30T00:40:00Z", // 02:30 CEST + 10 min
+	), got)
+}
