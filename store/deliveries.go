@@ -13,7 +13,7 @@ import (
 )
 
 // FailureDelivery is a record owed to a failure destination (migration
-// 0085 says when one is made).
+// 0087 says when one is made).
 type FailureDelivery struct {
 	ID          int64
 	RunID       int64

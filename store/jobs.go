@@ -45,7 +45,7 @@ type JobFields struct {
 }
 
 // JobOptions are the schedule options cloud schedulers have (migration
-// 0085 says what each column means): when a job may fire, how far each fire
+// 0087 says what each column means): when a job may fire, how far each fire
 // may move, how old a fire may get, what follows its last fire, and where a
 // failed one is delivered.
 type JobOptions struct {
