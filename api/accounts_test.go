@@ -14,7 +14,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ringjob/ringjob/service"
+	"github.com/ringjob/ringjob/auth/identity"
 )
 
 const testPassword = "correct horse battery"
@@ -76,7 +76,7 @@ func TestSessions(t *testing.T) {
 			t.Parallel()
 			clock := clockwork.NewFakeClockAt(time.Now())
 			b := setup(t, kind, setupOpts{noSched: true, clock: clock,
-				access: service.AccessOptions{SessionIdle: 10 * time.Minute, SessionMax: time.Hour}})
+				access: identity.AccessOptions{SessionIdle: 10 * time.Minute, SessionMax: time.Hour}})
 			gid := b.group("sessions", "local://echo")
 			b.createUser("alice", "owner", gid)
 
@@ -205,20 +205,20 @@ func TestLoginLimiter(t *testing.T) {
 				ctx := context.Background()
 				b.createUser("dave", "", 0)
 				for i := 0; i < 8; i++ {
-					_, err := b.svc.Login(ctx, service.LoginParams{Username: "dave", Password: "wrong password!!", ClientAddr: "10.6.6.6"})
+					_, err := b.id.Login(ctx, identity.LoginParams{Username: "dave", Password: "wrong password!!", ClientAddr: "10.6.6.6"})
 					if i < 5 {
-						require.ErrorIs(t, err, service.ErrLoginFailed)
+						require.ErrorIs(t, err, identity.ErrLoginFailed)
 					} else {
-						var th *service.ThrottledError
+						var th *identity.ThrottledError
 						require.ErrorAs(t, err, &th, "the attacker's address waits")
 					}
 				}
-				_, err := b.svc.Login(ctx, service.LoginParams{Username: "dave", Password: testPassword, ClientAddr: "10.6.6.6"})
-				var th *service.ThrottledError
+				_, err := b.id.Login(ctx, identity.LoginParams{Username: "dave", Password: testPassword, ClientAddr: "10.6.6.6"})
+				var th *identity.ThrottledError
 				require.ErrorAs(t, err, &th, "even with the right password, from the attacker's address")
-				_, err = b.svc.Login(ctx, service.LoginParams{Username: "DAVE", Password: "wrong password!!", ClientAddr: "10.6.6.6"})
+				_, err = b.id.Login(ctx, identity.LoginParams{Username: "DAVE", Password: "wrong password!!", ClientAddr: "10.6.6.6"})
 				require.ErrorAs(t, err, &th, "the name is compared case-folded")
-				_, err = b.svc.Login(ctx, service.LoginParams{Username: "dave", Password: testPassword, ClientAddr: "10.9.9.9"})
+				_, err = b.id.Login(ctx, identity.LoginParams{Username: "dave", Password: testPassword, ClientAddr: "10.9.9.9"})
 				require.NoError(t, err, "dave from his own address is not locked out")
 				page := b.must(200, "GET", "/api/v1/audit?action=login.throttled", nil)
 				require.GreaterOrEqual(t, len(page["items"].([]any)), 4, "throttled logins are audited")
@@ -226,12 +226,12 @@ func TestLoginLimiter(t *testing.T) {
 			t.Run("guessing spread over many addresses is bounded per user", func(t *testing.T) {
 				ctx := context.Background()
 				b.createUser("erin", "", 0)
-				for i := 0; i < service.DefaultUserFreeTries; i++ {
-					_, err := b.svc.Login(ctx, service.LoginParams{Username: "erin", Password: "wrong password!!", ClientAddr: fmt.Sprintf("10.1.%d.%d", i/200, i%200)})
-					require.ErrorIs(t, err, service.ErrLoginFailed, "%d", i)
+				for i := 0; i < identity.DefaultUserFreeTries; i++ {
+					_, err := b.id.Login(ctx, identity.LoginParams{Username: "erin", Password: "wrong password!!", ClientAddr: fmt.Sprintf("10.1.%d.%d", i/200, i%200)})
+					require.ErrorIs(t, err, identity.ErrLoginFailed, "%d", i)
 				}
-				_, err := b.svc.Login(ctx, service.LoginParams{Username: "erin", Password: testPassword, ClientAddr: "10.9.9.8"})
-				var th *service.ThrottledError
+				_, err := b.id.Login(ctx, identity.LoginParams{Username: "erin", Password: testPassword, ClientAddr: "10.9.9.8"})
+				var th *identity.ThrottledError
 				require.ErrorAs(t, err, &th)
 			})
 			t.Run("parallel attempts count while they are checked", func(t *testing.T) {
@@ -244,12 +244,12 @@ func TestLoginLimiter(t *testing.T) {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						_, err := b.svc.Login(ctx, service.LoginParams{Username: "frank", Password: "wrong password!!", ClientAddr: "10.7.7.7"})
-						var th *service.ThrottledError
-						var busy *service.BusyError
+						_, err := b.id.Login(ctx, identity.LoginParams{Username: "frank", Password: "wrong password!!", ClientAddr: "10.7.7.7"})
+						var th *identity.ThrottledError
+						var busy *identity.BusyError
 						k := "other: " + fmt.Sprint(err)
 						switch {
-						case errors.Is(err, service.ErrLoginFailed):
+						case errors.Is(err, identity.ErrLoginFailed):
 							k = "checked"
 						case errors.As(err, &th):
 							k = "throttled"
@@ -262,7 +262,7 @@ func TestLoginLimiter(t *testing.T) {
 					}()
 				}
 				wg.Wait()
-				require.LessOrEqual(t, outcomes["checked"], service.DefaultLoginFreeTries, "%v", outcomes)
+				require.LessOrEqual(t, outcomes["checked"], identity.DefaultLoginFreeTries, "%v", outcomes)
 				require.Equal(t, 16, outcomes["checked"]+outcomes["throttled"]+outcomes["busy"], "%v", outcomes)
 			})
 		})

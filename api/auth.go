@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ringjob/ringjob/auth/access"
+	"github.com/ringjob/ringjob/auth/identity"
 	"github.com/ringjob/ringjob/service"
 )
 
@@ -40,13 +41,13 @@ func (s *server) authenticate(c *fiber.Ctx) error {
 			authErr = &apiError{Status: fiber.StatusUnauthorized, Code: codeUnauthenticated,
 				Message: "the Authorization header must be \"Bearer <token>\""}
 		} else {
-			p, authErr = s.svc.AuthenticateToken(c.UserContext(), strings.TrimSpace(token))
+			p, authErr = s.id.AuthenticateToken(c.UserContext(), strings.TrimSpace(token))
 		}
 	} else if cookie := c.Cookies(SessionCookie); cookie != "" {
-		p, authErr = s.svc.AuthenticateSession(c.UserContext(), cookie)
+		p, authErr = s.id.AuthenticateSession(c.UserContext(), cookie)
 	}
 	if authErr != nil {
-		if !errors.Is(authErr, service.ErrUnauthenticated) {
+		if !errors.Is(authErr, identity.ErrUnauthenticated) {
 			var ae *apiError
 			if !errors.As(authErr, &ae) {
 				return authErr // the database failed: 500, not "bad token"

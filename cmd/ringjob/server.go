@@ -21,6 +21,7 @@ import (
 	"github.com/ringjob/ringjob/alarm"
 	"github.com/ringjob/ringjob/api"
 	"github.com/ringjob/ringjob/api/xxlapi"
+	"github.com/ringjob/ringjob/auth/identity"
 	"github.com/ringjob/ringjob/auth/sso"
 	"github.com/ringjob/ringjob/internal/egress"
 	"github.com/ringjob/ringjob/internal/tlsreload"
@@ -248,15 +249,17 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	}()
 	drivers.Register("lambda", lambdaDriver)
 
+	ident := identity.New(identity.Options{Store: st, Clock: clock, Log: log.WithField("component", "identity"),
+		Access: identity.AccessOptions{SessionIdle: cfg.Auth.SessionIdle, SessionMax: cfg.Auth.SessionMax, HashConcurrency: cfg.API.HashConcurrency}})
 	svc := service.New(service.Options{Store: st, Scheduler: sched, Drivers: drivers, Clock: clock, AlarmChannels: channels, Alarms: alarms,
-		Log: log.WithField("component", "service"), Access: service.AccessOptions{SessionIdle: cfg.Auth.SessionIdle, SessionMax: cfg.Auth.SessionMax,
-			HashConcurrency: cfg.API.HashConcurrency},
+		Log:                 log.WithField("component", "service"),
 		RegisteredElsewhere: executors.RegisteredElsewhere,
 		OnGroupChange: func() {
 			executors.GroupsChanged()
 			sched.ForgetTargets()
-		}})
-	token, err := svc.EnsureAdminToken(ctx, cfg.API.AdminToken)
+		},
+		OnAuthChange: ident.AuthChanged})
+	token, err := ident.EnsureAdminToken(ctx, cfg.API.AdminToken)
 	if err != nil {
 		return fmt.Errorf("prepare the admin token: %w", err)
 	}
@@ -265,7 +268,7 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	}
 
 	// The auth watcher drops cached credentials when another replica revokes one.
-	authWatcher := svc.Watcher()
+	authWatcher := ident.Watcher()
 	if err := authWatcher.Start(context.WithoutCancel(ctx)); err != nil {
 		return err
 	}
@@ -276,7 +279,8 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	// balancer or a deploy should not count the replica before it schedules.
 	var scheduling atomic.Bool
 	app := api.New(api.Options{
-		Service: svc,
+		Service:  svc,
+		Identity: ident,
 		Ready: func(ctx context.Context) error {
 			if !scheduling.Load() {
 				return errors.New("the scheduler is starting")

@@ -1,4 +1,4 @@
-package service
+package identity
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ringjob/ringjob/auth/access"
+	"github.com/ringjob/ringjob/internal/servicekit"
 	"github.com/ringjob/ringjob/store"
 )
 
@@ -221,9 +222,9 @@ func (s *Service) openSessionIn(ctx context.Context, tx *store.Store, pr store.P
 	if err := tx.PrincipalTouchLogin(ctx, pr.ID, now.UnixMilli()); err != nil {
 		return "", store.Session{}, fmt.Errorf("open session: %w", err)
 	}
-	actor := Actor{Principal: access.NewPrincipal(access.Principal{ID: pr.ID, Name: pr.Name, Kind: access.Kind(pr.Kind)}, nil),
-		ClientAddr: clientAddr, RequestID: ActorFrom(ctx).RequestID}
-	if err := s.audit(WithActor(ctx, actor), tx, auditEntry{Action: ActLogin, ObjectType: "session", ObjectID: x.ID, Changes: details}); err != nil {
+	actor := servicekit.Actor{Principal: access.NewPrincipal(access.Principal{ID: pr.ID, Name: pr.Name, Kind: access.Kind(pr.Kind)}, nil),
+		ClientAddr: clientAddr, RequestID: servicekit.ActorFrom(ctx).RequestID}
+	if err := s.audit(servicekit.WithActor(ctx, actor), tx, auditEntry{Action: ActLogin, ObjectType: "session", ObjectID: x.ID, Changes: details}); err != nil {
 		return "", store.Session{}, fmt.Errorf("open session: %w", err)
 	}
 	return cookie, x, nil
