@@ -72,9 +72,14 @@ func (s *server) login(c *fiber.Ctx) error {
 	if err := decodeJSON(c, &req, false); err != nil {
 		return err
 	}
-	res, err := s.id.Login(c.UserContext(), identity.LoginParams{Username: req.Username, Password: req.Password, ClientAddr: s.clientAddr(c)})
+	res, err := s.id.Login(c.UserContext(), identity.LoginParams{Username: req.Username, Password: req.Password, ClientAddr: s.clientAddr(c),
+		DeviceProof: c.Cookies(DeviceCookie)})
 	if err != nil {
 		return err
+	}
+	if res.DeviceProof != "" {
+		c.Cookie(&fiber.Cookie{Name: DeviceCookie, Value: res.DeviceProof, Path: devicePath, Expires: res.DeviceProofExpires, HTTPOnly: true,
+			Secure: s.secureCookies || c.Protocol() == "https", SameSite: fiber.CookieSameSiteStrictMode})
 	}
 	return s.startSession(c, res)
 }

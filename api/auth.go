@@ -17,6 +17,13 @@ const (
 	// SessionCookie holds a browser session (HttpOnly, SameSite=Lax, Secure
 	// over TLS).
 	SessionCookie = "rj_session"
+	// DeviceCookie holds a device's proof of a recent successful password
+	// login (HttpOnly, SameSite=Strict, Secure over TLS, sent to the login
+	// endpoint only): it exempts the device from the user-wide login limit,
+	// which anybody can trip, while the per-address limits still apply.
+	DeviceCookie = "rj_device"
+	// devicePath is the only path the device cookie is sent to: the login.
+	devicePath = "/api/v1/session"
 	// CSRFHeader must carry the session's CSRF token (from POST
 	// /api/v1/session or GET /api/v1/me) on every state-changing request made
 	// with the session cookie. Requests with an API token need none.

@@ -7,10 +7,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"golang.org/x/text/cases"
-	"golang.org/x/text/unicode/norm"
-
 	"github.com/ringjob/ringjob/auth/access"
+	"github.com/ringjob/ringjob/internal/principalname"
 	"github.com/ringjob/ringjob/internal/servicekit"
 	"github.com/ringjob/ringjob/store"
 )
@@ -369,7 +367,7 @@ func (s *Service) ChangeOwnPassword(ctx context.Context, p ChangeOwnPasswordPara
 		return invalid("new_password", "%v", err)
 	}
 	keys := s.loginKeys(pr.Name, p.ClientAddr)
-	release, clean, err := s.reserveLogin(ctx, keys)
+	release, clean, err := s.reserveLogin(ctx, keys, false)
 	if err != nil {
 		return err
 	}
@@ -719,6 +717,8 @@ func (s *Service) EnsureAdminUser(ctx context.Context, name string) (password st
 	return pw, created, nil
 }
 
-// foldName is the one form in which principal names are compared: Unicode
-// NFKC, then case-folded ("Alice", "ALICE" and "ａｌｉｃｅ" are one name).
-func foldName(name string) string { return cases.Fold().String(norm.NFKC.String(name)) }
+// foldName is the one form in which principal names are compared (see
+// principalname: NFKC, then case-folded; "Alice", "ALICE" and "ａｌｉｃｅ"
+// are one name). The store indexes each name's key by the same rule, so a
+// name that folds like a taken one is refused on every database.
+func foldName(name string) string { return principalname.Fold(name) }

@@ -53,6 +53,10 @@ type AccessOptions struct {
 	HashConcurrency int
 	// LoginMaxDelay caps that delay; 0 = DefaultLoginMaxDelay.
 	LoginMaxDelay time.Duration
+	// DeviceProofTTL is how long a successful password login exempts its
+	// device from the user-wide login limit (device_proof.go); 0 =
+	// DefaultDeviceProofTTL.
+	DeviceProofTTL time.Duration
 	// PasswordHash are the argon2id costs of new password hashes; zero =
 	// access.DefaultHashParams. Tests lower them.
 	PasswordHash access.HashParams
@@ -67,19 +71,21 @@ type Service struct {
 	clock clockwork.Clock
 	log   *logrus.Entry
 
-	creds         *credCache
-	watcher       *AuthWatcher
-	authPoll      time.Duration
-	sessionIdle   time.Duration
-	sessionMax    time.Duration
-	loginFree     int
-	addrFree      int
-	userFree      int
-	loginMaxDelay time.Duration
-	inflight      loginsInFlight
-	hashSlots     chan struct{} // one per password check that may run, but
-	cleanSlot     chan struct{} // the one kept for clean attempts (tryHashSlot)
-	hashCost      access.HashParams
+	creds          *credCache
+	watcher        *AuthWatcher
+	authPoll       time.Duration
+	sessionIdle    time.Duration
+	sessionMax     time.Duration
+	loginFree      int
+	addrFree       int
+	userFree       int
+	loginMaxDelay  time.Duration
+	inflight       loginsInFlight
+	hashSlots      chan struct{} // one per password check that may run, but
+	cleanSlot      chan struct{} // the one kept for clean attempts (tryHashSlot)
+	hashCost       access.HashParams
+	devKey         deviceProofKey
+	deviceProofTTL time.Duration
 }
 
 // New builds a Service. It panics when Store is nil, which is a wiring
@@ -97,7 +103,8 @@ func New(o Options) *Service {
 		creds: newCredCache(), authPoll: orDur(a.AuthPoll, DefaultAuthPoll), sessionIdle: orDur(a.SessionIdle, DefaultSessionIdle),
 		sessionMax: orDur(a.SessionMax, DefaultSessionMax), loginFree: orInt(a.LoginFreeTries, DefaultLoginFreeTries),
 		addrFree: orInt(a.AddressFreeTries, DefaultAddressFreeTries), userFree: orInt(a.UserFreeTries, DefaultUserFreeTries),
-		loginMaxDelay: orDur(a.LoginMaxDelay, DefaultLoginMaxDelay), hashCost: a.PasswordHash}
+		loginMaxDelay: orDur(a.LoginMaxDelay, DefaultLoginMaxDelay), hashCost: a.PasswordHash,
+		deviceProofTTL: orDur(a.DeviceProofTTL, DefaultDeviceProofTTL)}
 	slots := orInt(a.HashConcurrency, DefaultHashConcurrency)
 	s.cleanSlot = make(chan struct{}, 1)
 	s.hashSlots = make(chan struct{}, max(1, slots-1))

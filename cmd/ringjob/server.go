@@ -490,15 +490,15 @@ func ssoProvider(cfg *Config, clock clockwork.Clock) *sso.Provider {
 }
 
 // sealSecrets makes the store seal the secrets it keeps (group executor
-// tokens, the generated executor token, the run-token secret) with the
-// configured key, and seals again what an earlier start stored in
-// plaintext or under a previous key.
+// tokens, the generated executor token, the run-token secret, the device
+// proof secret) with the configured key, and seals again what an earlier
+// start stored in plaintext or under a previous key.
 func sealSecrets(ctx context.Context, cfg *Config, st *store.Store, log *logrus.Entry) error {
 	box, err := cfg.Secrets.box()
 	if err != nil {
 		return err
 	}
-	st.UseSecrets(box, service.ExecutorTokenSetting, service.RunTokenSetting)
+	st.UseSecrets(box, service.ExecutorTokenSetting, service.RunTokenSetting, identity.DeviceProofSetting)
 	if box == nil {
 		log.Warn("secrets.key is not set: group executor tokens and the run-token secret are stored in plaintext in the database (set RINGJOB_SECRETS_KEY; see docs/security.md)")
 		return nil
