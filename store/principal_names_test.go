@@ -123,5 +123,13 @@ func TestMigratePrincipalNameKeys(t *testing.T) {
 		}
 		_, err = st.PrincipalCreate(ctx, store.PrincipalCreateParams{Name: "CAROL", Kind: store.PrincipalUser, Source: store.SourceLocal, NowMs: t0})
 		require.ErrorIs(t, err, store.ErrConflict, "existing rows got their keys")
+
+		// A replica of the earlier release, still running during a rolling
+		// upgrade, writes a principal without a key: it is found by its
+		// exact name.
+		old := insert("oscar", store.PrincipalUser, store.SourceLocal)
+		got, err := st.PrincipalByName(ctx, "oscar")
+		require.NoError(t, err)
+		require.Equal(t, old, got.ID)
 	})
 }

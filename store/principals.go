@@ -125,9 +125,14 @@ func (s *Store) PrincipalNames(ctx context.Context, ids []int64) (map[int64]stri
 }
 
 // PrincipalByName reads the principal whose name compares equal to name by
-// principalname.Key ("ALICE" finds "alice").
+// principalname.Key ("ALICE" finds "alice"). A row without a key (written
+// by a replica of an earlier release during a rolling upgrade, after
+// migration 0086) is found by its exact name.
 func (s *Store) PrincipalByName(ctx context.Context, name string) (Principal, error) {
 	p, err := scanPrincipal(s.db.QueryRowContext(ctx, "SELECT "+principalCols+" FROM "+principalFrom+" WHERE p.name_key = ?", principalname.Key(name)))
+	if errors.Is(err, sql.ErrNoRows) {
+		p, err = scanPrincipal(s.db.QueryRowContext(ctx, "SELECT "+principalCols+" FROM "+principalFrom+" WHERE p.name_key IS NULL AND p.name = ?", name))
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return Principal{}, fmt.Errorf("principal %q: %w", name, ErrNotFound)
 	}
