@@ -425,3 +425,13 @@ func checkID(field string, id int64) error {
 	}
 	return nil
 }
+
+// GroupIDByAppName finds a group's id by its app name (a missing group is a
+// *NotFoundError).
+func (s *Service) GroupIDByAppName(ctx context.Context, appName string) (int64, error) {
+	id, err := s.st.GroupIDByAppName(ctx, appName)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, &NotFoundError{Resource: "group", Name: appName}
+	}
+	return id, err
+}

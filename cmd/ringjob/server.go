@@ -25,6 +25,7 @@ import (
 	"github.com/ringjob/ringjob/alarm"
 	"github.com/ringjob/ringjob/api"
 	"github.com/ringjob/ringjob/api/xxlapi"
+	"github.com/ringjob/ringjob/auth/identity"
 	"github.com/ringjob/ringjob/auth/sso"
 	"github.com/ringjob/ringjob/internal/egress"
 	"github.com/ringjob/ringjob/internal/tlsreload"
@@ -256,15 +257,17 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	}()
 	drivers.Register("lambda", lambdaDriver)
 
+	ident := identity.New(identity.Options{Store: st, Clock: clock, Log: log.WithField("component", "identity"),
+		Access: identity.AccessOptions{SessionIdle: cfg.Auth.SessionIdle, SessionMax: cfg.Auth.SessionMax, HashConcurrency: cfg.API.HashConcurrency}})
 	svc := service.New(service.Options{Store: st, Scheduler: sched, Drivers: drivers, Clock: clock, AlarmChannels: channels, Alarms: alarms,
-		Log: log.WithField("component", "service"), Access: service.AccessOptions{SessionIdle: cfg.Auth.SessionIdle, SessionMax: cfg.Auth.SessionMax,
-			HashConcurrency: cfg.API.HashConcurrency},
+		Log:                 log.WithField("component", "service"),
 		RegisteredElsewhere: executors.RegisteredElsewhere,
 		OnGroupChange: func() {
 			executors.GroupsChanged()
 			sched.ForgetTargets()
-		}})
-	token, err := svc.EnsureAdminToken(ctx, cfg.API.AdminToken)
+		},
+		OnAuthChange: ident.AuthChanged})
+	token, err := ident.EnsureAdminToken(ctx, cfg.API.AdminToken)
 	if err != nil {
 		return fmt.Errorf("prepare the admin token: %w", err)
 	}
@@ -273,7 +276,7 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	}
 
 	// The auth watcher drops cached credentials when another replica revokes one.
-	authWatcher := svc.Watcher()
+	authWatcher := ident.Watcher()
 	if err := authWatcher.Start(context.WithoutCancel(ctx)); err != nil {
 		return err
 	}
@@ -284,7 +287,8 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	// balancer or a deploy should not count the replica before it schedules.
 	var scheduling atomic.Bool
 	app := api.New(api.Options{
-		Service: svc,
+		Service:  svc,
+		Identity: ident,
 		Ready: func(ctx context.Context) error {
 			if !scheduling.Load() {
 				return errors.New("the scheduler is starting")
@@ -494,15 +498,15 @@ func ssoProvider(cfg *Config, clock clockwork.Clock) *sso.Provider {
 }
 
 // sealSecrets makes the store seal the secrets it keeps (group executor
-// tokens, the generated executor token, the run-token secret) with the
-// configured key, and seals again what an earlier start stored in
-// plaintext or under a previous key.
+// tokens, the generated executor token, the run-token secret, the device
+// proof secret) with the configured key, and seals again what an earlier
+// start stored in plaintext or under a previous key.
 func sealSecrets(ctx context.Context, cfg *Config, st *store.Store, log *logrus.Entry) error {
 	box, err := cfg.Secrets.box()
 	if err != nil {
 		return err
 	}
-	st.UseSecrets(box, service.ExecutorTokenSetting, service.RunTokenSetting)
+	st.UseSecrets(box, service.ExecutorTokenSetting, service.RunTokenSetting, identity.DeviceProofSetting)
 	if box == nil {
 		log.Warn("secrets.key is not set: group executor tokens and the run-token secret are stored in plaintext in the database (set RINGJOB_SECRETS_KEY; see docs/security.md)")
 		return nil
