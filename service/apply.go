@@ -63,6 +63,8 @@ type ApplyGroup struct {
 	// AcceptRegistrations nil: the default for a new group, unchanged for an
 	// existing one.
 	AcceptRegistrations *bool
+	// FailureDestination serves the group's jobs without their own ("" = none).
+	FailureDestination string
 }
 
 // ApplyJob is a job as declared: JobSpec's fields (its GroupID and
@@ -232,10 +234,12 @@ type groupDef struct {
 	Members             []string `json:"members"`
 	Protocol            string   `json:"protocol"`
 	AcceptRegistrations bool     `json:"accept_registrations"`
+	FailureDestination  string   `json:"failure_destination" version:"omitzero"`
 }
 
 func groupDefOf(g store.Group) groupDef {
-	return groupDef{Title: g.Title, Members: nonNil(g.Members), Protocol: g.Protocol, AcceptRegistrations: g.AcceptRegistrations}
+	return groupDef{Title: g.Title, Members: nonNil(g.Members), Protocol: g.Protocol, AcceptRegistrations: g.AcceptRegistrations,
+		FailureDestination: g.FailureDestination}
 }
 
 // defField is one field of a definition: its JSON name and where it is.
@@ -726,6 +730,9 @@ func (s *Service) checkGroupDecl(ctx context.Context, g ApplyGroup) (groupDef, e
 	if g.AcceptRegistrations != nil {
 		def.AcceptRegistrations = *g.AcceptRegistrations
 	}
+	if def.FailureDestination, err = checkFailureDestination(g.FailureDestination); err != nil {
+		return groupDef{}, err
+	}
 	return def, nil
 }
 
@@ -784,7 +791,8 @@ func (s *Service) writePlan(ctx context.Context, tx *store.Store, plan Plan, pla
 		def := newGroups[c.Group]
 		es := store.GroupExecutorSettings{Protocol: def.Protocol, AcceptRegistrations: def.AcceptRegistrations}
 		if c.Op == OpCreate {
-			g, err := tx.GroupCreate(ctx, store.GroupCreateParams{AppName: c.Group, Title: def.Title, Members: def.Members, GroupExecutorSettings: es, NowMs: nowMs})
+			g, err := tx.GroupCreate(ctx, store.GroupCreateParams{AppName: c.Group, Title: def.Title, Members: def.Members, GroupExecutorSettings: es,
+				FailureDestination: def.FailureDestination, NowMs: nowMs})
 			if err != nil {
 				return err
 			}
@@ -797,7 +805,8 @@ func (s *Service) writePlan(ctx context.Context, tx *store.Store, plan Plan, pla
 		}
 		cur := groups[c.Group]
 		es.AccessToken = cur.AccessToken // not declared: kept
-		g, err := tx.GroupUpdate(ctx, store.GroupUpdateParams{ID: cur.ID, Title: def.Title, Members: def.Members, GroupExecutorSettings: es, NowMs: nowMs})
+		g, err := tx.GroupUpdate(ctx, store.GroupUpdateParams{ID: cur.ID, Title: def.Title, Members: def.Members, GroupExecutorSettings: es,
+			FailureDestination: def.FailureDestination, NowMs: nowMs})
 		if err != nil {
 			return err
 		}

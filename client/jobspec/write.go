@@ -33,7 +33,7 @@ func FromState(groups []client.Group, jobs []client.Job, byID map[int64]client.J
 	}
 	set = newSet()
 	for _, g := range groups {
-		ag := client.ApplyGroup{AppName: g.AppName, Title: g.Title, Members: g.Members, Protocol: g.Protocol}
+		ag := client.ApplyGroup{AppName: g.AppName, Title: g.Title, Members: g.Members, Protocol: g.Protocol, FailureDestination: g.FailureDestination}
 		accept := g.AcceptRegistrations
 		ag.AcceptRegistrations = &accept
 		set.Groups = append(set.Groups, ag)
