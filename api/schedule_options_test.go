@@ -1,10 +1,13 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/client"
 )
 
 // The schedule options travel through the API as a user writes them, the
@@ -51,4 +54,39 @@ func TestScheduleOptionsRoundTrip(t *testing.T) {
 func strPtr(v any) *string {
 	s, _ := v.(string)
 	return &s
+}
+
+// Jobs as code carries the options and the group's destination, and a
+// second apply of the same files changes nothing.
+func TestScheduleOptionsThroughApply(t *testing.T) {
+	t.Parallel()
+	for _, dialect := range kinds {
+		t.Run(dialect, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, dialect, setupOpts{noSched: true})
+			ctx := context.Background()
+			cl := client.New(b.url, b.token, nil)
+			in := client.ApplyInput{
+				Groups: []client.ApplyGroup{{AppName: "etl-jobs", Members: []string{"local://echo"}, FailureDestination: "arn:aws:sns:us-east-1:123456789012:ops"}},
+				Jobs: []client.ApplyJob{{Group: "etl-jobs", Name: "hourly", JobFields: client.JobFields{ScheduleType: "cron", ScheduleConf: "0 0 * * * ?",
+					JobOptions: client.JobOptions{FlexibleWindowMin: 15, MaxEventAgeSec: 600, ActiveUntil: "2099-01-01T00:00:00Z"}}, Enabled: true}},
+			}
+			got, err := cl.Apply(ctx, in)
+			require.NoError(t, err)
+			require.Equal(t, 2, got.Summary["create"])
+			again, err := cl.Apply(ctx, in)
+			require.NoError(t, err)
+			require.Equal(t, map[string]int{"create": 0, "update": 0, "delete": 0, "unchanged": 2}, again.Summary)
+			in.Jobs[0].FlexibleWindowMin = 30
+			changed, err := cl.PlanApply(ctx, in)
+			require.NoError(t, err)
+			require.Equal(t, "update", changesOf(changed)["job etl-jobs/hourly"])
+			jobs := b.must(200, "GET", "/api/v1/jobs?q=hourly", nil)["items"].([]any)
+			require.Len(t, jobs, 1)
+			j := jobs[0].(map[string]any)
+			require.EqualValues(t, 15, j["flexible_window_min"])
+			g := b.must(200, "GET", fmt.Sprintf("/api/v1/groups/%d", int64(j["group_id"].(float64))), nil)
+			require.Equal(t, "arn:aws:sns:us-east-1:123456789012:ops", g["failure_destination"])
+		})
+	}
 }
