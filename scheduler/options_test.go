@@ -76,7 +76,7 @@ func TestFlexibleWindowMovesEachFireAndRecordsItsScheduleTime(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, dialect string) {
 		b := setup(t, dialect, noon)
-		name := nameWithOffset(t, "flex", b.jobSeq+1, 2, 10*time.Second, 50*time.Second)
+		name := nameWithOffset(t, "flex", b.jobSeq+1, 2, 3*time.Second, 8*time.Second)
 		j := b.scheduledJob(name, "cron", "0 * * * * ?", store.JobOptions{FlexWindowMin: 2}, nil)
 		offset := schedule.FlexOffset(j.Name, 2)
 		require.Equal(t, at(12, 0, 0)+offset.Milliseconds(), j.NextFireMs, "the fire of 12:00:00 moves by the job's offset: still to come")
@@ -128,11 +128,12 @@ func TestMaxEventAgeEndsRetriesAndCatchUps(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, dialect string) {
 		b := setup(t, dialect, noon)
-		// Retries 100 s apart, at most 60 s of age: the first retry is made
+		// Retries 8 s apart, at most 5 s of age (the API takes 60 s at
+		// least; the store and scheduler take any): the first retry is made
 		// (the fire is 1 s old when it fails), the second is not (it would
-		// follow a fire 100 s old).
-		j := b.scheduledJob("aged", "at", "2026-06-01T12:00:01Z", store.JobOptions{MaxEventAgeSec: 60}, func(f *store.JobFields) {
-			f.RetryCount, f.RetryDelaySec = 3, 100
+		// follow a fire 9 s old).
+		j := b.scheduledJob("aged", "at", "2026-06-01T12:00:01Z", store.JobOptions{MaxEventAgeSec: 5}, func(f *store.JobFields) {
+			f.RetryCount, f.RetryDelaySec = 3, 8
 		})
 		// A fire_once_now job 2 minutes behind is not caught up past its age.
 		old := b.scheduledJob("old", "cron", "0 * * * * ?", store.JobOptions{MaxEventAgeSec: 60}, func(f *store.JobFields) { f.MisfirePolicy = kind.MisfireFireOnceNow })
@@ -141,7 +142,7 @@ func TestMaxEventAgeEndsRetriesAndCatchUps(t *testing.T) {
 		n.rec.mu.Lock()
 		n.rec.failFirst = map[int64]int{j.ID: 10}
 		n.rec.mu.Unlock()
-		b.step(1, 110*time.Second)
+		b.step(1, 20*time.Second)
 		ds := b.waitDispatched(2)
 		require.Len(t, scheduledTimes(ds, j.ID), 2, "the fire and one retry: %s", fmtSeen(ds))
 		rs := b.waitSettledRuns(j.ID)
