@@ -142,9 +142,23 @@ func TestMaxEventAgeEndsRetriesAndCatchUps(t *testing.T) {
 		n.rec.mu.Lock()
 		n.rec.failFirst = map[int64]int{j.ID: 10}
 		n.rec.mu.Unlock()
-		b.step(1, 20*time.Second)
-		ds := b.waitDispatched(2)
-		require.Len(t, scheduledTimes(ds, j.ID), 2, "the fire and one retry: %s", fmtSeen(ds))
+		seen := func() []dispatchSeen {
+			var all []dispatchSeen
+			for _, nd := range b.nodes {
+				all = append(all, nd.rec.all()...)
+			}
+			return all
+		}
+		// The retry follows the failure's outcome (written on real time) at
+		// a follow-up tick: step until it is sent, then 30 s more, in which
+		// no second retry may come.
+		for i := 0; len(scheduledTimes(seen(), j.ID)) < 2; i++ {
+			require.Less(t, i, 60, "the retry was not sent: %s", fmtSeen(seen()))
+			b.step(1, time.Second)
+		}
+		b.step(1, 30*time.Second)
+		ds := seen()
+		require.Len(t, scheduledTimes(ds, j.ID), 2, "the fire and one retry, no more: %s", fmtSeen(ds))
 		rs := b.waitSettledRuns(j.ID)
 		require.Len(t, rs, 2)
 		for _, r := range rs {
