@@ -291,14 +291,14 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 		},
 		Drain:               drain,
 		ServedWhileDraining: xxlapi.CallbackPaths(),
-		Registry:       reg,
-		TrustedProxies: cfg.API.trustedProxies(),
-		Log:            log.WithField("component", "api"),
-		BodyLimit:      cfg.API.BodyLimitBytes,
-		Pprof:          cfg.API.Pprof,
-		SecureCookies:  strings.HasPrefix(cfg.PublicURL, "https://"),
-		Clock:          clock,
-		SSO:            ssoProvider(cfg, clock),
+		Registry:            reg,
+		TrustedProxies:      cfg.API.trustedProxies(),
+		Log:                 log.WithField("component", "api"),
+		BodyLimit:           cfg.API.BodyLimitBytes,
+		Pprof:               cfg.API.Pprof,
+		SecureCookies:       strings.HasPrefix(cfg.PublicURL, "https://"),
+		Clock:               clock,
+		SSO:                 ssoProvider(cfg, clock),
 	})
 	xxlapi.Mount(app, executors, log.WithField("component", "executor-api"))
 	web.Mount(app)
