@@ -3,6 +3,8 @@
 # --platform linux/amd64,linux/arm64 .). It is the image `make image` builds
 # without a daemon (internal/imagebuild): same files, user, environment,
 # entrypoint; internal/imagebuild's tests check the two agree.
+# The database's CA bundle (make image DATABASE_CA_BUNDLE=...) is added by a
+# one-line image on top of this one: see docs/deploy-aws.md.
 ARG GO_VERSION=1.26
 FROM --platform=$BUILDPLATFORM golang:${GO_VERSION}-bookworm AS build
 ARG TARGETOS=linux

@@ -128,15 +128,18 @@ functions: ## Build functions/examples/* as provided.al2023 bootstraps (arm64, a
 	done; done
 
 IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
+# DATABASE_CA_BUNDLE: the database's CA bundle to build into the image
+# (/etc/ringjob/database-ca.pem), on AWS the RDS global-bundle.pem.
+DATABASE_CA_BUNDLE ?=
 
 .PHONY: image
 image: ## Build the multi-arch container image without Docker: bin/image/oci (OCI layout), ringjob-oci.tar, ringjob-linux-ARCH.tar
-	$(GO) run ./cmd/ringjob-image -platforms $(IMAGE_PLATFORMS) -version $(VERSION) -revision "$$(git rev-parse HEAD 2>/dev/null)" -out $(BIN)/image
+	$(GO) run ./cmd/ringjob-image -platforms $(IMAGE_PLATFORMS) -version $(VERSION) -revision "$$(git rev-parse HEAD 2>/dev/null)" -out $(BIN)/image -database-ca-bundle "$(DATABASE_CA_BUNDLE)"
 
 .PHONY: image-push
 image-push: ## Build the image and push it: make image-push IMAGE_REF=ACCOUNT.dkr.ecr.REGION.amazonaws.com/ringjob:TAG
 	@test -n "$(IMAGE_REF)" || { echo "set IMAGE_REF=REGISTRY/REPO:TAG"; exit 2; }
-	$(GO) run ./cmd/ringjob-image -platforms $(IMAGE_PLATFORMS) -version $(VERSION) -revision "$$(git rev-parse HEAD 2>/dev/null)" -out $(BIN)/image -push $(IMAGE_REF)
+	$(GO) run ./cmd/ringjob-image -platforms $(IMAGE_PLATFORMS) -version $(VERSION) -revision "$$(git rev-parse HEAD 2>/dev/null)" -out $(BIN)/image -database-ca-bundle "$(DATABASE_CA_BUNDLE)" -push $(IMAGE_REF)
 
 .PHONY: image-test
 image-test: ## The image test for every platform of IMAGE_PLATFORMS (make test checks the host's only)

@@ -74,6 +74,12 @@ type Options struct {
 	// same Bearer token as the REST API). Off by default: a profile shows
 	// the server's internals and costs CPU while it is taken.
 	Pprof bool
+	// Drain, when set, lets the server refuse requests while it stops (see
+	// Drain), but /healthz, /readyz, /metrics and ServedWhileDraining.
+	Drain *Drain
+	// ServedWhileDraining are paths still served during the drain (the
+	// executor callbacks, whose results the draining replica records).
+	ServedWhileDraining []string
 }
 
 // server holds what the handlers share.
@@ -141,6 +147,13 @@ func New(o Options) *fiber.App {
 	})
 	app.Use(s.requestScope)
 	app.Use(recover.New()) // a panic becomes a 500 that requestScope logs
+	if o.Drain != nil {
+		exempt := map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+		for _, p := range o.ServedWhileDraining {
+			exempt[p] = true
+		}
+		app.Use(o.Drain.middleware(exempt))
+	}
 
 	app.Get("/healthz", func(c *fiber.Ctx) error {
 		return c.JSON(fiber.Map{"status": "ok"})

@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"crypto/tls"
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -21,18 +23,25 @@ type OpenOptions struct {
 	// connection (the URL's password is then ignored), and is asked again
 	// with refresh when the database refuses it.
 	Password PasswordSource
+	// TLS, when set, encrypts every MySQL connection with it (a server
+	// name left empty is the URL's host). The URL must then have no tls
+	// parameter.
+	TLS *tls.Config
 }
 
 // OpenWith is Open with options.
 func OpenWith(ctx context.Context, dbURL string, opts OpenOptions) (*Store, error) {
-	if opts.Password == nil {
+	if opts.Password == nil && opts.TLS == nil {
 		return Open(ctx, dbURL)
+	}
+	if !strings.HasPrefix(dbURL, "mysql://") {
+		return nil, fmt.Errorf("database url %q: a password source and TLS apply to mysql:// only", redactURL(dbURL))
 	}
 	dsn, err := mysqlDSNFromURL(dbURL)
 	if err != nil {
 		return nil, err
 	}
-	return openMySQL(ctx, dsn, opts.Password)
+	return openMySQL(ctx, dsn, opts)
 }
 
 // errAccessDenied is MySQL's "Access denied for user" (a wrong password).

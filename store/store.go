@@ -109,12 +109,12 @@ func redactURL(raw string) string {
 
 // OpenMySQL connects with a go-sql-driver/mysql DSN.
 func OpenMySQL(ctx context.Context, dsn string) (*Store, error) {
-	return openMySQL(ctx, dsn, nil)
+	return openMySQL(ctx, dsn, OpenOptions{})
 }
 
-// openMySQL connects; with password set, every new connection takes its
+// openMySQL connects; with opts.Password set, every new connection takes its
 // password from it (see refreshingConnector).
-func openMySQL(ctx context.Context, dsn string, password PasswordSource) (*Store, error) {
+func openMySQL(ctx context.Context, dsn string, opts OpenOptions) (*Store, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("parse mysql dsn: %w", err)
@@ -124,11 +124,19 @@ func openMySQL(ctx context.Context, dsn string, password PasswordSource) (*Store
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 5 * time.Second
 	}
+	if err := applyTLS(cfg, opts.TLS); err != nil {
+		return nil, err
+	}
+	// A connector, not a DSN string: the TLS configuration lives on cfg.
 	var db *sql.DB
-	if password != nil {
-		db = sql.OpenDB(&refreshingConnector{cfg: cfg, password: password})
-	} else if db, err = sql.Open("mysql", cfg.FormatDSN()); err != nil {
-		return nil, fmt.Errorf("open mysql: %w", err)
+	if opts.Password != nil {
+		db = sql.OpenDB(&refreshingConnector{cfg: cfg, password: opts.Password})
+	} else {
+		conn, err := mysql.NewConnector(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("open mysql: %w", err)
+		}
+		db = sql.OpenDB(conn)
 	}
 	db.SetMaxOpenConns(32)
 	db.SetMaxIdleConns(16)

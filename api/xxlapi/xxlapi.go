@@ -24,7 +24,7 @@ import (
 // Mount adds the executor API to app.
 func Mount(app fiber.Router, ex *service.Executors, log *logrus.Entry) {
 	h := &handlers{ex: ex, log: log}
-	for _, prefix := range []string{"", "/xxl-job-admin"} {
+	for _, prefix := range prefixes {
 		app.Post(prefix+xxlwire.PathRegistry, h.registry)
 		app.Post(prefix+xxlwire.PathRegistryRemove, h.registryRemove)
 		app.Post(prefix+xxlwire.PathCallback, h.callback)
@@ -91,6 +91,21 @@ func (h *handlers) registryRemove(c *fiber.Ctx) error {
 		return refusal(c, err)
 	}
 	return reply(c, xxlwire.CodeSuccess, xxlwire.MsgSuccess)
+}
+
+// prefixes: executors call the admin API at the root or under XXL-JOB's
+// context path.
+var prefixes = []string{"", "/xxl-job-admin"}
+
+// CallbackPaths are the paths of the callback endpoint. A stopping replica
+// keeps serving them while it drains (api.Drain): its outcome writer still
+// records what executors report then.
+func CallbackPaths() []string {
+	out := make([]string, len(prefixes))
+	for i, p := range prefixes {
+		out[i] = p + xxlwire.PathCallback
+	}
+	return out
 }
 
 // RunTokenHeader carries a per-run callback token (functions in Event mode)

@@ -30,18 +30,19 @@ func main() {
 	out := flag.String("out", "bin/image", "output directory")
 	repo := flag.String("repo", "ringjob", "repository name of the docker-load tarballs")
 	ca := flag.String("ca-bundle", "/etc/ssl/certs/ca-certificates.crt", "PEM CA bundle to put in the image")
+	dbCA := flag.String("database-ca-bundle", "", "PEM CA bundle of the database (the RDS global-bundle.pem) to put in the image at "+imagebuild.DatabaseCAPath)
 	push := flag.String("push", "", "also push the multi-platform image to this reference (REGISTRY/REPO:TAG)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *platforms, *version, *revision, *out, *repo, *ca, *push); err != nil {
+	if err := run(ctx, *platforms, *version, *revision, *out, *repo, *ca, *dbCA, *push); err != nil {
 		fmt.Fprintln(os.Stderr, "ringjob-image:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, platforms, version, revision, out, repo, ca, push string) error {
+func run(ctx context.Context, platforms, version, revision, out, repo, ca, dbCA, push string) error {
 	var ref name.Reference
 	if push != "" {
 		var err error
@@ -50,7 +51,7 @@ func run(ctx context.Context, platforms, version, revision, out, repo, ca, push 
 		}
 	}
 	idx, images, err := imagebuild.Build(ctx, imagebuild.Options{Module: ".", Platforms: strings.Split(platforms, ","),
-		Version: version, Revision: revision, CABundle: ca, Log: os.Stdout})
+		Version: version, Revision: revision, CABundle: ca, DatabaseCABundle: dbCA, Log: os.Stdout})
 	if err != nil {
 		return err
 	}

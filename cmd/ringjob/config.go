@@ -29,6 +29,13 @@ const (
 	migrationsExternal = "external"
 )
 
+// The values of database_tls_mode.
+const (
+	dbTLSDisable    = "disable"     // plaintext
+	dbTLSRequire    = "require"     // encrypted, the certificate not checked
+	dbTLSVerifyFull = "verify-full" // encrypted, certificate checked against a CA and the host name
+)
+
 // Config is the whole server configuration. It is read from a YAML file,
 // then RINGJOB_* environment variables, then flags (later wins); this file is
 // the only place that maps them onto the component configs.
@@ -51,6 +58,18 @@ type Config struct {
 	// password tried is RINGJOB_DATABASE_PASSWORD's, if set. Env
 	// RINGJOB_DATABASE_PASSWORD_SECRET_ARN.
 	DatabasePasswordSecretARN string `yaml:"database_password_secret_arn"`
+	// DatabaseTLSMode: how MySQL connections are encrypted: "disable",
+	// "require" (encrypted, the server's certificate not checked) or
+	// "verify-full" (the certificate must be signed by a CA of
+	// database_tls_ca_file, or of the system's CAs without it, and name the
+	// URL's host). Empty: verify-full when database_tls_ca_file is set,
+	// else the URL's own tls parameter decides (none: plaintext). Env
+	// RINGJOB_DATABASE_TLS_MODE.
+	DatabaseTLSMode string `yaml:"database_tls_mode"`
+	// DatabaseTLSCAFile: a PEM file of the CA certificates the database's
+	// certificate is checked against (on RDS, Amazon's RDS CA bundle). Env
+	// RINGJOB_DATABASE_TLS_CA_FILE.
+	DatabaseTLSCAFile string `yaml:"database_tls_ca_file"`
 	// Listen is the address of the REST API, executor API and metrics
 	// (default 127.0.0.1:8080). Env RINGJOB_LISTEN.
 	Listen string `yaml:"listen"`
@@ -344,6 +363,7 @@ func (c *Config) Validate() error {
 	if c.DatabasePasswordSecretARN != "" && !strings.HasPrefix(c.DatabaseURL, "mysql://") {
 		errs = append(errs, fmt.Errorf("database_password_secret_arn needs a mysql:// database_url"))
 	}
+	errs = append(errs, c.validateDatabaseTLS()...)
 	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
 		errs = append(errs, fmt.Errorf("tls.cert_file and tls.key_file go together: set both or neither"))
 	}
@@ -460,6 +480,8 @@ func loadConfig(path string, getenv func(string) string, fl *flagValues) (*Confi
 	str(&c.DatabaseURL, "RINGJOB_DATABASE_URL")
 	str(&c.DatabaseMigrations, "RINGJOB_DATABASE_MIGRATIONS")
 	str(&c.DatabasePasswordSecretARN, "RINGJOB_DATABASE_PASSWORD_SECRET_ARN")
+	str(&c.DatabaseTLSMode, "RINGJOB_DATABASE_TLS_MODE")
+	str(&c.DatabaseTLSCAFile, "RINGJOB_DATABASE_TLS_CA_FILE")
 	str(&c.Listen, "RINGJOB_LISTEN")
 	str(&c.PublicURL, "RINGJOB_PUBLIC_URL")
 	str(&c.Log.Level, "RINGJOB_LOG_LEVEL")

@@ -139,3 +139,28 @@ func TestConfigErrorsNameTheKeyPath(t *testing.T) {
 	require.NotContains(t, msg, "!!")
 	require.Empty(t, out.String())
 }
+
+func TestDatabaseTLSSettingsAreChecked(t *testing.T) {
+	const db = "mysql://ringjob@db.example:3306/ringjob"
+	for _, c := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"RINGJOB_DATABASE_URL": db, "RINGJOB_DATABASE_TLS_MODE": "verify"}, `database_tls_mode must be disable, require or verify-full, got "verify"`},
+		{map[string]string{"RINGJOB_DATABASE_URL": "sqlite://./x.db", "RINGJOB_DATABASE_TLS_CA_FILE": "/ca.pem"}, "database_tls_mode and database_tls_ca_file need a mysql:// database_url"},
+		{map[string]string{"RINGJOB_DATABASE_URL": db, "RINGJOB_DATABASE_TLS_MODE": "require", "RINGJOB_DATABASE_TLS_CA_FILE": "/ca.pem"}, "database_tls_ca_file is set but database_tls_mode is require"},
+		{map[string]string{"RINGJOB_DATABASE_URL": db + "?tls=true", "RINGJOB_DATABASE_TLS_MODE": "verify-full"}, "database_url has a tls parameter and database_tls_mode/database_tls_ca_file are set too"},
+	} {
+		_, err := loadConfig("", env(c.env), nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: want an error containing %q, got %v", c.env, c.want, err)
+		}
+	}
+	c, err := loadConfig("", env(map[string]string{"RINGJOB_DATABASE_URL": db, "RINGJOB_DATABASE_TLS_CA_FILE": "/ca.pem"}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DatabaseTLSCAFile != "/ca.pem" {
+		t.Fatalf("database_tls_ca_file %q from RINGJOB_DATABASE_TLS_CA_FILE", c.DatabaseTLSCAFile)
+	}
+}

@@ -24,15 +24,28 @@ const secretRereadEvery = 5 * time.Second
 // new MySQL connection's password comes from that Secrets Manager secret,
 // read again when the database refuses it (a rotation), so a rotated
 // password needs no new deployment.
+//
+// database_tls_mode and database_tls_ca_file set how its connections are
+// encrypted; an error caused by TLS says which of them to change.
 func openDatabase(ctx context.Context, cfg *Config, log *logrus.Entry) (*store.Store, error) {
-	if cfg.DatabasePasswordSecretARN == "" {
-		return store.Open(ctx, cfg.DatabaseURL)
-	}
-	src, err := newSecretPassword(ctx, cfg, log)
+	var opts store.OpenOptions
+	tc, err := databaseTLS(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return store.OpenWith(ctx, cfg.DatabaseURL, store.OpenOptions{Password: src.password})
+	opts.TLS = tc
+	if cfg.DatabasePasswordSecretARN != "" {
+		src, err := newSecretPassword(ctx, cfg, log)
+		if err != nil {
+			return nil, err
+		}
+		opts.Password = src.password
+	}
+	st, err := store.OpenWith(ctx, cfg.DatabaseURL, opts)
+	if err != nil {
+		return nil, explainDatabaseTLS(cfg, err)
+	}
+	return st, nil
 }
 
 // secretPassword reads the database password from Secrets Manager: a JSON

@@ -286,23 +286,31 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	// metrics answer while the scheduler takes its locks), but a load
 	// balancer or a deploy should not count the replica before it schedules.
 	var scheduling atomic.Bool
+	// While the replica stops, its API answers only executor callbacks (see
+	// the end of serve).
+	drain := &api.Drain{}
 	app := api.New(api.Options{
 		Service:  svc,
 		Identity: ident,
 		Ready: func(ctx context.Context) error {
+			if drain.Draining() {
+				return errors.New("this replica is stopping")
+			}
 			if !scheduling.Load() {
 				return errors.New("the scheduler is starting")
 			}
 			return svc.Ready(ctx)
 		},
-		Registry:       reg,
-		TrustedProxies: cfg.API.trustedProxies(),
-		Log:            log.WithField("component", "api"),
-		BodyLimit:      cfg.API.BodyLimitBytes,
-		Pprof:          cfg.API.Pprof,
-		SecureCookies:  strings.HasPrefix(cfg.PublicURL, "https://"),
-		Clock:          clock,
-		SSO:            ssoProvider(cfg, clock),
+		Drain:               drain,
+		ServedWhileDraining: xxlapi.CallbackPaths(),
+		Registry:            reg,
+		TrustedProxies:      cfg.API.trustedProxies(),
+		Log:                 log.WithField("component", "api"),
+		BodyLimit:           cfg.API.BodyLimitBytes,
+		Pprof:               cfg.API.Pprof,
+		SecureCookies:       strings.HasPrefix(cfg.PublicURL, "https://"),
+		Clock:               clock,
+		SSO:                 ssoProvider(cfg, clock),
 	})
 	xxlapi.Mount(app, executors, log.WithField("component", "executor-api"))
 	web.Mount(app)
@@ -362,15 +370,31 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	graceEnd := time.Now().Add(cfg.Scheduler.StopGrace)
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.Scheduler.StopGrace+15*time.Second)
 	defer cancel()
-	if err := app.ShutdownWithContext(sctx); err != nil {
-		log.WithError(err).Warn("stop API server")
+	// The API refuses new requests (503, not ready) and finishes those in
+	// flight, but keeps taking executor callbacks: results that arrive
+	// during the drain below are recorded here. It stops listening once
+	// the drain is over, before the outcome writer stops; callbacks after
+	// that find the port closed, and executors send them to another admin
+	// address (or again later).
+	if err := drain.Start(sctx); err != nil {
+		log.WithError(err).Warn("wait for API requests in flight")
 	}
+	var apiStopped sync.Once
+	stopAPI := func() {
+		apiStopped.Do(func() {
+			if err := app.ShutdownWithContext(sctx); err != nil {
+				log.WithError(err).Warn("stop API server")
+			}
+		})
+	}
+	defer stopAPI() // when the scheduler's stop did not get to it
 	stopMaintenance()
 	// No new fires; the ring goes back to the other replicas; then, while
 	// the scheduler still records outcomes (its outcome writer is the last
 	// thing to stop), local processes finish (or are ended and recorded
-	// lost) and synchronous Lambda invokes are answered (or abandoned and
-	// recorded failed), both within the same stop grace.
+	// lost), synchronous Lambda invokes are answered (or abandoned and
+	// recorded failed), both within the same stop grace, and executors'
+	// callbacks are taken until then.
 	drainOnStop = func() {
 		var wg sync.WaitGroup
 		wg.Add(2)
@@ -385,6 +409,7 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 			stopLambda(lctx)
 		}()
 		wg.Wait()
+		stopAPI()
 	}
 	sched.Stop(sctx)
 	log.Info("stopped")

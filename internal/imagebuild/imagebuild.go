@@ -13,11 +13,13 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -36,10 +38,13 @@ import (
 const (
 	BinaryPath = "/ringjob"
 	CAPath     = "/etc/ssl/certs/ca-certificates.crt"
-	UID        = 65532
-	UserName   = "ringjob"
-	HomeDir    = "/home/ringjob" // working directory, writable by the user
-	Port       = "8080/tcp"
+	// DatabaseCAPath holds the database's CA bundle (Options.DatabaseCABundle),
+	// the scheduler module's default database_tls_ca_file.
+	DatabaseCAPath = "/etc/ringjob/database-ca.pem"
+	UID            = 65532
+	UserName       = "ringjob"
+	HomeDir        = "/home/ringjob" // working directory, writable by the user
+	Port           = "8080/tcp"
 	// BuildTags: timetzdata embeds the time zone database, so jobs' time
 	// zones resolve with no /usr/share/zoneinfo in the image.
 	BuildTags = "timetzdata"
@@ -72,6 +77,10 @@ type Options struct {
 	// CABundle is the PEM file copied to CAPath (default
 	// /etc/ssl/certs/ca-certificates.crt of the build machine).
 	CABundle string
+	// DatabaseCABundle, when set, is a PEM file copied to DatabaseCAPath:
+	// the CAs the database's certificate is checked against (on AWS the
+	// RDS bundle, which is not among the system CAs).
+	DatabaseCABundle string
 	// Created is the image's creation time (default: zero, so builds of the
 	// same source are identical).
 	Created time.Time
@@ -118,7 +127,16 @@ func Build(ctx context.Context, o Options) (v1.ImageIndex, []Image, error) {
 	if !bytes.Contains(ca, []byte("BEGIN CERTIFICATE")) {
 		return nil, nil, fmt.Errorf("CA bundle %s holds no PEM certificate", o.CABundle)
 	}
-	base, err := baseLayer(ca)
+	var dbCA []byte
+	if o.DatabaseCABundle != "" {
+		if dbCA, err = os.ReadFile(o.DatabaseCABundle); err != nil {
+			return nil, nil, fmt.Errorf("read the database CA bundle: %w", err)
+		}
+		if !x509.NewCertPool().AppendCertsFromPEM(dbCA) {
+			return nil, nil, fmt.Errorf("database CA bundle %s holds no PEM certificate", o.DatabaseCABundle)
+		}
+	}
+	base, err := baseLayer(ca, dbCA)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -203,11 +221,12 @@ func platformImage(o Options, plat v1.Platform, base v1.Layer, bin string) (v1.I
 	return mutate.ConfigFile(img, cf)
 }
 
-// baseLayer: CA certificates, the user and its home, and /tmp.
-func baseLayer(ca []byte) (v1.Layer, error) {
+// baseLayer: CA certificates, the database's CA bundle when given, the user
+// and its home, and /tmp.
+func baseLayer(ca, dbCA []byte) (v1.Layer, error) {
 	passwd := fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\n%s:x:%d:%d:Ringjob:%s:/sbin/nologin\n", UserName, UID, UID, HomeDir)
 	group := fmt.Sprintf("root:x:0:\n%s:x:%d:\n", UserName, UID)
-	return layer([]entry{
+	entries := []entry{
 		{path: "/etc/", dir: true, mode: 0o755},
 		{path: "/etc/passwd", mode: 0o644, data: []byte(passwd)},
 		{path: "/etc/group", mode: 0o644, data: []byte(group)},
@@ -217,7 +236,12 @@ func baseLayer(ca []byte) (v1.Layer, error) {
 		{path: "/home/", dir: true, mode: 0o755},
 		{path: HomeDir + "/", dir: true, mode: 0o700, owner: UID},
 		{path: "/tmp/", dir: true, mode: 0o1777},
-	})
+	}
+	if dbCA != nil {
+		entries = append(entries, entry{path: path.Dir(DatabaseCAPath) + "/", dir: true, mode: 0o755},
+			entry{path: DatabaseCAPath, mode: 0o644, data: dbCA})
+	}
+	return layer(entries)
 }
 
 type entry struct {

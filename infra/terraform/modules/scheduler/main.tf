@@ -7,16 +7,21 @@ locals {
   container = "ringjob"
   # The password is not in the URL: RINGJOB_DATABASE_PASSWORD comes from the
   # secret and Ringjob puts it in.
-  database_url = "mysql://${local.replica_user}@${var.database.endpoint}:${var.database.port}/${var.database.name}?tls=${var.database_tls_mode}"
+  database_url = "mysql://${local.replica_user}@${var.database.endpoint}:${var.database.port}/${var.database.name}"
   # migrate connects as the master user (it changes tables and creates the
   # application user); the replicas as the application user when there is one.
-  migrate_database_url = "mysql://${var.database.username}@${var.database.endpoint}:${var.database.port}/${var.database.name}?tls=${var.database_tls_mode}"
-  replica_user         = var.database_app_user == null ? var.database.username : var.database_app_user.username
+  migrate_database_url = "mysql://${var.database.username}@${var.database.endpoint}:${var.database.port}/${var.database.name}"
+  # TLS to the database: verify-full checks the server's certificate against
+  # the RDS CA bundle built into the image (make image DATABASE_CA_BUNDLE=...)
+  # and the endpoint's name; the database refuses plaintext either way.
+  database_tls = merge({ RINGJOB_DATABASE_TLS_MODE = var.database_tls_mode },
+  var.database_tls_mode == "verify-full" ? { RINGJOB_DATABASE_TLS_CA_FILE = var.database_tls_ca_file } : {})
+  replica_user = var.database_app_user == null ? var.database.username : var.database_app_user.username
   # The secret the replicas' password comes from: "ARN:password::" picks the
   # key of the RDS-managed JSON secret; the application user's is a string.
   replica_password_secret_from = var.database_app_user == null ? "${var.database.password_secret_arn}:password::" : var.database_app_user.password_secret_arn
   replica_password_secret_arn  = var.database_app_user == null ? var.database.password_secret_arn : var.database_app_user.password_secret_arn
-  environment = merge(var.environment, {
+  environment = merge(var.environment, local.database_tls, {
     RINGJOB_DATABASE_URL = local.database_url
     # The one-off migrate task below migrates; replicas wait for it and
     # refuse a schema newer than they know.
@@ -124,10 +129,10 @@ resource "aws_ecs_task_definition" "migrate" {
     essential              = true
     readonlyRootFilesystem = true
     command                = var.database_app_user == null ? ["migrate"] : ["migrate", "--app-user", var.database_app_user.username]
-    environment = [
+    environment = concat([
       { name = "RINGJOB_DATABASE_URL", value = local.migrate_database_url },
       { name = "RINGJOB_LOG_FORMAT", value = "json" },
-    ]
+    ], [for k in sort(keys(local.database_tls)) : { name = k, value = local.database_tls[k] }])
     secrets = concat([
       { name = "RINGJOB_DATABASE_PASSWORD", valueFrom = "${var.database.password_secret_arn}:password::" },
       ], var.database_app_user == null ? [] : [

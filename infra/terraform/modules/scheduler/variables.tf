@@ -183,12 +183,22 @@ variable "database_app_user" {
 }
 
 variable "database_tls_mode" {
-  description = "The MySQL driver's tls parameter: skip-verify encrypts without checking the server certificate against a CA (the Amazon RDS CA is not in the image's bundle); the database refuses unencrypted connections either way."
+  description = "How the replicas and the migrate task encrypt database connections: verify-full checks the server's certificate against database_tls_ca_file and the endpoint's name; require encrypts without checking it. The database refuses unencrypted connections either way."
   type        = string
-  default     = "skip-verify"
+  default     = "verify-full"
   validation {
-    condition     = contains(["true", "skip-verify", "preferred"], var.database_tls_mode)
-    error_message = "database_tls_mode must be true, skip-verify or preferred."
+    condition     = contains(["verify-full", "require"], var.database_tls_mode)
+    error_message = "database_tls_mode must be verify-full or require."
+  }
+}
+
+variable "database_tls_ca_file" {
+  description = "Path, inside the image, of the Amazon RDS CA bundle the database's certificate is checked against (verify-full). make image DATABASE_CA_BUNDLE=global-bundle.pem puts it at the default path; an image built without it stops at start with an error naming database_tls_ca_file."
+  type        = string
+  default     = "/etc/ringjob/database-ca.pem"
+  validation {
+    condition     = startswith(var.database_tls_ca_file, "/")
+    error_message = "database_tls_ca_file must be an absolute path inside the image."
   }
 }
 

@@ -326,7 +326,7 @@ run "application_user" {
   }
   assert {
     condition = contains([for e in jsondecode(aws_ecs_task_definition.migrate.container_definitions)[0].environment : e.value],
-    "mysql://ringjob@db.cluster-x.eu-central-1.rds.amazonaws.com:3306/ringjob?tls=skip-verify")
+    "mysql://ringjob@db.cluster-x.eu-central-1.rds.amazonaws.com:3306/ringjob")
     error_message = "the migrate task connects as the master user"
   }
   assert {
@@ -336,7 +336,7 @@ run "application_user" {
   }
   assert {
     condition = contains([for e in jsondecode(aws_ecs_task_definition.this.container_definitions)[0].environment : e.value],
-    "mysql://ringjob_app@db.cluster-x.eu-central-1.rds.amazonaws.com:3306/ringjob?tls=skip-verify")
+    "mysql://ringjob_app@db.cluster-x.eu-central-1.rds.amazonaws.com:3306/ringjob")
     error_message = "the replicas connect as the application user"
   }
   assert {
@@ -382,4 +382,53 @@ run "wildcard_failure_destination_is_refused" {
     failure_destination_arns = ["arn:aws:sqs:eu-central-1:123456789012:*"]
   }
   expect_failures = [var.failure_destination_arns]
+
+# The replicas and the migrate task verify the database's certificate
+# against the RDS CA bundle in the image, by default.
+run "database_tls_verified_by_default" {
+  command = plan
+  assert {
+    condition = length(setintersection(
+      [for e in jsondecode(aws_ecs_task_definition.this.container_definitions)[0].environment : "${e.name}=${e.value}"],
+    ["RINGJOB_DATABASE_TLS_MODE=verify-full", "RINGJOB_DATABASE_TLS_CA_FILE=/etc/ringjob/database-ca.pem"])) == 2
+    error_message = "the replicas verify the database's certificate against the bundle in the image"
+  }
+  assert {
+    condition = length(setintersection(
+      [for e in jsondecode(aws_ecs_task_definition.migrate.container_definitions)[0].environment : "${e.name}=${e.value}"],
+    ["RINGJOB_DATABASE_TLS_MODE=verify-full", "RINGJOB_DATABASE_TLS_CA_FILE=/etc/ringjob/database-ca.pem"])) == 2
+    error_message = "the migrate task verifies the database's certificate too"
+  }
+  assert {
+    condition     = !anytrue([for e in jsondecode(aws_ecs_task_definition.this.container_definitions)[0].environment : strcontains(e.value, "tls=")])
+    error_message = "the database URL carries no tls parameter (the mode is its own variable)"
+  }
+}
+
+run "database_tls_require_has_no_ca" {
+  command = plan
+  variables {
+    database_tls_mode = "require"
+  }
+  assert {
+    condition = (contains([for e in jsondecode(aws_ecs_task_definition.this.container_definitions)[0].environment : "${e.name}=${e.value}"], "RINGJOB_DATABASE_TLS_MODE=require")
+    && !contains([for e in jsondecode(aws_ecs_task_definition.this.container_definitions)[0].environment : e.name], "RINGJOB_DATABASE_TLS_CA_FILE"))
+    error_message = "require encrypts without a CA file"
+  }
+}
+
+run "database_tls_mode_values" {
+  command = plan
+  variables {
+    database_tls_mode = "skip-verify"
+  }
+  expect_failures = [var.database_tls_mode]
+}
+
+run "database_tls_ca_file_is_absolute" {
+  command = plan
+  variables {
+    database_tls_ca_file = "global-bundle.pem"
+  }
+  expect_failures = [var.database_tls_ca_file]
 }
