@@ -382,6 +382,7 @@ run "wildcard_failure_destination_is_refused" {
     failure_destination_arns = ["arn:aws:sqs:eu-central-1:123456789012:*"]
   }
   expect_failures = [var.failure_destination_arns]
+}
 
 # The replicas and the migrate task verify the database's certificate
 # against the RDS CA bundle in the image, by default.
