@@ -285,9 +285,6 @@ func (x *xxlConverter) job(j xxlJob) {
 	if aj.Description == name {
 		aj.Description = ""
 	}
-	if tz := strings.TrimSpace(x.opts.TimeZone); tz != "" && tz != "UTC" {
-		aj.TimeZone = tz
-	}
 
 	// Schedule.
 	runnable := true
@@ -306,6 +303,11 @@ func (x *xxlConverter) job(j xxlJob) {
 			note("schedule_conf", conf, NotCarried, "%v; the job is imported without a schedule", err)
 			aj.ScheduleType, aj.ScheduleConf = "", ""
 		}
+	}
+
+	// Cron is read on the admin's wall clock; a rate counts elapsed time.
+	if tz := strings.TrimSpace(x.opts.TimeZone); aj.ScheduleType == string(schedule.KindCron) && tz != "UTC" {
+		aj.TimeZone = tz
 	}
 
 	switch m := strings.ToUpper(strings.TrimSpace(j.misfire)); m {
