@@ -279,7 +279,7 @@ func ConvertEventBridge(schedules []EventBridgeSchedule, opts EventBridgeOptions
 				with = " (with " + strings.Join(blocks, ", ") + ")"
 			}
 			note("", src, "Target.Arn", t.Arn, NotCarried,
-				"a %s target%s: Ringjob runs Lambda functions, HTTP executors and local commands, not this; the schedule is not imported", targetService(t.Arn), with)
+				"the target is %s%s: Ringjob runs Lambda functions, HTTP executors and local commands, not this; the schedule is not imported", targetService(t.Arn), with)
 			continue
 		}
 		app := appOf[uri]

@@ -95,12 +95,12 @@ func TestEventBridge(t *testing.T) {
 			}
 		}
 		for src, want := range map[string]string{
-			"schedule default/nightly-batch": "a ecs target (with EcsParameters)",
-			"schedule default/enqueue":       "a sqs target (with SqsParameters)",
+			"schedule default/nightly-batch": "the target is ecs (with EcsParameters)",
+			"schedule default/enqueue":       "the target is sqs (with SqsParameters)",
 			"schedule default/sdk-call":      "universal target aws-sdk:sqs:sendMessage",
-			"schedule default/bus":           "a events target (with EventBridgeParameters)",
-			"schedule default/stream":        "a kinesis target (with KinesisParameters)",
-			"schedule default/pipeline":      "a sagemaker target (with SageMakerPipelineParameters)",
+			"schedule default/bus":           "the target is events (with EventBridgeParameters)",
+			"schedule default/stream":        "the target is kinesis (with KinesisParameters)",
+			"schedule default/pipeline":      "the target is sagemaker (with SageMakerPipelineParameters)",
 			"schedule billing/close-books":   "aws scheduler get-schedule --group-name billing --name close-books",
 		} {
 			require.Contains(t, byName[src].Why, want, src)
