@@ -138,13 +138,23 @@ func (s *Set) groupDoc(app string) document {
 	return d
 }
 
-func encode(docs []document, header string) ([]byte, error) {
+// Comments are YAML comments written above objects of a set: keyed by
+// "app_name" for a group and "app_name/name" for a job; each line of a
+// comment is written as its own "# " line.
+type Comments map[string]string
+
+func encode(docs []document, header string, comments Comments) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString(header)
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	for _, d := range docs {
-		if err := enc.Encode(d); err != nil {
+		var n yaml.Node
+		if err := n.Encode(d); err != nil {
+			return nil, fmt.Errorf("write YAML: %w", err)
+		}
+		annotate(&n, comments)
+		if err := enc.Encode(&n); err != nil {
 			return nil, fmt.Errorf("write YAML: %w", err)
 		}
 	}
@@ -154,26 +164,81 @@ func encode(docs []document, header string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// annotate puts each object's comment above it in an encoded document.
+func annotate(doc *yaml.Node, comments Comments) {
+	if len(comments) == 0 || doc.Kind != yaml.MappingNode {
+		return
+	}
+	valueOf := func(m *yaml.Node, key string) string {
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == key {
+				return m.Content[i+1].Value
+			}
+		}
+		return ""
+	}
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		list := doc.Content[i+1]
+		for _, item := range list.Content {
+			key := valueOf(item, "app_name")
+			if doc.Content[i].Value == "jobs" {
+				key = valueOf(item, "group") + "/" + valueOf(item, "name")
+			}
+			if c, ok := comments[key]; ok && c != "" {
+				item.HeadComment = commentLines(c)
+			}
+		}
+	}
+}
+
+// commentLines writes text as "# " lines.
+func commentLines(text string) string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight("# "+l, " ")
+	}
+	return strings.Join(lines, "\n")
+}
+
 const header = "# Ringjob jobs as code (docs/jobs-as-code.md); apply with `ringjob apply -f`.\n"
 
 // Marshal writes the set as one file: a document per group.
 func (s *Set) Marshal() ([]byte, error) {
+	return s.MarshalWith("", nil)
+}
+
+// MarshalWith is Marshal with a comment after the file's header line (head,
+// each line written as "# ") and comments above objects.
+func (s *Set) MarshalWith(head string, comments Comments) ([]byte, error) {
 	var docs []document
 	for _, app := range s.GroupNames() {
 		docs = append(docs, s.groupDoc(app))
 	}
-	return encode(docs, header)
+	return encode(docs, fileHeader(head), comments)
+}
+
+func fileHeader(head string) string {
+	if head == "" {
+		return header
+	}
+	return header + commentLines(head) + "\n"
 }
 
 // WriteDir writes the set into dir, one file per group (APP_NAME.yaml),
 // and returns the files written.
 func (s *Set) WriteDir(dir string) ([]string, error) {
+	return s.WriteDirWith(dir, nil, nil)
+}
+
+// WriteDirWith is WriteDir with a head comment per file (by app name; each
+// file's own) and comments above objects.
+func (s *Set) WriteDirWith(dir string, heads map[string]string, comments Comments) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
 	var files []string
 	for _, app := range s.GroupNames() {
-		b, err := encode([]document{s.groupDoc(app)}, header)
+		b, err := encode([]document{s.groupDoc(app)}, fileHeader(heads[app]), comments)
 		if err != nil {
 			return nil, err
 		}

@@ -48,6 +48,8 @@ func (a *app) commandGroups() []func() *cobra.Command {
 		a.newExecutorsCommand, a.newNextFiresCommand,
 		// Jobs as code (jobsascode.go).
 		a.newExportCommand, a.newApplyCommand, a.newDiffCommand, a.newSyncCommand,
+		// From other schedulers to jobs as code (importcmd.go).
+		a.newImportCommand,
 	}
 }
 
