@@ -126,7 +126,9 @@ func TestCLI(t *testing.T) {
 	di, err := os.Stat(filepath.Dir(c.configPath()))
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o700), di.Mode().Perm())
-	c.ok("login", s.base, "--token", token, "--name", "other")
+	// A second login without a terminal keeps the current context (the
+	// next command must not go to another server by surprise); --use switches.
+	require.Contains(t, c.ok("login", s.base, "--token", token, "--name", "other"), `the current context is still "local"`)
 	var contexts []struct {
 		Name    string `json:"name"`
 		Server  string `json:"server"`
@@ -134,7 +136,10 @@ func TestCLI(t *testing.T) {
 	}
 	c.json(&contexts, "context", "list")
 	require.Len(t, contexts, 2)
-	require.True(t, contexts[1].Current, "the last login is current: %+v", contexts)
+	require.True(t, contexts[0].Current, "a second login does not switch silently: %+v", contexts)
+	require.Contains(t, c.ok("login", s.base, "--token", token, "--name", "other", "--use"), `context "other" is now current`)
+	c.json(&contexts, "context", "list")
+	require.True(t, contexts[1].Current, "login --use switches: %+v", contexts)
 	require.Contains(t, c.ok("context", "use", "local"), `"local" is now current`)
 	require.Contains(t, c.ok("context", "list"), "*        local")
 	c.fails(1, `no context "nope"`, "context", "use", "nope")
