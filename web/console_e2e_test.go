@@ -277,7 +277,9 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Click("#new-job", chromedp.ByQuery),
 		chromedp.WaitVisible("#f-name", chromedp.ByQuery),
 		chromedp.SendKeys("#f-name", "console-ticker", chromedp.ByQuery),
-		chromedp.Click("#f-enabled", chromedp.ByQuery), // by hand only: no scheduled runs in the way
+		// New jobs start stopped, as everywhere: by hand only, no scheduled
+		// runs in the way.
+		chromedp.WaitNotPresent("#f-enabled:checked", chromedp.ByQuery),
 		chromedp.SendKeys("#f-schedule_conf", "every tuesday", chromedp.ByQuery),
 		chromedp.Click("#save-job", chromedp.ByQuery),
 		chromedp.Poll(`(() => { const t = document.querySelector("#f-schedule_conf-error").textContent; return t !== "" && t; })()`, &fieldErr),

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ringjob/ringjob/client"
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 func (a *app) newGroupsCommand() *cobra.Command {
@@ -95,7 +97,7 @@ type groupFlags struct {
 func (f *groupFlags) addTo(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.title, "title", "", "a title for people")
-	fs.StringVar(&f.protocol, "protocol", "", "how its executors are called: xxl (XXL-JOB executors) or native")
+	fs.StringVar(&f.protocol, "protocol", "", "how its executors are called, one of "+protocolHelp())
 	fs.StringVar(&f.token, "executor-token", "", "the group's own executor access token")
 	fs.StringArrayVar(&f.members, "member", nil, "a target of the group: an executor address, lambda://ARN or local://NAME (repeatable)")
 	fs.BoolVar(&f.register, "accept-registrations", false, "let executors register themselves into the group")
@@ -212,4 +214,14 @@ func (a *app) newGroupsDeleteCommand() *cobra.Command {
 			return nil
 		}),
 	}
+}
+
+// protocolHelp lists the executor protocols the server takes, quoted (one
+// is empty), each with who speaks it.
+func protocolHelp() string {
+	parts := make([]string, len(kind.Protocols))
+	for i, p := range kind.Protocols {
+		parts[i] = fmt.Sprintf("%q (%s)", string(p), p.Describe())
+	}
+	return strings.Join(parts, ", ")
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ringjob/ringjob/client"
+	"github.com/ringjob/ringjob/internal/kind"
+	schedulepkg "github.com/ringjob/ringjob/schedule"
 )
 
 func (a *app) newJobsCommand() *cobra.Command {
@@ -139,17 +141,17 @@ type jobFieldFlag struct{ flag, field, usage string }
 func jobFieldFlags() []jobFieldFlag {
 	return []jobFieldFlag{
 		{"description", "description", "what the job is for"},
-		{"schedule-type", "schedule_type", "none, cron, fixed_rate or at"},
+		{"schedule-type", "schedule_type", "how the job is scheduled, one of " + kindJoin(schedulepkg.Kinds)},
 		{"schedule", "schedule_conf", "the schedule: a cron expression (with seconds), seconds between fires, or a time"},
 		{"tz", "time_zone", "the time zone of a cron schedule (e.g. Europe/Paris)"},
-		{"misfire", "misfire_policy", "what to do with a missed fire: do_nothing or fire_once_now"},
+		{"misfire", "misfire_policy", "what to do with a missed fire, one of " + kindJoin(kind.Misfires)},
 		{"handler", "handler", "what runs: the executor handler name, a Lambda ARN or a local command name"},
 		{"params", "params", "the parameters given to every run"},
-		{"route", "route_strategy", "which target of the group runs it: first, last, round, random, consistent_hash, lfu, lru, failover, busyover or sharding"},
-		{"block", "block_strategy", "when the last run still runs: SERIAL_EXECUTION, DISCARD_LATER or COVER_EARLY"},
+		{"route", "route_strategy", "which target of the group runs it, one of " + kindJoin(kind.Routes())},
+		{"block", "block_strategy", "what a run does while the last one still runs on its target, one of " + kindJoin(kind.Blocks)},
 		{"timeout", "timeout_sec", "seconds a run may take (0: no limit)"},
 		{"retries", "retry_count", "retries of a failed run"},
-		{"retry-backoff", "retry_backoff", "fixed or exponential"},
+		{"retry-backoff", "retry_backoff", "how the wait between retries grows, one of " + kindJoin(kind.Backoffs)},
 		{"retry-delay", "retry_delay_sec", "seconds before the first retry"},
 		{"retry-max-delay", "retry_max_delay_sec", "longest wait between retries, in seconds"},
 		{"shards", "shard_count", "runs per fire for sharding broadcast"},
@@ -157,7 +159,7 @@ func jobFieldFlags() []jobFieldFlag {
 		{"pinned-target", "pinned_targets", "run only on these targets (repeatable)"},
 		{"child-id", "child_job_ids", "ids of jobs to trigger after a success (repeatable)"},
 		{"alarm-channel", "alarm_channels", "alarm channels to notify (repeatable)"},
-		{"enabled", "enabled", "whether the schedule fires"},
+		{"enabled", "enabled", "whether the schedule fires (a new job starts stopped unless --enabled)"},
 	}
 }
 

@@ -208,8 +208,8 @@ someone starts it there.`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "", "the context to read (see `ringjob context list`)")
-	cmd.Flags().StringVar(&to, "to", "", "the context to change")
+	cmd.Flags().StringVar(&from, "from", "", "the `CONTEXT` to read (see ringjob context list)")
+	cmd.Flags().StringVar(&to, "to", "", "the `CONTEXT` to change")
 	cmd.Flags().StringVar(&mapFile, "map", "", "a mapping file: group app names and target prefixes from --from's names to --to's, and stopped: true to make --stopped that destination's default")
 	cmd.Flags().BoolVar(&stopped, "stopped", false, "create the jobs new to --to stopped, and leave the others started or stopped as they are there")
 	f.add(cmd, false, true)

@@ -100,7 +100,7 @@ const jobSections = [
     ["schedule_conf", "Schedule", "text", "cron: six fields with seconds, e.g. 0 */5 * * * ?; fixed_rate: seconds; at: RFC 3339 time"],
     ["time_zone", "Time zone", "text", "IANA name, e.g. Europe/Paris; empty means UTC"],
     ["misfire_policy", "Misfire policy", "select", ["do_nothing", "fire_once_now"]],
-    ["enabled", "Enabled (fires on its schedule)", "checkbox"],
+    ["enabled", "Enabled (fires on its schedule)", "checkbox", "a new job starts stopped unless this is checked, as in the API, the CLI and jobs as code"],
   ]],
   ["Where", [
     ["route_strategy", "Route strategy", "select", routeStrategies],
@@ -122,7 +122,7 @@ const jobSections = [
 const jobFields = jobSections.flatMap(([, fs]) => fs);
 
 const newJob = { schedule_type: "cron", schedule_conf: "", time_zone: Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC", route_strategy: "first",
-  block_strategy: "SERIAL_EXECUTION", misfire_policy: "do_nothing", retry_backoff: "fixed", shard_count: 1, enabled: true };
+  block_strategy: "SERIAL_EXECUTION", misfire_policy: "do_nothing", retry_backoff: "fixed", shard_count: 1, enabled: false };
 
 // candidates are where a job of group g may run: its static members and
 // the executors that registered under its app name.
