@@ -300,24 +300,37 @@ func (a *app) newJobsEditCommand() *cobra.Command {
 		Use:   "edit GROUP/NAME|ID [field flags]",
 		Short: "Edit a job in $EDITOR, or change the fields given as flags",
 		Long: `Edit a job. With field flags, only those fields change. Without, the job
-opens as YAML in $VISUAL or $EDITOR (default vi); what you save is sent.
-Either way the change is refused if someone else changed the job since it
-was read (If-Match).`,
+opens as YAML in $VISUAL or $EDITOR (default vi); what you save is sent,
+and that needs a terminal (a script gives field flags, or uses
+'ringjob apply'). Either way the change is refused if someone else changed
+the job since it was read (If-Match). When the change is refused, or what
+you saved does not parse, your edit stays in the file the error names.`,
 		Args:              exactArgs(1, "one job, GROUP/NAME or id"),
 		ValidArgsFunction: a.completeJobs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			patch := jobFieldPatch(cmd.Flags())
+			if len(patch) == 0 && !a.stdinIsTerminal() {
+				return usageErrorf("without field flags, jobs edit opens an editor, and standard input is not a terminal; give the fields to change as flags (e.g. --retries 3), or use ringjob apply -f FILE")
+			}
 			return a.withJob(func(ctx context.Context, c *client.Client, j client.Job, ref client.JobRef) error {
+				kept := ""
 				if len(patch) == 0 {
 					var err error
-					patch, err = a.editInEditor(ctx, j, "job-"+strings.ReplaceAll(ref.String(), "/", "-"))
+					patch, kept, err = a.editInEditor(ctx, j, "job-"+strings.ReplaceAll(ref.String(), "/", "-"))
 					if err != nil || patch == nil {
 						return err
 					}
 				}
 				nj, err := c.PatchJob(ctx, ref, patch, j.ETag)
 				if err != nil {
-					return fmt.Errorf("edit job %s: %w", ref, err)
+					err = fmt.Errorf("edit job %s: %w", ref, err)
+					if kept != "" {
+						return editKept(err, kept, "ringjob jobs edit "+ref.String())
+					}
+					return err
+				}
+				if kept != "" {
+					_ = os.Remove(kept)
 				}
 				return a.printJob(ctx, c, out, nj, ref)
 			})(cmd, args)
