@@ -30,14 +30,15 @@ async function runsPage(params) {
   const groupSelect = h("select", { id: "runs-group", name: "group_id", onchange: () => fillJobs("") }, h("option", { value: "" }, "All groups"),
     groups.map((g) => h("option", { value: g.id, selected: String(g.id) === groupOfJob }, g.title && g.title !== g.app_name ? `${g.app_name} (${g.title})` : g.app_name)));
   const jobSelect = h("select", { id: "runs-job", name: "job_id", "aria-describedby": "runs-job-hint" });
+  let fills = 0;
   async function fillJobs(selected) {
+    const mine = ++fills;
     const gid = groupSelect.value;
-    jobSelect.replaceChildren(h("option", { value: "" }, gid ? "All jobs of the group" : "All jobs (pick a group first)"));
+    const first = h("option", { value: "" }, gid ? "All jobs of the group" : "All jobs (pick a group first)");
+    const jobs = gid ? (await get("jobs" + query({ group_id: gid, sort: "name", limit: 500 }))).items : [];
+    if (mine !== fills) return; // the group changed again while this one loaded
+    jobSelect.replaceChildren(first, ...jobs.map((j) => h("option", { value: j.id, selected: String(j.id) === selected }, j.name)));
     jobSelect.disabled = !gid;
-    if (!gid) return;
-    const jobs = (await get("jobs" + query({ group_id: gid, sort: "name", limit: 500 }))).items;
-    if (groupSelect.value !== gid) return; // the group changed while this one loaded
-    jobSelect.append(...jobs.map((j) => h("option", { value: j.id, selected: String(j.id) === selected }, j.name)));
   }
   await fillJobs(f.job_id);
   const form = h("form", { class: "filters", role: "search", onsubmit: (ev) => {
