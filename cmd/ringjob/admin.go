@@ -47,7 +47,7 @@ server printed at its first start:
 or with --context NAME (a context from ` + "`ringjob login`" + `). Without either, it
 opens the database of the server's configuration (--config): the way back in
 when no admin can sign in any more.`,
-		Args:  exactArgs(1, "exactly one user NAME, e.g. `ringjob admin create-user alice --role admin`"),
+		Args: exactArgs(1, "exactly one user NAME, e.g. `ringjob admin create-user alice --role admin`"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if role != "admin" {
 				return usageErrorf("--role must be admin (got %q); grant group roles through the API (POST /api/v1/role-bindings)", role)

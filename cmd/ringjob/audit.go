@@ -3,7 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-		"strings"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"

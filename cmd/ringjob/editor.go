@@ -78,7 +78,7 @@ func (a *app) editInEditor(ctx context.Context, v any, name string) (patch map[s
 // editKept is the error of an edit the server refused: the file with it
 // stays, and the message says where.
 func editKept(err error, path, retry string) error {
-	return fmt.Errorf("%w\nYour edit is kept in %s: run `%s` again and copy your changes from it.", err, path, retry)
+	return fmt.Errorf("%w\nyour edit is kept in %s: run `%s` again and copy your changes from it", err, path, retry)
 }
 
 func mustJSON(v any) []byte {
