@@ -9,6 +9,7 @@ import (
 
 	"github.com/ringjob/ringjob/apitypes"
 	"github.com/ringjob/ringjob/auth/access"
+	"github.com/ringjob/ringjob/auth/identity"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"
 )
@@ -71,17 +72,22 @@ func (s *server) login(c *fiber.Ctx) error {
 	if err := decodeJSON(c, &req, false); err != nil {
 		return err
 	}
-	res, err := s.svc.Login(c.UserContext(), service.LoginParams{Username: req.Username, Password: req.Password, ClientAddr: s.clientAddr(c)})
+	res, err := s.id.Login(c.UserContext(), identity.LoginParams{Username: req.Username, Password: req.Password, ClientAddr: s.clientAddr(c),
+		DeviceProof: c.Cookies(DeviceCookie)})
 	if err != nil {
 		return err
+	}
+	if res.DeviceProof != "" {
+		c.Cookie(&fiber.Cookie{Name: DeviceCookie, Value: res.DeviceProof, Path: devicePath, Expires: res.DeviceProofExpires, HTTPOnly: true,
+			Secure: s.secureCookies || c.Protocol() == "https", SameSite: fiber.CookieSameSiteStrictMode})
 	}
 	return s.startSession(c, res)
 }
 
 // startSession sets the session cookie and answers the session.
-func (s *server) startSession(c *fiber.Ctx, res service.LoginResult) error {
+func (s *server) startSession(c *fiber.Ctx, res identity.LoginResult) error {
 	c.Cookie(s.sessionCookie(c, res.Cookie, time.UnixMilli(res.Session.ExpiresMs)))
-	idle, _ := s.svc.SessionLifetimes()
+	idle, _ := s.id.SessionLifetimes()
 	return c.Status(fiber.StatusCreated).JSON(sessionView{User: viewMe(res.Principal), CSRFToken: res.Session.CSRFToken,
 		ExpiresAt: rfc3339(res.Session.ExpiresMs), IdleTimeoutSec: int(idle.Seconds())})
 }
@@ -96,7 +102,7 @@ func (s *server) logout(c *fiber.Ctx) error {
 	if p.SessionID == 0 {
 		return badRequest("", "this request is authenticated with an API token, not a session; revoke the token with DELETE /api/v1/tokens/{id} instead")
 	}
-	if err := s.svc.Logout(c.UserContext(), p.SessionID); err != nil {
+	if err := s.id.Logout(c.UserContext(), p.SessionID); err != nil {
 		return err
 	}
 	c.Cookie(s.sessionCookie(c, "", time.Unix(0, 0)))
@@ -188,7 +194,7 @@ func (s *server) updatePrincipal(c *fiber.Ctx, kind string) error {
 	if err := decodeJSON(c, &req, false); err != nil {
 		return err
 	}
-	p, err := s.svc.UpdatePrincipal(c.UserContext(), service.PrincipalUpdateParams{Kind: kind, ID: id, Name: req.Name, Email: req.Email, Disabled: req.Disabled})
+	p, err := s.id.UpdatePrincipal(c.UserContext(), identity.PrincipalUpdateParams{Kind: kind, ID: id, Name: req.Name, Email: req.Email, Disabled: req.Disabled})
 	if err != nil {
 		return err
 	}
@@ -216,7 +222,7 @@ func (s *server) changeOwnPassword(c *fiber.Ctx) error {
 	if p.Kind == access.KindToken {
 		return badRequest("", "this request is authenticated with a server token, which belongs to no user; sign in as the user")
 	}
-	if err := s.svc.ChangeOwnPassword(c.UserContext(), service.ChangeOwnPasswordParams{UserID: p.ID, OldPassword: req.OldPassword,
+	if err := s.id.ChangeOwnPassword(c.UserContext(), identity.ChangeOwnPasswordParams{UserID: p.ID, OldPassword: req.OldPassword,
 		NewPassword: req.NewPassword, KeepSession: p.SessionID, ClientAddr: s.clientAddr(c)}); err != nil {
 		return err
 	}
@@ -242,7 +248,7 @@ func (s *server) listPrincipals(c *fiber.Ctx, kind string) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.svc.ListPrincipals(c.UserContext(), kind, service.PrincipalListParams{NamePrefix: c.Query("name_prefix"), Cursor: c.Query("cursor"), Limit: limit})
+	p, err := s.id.ListPrincipals(c.UserContext(), kind, identity.PrincipalListParams{NamePrefix: c.Query("name_prefix"), Cursor: c.Query("cursor"), Limit: limit})
 	if err != nil {
 		return err
 	}
@@ -254,7 +260,7 @@ func (s *server) getPrincipal(c *fiber.Ctx, kind string) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.svc.GetPrincipal(c.UserContext(), kind, id)
+	p, err := s.id.GetPrincipal(c.UserContext(), kind, id)
 	if err != nil {
 		return err
 	}
@@ -266,7 +272,7 @@ func (s *server) deletePrincipal(c *fiber.Ctx, kind string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.svc.DeletePrincipal(c.UserContext(), kind, id); err != nil {
+	if err := s.id.DeletePrincipal(c.UserContext(), kind, id); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
@@ -290,7 +296,7 @@ func (s *server) createUser(c *fiber.Ctx) error {
 	if err := decodeJSON(c, &req, false); err != nil {
 		return err
 	}
-	p, err := s.svc.CreateUser(c.UserContext(), service.UserCreateParams{Name: req.Name, Password: req.Password, Email: req.Email})
+	p, err := s.id.CreateUser(c.UserContext(), identity.UserCreateParams{Name: req.Name, Password: req.Password, Email: req.Email})
 	if err != nil {
 		return err
 	}
@@ -303,7 +309,7 @@ func (s *server) createServiceAccount(c *fiber.Ctx) error {
 	if err := decodeJSON(c, &req, false); err != nil {
 		return err
 	}
-	p, err := s.svc.CreateServiceAccount(c.UserContext(), req.Name)
+	p, err := s.id.CreateServiceAccount(c.UserContext(), req.Name)
 	if err != nil {
 		return err
 	}
@@ -320,7 +326,7 @@ func (s *server) setPassword(c *fiber.Ctx) error {
 	if err := decodeJSON(c, &req, false); err != nil {
 		return err
 	}
-	if err := s.svc.SetPassword(c.UserContext(), id, req.Password); err != nil {
+	if err := s.id.SetPassword(c.UserContext(), id, req.Password); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
@@ -350,7 +356,7 @@ func viewToken(t store.AuthToken, owners map[int64]string) tokenView {
 
 // viewTokenOf is viewToken with its owner's name read.
 func (s *server) viewTokenOf(c *fiber.Ctx, t store.AuthToken) (tokenView, error) {
-	owners, err := s.svc.TokenOwnerNames(c.UserContext(), t)
+	owners, err := s.id.TokenOwnerNames(c.UserContext(), t)
 	if err != nil {
 		return tokenView{}, err
 	}
@@ -408,12 +414,12 @@ func (s *server) createToken(c *fiber.Ctx) error {
 		exp = t
 	case req.ExpiresInSec != nil:
 		sec := *req.ExpiresInSec
-		if sec < 1 || sec > int64(service.MaxTokenLifetime/time.Second) {
-			return badRequest("expires_in_sec", "must be 1 to %d seconds (ten years), got %d; leave it out for a token that never expires", int64(service.MaxTokenLifetime/time.Second), sec)
+		if sec < 1 || sec > int64(identity.MaxTokenLifetime/time.Second) {
+			return badRequest("expires_in_sec", "must be 1 to %d seconds (ten years), got %d; leave it out for a token that never expires", int64(identity.MaxTokenLifetime/time.Second), sec)
 		}
 		exp = s.now().Add(time.Duration(sec) * time.Second)
 	}
-	tok, t, err := s.svc.CreateToken(c.UserContext(), service.TokenCreateParams{PrincipalID: owner, Name: req.Name, ExpiresAt: exp})
+	tok, t, err := s.id.CreateToken(c.UserContext(), identity.TokenCreateParams{PrincipalID: owner, Name: req.Name, ExpiresAt: exp})
 	if err != nil {
 		return err
 	}
@@ -448,11 +454,11 @@ func (s *server) listTokens(c *fiber.Ctx) error {
 	default:
 		owner = p.ID
 	}
-	page, err := s.svc.ListTokens(c.UserContext(), owner, c.Query("cursor"), limit)
+	page, err := s.id.ListTokens(c.UserContext(), owner, c.Query("cursor"), limit)
 	if err != nil {
 		return err
 	}
-	owners, err := s.svc.TokenOwnerNames(c.UserContext(), page.Items...)
+	owners, err := s.id.TokenOwnerNames(c.UserContext(), page.Items...)
 	if err != nil {
 		return err
 	}
@@ -464,7 +470,7 @@ func (s *server) getToken(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	t, err := s.svc.GetToken(c.UserContext(), id)
+	t, err := s.id.GetToken(c.UserContext(), id)
 	if err != nil {
 		if !principal(c).Can(access.PermUsersManage, 0) {
 			return &access.Denied{Perm: access.PermUsersManage} // do not tell who has which token ids
@@ -487,7 +493,7 @@ func (s *server) revokeToken(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	t, err := s.svc.GetToken(c.UserContext(), id)
+	t, err := s.id.GetToken(c.UserContext(), id)
 	if err != nil {
 		if !principal(c).Can(access.PermUsersManage, 0) {
 			return &access.Denied{Perm: access.PermUsersManage}
@@ -497,7 +503,7 @@ func (s *server) revokeToken(c *fiber.Ctx) error {
 	if err := tokenAccess(c, t.PrincipalID); err != nil {
 		return err
 	}
-	t, err = s.svc.RevokeToken(c.UserContext(), id)
+	t, err = s.id.RevokeToken(c.UserContext(), id)
 	if err != nil {
 		return err
 	}
@@ -541,7 +547,7 @@ type bindingRequest struct {
 }
 
 func (s *server) listBindings(c *fiber.Ctx) error {
-	bs, err := s.svc.ListBindings(c.UserContext())
+	bs, err := s.id.ListBindings(c.UserContext())
 	if err != nil {
 		return err
 	}
@@ -557,7 +563,7 @@ func (s *server) createBinding(c *fiber.Ctx) error {
 	if err := decodeJSON(c, &req, false); err != nil {
 		return err
 	}
-	b, err := s.svc.CreateBinding(c.UserContext(), service.BindingCreateParams{Role: req.Role, GroupID: req.GroupID, PrincipalID: req.PrincipalID, SSOGroup: req.SSOGroup})
+	b, err := s.id.CreateBinding(c.UserContext(), identity.BindingCreateParams{Role: req.Role, GroupID: req.GroupID, PrincipalID: req.PrincipalID, SSOGroup: req.SSOGroup})
 	if err != nil {
 		return err
 	}
@@ -569,7 +575,7 @@ func (s *server) deleteBinding(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := s.svc.DeleteBinding(c.UserContext(), id); err != nil {
+	if err := s.id.DeleteBinding(c.UserContext(), id); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

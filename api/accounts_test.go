@@ -14,7 +14,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ringjob/ringjob/service"
+	"github.com/ringjob/ringjob/auth/identity"
 )
 
 const testPassword = "correct horse battery"
@@ -76,7 +76,7 @@ func TestSessions(t *testing.T) {
 			t.Parallel()
 			clock := clockwork.NewFakeClockAt(time.Now())
 			b := setup(t, kind, setupOpts{noSched: true, clock: clock,
-				access: service.AccessOptions{SessionIdle: 10 * time.Minute, SessionMax: time.Hour}})
+				access: identity.AccessOptions{SessionIdle: 10 * time.Minute, SessionMax: time.Hour}})
 			gid := b.group("sessions", "local://echo")
 			b.createUser("alice", "owner", gid)
 
@@ -205,20 +205,20 @@ func TestLoginLimiter(t *testing.T) {
 				ctx := context.Background()
 				b.createUser("dave", "", 0)
 				for i := 0; i < 8; i++ {
-					_, err := b.svc.Login(ctx, service.LoginParams{Username: "dave", Password: "wrong password!!", ClientAddr: "10.6.6.6"})
+					_, err := b.id.Login(ctx, identity.LoginParams{Username: "dave", Password: "wrong password!!", ClientAddr: "10.6.6.6"})
 					if i < 5 {
-						require.ErrorIs(t, err, service.ErrLoginFailed)
+						require.ErrorIs(t, err, identity.ErrLoginFailed)
 					} else {
-						var th *service.ThrottledError
+						var th *identity.ThrottledError
 						require.ErrorAs(t, err, &th, "the attacker's address waits")
 					}
 				}
-				_, err := b.svc.Login(ctx, service.LoginParams{Username: "dave", Password: testPassword, ClientAddr: "10.6.6.6"})
-				var th *service.ThrottledError
+				_, err := b.id.Login(ctx, identity.LoginParams{Username: "dave", Password: testPassword, ClientAddr: "10.6.6.6"})
+				var th *identity.ThrottledError
 				require.ErrorAs(t, err, &th, "even with the right password, from the attacker's address")
-				_, err = b.svc.Login(ctx, service.LoginParams{Username: "DAVE", Password: "wrong password!!", ClientAddr: "10.6.6.6"})
+				_, err = b.id.Login(ctx, identity.LoginParams{Username: "DAVE", Password: "wrong password!!", ClientAddr: "10.6.6.6"})
 				require.ErrorAs(t, err, &th, "the name is compared case-folded")
-				_, err = b.svc.Login(ctx, service.LoginParams{Username: "dave", Password: testPassword, ClientAddr: "10.9.9.9"})
+				_, err = b.id.Login(ctx, identity.LoginParams{Username: "dave", Password: testPassword, ClientAddr: "10.9.9.9"})
 				require.NoError(t, err, "dave from his own address is not locked out")
 				page := b.must(200, "GET", "/api/v1/audit?action=login.throttled", nil)
 				require.GreaterOrEqual(t, len(page["items"].([]any)), 4, "throttled logins are audited")
@@ -226,12 +226,12 @@ func TestLoginLimiter(t *testing.T) {
 			t.Run("guessing spread over many addresses is bounded per user", func(t *testing.T) {
 				ctx := context.Background()
 				b.createUser("erin", "", 0)
-				for i := 0; i < service.DefaultUserFreeTries; i++ {
-					_, err := b.svc.Login(ctx, service.LoginParams{Username: "erin", Password: "wrong password!!", ClientAddr: fmt.Sprintf("10.1.%d.%d", i/200, i%200)})
-					require.ErrorIs(t, err, service.ErrLoginFailed, "%d", i)
+				for i := 0; i < identity.DefaultUserFreeTries; i++ {
+					_, err := b.id.Login(ctx, identity.LoginParams{Username: "erin", Password: "wrong password!!", ClientAddr: fmt.Sprintf("10.1.%d.%d", i/200, i%200)})
+					require.ErrorIs(t, err, identity.ErrLoginFailed, "%d", i)
 				}
-				_, err := b.svc.Login(ctx, service.LoginParams{Username: "erin", Password: testPassword, ClientAddr: "10.9.9.8"})
-				var th *service.ThrottledError
+				_, err := b.id.Login(ctx, identity.LoginParams{Username: "erin", Password: testPassword, ClientAddr: "10.9.9.8"})
+				var th *identity.ThrottledError
 				require.ErrorAs(t, err, &th)
 			})
 			t.Run("parallel attempts count while they are checked", func(t *testing.T) {
@@ -244,12 +244,12 @@ func TestLoginLimiter(t *testing.T) {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						_, err := b.svc.Login(ctx, service.LoginParams{Username: "frank", Password: "wrong password!!", ClientAddr: "10.7.7.7"})
-						var th *service.ThrottledError
-						var busy *service.BusyError
+						_, err := b.id.Login(ctx, identity.LoginParams{Username: "frank", Password: "wrong password!!", ClientAddr: "10.7.7.7"})
+						var th *identity.ThrottledError
+						var busy *identity.BusyError
 						k := "other: " + fmt.Sprint(err)
 						switch {
-						case errors.Is(err, service.ErrLoginFailed):
+						case errors.Is(err, identity.ErrLoginFailed):
 							k = "checked"
 						case errors.As(err, &th):
 							k = "throttled"
@@ -262,7 +262,7 @@ func TestLoginLimiter(t *testing.T) {
 					}()
 				}
 				wg.Wait()
-				require.LessOrEqual(t, outcomes["checked"], service.DefaultLoginFreeTries, "%v", outcomes)
+				require.LessOrEqual(t, outcomes["checked"], identity.DefaultLoginFreeTries, "%v", outcomes)
 				require.Equal(t, 16, outcomes["checked"]+outcomes["throttled"]+outcomes["busy"], "%v", outcomes)
 			})
 		})
@@ -608,4 +608,113 @@ func TestTrustedProxies(t *testing.T) {
 			require.Equal(t, want, failedFrom(t, b, xff), "X-Forwarded-For: %q", xff)
 		}
 	})
+}
+
+// TestDeviceProofOfRecentSuccess: an attacker who trips the user-wide login
+// limit from many addresses does not lock the user's own device out: a
+// device that signed in recently holds a signed device cookie that exempts
+// it from that limit (only). Without the cookie, or with a forged, expired
+// or another user's one, the user is throttled like anybody.
+func TestDeviceProofOfRecentSuccess(t *testing.T) {
+	t.Parallel()
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			clock := clockwork.NewFakeClockAt(time.Now())
+			b := setup(t, kind, setupOpts{noSched: true, clock: clock, proxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
+				access: identity.AccessOptions{UserFreeTries: 10, DeviceProofTTL: 10 * time.Minute}})
+			b.createUser("grace", "", 0)
+			b.createUser("heidi", "", 0)
+			const home = "203.0.113.5"
+			login := func(user, password, from, device string) resp {
+				t.Helper()
+				hdr := []string{"Authorization", "", "X-Forwarded-For", from}
+				if device != "" {
+					hdr = append(hdr, "Cookie", "rj_device="+device)
+				}
+				return b.call("POST", "/api/v1/session", map[string]any{"username": user, "password": password}, hdr...)
+			}
+			deviceCookie := func(r resp) *http.Cookie {
+				t.Helper()
+				for _, c := range (&http.Response{Header: r.Header}).Cookies() {
+					if c.Name == "rj_device" {
+						return c
+					}
+				}
+				t.Fatalf("no device cookie in %v", r.Header)
+				return nil
+			}
+			// attack fails n logins of grace, each from an address of its own
+			// (so the per-address keys never trip).
+			next := 0
+			attack := func(n int) {
+				t.Helper()
+				for i := 0; i < n; i++ {
+					next++
+					r := login("grace", "wrong password!!", fmt.Sprintf("198.51.%d.%d", next/200, next%200), "")
+					require.Equal(t, 401, r.Status, "attempt %d: %s", next, r.Body)
+				}
+			}
+
+			r := login("grace", testPassword, home, "")
+			require.Equal(t, 201, r.Status, "%s", r.Body)
+			proof := deviceCookie(r)
+			require.True(t, proof.HttpOnly)
+			require.Equal(t, http.SameSiteStrictMode, proof.SameSite)
+			require.Equal(t, "/api/v1/session", proof.Path, "sent to the login only")
+			require.False(t, proof.Secure, "plain HTTP without secure cookies configured")
+			require.WithinDuration(t, clock.Now().Add(10*time.Minute), proof.Expires, 2*time.Second)
+			r = login("heidi", testPassword, "203.0.113.77", "")
+			require.Equal(t, 201, r.Status, "%s", r.Body)
+			heidis := deviceCookie(r).Value
+
+			attack(10)
+			r = login("grace", testPassword, home, "")
+			require.Equal(t, 429, r.Status, "without the cookie grace is throttled: %s", r.Body)
+			r = login("grace", testPassword, home, proof.Value)
+			require.Equal(t, 201, r.Status, "with it she signs in: %s", r.Body)
+			renewed := deviceCookie(r).Value
+
+			// Forged: another signature, an altered expiry, another user's
+			// cookie, garbage.
+			forged := proof.Value[:len(proof.Value)-2] + "AA"
+			if forged == proof.Value {
+				forged = proof.Value[:len(proof.Value)-2] + "BB"
+			}
+			parts := strings.Split(proof.Value, ".")
+			require.Len(t, parts, 4)
+			later := strings.Join([]string{parts[0], "99999999999999", parts[2], parts[3]}, ".")
+			for name, bad := range map[string]string{"bad signature": forged, "altered expiry": later, "heidi's": heidis, "garbage": "v1.x.y.z"} {
+				r = login("grace", testPassword, home, bad)
+				require.Equal(t, 429, r.Status, "%s cookie: %s", name, r.Body)
+			}
+
+			// The per-address limits still apply to a device with the cookie:
+			// five wrong passwords of grace from her own address, then the
+			// right one waits.
+			for i := 0; i < 5; i++ {
+				r = login("grace", "wrong password!!", home, renewed)
+				require.Equal(t, 401, r.Status, "%d: %s", i, r.Body)
+			}
+			r = login("grace", testPassword, home, renewed)
+			require.Equal(t, 429, r.Status, "the user+address limit holds: %s", r.Body)
+
+			// Expired: once the user-wide delay has passed, grace signs in from
+			// another address and gets a fresh cookie; when the first one has
+			// expired and the attacker trips the limit again, the first gives
+			// no exemption, the fresh one does.
+			clock.Advance(5 * time.Minute)
+			r = login("grace", testPassword, "203.0.113.8", "")
+			require.Equal(t, 201, r.Status, "%s", r.Body)
+			fresh := deviceCookie(r).Value
+			clock.Advance(5*time.Minute + time.Second)
+			attack(1)
+			r = login("grace", testPassword, "203.0.113.6", proof.Value)
+			require.Equal(t, 429, r.Status, "expired cookie: %s", r.Body)
+			r = login("grace", testPassword, "203.0.113.6", fresh)
+			require.Equal(t, 201, r.Status, "fresh cookie: %s", r.Body)
+			r = login("grace", testPassword, "203.0.113.6", "")
+			require.Equal(t, 429, r.Status, "%s", r.Body)
+		})
+	}
 }

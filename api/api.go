@@ -19,6 +19,7 @@ import (
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 
 	"github.com/ringjob/ringjob/auth/access"
+	"github.com/ringjob/ringjob/auth/identity"
 	"github.com/ringjob/ringjob/auth/sso"
 	"github.com/ringjob/ringjob/internal/logs"
 	"github.com/ringjob/ringjob/service"
@@ -33,8 +34,11 @@ const (
 
 // Options are what the REST API is built from.
 type Options struct {
-	// Service is the service layer; required.
+	// Service is the service layer over groups, jobs and runs; required.
 	Service *service.Service
+	// Identity authenticates requests and serves accounts, tokens, role
+	// bindings and logins; required.
+	Identity *identity.Service
 	// Registry is served at /metrics; nil serves no /metrics. The API's own
 	// request metrics are registered in it.
 	Registry *prometheus.Registry
@@ -75,6 +79,7 @@ type Options struct {
 // server holds what the handlers share.
 type server struct {
 	svc     *service.Service
+	id      *identity.Service
 	ready   func(ctx context.Context) error
 	log     *logrus.Entry
 	timeout time.Duration
@@ -92,12 +97,13 @@ type server struct {
 func (s *server) now() time.Time { return s.clock.Now() }
 
 // New builds the Fiber app that serves /healthz, /readyz, /metrics and the
-// REST API under /api/v1. It panics when Service is nil (a wiring mistake).
+// REST API under /api/v1. It panics when Service or Identity is nil (a
+// wiring mistake).
 func New(o Options) *fiber.App {
-	if o.Service == nil {
-		panic("api.New: Service is required")
+	if o.Service == nil || o.Identity == nil {
+		panic("api.New: Service and Identity are required")
 	}
-	s := &server{svc: o.Service, ready: o.Ready, log: o.Log, timeout: o.RequestTimeout, secureCookies: o.SecureCookies, clock: o.Clock, sso: o.SSO,
+	s := &server{svc: o.Service, id: o.Identity, ready: o.Ready, log: o.Log, timeout: o.RequestTimeout, secureCookies: o.SecureCookies, clock: o.Clock, sso: o.SSO,
 		trustedProxies: o.TrustedProxies}
 	if s.clock == nil {
 		s.clock = clockwork.NewRealClock()

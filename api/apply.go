@@ -39,6 +39,7 @@ type applyGroup struct {
 	Members             []string `json:"members"`
 	Protocol            string   `json:"protocol"`
 	AcceptRegistrations *bool    `json:"accept_registrations"`
+	FailureDestination  string   `json:"failure_destination"`
 }
 
 type applyJob struct {
@@ -69,7 +70,8 @@ type planView struct {
 func (r applyRequest) params() service.ApplyParams {
 	p := service.ApplyParams{Scope: r.Scope, Prune: r.Prune}
 	for _, g := range r.Groups {
-		p.Groups = append(p.Groups, service.ApplyGroup{AppName: g.AppName, Title: g.Title, Members: g.Members, Protocol: g.Protocol, AcceptRegistrations: g.AcceptRegistrations})
+		p.Groups = append(p.Groups, service.ApplyGroup{AppName: g.AppName, Title: g.Title, Members: g.Members, Protocol: g.Protocol, AcceptRegistrations: g.AcceptRegistrations,
+			FailureDestination: g.FailureDestination})
 	}
 	for _, j := range r.Jobs {
 		aj := service.ApplyJob{Group: j.Group, Enabled: j.Enabled, JobSpec: service.JobSpec{
@@ -79,6 +81,7 @@ func (r applyRequest) params() service.ApplyParams {
 			RetryBackoff: j.RetryBackoff, RetryDelaySec: j.RetryDelaySec, RetryMaxDelaySec: j.RetryMaxDelaySec,
 			MaxInFlight: j.MaxInFlight, AlarmChannels: j.AlarmChannels,
 		}}
+		optionsSpec(&aj.JobSpec, j.JobOptions)
 		for _, c := range j.Children {
 			aj.Children = append(aj.Children, parseJobRef(c, j.Group))
 		}

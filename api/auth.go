@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ringjob/ringjob/auth/access"
+	"github.com/ringjob/ringjob/auth/identity"
 	"github.com/ringjob/ringjob/service"
 )
 
@@ -16,6 +17,13 @@ const (
 	// SessionCookie holds a browser session (HttpOnly, SameSite=Lax, Secure
 	// over TLS).
 	SessionCookie = "rj_session"
+	// DeviceCookie holds a device's proof of a recent successful password
+	// login (HttpOnly, SameSite=Strict, Secure over TLS, sent to the login
+	// endpoint only): it exempts the device from the user-wide login limit,
+	// which anybody can trip, while the per-address limits still apply.
+	DeviceCookie = "rj_device"
+	// devicePath is the only path the device cookie is sent to: the login.
+	devicePath = "/api/v1/session"
 	// CSRFHeader must carry the session's CSRF token (from POST
 	// /api/v1/session or GET /api/v1/me) on every state-changing request made
 	// with the session cookie. Requests with an API token need none.
@@ -40,13 +48,13 @@ func (s *server) authenticate(c *fiber.Ctx) error {
 			authErr = &apiError{Status: fiber.StatusUnauthorized, Code: codeUnauthenticated,
 				Message: "the Authorization header must be \"Bearer <token>\""}
 		} else {
-			p, authErr = s.svc.AuthenticateToken(c.UserContext(), strings.TrimSpace(token))
+			p, authErr = s.id.AuthenticateToken(c.UserContext(), strings.TrimSpace(token))
 		}
 	} else if cookie := c.Cookies(SessionCookie); cookie != "" {
-		p, authErr = s.svc.AuthenticateSession(c.UserContext(), cookie)
+		p, authErr = s.id.AuthenticateSession(c.UserContext(), cookie)
 	}
 	if authErr != nil {
-		if !errors.Is(authErr, service.ErrUnauthenticated) {
+		if !errors.Is(authErr, identity.ErrUnauthenticated) {
 			var ae *apiError
 			if !errors.As(authErr, &ae) {
 				return authErr // the database failed: 500, not "bad token"

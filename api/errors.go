@@ -10,6 +10,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/ringjob/ringjob/auth/access"
+	"github.com/ringjob/ringjob/auth/identity"
 	"github.com/ringjob/ringjob/service"
 )
 
@@ -92,8 +93,8 @@ func toAPIError(err error) (ae *apiError, internal bool) {
 		ai  *service.ApplyInvalidError
 		pc  *service.PlanConflictError
 		de  *access.Denied
-		th  *service.ThrottledError
-		be  *service.BusyError
+		th  *identity.ThrottledError
+		be  *identity.BusyError
 		fe  *fiber.Error
 		msg = err.Error()
 	)
@@ -106,7 +107,7 @@ func toAPIError(err error) (ae *apiError, internal bool) {
 		return &apiError{Status: fiber.StatusTooManyRequests, Code: codeTooManyRequests, Message: th.Error(), RetryAfter: int(th.RetryAfter.Seconds()) + 1}, false
 	case errors.As(err, &be):
 		return &apiError{Status: fiber.StatusServiceUnavailable, Code: codeUnavailable, Message: be.Error(), RetryAfter: max(1, int(be.RetryAfter.Seconds()))}, false
-	case errors.Is(err, service.ErrLoginFailed):
+	case errors.Is(err, identity.ErrLoginFailed):
 		return &apiError{Status: fiber.StatusUnauthorized, Code: codeUnauthenticated, Message: msg}, false
 	case errors.As(err, &ai):
 		ps := make([]problemView, len(ai.Problems))
@@ -128,7 +129,7 @@ func toAPIError(err error) (ae *apiError, internal bool) {
 		return &apiError{Status: fiber.StatusUnprocessableEntity, Code: codeKeyReused, Field: "Idempotency-Key", Message: msg}, false
 	case errors.As(err, &te):
 		return &apiError{Status: fiber.StatusBadGateway, Code: codeTargetError, Message: msg}, false
-	case errors.Is(err, service.ErrUnauthenticated):
+	case errors.Is(err, identity.ErrUnauthenticated):
 		return &apiError{Status: fiber.StatusUnauthorized, Code: codeUnauthenticated, Message: msg}, false
 	case errors.Is(err, service.ErrNoScheduler):
 		return &apiError{Status: fiber.StatusServiceUnavailable, Code: codeUnavailable, Message: msg}, false

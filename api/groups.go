@@ -23,6 +23,8 @@ type groupRequest struct {
 	Protocol      string  `json:"protocol"`
 	// AcceptRegistrations: omitted = the default (create) or unchanged (update).
 	AcceptRegistrations *bool `json:"accept_registrations"`
+	// FailureDestination: on update, omitted keeps the group's; "" clears it.
+	FailureDestination *string `json:"failure_destination"`
 
 	// The read-only fields of a group's GET output are accepted and
 	// ignored, so GET-edit-PUT works; id, when sent, must be the group's own.
@@ -48,7 +50,7 @@ func (s *server) createGroup(c *fiber.Ctx) error {
 		token = *req.ExecutorToken
 	}
 	g, err := s.svc.CreateGroup(c.UserContext(), service.GroupCreateParams{AppName: req.AppName, Title: req.Title, Members: req.Members,
-		ExecutorToken: token, Protocol: req.Protocol, AcceptRegistrations: req.AcceptRegistrations})
+		ExecutorToken: token, Protocol: req.Protocol, AcceptRegistrations: req.AcceptRegistrations, FailureDestination: deref(req.FailureDestination)})
 	if err != nil {
 		return err
 	}
@@ -110,7 +112,7 @@ func (s *server) updateGroup(c *fiber.Ctx) error {
 		}
 	}
 	g, err := s.svc.UpdateGroup(c.UserContext(), service.GroupUpdateParams{ID: id, IfVersion: ifVersion, AppName: req.AppName, Title: req.Title, Members: req.Members,
-		ExecutorToken: req.ExecutorToken, Protocol: req.Protocol, AcceptRegistrations: req.AcceptRegistrations})
+		ExecutorToken: req.ExecutorToken, Protocol: req.Protocol, AcceptRegistrations: req.AcceptRegistrations, FailureDestination: req.FailureDestination})
 	if err != nil {
 		return err
 	}
@@ -186,4 +188,11 @@ func (s *server) rotateExecutorToken(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderETag, objectETag(g.ID, g.Version))
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.JSON(rotatedTokenView{ExecutorToken: token, Group: viewGroup(g)})
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

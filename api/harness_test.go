@@ -24,6 +24,7 @@ import (
 
 	"github.com/ringjob/ringjob/api"
 	"github.com/ringjob/ringjob/auth/access"
+	"github.com/ringjob/ringjob/auth/identity"
 	"github.com/ringjob/ringjob/auth/sso"
 	"github.com/ringjob/ringjob/internal/dbtest"
 	"github.com/ringjob/ringjob/internal/storetest"
@@ -59,6 +60,7 @@ type bundle struct {
 	t     *testing.T
 	st    *store.Store
 	svc   *service.Service
+	id    *identity.Service
 	app   *fiber.App
 	url   string
 	token string
@@ -70,9 +72,9 @@ type setupOpts struct {
 	noSched   bool            // no scheduler (and no local driver processes)
 	ready     func(context.Context) error
 	bodyLimit int
-	access    service.AccessOptions // sessions and limiter settings
-	watch     bool                  // start the auth watcher (credential cache)
-	secure    bool                  // api.Options.SecureCookies
+	access    identity.AccessOptions // sessions and limiter settings
+	watch     bool                   // start the auth watcher (credential cache)
+	secure    bool                   // api.Options.SecureCookies
 	sso       func(url string) *sso.Provider
 	pprof     bool
 	runScan   int                   // service.Options.RunScanWindow
@@ -134,18 +136,19 @@ func setup(t *testing.T, dialect string, o setupOpts) *bundle {
 	if o.access.PasswordHash == (access.HashParams{}) {
 		o.access.PasswordHash = cheapHashes // the race detector makes argon2id's real costs take seconds
 	}
-	so := service.Options{Store: st, Drivers: reg, Clock: o.clock, Access: o.access, Log: log.WithField("component", "service"), Alarms: o.alarms,
-		RunScanWindow: o.runScan}
+	id := identity.New(identity.Options{Store: st, Clock: o.clock, Access: o.access, Log: log.WithField("component", "identity")})
+	so := service.Options{Store: st, Drivers: reg, Clock: o.clock, Log: log.WithField("component", "service"), Alarms: o.alarms,
+		RunScanWindow: o.runScan, OnAuthChange: id.AuthChanged}
 	if sched != nil {
 		so.Scheduler = sched
 	}
 	svc := service.New(so)
-	token, err := svc.EnsureAdminToken(ctx, "")
+	token, err := id.EnsureAdminToken(ctx, "")
 	require.NoError(t, err)
 	require.NotEmpty(t, token)
 
 	if o.watch {
-		w := svc.Watcher()
+		w := id.Watcher()
 		require.NoError(t, w.Start(ctx))
 		t.Cleanup(w.Stop)
 	}
@@ -156,12 +159,12 @@ func setup(t *testing.T, dialect string, o setupOpts) *bundle {
 		ssoProv = o.sso("http://" + ln.Addr().String())
 	}
 	app := api.New(api.Options{
-		Service: svc, Registry: prometheus.NewRegistry(), Ready: o.ready, Log: log, BodyLimit: o.bodyLimit, Pprof: o.pprof,
+		Service: svc, Identity: id, Registry: prometheus.NewRegistry(), Ready: o.ready, Log: log, BodyLimit: o.bodyLimit, Pprof: o.pprof,
 		SecureCookies: o.secure, Clock: o.clock, SSO: ssoProv, TrustedProxies: o.proxies,
 	})
 	go func() { _ = app.Listener(ln) }()
 	t.Cleanup(func() { _ = app.ShutdownWithTimeout(5 * time.Second) })
-	return &bundle{t: t, st: st, svc: svc, app: app, url: "http://" + ln.Addr().String(), token: token, logs: logs}
+	return &bundle{t: t, st: st, svc: svc, id: id, app: app, url: "http://" + ln.Addr().String(), token: token, logs: logs}
 }
 
 // resp is an HTTP answer.

@@ -41,7 +41,7 @@ type jobRequest struct {
 }
 
 func (r jobRequest) spec() service.JobSpec {
-	return service.JobSpec{
+	spec := service.JobSpec{
 		GroupID: r.GroupID, Name: r.Name, Description: r.Description,
 		ScheduleType: r.ScheduleType, ScheduleConf: r.ScheduleConf, TimeZone: r.TimeZone, MisfirePolicy: r.MisfirePolicy,
 		Handler: r.Handler, Params: r.Params, RouteStrategy: r.RouteStrategy, BlockStrategy: r.BlockStrategy,
@@ -49,6 +49,8 @@ func (r jobRequest) spec() service.JobSpec {
 		RetryBackoff: r.RetryBackoff, RetryDelaySec: r.RetryDelaySec, RetryMaxDelaySec: r.RetryMaxDelaySec,
 		ChildJobIDs: r.ChildJobIDs, MaxInFlight: r.MaxInFlight, AlarmChannels: r.AlarmChannels,
 	}
+	optionsSpec(&spec, r.JobOptions)
+	return spec
 }
 
 // triggerRequest is the optional body of POST /api/v1/jobs/{id}/trigger.
@@ -62,12 +64,7 @@ type triggerRequest struct {
 }
 
 // previewRequest is the body of POST /api/v1/next-fires.
-type previewRequest struct {
-	ScheduleType string `json:"schedule_type"`
-	ScheduleConf string `json:"schedule_conf"`
-	TimeZone     string `json:"time_zone"`
-	N            int    `json:"n"`
-}
+type previewRequest = apitypes.PreviewInput
 
 func (s *server) createJob(c *fiber.Ctx) error {
 	var req jobRequest
@@ -349,6 +346,7 @@ func (s *server) previewSchedule(c *fiber.Ctx) error {
 	}
 	nf, err := s.svc.PreviewSchedule(c.UserContext(), service.PreviewParams{
 		ScheduleType: req.ScheduleType, ScheduleConf: req.ScheduleConf, TimeZone: req.TimeZone, N: req.N,
+		Name: req.Name, ActiveFrom: req.ActiveFrom, ActiveUntil: req.ActiveUntil, FlexibleWindowMin: req.FlexibleWindowMin,
 	})
 	if err != nil {
 		return err

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ringjob/ringjob/service"
+	"github.com/ringjob/ringjob/auth/identity"
 	"github.com/ringjob/ringjob/store"
 )
 
@@ -33,9 +33,9 @@ func TestPprof(t *testing.T) {
 		r = b.call("GET", "/debug/pprof/cmdline", nil, "Authorization", "")
 		require.Equal(t, http.StatusUnauthorized, r.Status)
 
-		viewer, err := service.GenerateToken()
+		viewer, err := identity.GenerateToken()
 		require.NoError(t, err)
-		_, err = b.st.TokenCreate(context.Background(), store.TokenCreateParams{Name: "viewer", TokenHash: service.HashToken(viewer), Role: "viewer", NowMs: 1})
+		_, err = b.st.TokenCreate(context.Background(), store.TokenCreateParams{Name: "viewer", TokenHash: identity.HashToken(viewer), Role: "viewer", NowMs: 1})
 		require.NoError(t, err)
 		r = b.call("GET", "/debug/pprof/cmdline", nil, "Authorization", "Bearer "+viewer)
 		require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)

@@ -171,10 +171,10 @@ func (s *server) groupOf(c *fiber.Ctx, sc Scope) (group int64, found bool, err e
 	case ScopeGroup:
 		return id, true, nil
 	case ScopeJob:
-		g, err := s.svc.GroupOfJob(ctx, id)
+		g, err := s.id.GroupOfJob(ctx, id)
 		return g, err == nil, ignoreNotFound(err)
 	case ScopeRun:
-		g, err := s.svc.GroupOfRun(ctx, id)
+		g, err := s.id.GroupOfRun(ctx, id)
 		return g, err == nil, ignoreNotFound(err)
 	}
 	return 0, false, nil

@@ -10,8 +10,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/ringjob/ringjob/auth/identity"
 	"github.com/ringjob/ringjob/auth/sso"
-	"github.com/ringjob/ringjob/service"
 )
 
 func (s *server) ssoRoutes(v1 routes) {
@@ -90,10 +90,10 @@ func (s *server) ssoLogin(c *fiber.Ctx) error {
 	if err != nil {
 		return &apiError{Status: fiber.StatusBadGateway, Code: codeTargetError, Message: "the identity provider cannot be reached; try again later"}
 	}
-	if err := s.svc.SSOBegin(c.UserContext(), st.State, st.Verifier, st.Nonce, returnTo); err != nil {
+	if err := s.id.SSOBegin(c.UserContext(), st.State, st.Verifier, st.Nonce, returnTo); err != nil {
 		return err
 	}
-	c.Cookie(s.ssoStateCookieOf(c, st.State, time.Now().Add(service.SSOStateTTL)))
+	c.Cookie(s.ssoStateCookieOf(c, st.State, time.Now().Add(identity.SSOStateTTL)))
 	return c.Redirect(st.URL, fiber.StatusFound)
 }
 
@@ -108,28 +108,28 @@ func (s *server) ssoCallback(c *fiber.Ctx) error {
 	bound := c.Cookies(ssoStateCookie)
 	c.Cookie(s.ssoStateCookieOf(c, "", time.Unix(0, 0))) // one callback per login, whatever it ends in
 	if e := c.Query("error"); e != "" {
-		s.svc.SSOLoginFailed(ctx, "provider error: "+e)
+		s.id.SSOLoginFailed(ctx, "provider error: "+e)
 		return &apiError{Status: fiber.StatusUnauthorized, Code: codeUnauthenticated, Message: "the identity provider refused the sign-in: " + truncateMsg(e+" "+c.Query("error_description"))}
 	}
 	state := c.Query("state")
 	if bound == "" || subtle.ConstantTimeCompare([]byte(bound), []byte(state)) != 1 {
-		s.svc.SSOLoginFailed(ctx, "callback in a browser that did not start this sign-in")
+		s.id.SSOLoginFailed(ctx, "callback in a browser that did not start this sign-in")
 		return &apiError{Status: fiber.StatusUnauthorized, Code: codeUnauthenticated,
 			Message: "this sign-in was not started in this browser (or its cookie expired); start again from /api/v1/sso/login"}
 	}
-	x, err := s.svc.SSOTake(ctx, state)
+	x, err := s.id.SSOTake(ctx, state)
 	if err != nil {
 		return err
 	}
 	id, err := s.sso.Finish(ctx, c.Query("code"), x.Verifier, x.Nonce)
 	if err != nil {
-		s.svc.SSOLoginFailed(ctx, err.Error())
+		s.id.SSOLoginFailed(ctx, err.Error())
 		if errors.Is(err, sso.ErrRefused) {
 			return &apiError{Status: fiber.StatusUnauthorized, Code: codeUnauthenticated, Message: err.Error()}
 		}
 		return &apiError{Status: fiber.StatusBadGateway, Code: codeTargetError, Message: "the identity provider cannot be reached; try again later"}
 	}
-	res, err := s.svc.LoginSSO(ctx, service.SSOIdentity{Subject: id.Subject, Username: id.Username, Email: id.Email, Groups: id.Groups}, s.clientAddr(c))
+	res, err := s.id.LoginSSO(ctx, identity.SSOIdentity{Subject: id.Subject, Username: id.Username, Email: id.Email, Groups: id.Groups}, s.clientAddr(c))
 	if err != nil {
 		return err
 	}

@@ -27,8 +27,8 @@ func viewGroup(g store.Group) apitypes.Group {
 		m = []string{}
 	}
 	return apitypes.Group{ID: g.ID, AppName: g.AppName, Title: g.Title, Members: m, ExecutorTokenSet: g.AccessToken != "", Protocol: g.Protocol,
-		AcceptRegistrations: g.AcceptRegistrations,
-		CreatedAt:           rfc3339(g.CreatedMs), UpdatedAt: rfc3339(g.UpdatedMs)}
+		AcceptRegistrations: g.AcceptRegistrations, FailureDestination: g.FailureDestination,
+		CreatedAt: rfc3339(g.CreatedMs), UpdatedAt: rfc3339(g.UpdatedMs)}
 }
 
 // viewJob is a job's view; purged says whether its last run is gone
@@ -40,10 +40,16 @@ func viewJob(j store.Job, purged bool) apitypes.Job {
 		Handler: j.Handler, Params: j.Params, RouteStrategy: string(j.RouteStrategy), BlockStrategy: string(j.BlockStrategy),
 		TimeoutSec: j.TimeoutSec, RetryCount: j.RetryCount, ShardCount: j.ShardCount, PinnedTargets: nonNilStrings(j.PinnedTargets), Enabled: j.Enabled,
 		RetryBackoff: string(j.RetryBackoff), RetryDelaySec: j.RetryDelaySec, RetryMaxDelaySec: j.RetryMaxDelaySec, ChildJobIDs: nonNilIDs(j.ChildJobIDs),
-		MaxInFlight: j.MaxInFlight, AlarmChannels: nonNilStrings(j.AlarmChannels), AlarmState: string(j.AlarmState),
+		MaxInFlight: j.MaxInFlight, AlarmChannels: nonNilStrings(j.AlarmChannels), AlarmState: string(j.AlarmState), JobOptions: service.JobOptionsView(j.JobOptions),
 		NextFireAt: rfc3339(j.NextFireMs), LastFireAt: rfc3339(j.LastFireMs), CreatedAt: rfc3339(j.CreatedMs), UpdatedAt: rfc3339(j.UpdatedMs),
 		LastOutcome: string(j.LastOutcome), LastFinishedAt: rfc3339(j.LastFinishedMs), LastRunID: j.LastRunID, LastRunPurged: purged,
 	}
+}
+
+// optionsSpec copies schedule options into a job spec.
+func optionsSpec(spec *service.JobSpec, o apitypes.JobOptions) {
+	spec.ActiveFrom, spec.ActiveUntil, spec.FlexibleWindowMin = o.ActiveFrom, o.ActiveUntil, o.FlexibleWindowMin
+	spec.MaxEventAgeSec, spec.AfterCompletion, spec.FailureDestination = o.MaxEventAgeSec, o.AfterCompletion, o.FailureDestination
 }
 
 // viewRun is a run's view without its job's name; handlers use runViews,
@@ -73,7 +79,7 @@ func viewPage[S, T any](p service.Page[S], view func(S) T) apitypes.Page[T] {
 }
 
 func viewNextFires(n service.NextFires) apitypes.NextFires {
-	out := apitypes.NextFires{TimeZone: n.TimeZone, Items: make([]string, 0, len(n.Times)), Local: make([]string, 0, len(n.Times))}
+	out := apitypes.NextFires{TimeZone: n.TimeZone, Items: make([]string, 0, len(n.Times)), Local: make([]string, 0, len(n.Times)), Note: n.Note}
 	for _, t := range n.Times {
 		out.Items = append(out.Items, t.UTC().Format(time.RFC3339))
 		out.Local = append(out.Local, t.Format(time.RFC3339))

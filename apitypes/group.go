@@ -11,9 +11,12 @@ type Group struct {
 	ExecutorTokenSet bool   `json:"executor_token_set"`
 	Protocol         string `json:"protocol"`
 	// AcceptRegistrations tells whether HTTP executors may register into the group.
-	AcceptRegistrations bool    `json:"accept_registrations"`
-	CreatedAt           *string `json:"created_at"`
-	UpdatedAt           *string `json:"updated_at"`
+	AcceptRegistrations bool `json:"accept_registrations"`
+	// FailureDestination receives the failure records of the group's jobs
+	// that have none of their own (apitypes.JobOptions); "" = none.
+	FailureDestination string  `json:"failure_destination"`
+	CreatedAt          *string `json:"created_at"`
+	UpdatedAt          *string `json:"updated_at"`
 
 	// ETag is the group's version from the ETag header, for If-Match; a
 	// client fills it in, it is not part of the body.
@@ -28,6 +31,8 @@ type GroupInput struct {
 	ExecutorToken       string   `json:"executor_token,omitempty"`
 	Protocol            string   `json:"protocol,omitempty"`
 	AcceptRegistrations *bool    `json:"accept_registrations,omitempty"`
+	// FailureDestination: omitted keeps the group's (on update); "" clears it.
+	FailureDestination *string `json:"failure_destination,omitempty"`
 }
 
 // Page is one page of a list; NextCursor is "" on the last page.

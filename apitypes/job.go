@@ -29,6 +29,31 @@ type JobFields struct {
 	RetryBackoff     string   `json:"retry_backoff,omitempty" yaml:"retry_backoff,omitempty"`
 	RetryDelaySec    int      `json:"retry_delay_sec,omitempty" yaml:"retry_delay_sec,omitempty"`
 	RetryMaxDelaySec int      `json:"retry_max_delay_sec,omitempty" yaml:"retry_max_delay_sec,omitempty"`
+	JobOptions       `yaml:",inline"`
+}
+
+// JobOptions are the schedule options of cloud schedulers (EventBridge
+// Scheduler's names in brackets):
+//   - ActiveFrom, ActiveUntil (StartDate, EndDate): RFC 3339 instants; no
+//     fire before the one nor after the other ("" = open);
+//   - FlexibleWindowMin (FlexibleTimeWindow): 1..1440; each fire moves a
+//     fixed per-job offset within that many minutes after its schedule
+//     time, and is late only after the window ends (0 = off);
+//   - MaxEventAgeSec (MaximumEventAgeInSeconds): 60..86400; a fire older
+//     than this is neither retried nor caught up (0 = no limit);
+//   - AfterCompletion (ActionAfterCompletion): "delete" deletes the job
+//     once its schedule has no fire left and its last run has ended;
+//     "" / "none" keeps it, stopped;
+//   - FailureDestination (DeadLetterConfig): where the record of a run that
+//     failed for good, or of a misfired fire, is delivered: an SQS queue,
+//     SNS topic or EventBridge bus ARN, or a webhook URL ("" = the group's).
+type JobOptions struct {
+	ActiveFrom         string `json:"active_from,omitempty" yaml:"active_from,omitempty" version:"omitzero"`
+	ActiveUntil        string `json:"active_until,omitempty" yaml:"active_until,omitempty" version:"omitzero"`
+	FlexibleWindowMin  int    `json:"flexible_window_min,omitempty" yaml:"flexible_window_min,omitempty" version:"omitzero"`
+	MaxEventAgeSec     int    `json:"max_event_age_sec,omitempty" yaml:"max_event_age_sec,omitempty" version:"omitzero"`
+	AfterCompletion    string `json:"after_completion,omitempty" yaml:"after_completion,omitempty" version:"omitzero"`
+	FailureDestination string `json:"failure_destination,omitempty" yaml:"failure_destination,omitempty" version:"omitzero"`
 }
 
 // JobLimits are a job's settings after its children: how many of its runs
@@ -73,10 +98,12 @@ type Job struct {
 	ChildJobIDs      []int64  `json:"child_job_ids"`
 	MaxInFlight      int      `json:"max_in_flight"`
 	AlarmChannels    []string `json:"alarm_channels"`
-	AlarmState       string   `json:"alarm_state"`
-	Enabled          bool     `json:"enabled"`
-	NextFireAt       *string  `json:"next_fire_at"`
-	LastFireAt       *string  `json:"last_fire_at"`
+	// The schedule options, each left out when not set.
+	JobOptions
+	AlarmState string  `json:"alarm_state"`
+	Enabled    bool    `json:"enabled"`
+	NextFireAt *string `json:"next_fire_at"`
+	LastFireAt *string `json:"last_fire_at"`
 	// LastOutcome is the final state of the job's newest finished run, ""
 	// when none has finished; the jobs list filters on it.
 	LastOutcome    string  `json:"last_outcome"`
@@ -110,6 +137,12 @@ type PreviewInput struct {
 	ScheduleConf string `json:"schedule_conf"`
 	TimeZone     string `json:"time_zone,omitempty"`
 	N            int    `json:"n,omitempty"`
+	// Name and the window options bound and move the fires as they would a
+	// job's (the flexible window's offset depends on the job's name).
+	Name              string `json:"name,omitempty"`
+	ActiveFrom        string `json:"active_from,omitempty"`
+	ActiveUntil       string `json:"active_until,omitempty"`
+	FlexibleWindowMin int    `json:"flexible_window_min,omitempty"`
 }
 
 // NextFires are the next fire times of a schedule.
@@ -117,4 +150,8 @@ type NextFires struct {
 	TimeZone string   `json:"time_zone"`
 	Items    []string `json:"items"` // UTC
 	Local    []string `json:"local"` // the same instants in the schedule's zone
+	// Note says what the job's windows do to its fires: none after the
+	// active window ends, none before it opens, each moved by the flexible
+	// window ("" = nothing to say).
+	Note string `json:"note,omitempty"`
 }

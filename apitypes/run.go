@@ -41,3 +41,25 @@ type Run struct {
 
 // Final tells whether the run has ended.
 func (r Run) Final() bool { return kind.RunState(r.State).Final() }
+
+// FailureRecord is what a failure destination receives, as JSON (an SQS
+// message body, an SNS message, an EventBridge event's detail, a webhook's
+// POST body): a run that failed, timed out or was lost after its last
+// retry, or a fire that misfired.
+type FailureRecord struct {
+	Version int    `json:"version"` // 1
+	RunID   int64  `json:"run_id"`
+	JobID   int64  `json:"job_id"`
+	Job     string `json:"job"`   // app_name/name
+	Group   string `json:"group"` // app_name
+	// ScheduledAt is the fire's schedule time; FireAt is when it was due
+	// after the job's flexible window moved it (the same without one).
+	ScheduledAt string `json:"scheduled_at"`
+	FireAt      string `json:"fire_at"`
+	FinishedAt  string `json:"finished_at,omitempty"`
+	Outcome     string `json:"outcome"` // failed, timed_out, lost, misfired
+	Message     string `json:"message"`
+	Attempt     int    `json:"attempt"` // 0 = the first try
+	Trigger     string `json:"trigger"`
+	Target      string `json:"target,omitempty"`
+}

@@ -17,6 +17,7 @@ type ApplyGroup struct {
 	Members             []string `json:"members,omitempty" yaml:"members,omitempty"`
 	Protocol            string   `json:"protocol,omitempty" yaml:"protocol,omitempty"`
 	AcceptRegistrations *bool    `json:"accept_registrations,omitempty" yaml:"accept_registrations,omitempty"`
+	FailureDestination  string   `json:"failure_destination,omitempty" yaml:"failure_destination,omitempty"`
 }
 
 // ApplyJob is a declared job (schema ApplyJob): every editable field of a

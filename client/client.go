@@ -68,6 +68,7 @@ type (
 	JobInput     = apitypes.JobInput
 	JobFields    = apitypes.JobFields
 	JobLimits    = apitypes.JobLimits
+	JobOptions   = apitypes.JobOptions
 	Run          = apitypes.Run
 	TriggerInput = apitypes.TriggerInput
 	PreviewInput = apitypes.PreviewInput

@@ -17,6 +17,9 @@ type at struct {
 
 func parseAt(conf string, loc *time.Location) (Schedule, error) {
 	s := strings.TrimSpace(conf)
+	if inner, ok := cutCall(s, "at"); ok {
+		s = inner // EventBridge's at(yyyy-mm-ddThh:mm:ss), read in the job's time zone
+	}
 	const how = `use RFC 3339 with an offset, e.g. "2026-12-01T02:00:00+01:00", or a local time "2026-12-01 02:00:00" read in the job's time_zone`
 	if s == "" {
 		return nil, confError("at needs a time; %s", how)

@@ -11,13 +11,16 @@ const (
 	FieldType     = "schedule_type"
 	FieldConf     = "schedule_conf"
 	FieldTimeZone = "time_zone"
+	// The window fields (Window, CheckFlexMinutes, CheckActive).
+	FieldFlexWindow  = "flexible_window_min"
+	FieldActiveUntil = "active_until"
 )
 
 // ParseError reports why a schedule was rejected. Its message says what was
 // wrong and how to fix it; Field names the job field at fault so an API can
 // point at it.
 type ParseError struct {
-	// Field is FieldType, FieldConf or FieldTimeZone.
+	// Field is one of the Field constants.
 	Field string
 	// Msg is the full, user-facing message.
 	Msg string

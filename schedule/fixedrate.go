@@ -19,7 +19,10 @@ type fixedRate struct {
 
 func parseFixedRate(conf string) (Schedule, error) {
 	s := strings.TrimSpace(conf)
-	const how = "write a whole number of seconds between 1 and 31536000 (365 days), e.g. \"30\""
+	if inner, ok := cutCall(s, "rate"); ok {
+		return parseRate(s, inner)
+	}
+	const how = "write a whole number of seconds between 1 and 31536000 (365 days), e.g. \"30\", or rate(5 minutes)"
 	if s == "" {
 		return nil, confError("fixed_rate needs an interval in seconds; %s", how)
 	}

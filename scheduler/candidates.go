@@ -135,6 +135,15 @@ func (c *candidates) handoffRooms(runs []store.RunInsert) {
 	}
 }
 
+// cached is the group as the cache holds it, however old; false when the
+// cache has none.
+func (c *candidates) cached(id int64) (store.Group, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.groups[id]
+	return e.g, ok
+}
+
 func (c *candidates) group(ctx context.Context, id int64) (store.Group, error) {
 	now := c.clock.Now()
 	c.mu.Lock()

@@ -102,6 +102,8 @@ type bundle struct {
 	jobSeq int // numbers job names (unique within the group)
 	// alarmer is given to the nodes started from now on.
 	alarmer scheduler.Alarmer
+	// deliverer is given to the nodes started from now on.
+	deliverer scheduler.Deliverer
 	// logHook, when set, sees the log lines of the nodes started from now on.
 	logHook logrus.Hook
 	// drivers, by scheme, are registered on the nodes started from now on
@@ -116,9 +118,9 @@ type node struct {
 
 // waitersPerNode is how many goroutines of one scheduler sleep on the clock
 // between ticks: ring, pre-read loop, heartbeat, takeover, registry monitor,
-// and the six follow-up services (retries, children, recoveries, kills, lost
-// runs, alarms).
-const waitersPerNode = 11
+// and the eight follow-up services (retries, children, recoveries, kills, lost
+// runs, alarms, failure deliveries, completions).
+const waitersPerNode = 13
 
 func openStore(t *testing.T, dialect string) *store.Store {
 	t.Helper()
@@ -158,7 +160,7 @@ func (b *bundle) startNodeOn(id string, clock *clockwork.FakeClock, mutate func(
 	if b.logHook != nil {
 		log.AddHook(b.logHook)
 	}
-	s, err := scheduler.New(scheduler.Options{Config: cfg, Store: b.st, Drivers: reg, Clock: clock, Log: logrus.NewEntry(log), Alarmer: b.alarmer})
+	s, err := scheduler.New(scheduler.Options{Config: cfg, Store: b.st, Drivers: reg, Clock: clock, Log: logrus.NewEntry(log), Alarmer: b.alarmer, Deliverer: b.deliverer})
 	require.NoError(b.t, err)
 	require.NoError(b.t, s.Start(context.Background()))
 	n := &node{s: s, rec: rec}

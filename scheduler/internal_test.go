@@ -72,7 +72,7 @@ func TestPreReadWindowShrinksInProportionAndCatchesUp(t *testing.T) {
 			NextFireMs: now.Add(500 * time.Millisecond).UnixMilli(), LastFireMs: now.Add(-500 * time.Millisecond).UnixMilli()}
 	}
 	// Each job has 5 fires in the 5 s window: 25,000 > maxFiresPerCycle.
-	pl := p.planWithin(jobs, now, nil)
+	pl := p.planWithin(jobs, now, nil, nil)
 	require.Equal(t, len(jobs), pl.jobs, "every job read is planned")
 	require.LessOrEqual(t, len(pl.inserts), maxFiresPerCycle)
 	require.Len(t, pl.advances, len(jobs))
@@ -88,13 +88,13 @@ func TestPreReadWindowShrinksInProportionAndCatchesUp(t *testing.T) {
 			jobs[j].NextFireMs, jobs[j].LastFireMs = pl.advances[0].NextFireMs, pl.advances[0].LastFireMs
 		}
 		now = now.Add(time.Second)
-		pl = p.planWithin(jobs, now, nil)
+		pl = p.planWithin(jobs, now, nil, nil)
 		require.Equal(t, len(jobs), pl.jobs)
 	}
 	require.Len(t, pl.inserts, len(jobs), "steady state: one fire per job per cycle")
 	late := append([]store.Job(nil), jobs[:1]...)
 	late[0].NextFireMs = now.Add(time.Hour).UnixMilli()
-	require.Empty(t, p.planWithin(late, now, nil).advances, "no fire in the window: nothing to write")
+	require.Empty(t, p.planWithin(late, now, nil, nil).advances, "no fire in the window: nothing to write")
 }
 
 // The room a pre-read run reserves for its hand-off covers the longest

@@ -23,6 +23,10 @@ type Metrics struct {
 	Outcomes     *prometheus.CounterVec
 	Partitions   *prometheus.GaugeVec
 	Leader       prometheus.Gauge
+	// Deliveries counts tries to send failure records by result
+	// (delivered, failed); DeliveriesPending is what is owed.
+	Deliveries        *prometheus.CounterVec
+	DeliveriesPending prometheus.Gauge
 }
 
 // NewMetrics creates the collectors and registers them on reg (nil: not registered).
@@ -45,10 +49,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Outcomes:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ringjob_run_outcomes_total", Help: "Final run outcomes by state."}, []string{"state"}),
 		Partitions: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ringjob_partition_leader", Help: "1 when this node held the lock partition in its last pre-read."}, []string{"partition"}),
 		Leader:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "ringjob_leader", Help: "1 when this node held at least one lock partition in its last pre-read."}),
+		Deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ringjob_failure_deliveries_total",
+			Help: "Tries to send a failure record to its destination, by result (delivered, failed: tried again later)."}, []string{"result"}),
+		DeliveriesPending: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ringjob_failure_deliveries_pending", Help: "Failure records owed to their destinations and not delivered yet."}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.Scheduled, m.Dispatched, m.Misfired, m.Skipped, m.Lost, m.TakenOver, m.ClaimLost, m.Backpressure, m.Backlog,
-			m.DispatchLag, m.LockHold, m.Outcomes, m.Partitions, m.Leader)
+			m.DispatchLag, m.LockHold, m.Outcomes, m.Partitions, m.Leader, m.Deliveries, m.DeliveriesPending)
 	}
 	return m
 }

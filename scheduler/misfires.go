@@ -30,7 +30,7 @@ const catchUpQueryTimeout = 2 * time.Second
 // lateFire reports whether f is a schedule fire later than the misfire
 // threshold at nowMs, and not yet decided.
 func (d *dispatcher) lateFire(f *fire, nowMs int64) bool {
-	return f.trigger == kind.TriggerSchedule && f.misfire == "" && !f.catchUp && nowMs-f.scheduledMs > d.cfg.MisfireThreshold.Milliseconds()
+	return f.trigger == kind.TriggerSchedule && f.misfire == "" && !f.catchUp && nowMs-f.scheduledMs > d.cfg.MisfireThreshold.Milliseconds()+misfireGraceMs(f.job)
 }
 
 // decideMisfires applies the misfire policy to the late schedule fires of
@@ -50,6 +50,10 @@ func (d *dispatcher) decideMisfires(ctx context.Context, due []fire) (decided, u
 		}
 		if f.job.MisfirePolicy != kind.MisfireFireOnceNow {
 			f.misfire = misfireMessage(nowMs-f.scheduledMs, d.whereWaited(f), "do_nothing skips it")
+			continue
+		}
+		if tooOld(f.job, f.scheduledMs-f.job.Window(f.job.Name).Offset.Milliseconds(), nowMs) {
+			f.misfire = misfireMessage(nowMs-f.scheduledMs, d.whereWaited(f), "older than the job's max_event_age_sec, so not caught up")
 			continue
 		}
 		onceNow = append(onceNow, f)

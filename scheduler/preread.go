@@ -92,7 +92,7 @@ func (p *preReader) cycle(ctx context.Context) (full bool, err error) {
 	if len(jobs) == 0 {
 		return false, tx.Commit()
 	}
-	plan := p.planWithin(jobs, now, p.shardCounts(tctx, jobs))
+	plan := p.planWithin(jobs, now, p.shardCounts(tctx, jobs), p.withDestination(jobs))
 	cut := plan.jobs < len(jobs) // the rest: the next cycle, at once
 	p.candidates.handoffRooms(plan.inserts)
 	ids, err := tx.RunInsertBatch(tctx, plan.inserts)
@@ -134,13 +134,13 @@ func (p *preReader) cycle(ctx context.Context) (full bool, err error) {
 // a fixed one-second fallback, 10,000 every-second jobs stayed one second
 // ahead for ever (every 5 s window held too many fires), and every cycle
 // read thousands of jobs that had no fire within that second.
-func (p *preReader) planWithin(jobs []store.Job, now time.Time, shards map[int64]int) prereadPlan {
+func (p *preReader) planWithin(jobs []store.Job, now time.Time, shards map[int64]int, dest map[int64]bool) prereadPlan {
 	window := p.cfg.PreReadWindow
-	plan := p.plan(jobs, now, shards, window)
+	plan := p.plan(jobs, now, shards, dest, window)
 	for plan.jobs < len(jobs) && window > time.Second {
 		w := time.Duration(float64(window) * float64(plan.jobs) / float64(len(jobs)) * 0.9).Truncate(100 * time.Millisecond)
 		window = max(time.Second, min(w, window-time.Second))
-		plan = p.plan(jobs, now, shards, window)
+		plan = p.plan(jobs, now, shards, dest, window)
 	}
 	return plan
 }
@@ -180,7 +180,12 @@ const (
 //   - late by less: every such fire time fires now (late), so a short pause of
 //     the scheduler loses nothing;
 //   - due within the window: into the time ring at its second.
-func (p *preReader) plan(jobs []store.Job, now time.Time, shards map[int64]int, window time.Duration) prereadPlan {
+//
+// A job's flexible window moves each fire by the job's offset (the
+// schedule from the cache includes it) and moves the misfire threshold by
+// the rest of the window: a fire is late only after its window ends. A
+// fire older than the job's maximum event age is not caught up.
+func (p *preReader) plan(jobs []store.Job, now time.Time, shards map[int64]int, dest map[int64]bool, window time.Duration) prereadPlan {
 	pl := prereadPlan{
 		inserts:  make([]store.RunInsert, 0, min(len(jobs), maxFiresPerCycle)),
 		jobOf:    make([]*store.Job, 0, min(len(jobs), maxFiresPerCycle)),
@@ -194,13 +199,14 @@ func (p *preReader) plan(jobs []store.Job, now time.Time, shards map[int64]int, 
 		}
 		pl.jobs = i + 1
 		job := &jobs[i]
+		offsetMs := job.Window(job.Name).Offset.Milliseconds()
 		add := func(schedMs int64, state kind.RunState, trigger kind.Trigger, msg string) {
 			n := max(1, shards[job.ID])
 			for i := 0; i < n; i++ {
 				pl.inserts = append(pl.inserts, store.RunInsert{
 					JobID: job.ID, GroupID: job.GroupID, ScheduledMs: schedMs, ShardIndex: i, ShardTotal: n, Attempt: 0,
 					TriggerType: trigger, State: state, Owner: p.node, Handler: job.Handler, Params: job.Params, Message: msg, CreatedMs: nowMs,
-					FollowSuccess: len(job.ChildJobIDs) > 0,
+					FollowSuccess: len(job.ChildJobIDs) > 0, FollowMisfire: dest[job.ID], WindowOffsetMs: offsetMs,
 				})
 				pl.jobOf = append(pl.jobOf, job)
 			}
@@ -214,10 +220,12 @@ func (p *preReader) plan(jobs []store.Job, now time.Time, shards map[int64]int, 
 		next := time.UnixMilli(job.NextFireMs)
 		last := job.LastFireMs
 		ok := true
-		if nowMs-job.NextFireMs > p.cfg.MisfireThreshold.Milliseconds() {
+		if nowMs-job.NextFireMs > p.cfg.MisfireThreshold.Milliseconds()+misfireGraceMs(job) {
 			late := now.Sub(next).Round(time.Millisecond)
-			switch job.MisfirePolicy {
-			case kind.MisfireFireOnceNow:
+			switch {
+			case tooOld(job, job.NextFireMs-offsetMs, nowMs):
+				add(job.NextFireMs, kind.RunMisfired, kind.TriggerSchedule, fmt.Sprintf("misfired by %s; older than the job's max_event_age_sec (%d), so not caught up", late, job.MaxEventAgeSec))
+			case job.MisfirePolicy == kind.MisfireFireOnceNow:
 				add(job.NextFireMs, kind.RunScheduled, kind.TriggerMisfire, fmt.Sprintf("misfired by %s; fire_once_now fires it once", late))
 			default:
 				add(job.NextFireMs, kind.RunMisfired, kind.TriggerSchedule, fmt.Sprintf("misfired by %s; do_nothing skips it", late))
@@ -270,6 +278,9 @@ type scheduleCache struct {
 
 func (c *scheduleCache) get(job *store.Job) (schedule.Schedule, error) {
 	key := job.ScheduleType + "\x00" + job.ScheduleConf + "\x00" + job.TimeZone
+	if w := job.Window(job.Name); w != (schedule.Window{}) {
+		key += fmt.Sprintf("\x00%d\x00%d\x00%d", w.Start.UnixMilli(), w.End.UnixMilli(), w.Offset)
+	}
 	c.mu.Lock()
 	s, ok := c.m[key]
 	c.mu.Unlock()
@@ -280,6 +291,7 @@ func (c *scheduleCache) get(job *store.Job) (schedule.Schedule, error) {
 	if err != nil {
 		return nil, err
 	}
+	s = schedule.Bound(s, job.Window(job.Name))
 	c.mu.Lock()
 	if c.m == nil || len(c.m) > 10000 {
 		c.m = map[string]schedule.Schedule{}
@@ -287,6 +299,39 @@ func (c *scheduleCache) get(job *store.Job) (schedule.Schedule, error) {
 	c.m[key] = s
 	c.mu.Unlock()
 	return s, nil
+}
+
+// withDestination tells which of jobs may have a failure destination,
+// their own or their group's, so their misfires are followed up. The
+// group is read from the candidates cache only (the dispatcher keeps it
+// warm), never from the database: the pre-read's locked transaction must
+// not wait on another read. A group not in the cache counts as having one;
+// the delivery service then finds none and only marks the follow-up done.
+func (p *preReader) withDestination(jobs []store.Job) map[int64]bool {
+	out := map[int64]bool{}
+	for i := range jobs {
+		j := &jobs[i]
+		g, cached := p.candidates.cached(j.GroupID)
+		if j.FailureDestination != "" || !cached || g.FailureDestination != "" {
+			out[j.ID] = true
+		}
+	}
+	return out
+}
+
+// misfireGraceMs is how much later than its due time a fire of job may
+// leave before it is late: the rest of its flexible window.
+func misfireGraceMs(job *store.Job) int64 {
+	if job == nil || job.FlexWindowMin <= 0 {
+		return 0
+	}
+	return max(0, int64(job.FlexWindowMin)*60_000-job.Window(job.Name).Offset.Milliseconds())
+}
+
+// tooOld reports whether a fire scheduled at schedMs (its schedule time)
+// is older at nowMs than the job's maximum event age.
+func tooOld(job *store.Job, schedMs, nowMs int64) bool {
+	return job.MaxEventAgeSec > 0 && nowMs-schedMs > int64(job.MaxEventAgeSec)*1000
 }
 
 // shardCounts says how many runs one fire of each sharding job fans out to

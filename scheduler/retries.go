@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -58,7 +59,15 @@ func (r *retries) follow(ctx context.Context, run store.Run) error {
 		}
 		return r.st.RunSetAlarmStatus(ctx, run.ID, kind.AlarmNotNeeded)
 	}
-	if run.Attempt < job.RetryCount {
+	fresh := true
+	if job.MaxEventAgeSec > 0 {
+		first, err := r.firstAttempt(ctx, run)
+		if err != nil {
+			return err
+		}
+		fresh = !tooOld(&job, first.ScheduledMs-first.WindowOffsetMs, r.clock.Now().UnixMilli())
+	}
+	if run.Attempt < job.RetryCount && fresh {
 		if err := r.retry(ctx, job, run); err != nil {
 			return err
 		}
@@ -70,7 +79,12 @@ func (r *retries) follow(ctx context.Context, run store.Run) error {
 	// The last attempt failed: one log line, on the replica that moves the
 	// follow-up on; the alarm, if the job has channels, becomes pending in
 	// that same write and the alarm service sends it (at least once, from
-	// any replica; see alarmSender).
+	// any replica; see alarmSender). The failure record owed to the job's
+	// failure destination is written first, so the follow-up stays pending
+	// until it exists.
+	if err := r.oweFailureRecord(ctx, job, run); err != nil {
+		return err
+	}
 	if len(job.AlarmChannels) == 0 {
 		done, err := r.st.RunFollowupDone(ctx, run.ID)
 		if err != nil || !done {
@@ -91,6 +105,25 @@ func (r *retries) follow(ctx context.Context, run store.Run) error {
 	r.logLastFailure(job, run)
 	return nil
 }
+
+// firstAttempt follows a retry back to the run of its fire: a fire's age
+// (max_event_age_sec) counts from that run's schedule time.
+func (r *retries) firstAttempt(ctx context.Context, run store.Run) (store.Run, error) {
+	for i := 0; run.RetryOf != 0 && i <= 2*maxRetryChain; i++ {
+		prev, err := r.st.RunGet(ctx, run.RetryOf)
+		if err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return run, nil // purged: the oldest there is
+			}
+			return run, fmt.Errorf("read run %d, retried by run %d: %w", run.RetryOf, run.ID, err)
+		}
+		run = prev
+	}
+	return run, nil
+}
+
+// maxRetryChain bounds the walk of firstAttempt (a job has at most this many retries).
+const maxRetryChain = 10
 
 func (r *retries) logLastFailure(job store.Job, run store.Run) {
 	r.warns.note("no_retry_left", logrus.Fields{"run_id": run.ID, "job_id": job.ID, "state": run.State, "attempt": run.Attempt,

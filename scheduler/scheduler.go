@@ -28,6 +28,9 @@ type Options struct {
 	Log     *logrus.Entry   // nil = a discarding logger
 	Metrics *Metrics        // nil = unregistered collectors
 	Alarmer Alarmer         // nil = no alarms: a job that names alarm channels records its alarms as failed
+	// Deliverer sends failure records to failure destinations; nil = they
+	// are owed (kept in the database) but not sent.
+	Deliverer Deliverer
 	// Drain, if set, is called by Stop after the trigger pools have stopped
 	// and before outcomes stop being recorded: work that runs inside this
 	// process (local commands) finishes or is ended there, and its outcomes
@@ -143,6 +146,7 @@ func New(o Options) (*Scheduler, error) {
 	killsLog, killsWarns := svc("kills")
 	lostLog, lostWarns := svc("lost_runs")
 	alarmsLog, alarmsWarns := svc("alarms")
+	deliveriesLog, deliveriesWarns := svc("failure_deliveries")
 	s.followups = append(s.followups,
 		&retries{followupDeps: fd, log: retriesLog, warns: retriesWarns},
 		&children{followupDeps: fd, log: childrenLog, warns: childrenWarns},
@@ -150,6 +154,8 @@ func New(o Options) (*Scheduler, error) {
 		&kills{followupDeps: fd, log: killsLog, warns: killsWarns},
 		&lostRuns{followupDeps: fd, log: lostLog, warns: lostWarns},
 		&alarmSender{followupDeps: fd, log: alarmsLog, warns: alarmsWarns},
+		&deliveries{followupDeps: fd, sender: o.Deliverer, log: deliveriesLog, warns: deliveriesWarns},
+		&completions{followupDeps: fd, cache: s.preread.cache, log: log.WithField("service", "completions")},
 	)
 	return s, nil
 }

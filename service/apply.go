@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/ringjob/ringjob/apitypes"
 	"github.com/ringjob/ringjob/auth/access"
@@ -62,6 +63,8 @@ type ApplyGroup struct {
 	// AcceptRegistrations nil: the default for a new group, unchanged for an
 	// existing one.
 	AcceptRegistrations *bool
+	// FailureDestination serves the group's jobs without their own ("" = none).
+	FailureDestination string
 }
 
 // ApplyJob is a job as declared: JobSpec's fields (its GroupID and
@@ -196,7 +199,7 @@ func defOfFields(f store.JobFields, children []string, enabled bool) jobDef {
 			MisfirePolicy: string(f.MisfirePolicy), Handler: f.Handler, Params: f.Params, RouteStrategy: string(f.RouteStrategy),
 			BlockStrategy: string(f.BlockStrategy), TimeoutSec: f.TimeoutSec, RetryCount: f.RetryCount, ShardCount: f.ShardCount,
 			PinnedTargets: nonNil(f.PinnedTargets), RetryBackoff: string(backoffOrFixed(f.RetryBackoff)), RetryDelaySec: f.RetryDelaySec,
-			RetryMaxDelaySec: f.RetryMaxDelaySec},
+			RetryMaxDelaySec: f.RetryMaxDelaySec, JobOptions: JobOptionsView(f.JobOptions)},
 		Children:  nonNil(children),
 		JobLimits: apitypes.JobLimits{MaxInFlight: f.MaxInFlight, AlarmChannels: nonNil(f.AlarmChannels)},
 		Enabled:   enabled,
@@ -208,7 +211,21 @@ func jobFieldsOf(j store.Job) store.JobFields {
 		ScheduleConf: j.ScheduleConf, TimeZone: j.TimeZone, MisfirePolicy: j.MisfirePolicy, Handler: j.Handler, Params: j.Params,
 		RouteStrategy: j.RouteStrategy, BlockStrategy: j.BlockStrategy, TimeoutSec: j.TimeoutSec, RetryCount: j.RetryCount,
 		ShardCount: j.ShardCount, PinnedTargets: j.PinnedTargets, RetryBackoff: j.RetryBackoff, RetryDelaySec: j.RetryDelaySec,
-		RetryMaxDelaySec: j.RetryMaxDelaySec, ChildJobIDs: j.ChildJobIDs, MaxInFlight: j.MaxInFlight, AlarmChannels: j.AlarmChannels}
+		RetryMaxDelaySec: j.RetryMaxDelaySec, ChildJobIDs: j.ChildJobIDs, MaxInFlight: j.MaxInFlight, AlarmChannels: j.AlarmChannels,
+		JobOptions: j.JobOptions}
+}
+
+// JobOptionsView is a job's schedule options as the API and jobs as code
+// write them (instants in RFC 3339, UTC).
+func JobOptionsView(o store.JobOptions) apitypes.JobOptions {
+	instant := func(ms int64) string {
+		if ms == 0 {
+			return ""
+		}
+		return time.UnixMilli(ms).UTC().Format(time.RFC3339)
+	}
+	return apitypes.JobOptions{ActiveFrom: instant(o.ActiveFromMs), ActiveUntil: instant(o.ActiveUntilMs), FlexibleWindowMin: o.FlexWindowMin,
+		MaxEventAgeSec: o.MaxEventAgeSec, AfterCompletion: string(o.AfterCompletion), FailureDestination: o.FailureDestination}
 }
 
 // groupDef is what a plan compares of a group.
@@ -217,16 +234,19 @@ type groupDef struct {
 	Members             []string `json:"members"`
 	Protocol            string   `json:"protocol"`
 	AcceptRegistrations bool     `json:"accept_registrations"`
+	FailureDestination  string   `json:"failure_destination" version:"omitzero"`
 }
 
 func groupDefOf(g store.Group) groupDef {
-	return groupDef{Title: g.Title, Members: nonNil(g.Members), Protocol: g.Protocol, AcceptRegistrations: g.AcceptRegistrations}
+	return groupDef{Title: g.Title, Members: nonNil(g.Members), Protocol: g.Protocol, AcceptRegistrations: g.AcceptRegistrations,
+		FailureDestination: g.FailureDestination}
 }
 
 // defField is one field of a definition: its JSON name and where it is.
 type defField struct {
-	name  string
-	index []int
+	name     string
+	index    []int
+	omitZero bool // left out of versions (and of a create's diff) while zero
 }
 
 // defFields lists the fields of a definition type in declaration order by
@@ -238,12 +258,12 @@ func defFields(t reflect.Type) []defField {
 		f := t.Field(i)
 		if f.Anonymous && f.Type.Kind() == reflect.Struct {
 			for _, sub := range defFields(f.Type) {
-				out = append(out, defField{name: sub.name, index: append([]int{i}, sub.index...)})
+				out = append(out, defField{name: sub.name, index: append([]int{i}, sub.index...), omitZero: sub.omitZero})
 			}
 			continue
 		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		out = append(out, defField{name: name, index: []int{i}})
+		out = append(out, defField{name: name, index: []int{i}, omitZero: f.Tag.Get("version") == "omitzero"})
 	}
 	return out
 }
@@ -251,13 +271,19 @@ func defFields(t reflect.Type) []defField {
 // versionOf hashes a definition: an object's version in a plan. It hashes
 // the JSON object of every field, zero or not (omitempty does not apply), in
 // declaration order, as encoding/json writes a struct, so the version of an
-// unchanged object stays what it was.
+// unchanged object stays what it was. Fields added later carry the tag
+// `version:"omitzero"` and are left out while zero, so objects that do not
+// use them keep the version an earlier release gave them.
 func versionOf(def any) string {
 	v := reflect.ValueOf(def)
 	var b bytes.Buffer
 	b.WriteByte('{')
-	for i, f := range defFields(v.Type()) {
-		if i > 0 {
+	n := 0
+	for _, f := range defFields(v.Type()) {
+		if f.omitZero && v.FieldByIndex(f.index).IsZero() {
+			continue
+		}
+		if n++; n > 1 {
 			b.WriteByte(',')
 		}
 		name, _ := json.Marshal(f.name)
@@ -283,7 +309,9 @@ func diffDefs(before, after any) map[string]FieldChange {
 	for _, f := range defFields(av.Type()) {
 		a := av.FieldByIndex(f.index).Interface()
 		if !bv.IsValid() {
-			out[f.name] = FieldChange{After: a}
+			if !f.omitZero || !av.FieldByIndex(f.index).IsZero() {
+				out[f.name] = FieldChange{After: a}
+			}
 			continue
 		}
 		if b := bv.FieldByIndex(f.index).Interface(); !reflect.DeepEqual(a, b) {
@@ -682,7 +710,8 @@ func (s *Service) Apply(ctx context.Context, p ApplyParams) (Plan, error) {
 }
 
 func schedChanged(cur store.Job, f store.JobFields) bool {
-	return f.ScheduleType != cur.ScheduleType || f.ScheduleConf != cur.ScheduleConf || f.TimeZone != cur.TimeZone
+	return f.ScheduleType != cur.ScheduleType || f.ScheduleConf != cur.ScheduleConf || f.TimeZone != cur.TimeZone ||
+		f.Window(f.Name) != cur.Window(cur.Name)
 }
 
 // checkGroupDecl validates a declared group into its definition.
@@ -700,6 +729,9 @@ func (s *Service) checkGroupDecl(ctx context.Context, g ApplyGroup) (groupDef, e
 	def := groupDef{Title: g.Title, Members: members, Protocol: g.Protocol, AcceptRegistrations: defaultAcceptRegistrations(members)}
 	if g.AcceptRegistrations != nil {
 		def.AcceptRegistrations = *g.AcceptRegistrations
+	}
+	if def.FailureDestination, err = checkFailureDestination(g.FailureDestination); err != nil {
+		return groupDef{}, err
 	}
 	return def, nil
 }
@@ -759,7 +791,8 @@ func (s *Service) writePlan(ctx context.Context, tx *store.Store, plan Plan, pla
 		def := newGroups[c.Group]
 		es := store.GroupExecutorSettings{Protocol: def.Protocol, AcceptRegistrations: def.AcceptRegistrations}
 		if c.Op == OpCreate {
-			g, err := tx.GroupCreate(ctx, store.GroupCreateParams{AppName: c.Group, Title: def.Title, Members: def.Members, GroupExecutorSettings: es, NowMs: nowMs})
+			g, err := tx.GroupCreate(ctx, store.GroupCreateParams{AppName: c.Group, Title: def.Title, Members: def.Members, GroupExecutorSettings: es,
+				FailureDestination: def.FailureDestination, NowMs: nowMs})
 			if err != nil {
 				return err
 			}
@@ -772,7 +805,8 @@ func (s *Service) writePlan(ctx context.Context, tx *store.Store, plan Plan, pla
 		}
 		cur := groups[c.Group]
 		es.AccessToken = cur.AccessToken // not declared: kept
-		g, err := tx.GroupUpdate(ctx, store.GroupUpdateParams{ID: cur.ID, Title: def.Title, Members: def.Members, GroupExecutorSettings: es, NowMs: nowMs})
+		g, err := tx.GroupUpdate(ctx, store.GroupUpdateParams{ID: cur.ID, Title: def.Title, Members: def.Members, GroupExecutorSettings: es,
+			FailureDestination: def.FailureDestination, NowMs: nowMs})
 		if err != nil {
 			return err
 		}

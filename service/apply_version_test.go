@@ -27,3 +27,15 @@ func TestVersionsStayTheSame(t *testing.T) {
 	e.JobLimits.MaxInFlight = 4
 	require.Equal(t, map[string]FieldChange{"max_in_flight": {Before: 3, After: 4}}, diffDefs(d, e))
 }
+
+// A schedule option changes the version only when it is set.
+func TestScheduleOptionsChangeTheVersionOnlyWhenSet(t *testing.T) {
+	d := jobDef{JobFields: apitypes.JobFields{ScheduleType: "cron", ScheduleConf: "0 0 2 * * ?"}}
+	base := versionOf(d)
+	e := d
+	e.FlexibleWindowMin = 15
+	require.NotEqual(t, base, versionOf(e))
+	require.Equal(t, map[string]FieldChange{"flexible_window_min": {Before: 0, After: 15}}, diffDefs(d, e))
+	require.Contains(t, diffDefs(nil, e), "flexible_window_min")
+	require.NotContains(t, diffDefs(nil, d), "active_from", "an unset option is not listed in a create")
+}

@@ -2,68 +2,41 @@ package service
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
 	"time"
 	"unicode"
 
-	"github.com/ringjob/ringjob/auth/access"
+	"github.com/ringjob/ringjob/internal/servicekit"
 	"github.com/ringjob/ringjob/store"
 )
 
-// Actor is who makes a change and from where: what the audit log records.
-// The API puts it into the request's context with WithActor.
-type Actor struct {
-	Principal  *access.Principal // nil for anonymous requests (a login)
-	ClientAddr string
-	RequestID  string
-}
-
-type actorKey struct{}
+// Actor is who makes a change and from where: what the audit log records
+// (servicekit.Actor). The API puts it into the request's context with
+// WithActor.
+type Actor = servicekit.Actor
 
 // WithActor returns ctx carrying a.
-func WithActor(ctx context.Context, a Actor) context.Context {
-	return context.WithValue(ctx, actorKey{}, a)
-}
+func WithActor(ctx context.Context, a Actor) context.Context { return servicekit.WithActor(ctx, a) }
 
 // ActorFrom returns the actor ctx carries (the zero Actor when none: the
 // server itself, for example at bootstrap).
-func ActorFrom(ctx context.Context) Actor {
-	a, _ := ctx.Value(actorKey{}).(Actor)
-	return a
-}
+func ActorFrom(ctx context.Context) Actor { return servicekit.ActorFrom(ctx) }
 
 // Audit actions, "object.verb".
 const (
-	ActGroupCreate   = "group.create"
-	ActGroupUpdate   = "group.update"
-	ActGroupDelete   = "group.delete"
-	ActJobCreate     = "job.create"
-	ActJobUpdate     = "job.update"
-	ActJobDelete     = "job.delete"
-	ActJobStart      = "job.start"
-	ActJobStop       = "job.stop"
-	ActJobTrigger    = "job.trigger"
-	ActRunKill       = "run.kill"
-	ActUserCreate    = "user.create"
-	ActUserDelete    = "user.delete"
-	ActUserPassword  = "user.password"
-	ActUserUpdate    = "user.update"
-	ActServiceUpdate = "service_account.update"
-	ActServiceCreate = "service_account.create"
-	ActServiceDelete = "service_account.delete"
-	ActTokenCreate   = "token.create"
-	ActTokenRevoke   = "token.revoke"
-	ActBindingCreate = "role_binding.create"
-	ActBindingDelete = "role_binding.delete"
-	ActLogin         = "login"
-	ActLoginFailed   = "login.failed"
-	// ActLoginThrottled: a login refused by the limiter before any check.
-	ActLoginThrottled = "login.throttled"
-	ActLogout         = "logout"
-	ActAlarmTest      = "alarm_channel.test"
+	ActGroupCreate = "group.create"
+	ActGroupUpdate = "group.update"
+	ActGroupDelete = "group.delete"
+	ActJobCreate   = "job.create"
+	ActJobUpdate   = "job.update"
+	ActJobDelete   = "job.delete"
+	ActJobStart    = "job.start"
+	ActJobStop     = "job.stop"
+	ActJobTrigger  = "job.trigger"
+	ActRunKill     = "run.kill"
+	ActAlarmTest   = "alarm_channel.test"
 	// Executor registrations (new executors, not heartbeats) and removals,
 	// and refusals of either, by the executor API.
 	ActExecutorRegister        = "executor.register"
@@ -76,49 +49,16 @@ const (
 )
 
 // auditEntry is what a change adds to the audit log.
-type auditEntry struct {
-	Action     string
-	ObjectType string
-	ObjectID   int64
-	ObjectName string // used as object id when ObjectID is 0
-	GroupID    int64
-	Changes    map[string]any
-}
+type auditEntry = servicekit.AuditEntry
 
 // audit appends e to the log on tx, the store of the change's transaction.
 func (s *Service) audit(ctx context.Context, tx *store.Store, e auditEntry) error {
-	ev, err := s.auditEvent(ctx, e)
-	if err != nil {
-		return err
-	}
-	return tx.AuditAppend(ctx, ev)
+	return servicekit.Audit(ctx, tx, s.nowMs(), e)
 }
 
 // auditEvent is the event that e adds to the log, by the actor of ctx.
 func (s *Service) auditEvent(ctx context.Context, e auditEntry) (store.AuditEvent, error) {
-	a := ActorFrom(ctx)
-	ev := store.AuditEvent{AtMs: s.nowMs(), ClientAddr: a.ClientAddr, RequestID: a.RequestID,
-		Action: e.Action, ObjectType: e.ObjectType, GroupID: e.GroupID}
-	if e.ObjectID != 0 {
-		ev.ObjectID = fmt.Sprint(e.ObjectID)
-	} else {
-		ev.ObjectID = e.ObjectName
-	}
-	if p := a.Principal; p != nil {
-		ev.Principal = p.String()
-		ev.PrincipalID = p.ID
-		ev.TokenName = p.TokenName
-	} else {
-		ev.Principal = "system"
-	}
-	if len(e.Changes) > 0 {
-		b, err := json.Marshal(e.Changes)
-		if err != nil {
-			return ev, fmt.Errorf("audit %s: encode changes: %w", e.Action, err)
-		}
-		ev.Changes = string(b)
-	}
-	return ev, nil
+	return servicekit.AuditEvent(ctx, s.nowMs(), e)
 }
 
 // fieldsOf flattens a stored object into snake_case fields for the audit

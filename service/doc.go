@@ -1,6 +1,9 @@
-// Package service is Ringjob's one service layer over groups, jobs, runs and
-// API tokens. The REST API (api/), the web console and the CLI all call it;
-// none of them reaches into the store for these resources.
+// Package service is Ringjob's service layer over groups, jobs, runs,
+// executors, alarms and the audit log. The REST API (api/), the web console
+// and the CLI all call it; none of them reaches into the store for these
+// resources. Accounts, API tokens, sessions, role bindings and logins are
+// the job of auth/identity, which does not depend on this package; the two
+// share internal/servicekit (typed errors, pages, the audit writer).
 //
 // # What it adds to the store
 //
@@ -23,17 +26,15 @@
 //     outcome through the scheduler's Sink. A run still scheduled is killed
 //     in the ledger directly and never dispatched.
 //   - Listings page with opaque cursors (Page.NextCursor).
-//   - API tokens: 32 random bytes shown once as "rj_" + base64url; only their
-//     SHA-256 is stored. EnsureAdminToken provisions the first one;
-//     Authenticate checks a presented token.
 //
 // # Errors
 //
 // errors.go holds the typed errors the API maps to HTTP statuses:
 // *ValidationError (400), *NotFoundError (404, matches store.ErrNotFound),
-// *ConflictError (409, matches store.ErrConflict), *TargetError (502: a
-// target driver could not kill a run or read its log), ErrUnauthenticated
-// (401) and ErrNoScheduler (503). Anything else is an internal error.
+// *ConflictError (409, matches store.ErrConflict) and *PreconditionError
+// (412) are servicekit's, under aliases; *TargetError (502: a target driver
+// could not kill a run or read its log) and ErrNoScheduler (503) are this
+// package's. Anything else is an internal error.
 //
 // All time comes from the injected clock.
 package service

@@ -48,6 +48,9 @@ type GroupCreateParams struct {
 	// no when its members are only Lambda functions or local commands, so
 	// registrations never take such a group over.
 	AcceptRegistrations *bool
+	// FailureDestination receives the failure records of the group's jobs
+	// that have none of their own (see JobSpec.FailureDestination); "" = none.
+	FailureDestination string
 }
 
 // GroupUpdateParams replace a group's editable fields. The app name cannot
@@ -70,6 +73,8 @@ type GroupUpdateParams struct {
 	Protocol      string
 	// AcceptRegistrations: nil keeps the group's current setting.
 	AcceptRegistrations *bool
+	// FailureDestination: nil keeps the group's; "" clears it.
+	FailureDestination *string
 }
 
 // defaultAcceptRegistrations is whether a new group takes registered
@@ -124,10 +129,15 @@ func (s *Service) CreateGroup(ctx context.Context, p GroupCreateParams) (store.G
 	if p.AcceptRegistrations != nil {
 		es.AcceptRegistrations = *p.AcceptRegistrations
 	}
+	dest, err := checkFailureDestination(p.FailureDestination)
+	if err != nil {
+		return store.Group{}, err
+	}
 	var g store.Group
 	err = s.st.Tx(ctx, func(tx *store.Store) error {
 		var err error
-		if g, err = tx.GroupCreate(ctx, store.GroupCreateParams{AppName: p.AppName, Title: p.Title, Members: members, GroupExecutorSettings: es, NowMs: s.nowMs()}); err != nil {
+		if g, err = tx.GroupCreate(ctx, store.GroupCreateParams{AppName: p.AppName, Title: p.Title, Members: members, GroupExecutorSettings: es,
+			FailureDestination: dest, NowMs: s.nowMs()}); err != nil {
 			return err
 		}
 		return s.audit(ctx, tx, auditEntry{Action: ActGroupCreate, ObjectType: "group", ObjectID: g.ID, GroupID: g.ID, Changes: diffFields(nil, fieldsOf(g))})
@@ -219,10 +229,17 @@ func (s *Service) UpdateGroup(ctx context.Context, p GroupUpdateParams) (store.G
 	if p.AcceptRegistrations != nil {
 		es.AcceptRegistrations = *p.AcceptRegistrations
 	}
+	dest := cur.FailureDestination
+	if p.FailureDestination != nil {
+		if dest, err = checkFailureDestination(*p.FailureDestination); err != nil {
+			return store.Group{}, err
+		}
+	}
 	var g store.Group
 	err = s.st.Tx(ctx, func(tx *store.Store) error {
 		var err error
-		if g, err = tx.GroupUpdate(ctx, store.GroupUpdateParams{ID: p.ID, IfVersion: p.IfVersion, Title: p.Title, Members: members, GroupExecutorSettings: es, NowMs: s.nowMs()}); err != nil {
+		if g, err = tx.GroupUpdate(ctx, store.GroupUpdateParams{ID: p.ID, IfVersion: p.IfVersion, Title: p.Title, Members: members, GroupExecutorSettings: es,
+			FailureDestination: dest, NowMs: s.nowMs()}); err != nil {
 			return err
 		}
 		changes := diffFields(fieldsOf(cur), fieldsOf(g))
@@ -405,4 +422,14 @@ func checkID(field string, id int64) error {
 		return invalid(field, "must be a positive id, got %d", id)
 	}
 	return nil
+}
+
+// GroupIDByAppName finds a group's id by its app name (a missing group is a
+// *NotFoundError).
+func (s *Service) GroupIDByAppName(ctx context.Context, appName string) (int64, error) {
+	id, err := s.st.GroupIDByAppName(ctx, appName)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, &NotFoundError{Resource: "group", Name: appName}
+	}
+	return id, err
 }

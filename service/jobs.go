@@ -82,12 +82,20 @@ type PreviewParams struct {
 	ScheduleConf string
 	TimeZone     string // "" = UTC
 	N            int    // 1..100; 0 = 5
+	// Name and the window options (JobSpec's) move and bound the fires as
+	// they would a job's: the flexible window's offset depends on the name.
+	Name                    string
+	ActiveFrom, ActiveUntil string
+	FlexibleWindowMin       int
 }
 
 // NextFires are the upcoming fire times of a schedule.
 type NextFires struct {
 	TimeZone string      // the schedule's zone (IANA name)
 	Times    []time.Time // in that zone; empty when the schedule never fires again
+	// Note says why there are fewer fires than asked, or where they come
+	// from: the active window, the flexible window ("" = nothing to say).
+	Note string
 }
 
 // CreateJob validates and creates a job, started when p.Enabled.
@@ -299,7 +307,7 @@ func (s *Service) UpdateJob(ctx context.Context, p JobUpdateParams) (store.Job, 
 	if p.Enabled != nil {
 		enabled = *p.Enabled
 	}
-	schedChanged := f.ScheduleType != cur.ScheduleType || f.ScheduleConf != cur.ScheduleConf || f.TimeZone != cur.TimeZone
+	schedChanged := schedChanged(cur, f)
 	now := s.clock.Now()
 	var j store.Job
 	var write func(tx *store.Store) (store.Job, error)
@@ -386,6 +394,7 @@ func (s *Service) StartJob(ctx context.Context, id int64) (store.Job, error) {
 	if err != nil {
 		return store.Job{}, err
 	}
+	sched = schedule.Bound(sched, j.Window(j.Name))
 	now := s.clock.Now()
 	next, err := firstFire(j.ScheduleType, sched, now)
 	if err != nil {
@@ -518,7 +527,9 @@ func (s *Service) JobNextFires(ctx context.Context, id int64, n int) (NextFires,
 	if err != nil {
 		return NextFires{}, err
 	}
-	return s.PreviewSchedule(ctx, PreviewParams{ScheduleType: j.ScheduleType, ScheduleConf: j.ScheduleConf, TimeZone: j.TimeZone, N: n})
+	o := JobOptionsView(j.JobOptions)
+	return s.PreviewSchedule(ctx, PreviewParams{ScheduleType: j.ScheduleType, ScheduleConf: j.ScheduleConf, TimeZone: j.TimeZone, N: n,
+		Name: j.Name, ActiveFrom: o.ActiveFrom, ActiveUntil: o.ActiveUntil, FlexibleWindowMin: o.FlexibleWindowMin})
 }
 
 // PreviewSchedule previews the next n fire times of a schedule after now,
@@ -543,6 +554,11 @@ func (s *Service) PreviewSchedule(_ context.Context, p PreviewParams) (NextFires
 	if err != nil {
 		return NextFires{}, err
 	}
+	opts, err := checkJobOptions(JobSpec{ActiveFrom: p.ActiveFrom, ActiveUntil: p.ActiveUntil, FlexibleWindowMin: p.FlexibleWindowMin})
+	if err != nil {
+		return NextFires{}, err
+	}
+	sched = schedule.Bound(sched, opts.Window(p.Name))
 	loc, err := schedule.LoadZone(tz)
 	if err != nil { // parsed above, so this does not happen
 		return NextFires{}, invalid("time_zone", "%v", err)
@@ -554,7 +570,28 @@ func (s *Service) PreviewSchedule(_ context.Context, p PreviewParams) (NextFires
 	if times == nil {
 		times = []time.Time{}
 	}
-	return NextFires{TimeZone: tz, Times: times}, nil
+	return NextFires{TimeZone: tz, Times: times, Note: previewNote(opts, p.Name, s.clock.Now(), len(times) < n)}, nil
+}
+
+// previewNote says what the options do to a preview.
+func previewNote(o store.JobOptions, name string, now time.Time, short bool) string {
+	var notes []string
+	if o.ActiveUntilMs > 0 && short {
+		end := time.UnixMilli(o.ActiveUntilMs).UTC().Format(time.RFC3339)
+		if now.UnixMilli() > o.ActiveUntilMs {
+			notes = append(notes, "no fire: the active window ended at "+end)
+		} else {
+			notes = append(notes, "no fire after the active window ends at "+end)
+		}
+	}
+	if o.ActiveFromMs > now.UnixMilli() {
+		notes = append(notes, "no fire before the active window opens at "+time.UnixMilli(o.ActiveFromMs).UTC().Format(time.RFC3339))
+	}
+	if o.FlexWindowMin > 0 {
+		notes = append(notes, fmt.Sprintf("each fire is %s after its schedule time (this job's place in its %d-minute flexible window)",
+			schedule.FlexOffset(name, o.FlexWindowMin), o.FlexWindowMin))
+	}
+	return strings.Join(notes, "; ")
 }
 
 // jobNameConflictOr turns a taken job name into a ConflictError on "name".

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ringjob/ringjob/auth/access"
+	"github.com/ringjob/ringjob/destinations"
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/schedule"
 	"github.com/ringjob/ringjob/store"
@@ -73,7 +74,28 @@ type JobSpec struct {
 	// AlarmChannels name the server's alarm channels to page on failure
 	// (after the last retry) and on recovery.
 	AlarmChannels []string
+	// The schedule options of cloud schedulers:
+	//   - ActiveFrom, ActiveUntil: RFC 3339 instants ("" = open); no fire
+	//     before the one nor after the other;
+	//   - FlexibleWindowMin: 0 (off) or 1..1440; each fire moves a per-job
+	//     offset within that many minutes after its schedule time;
+	//   - MaxEventAgeSec: 0 (no limit) or 60..86400; a fire older than this
+	//     is neither retried nor caught up;
+	//   - AfterCompletion: "" / none (the job stays, stopped) or delete;
+	//   - FailureDestination: an SQS queue, SNS topic or EventBridge bus ARN,
+	//     or a webhook URL ("" = the group's).
+	ActiveFrom, ActiveUntil string
+	FlexibleWindowMin       int
+	MaxEventAgeSec          int
+	AfterCompletion         string
+	FailureDestination      string
 }
+
+// Bounds of max_event_age_sec (EventBridge's MaximumEventAgeInSeconds).
+const (
+	MinEventAgeSec = 60
+	MaxEventAgeSec = 86400
+)
 
 // MaxPinnedTargets caps a job's pinned targets.
 const MaxPinnedTargets = 32
@@ -210,6 +232,10 @@ func (s *Service) checkJobFields(j JobSpec, zones *schedule.Zones) (store.JobFie
 	if err != nil {
 		return f, nil, err
 	}
+	if f.JobOptions, err = checkJobOptions(j); err != nil {
+		return f, nil, err
+	}
+	sched = schedule.Bound(sched, f.Window(f.Name))
 	if !f.MisfirePolicy.Valid() {
 		return f, nil, invalid("misfire_policy", "%q is unknown; use do_nothing (skip missed fires) or fire_once_now (run once at once)", j.MisfirePolicy)
 	}
@@ -277,6 +303,60 @@ func (s *Service) checkJobFields(j JobSpec, zones *schedule.Zones) (store.JobFie
 		return f, nil, err
 	}
 	return f, sched, nil
+}
+
+// checkJobOptions validates the schedule options of a job spec.
+func checkJobOptions(j JobSpec) (store.JobOptions, error) {
+	var o store.JobOptions
+	instant := func(field, v string) (int64, error) {
+		if strings.TrimSpace(v) == "" {
+			return 0, nil
+		}
+		t, err := time.Parse(time.RFC3339, strings.TrimSpace(v))
+		if err != nil {
+			return 0, invalid(field, "%q is not an RFC 3339 time with an offset, e.g. \"2027-01-01T00:00:00Z\"", v)
+		}
+		return t.UnixMilli(), nil
+	}
+	var err error
+	if o.ActiveFromMs, err = instant("active_from", j.ActiveFrom); err != nil {
+		return o, err
+	}
+	if o.ActiveUntilMs, err = instant("active_until", j.ActiveUntil); err != nil {
+		return o, err
+	}
+	if o.ActiveFromMs != 0 && o.ActiveUntilMs != 0 && o.ActiveUntilMs <= o.ActiveFromMs {
+		return o, invalid("active_until", "%s is not after active_from %s; set a later end, or clear one of them", j.ActiveUntil, j.ActiveFrom)
+	}
+	if err := schedule.CheckFlexMinutes(j.FlexibleWindowMin); err != nil {
+		return o, invalid("flexible_window_min", "must be 0 (off) or %d..%d minutes, got %d", schedule.MinFlexMinutes, schedule.MaxFlexMinutes, j.FlexibleWindowMin)
+	}
+	o.FlexWindowMin = j.FlexibleWindowMin
+	if j.MaxEventAgeSec != 0 && (j.MaxEventAgeSec < MinEventAgeSec || j.MaxEventAgeSec > MaxEventAgeSec) {
+		return o, invalid("max_event_age_sec", "must be 0 (no limit) or %d..%d seconds, got %d", MinEventAgeSec, MaxEventAgeSec, j.MaxEventAgeSec)
+	}
+	o.MaxEventAgeSec = j.MaxEventAgeSec
+	a, ok := kind.ParseAfterCompletion(j.AfterCompletion)
+	if !ok {
+		return o, invalid("after_completion", "%q is unknown; use none (the job stays, stopped, after its last fire) or delete", j.AfterCompletion)
+	}
+	o.AfterCompletion = a
+	if o.FailureDestination, err = checkFailureDestination(j.FailureDestination); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+// checkFailureDestination validates a job's or group's failure destination.
+func checkFailureDestination(d string) (string, error) {
+	d = strings.TrimSpace(d)
+	if d == "" {
+		return "", nil
+	}
+	if _, err := destinations.Parse(d); err != nil {
+		return "", invalid("failure_destination", "%v", err)
+	}
+	return d, nil
 }
 
 // parseSchedule compiles a schedule; errors name the field at fault.

@@ -1,69 +1,23 @@
 package service
 
-import (
-	"encoding/base64"
-	"strconv"
-	"strings"
-)
+import "github.com/ringjob/ringjob/internal/servicekit"
 
 // Page limits.
 const (
-	DefaultPageLimit = 50
-	MaxPageLimit     = 500
+	DefaultPageLimit = servicekit.DefaultPageLimit
+	MaxPageLimit     = servicekit.MaxPageLimit
 )
 
-// Page is one page of a listing. NextCursor is "" on the last page; pass it
-// back unchanged to get the next one.
-type Page[T any] struct {
-	Items      []T
-	NextCursor string
-}
+// Page is one page of a listing (servicekit.Page). NextCursor is "" on the
+// last page; pass it back unchanged to get the next one.
+type Page[T any] = servicekit.Page[T]
 
-// pageLimit checks a requested page size; 0 takes the default.
-func pageLimit(limit int) (int, error) {
-	switch {
-	case limit == 0:
-		return DefaultPageLimit, nil
-	case limit < 0 || limit > MaxPageLimit:
-		return 0, invalid("limit", "must be between 1 and %d, got %d; page with cursor for more", MaxPageLimit, limit)
-	}
-	return limit, nil
-}
+func pageLimit(limit int) (int, error) { return servicekit.PageLimit(limit) }
 
-// Cursors are opaque to clients: base64url of "<kind>:<id>", where kind ties
-// a cursor to the listing that issued it.
-func encodeCursor(kind string, id int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(kind + ":" + strconv.FormatInt(id, 10)))
-}
+func encodeCursor(kind string, id int64) string { return servicekit.EncodeCursor(kind, id) }
 
-func decodeCursor(kind, cursor string) (int64, error) {
-	if cursor == "" {
-		return 0, nil
-	}
-	bad := invalid("cursor", "is not a cursor of this listing; pass next_cursor from the previous page unchanged, or omit it for the first page")
-	raw, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil {
-		return 0, bad
-	}
-	k, num, ok := strings.Cut(string(raw), ":")
-	if !ok || k != kind {
-		return 0, bad
-	}
-	id, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || id <= 0 {
-		return 0, bad
-	}
-	return id, nil
-}
+func decodeCursor(kind, cursor string) (int64, error) { return servicekit.DecodeCursor(kind, cursor) }
 
-// paginate trims a result fetched with limit+1 rows and computes the cursor.
 func paginate[T any](items []T, limit int, kind string, idOf func(T) int64) Page[T] {
-	if items == nil {
-		items = []T{}
-	}
-	if len(items) <= limit {
-		return Page[T]{Items: items}
-	}
-	items = items[:limit]
-	return Page[T]{Items: items, NextCursor: encodeCursor(kind, idOf(items[len(items)-1]))}
+	return servicekit.Paginate(items, limit, kind, idOf)
 }

@@ -3,13 +3,11 @@ package service
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/sirupsen/logrus"
 
 	"github.com/jonboulle/clockwork"
 
-	"github.com/ringjob/ringjob/auth/access"
 	"github.com/ringjob/ringjob/internal/logs"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/store"
@@ -50,48 +48,23 @@ type Options struct {
 	// RunScanWindow is how many runs (by id) one page of a run list
 	// filtered by target looks at (0 = 100,000).
 	RunScanWindow int
-	// Log receives warnings of background work (the auth watcher); nil discards.
+	// Log receives warnings of background work; nil discards.
 	Log *logrus.Entry
-	// Access configures accounts, sessions and the login limiter; zero
-	// values take the defaults.
-	Access AccessOptions
+	// OnAuthChange, when set, is called after a committed change that moved
+	// the auth version on (a job moved to another group, a group deleted
+	// with its role bindings), so that this replica's permission caches
+	// (identity.Service.AuthChanged) forget at once rather than at their next
+	// poll.
+	OnAuthChange func()
 	// RegisteredElsewhere, when set, tells whether an executor of a group
 	// other than appName registered an address; such an address is refused
 	// as a static member of appName (Executors.RegisteredElsewhere).
 	RegisteredElsewhere func(ctx context.Context, appName, address string) (bool, error)
 }
 
-// AccessOptions configure sessions and the credential cache.
-type AccessOptions struct {
-	// SessionIdle ends a session not used for this long; 0 = DefaultSessionIdle.
-	SessionIdle time.Duration
-	// SessionMax ends a session this long after login; 0 = DefaultSessionMax.
-	SessionMax time.Duration
-	// AuthPoll is how often a replica checks for credential changes made on
-	// other replicas; 0 = DefaultAuthPoll.
-	AuthPoll time.Duration
-	// LoginFreeTries failed logins per user and client address are free;
-	// later ones wait an exponential delay. 0 = DefaultLoginFreeTries.
-	LoginFreeTries int
-	// AddressFreeTries: the same per client address, whatever the user;
-	// 0 = DefaultAddressFreeTries.
-	AddressFreeTries int
-	// UserFreeTries: the same per user, from any address; 0 =
-	// DefaultUserFreeTries. Higher than the others so that a few wrong
-	// passwords cannot lock a chosen user out.
-	UserFreeTries int
-	// HashConcurrency bounds the password checks (argon2id, 64 MiB each)
-	// running at once; a login beyond it is answered 503 at once. 0 =
-	// DefaultHashConcurrency.
-	HashConcurrency int
-	// LoginMaxDelay caps that delay; 0 = DefaultLoginMaxDelay.
-	LoginMaxDelay time.Duration
-	// PasswordHash are the argon2id costs of new password hashes; zero =
-	// access.DefaultHashParams. Tests lower them.
-	PasswordHash access.HashParams
-}
-
-// Service is the one service layer over groups, jobs, runs and API tokens.
+// Service is the service layer over groups, jobs, runs, executors, alarms
+// and the audit log. Accounts, credentials and logins are identity.Service's
+// (auth/identity).
 // It is safe for concurrent use.
 type Service struct {
 	st       *store.Store
@@ -105,19 +78,7 @@ type Service struct {
 	runScan  int
 	log      *logrus.Entry
 
-	creds         *credCache
-	watcher       *AuthWatcher
-	authPoll      time.Duration
-	sessionIdle   time.Duration
-	sessionMax    time.Duration
-	loginFree     int
-	addrFree      int
-	userFree      int
-	loginMaxDelay time.Duration
-	inflight      loginsInFlight
-	hashSlots     chan struct{} // one per password check that may run, but
-	cleanSlot     chan struct{} // the one kept for clean attempts (tryHashSlot)
-	hashCost      access.HashParams
+	authChanged func()
 	// registeredElsewhere: see Options.RegisteredElsewhere (nil: no check).
 	registeredElsewhere func(ctx context.Context, appName, address string) (bool, error)
 }
@@ -155,35 +116,13 @@ func New(o Options) *Service {
 	}
 	log := o.Log
 	log = logs.OrDiscard(log)
-	a := o.Access
+	authChanged := o.OnAuthChange
+	if authChanged == nil {
+		authChanged = func() {}
+	}
 	svc := &Service{st: o.Store, trig: o.Scheduler, drivers: o.Drivers, clock: clock, channels: channels, alarms: o.Alarms, changed: changed, window: window,
-		runScan: runScan, log: log,
-		creds: newCredCache(), authPoll: orDur(a.AuthPoll, DefaultAuthPoll), sessionIdle: orDur(a.SessionIdle, DefaultSessionIdle),
-		sessionMax: orDur(a.SessionMax, DefaultSessionMax), loginFree: a.LoginFreeTries, loginMaxDelay: orDur(a.LoginMaxDelay, DefaultLoginMaxDelay), hashCost: a.PasswordHash,
-		registeredElsewhere: o.RegisteredElsewhere}
-	if svc.loginFree <= 0 {
-		svc.loginFree = DefaultLoginFreeTries
-	}
-	svc.addrFree, svc.userFree = orInt(a.AddressFreeTries, DefaultAddressFreeTries), orInt(a.UserFreeTries, DefaultUserFreeTries)
-	slots := orInt(a.HashConcurrency, DefaultHashConcurrency)
-	svc.cleanSlot = make(chan struct{}, 1)
-	svc.hashSlots = make(chan struct{}, max(1, slots-1))
-	svc.watcher = &AuthWatcher{svc: svc}
+		runScan: runScan, log: log, authChanged: authChanged, registeredElsewhere: o.RegisteredElsewhere}
 	return svc
-}
-
-func orInt(n, def int) int {
-	if n > 0 {
-		return n
-	}
-	return def
-}
-
-func orDur(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }
 
 func (s *Service) nowMs() int64 { return s.clock.Now().UnixMilli() }

@@ -46,11 +46,9 @@ func (s *Store) JobListGroups(ctx context.Context, groupIDs []int64, lock bool) 
 
 // jobInsertCols are the columns JobInsertMany writes (child_job_ids is set
 // afterwards with JobSetChildren, once every new job has its id).
-const jobInsertCols = `group_id, name, description, schedule_type, schedule_conf, time_zone, misfire_policy,
- handler, params, route_strategy, block_strategy, timeout_sec, retry_count, shard_count, pinned_targets,
- retry_backoff, retry_delay_sec, retry_max_delay_sec, child_job_ids, max_in_flight, alarm_channels, enabled, next_fire_ms, created_ms, updated_ms`
+const jobInsertCols = jobFieldCols + ", enabled, next_fire_ms, created_ms, updated_ms"
 
-const jobInsertArgs = 25
+var jobInsertArgs = jobFieldCount + 4
 
 // JobInsertMany inserts jobs with multi-row INSERTs and returns their ids in
 // the order given, read back by their (group, name) identity. Each job's
@@ -74,10 +72,7 @@ func (s *Store) JobInsertMany(ctx context.Context, ps []JobCreateParams) ([]int6
 				next = 0
 			}
 			rows[i] = row
-			args = append(args, f.GroupID, f.Name, f.Description, f.ScheduleType, f.ScheduleConf, f.TimeZone, f.MisfirePolicy,
-				f.Handler, f.Params, f.RouteStrategy, f.BlockStrategy, f.TimeoutSec, f.RetryCount, f.ShardCount, pinsJSON(f.PinnedTargets),
-				backoffOr(f.RetryBackoff), f.RetryDelaySec, f.RetryMaxDelaySec, joinIDs(f.ChildJobIDs), f.MaxInFlight, strings.Join(f.AlarmChannels, ","),
-				boolInt(p.Enabled), next, p.NowMs, p.NowMs)
+			args = append(append(args, f.args()...), boolInt(p.Enabled), next, p.NowMs, p.NowMs)
 		}
 		if _, err := s.db.ExecContext(ctx, "INSERT INTO jobs ("+jobInsertCols+") VALUES "+strings.Join(rows, ", "), args...); err != nil {
 			if s.d.isDuplicate(err) {
@@ -190,14 +185,8 @@ type JobReplaceParams struct {
 // JobReplace replaces a job's fields; a job that no longer exists is ErrNotFound.
 func (s *Store) JobReplace(ctx context.Context, p JobReplaceParams) error {
 	f := p.JobFields
-	q := `UPDATE jobs SET group_id = ?, name = ?, description = ?, schedule_type = ?, schedule_conf = ?, time_zone = ?,
- misfire_policy = ?, handler = ?, params = ?, route_strategy = ?, block_strategy = ?, timeout_sec = ?, retry_count = ?, shard_count = ?,
- pinned_targets = ?, retry_backoff = ?, retry_delay_sec = ?, retry_max_delay_sec = ?, child_job_ids = ?, max_in_flight = ?, alarm_channels = ?,
- enabled = ?, updated_ms = ?`
-	args := []any{f.GroupID, f.Name, f.Description, f.ScheduleType, f.ScheduleConf, f.TimeZone, f.MisfirePolicy,
-		f.Handler, f.Params, f.RouteStrategy, f.BlockStrategy, f.TimeoutSec, f.RetryCount, f.ShardCount, pinsJSON(f.PinnedTargets),
-		backoffOr(f.RetryBackoff), f.RetryDelaySec, f.RetryMaxDelaySec, joinIDs(f.ChildJobIDs), f.MaxInFlight, strings.Join(f.AlarmChannels, ","),
-		boolInt(p.Enabled), p.NowMs}
+	q := "UPDATE jobs SET " + jobFieldAssign + ", enabled = ?, updated_ms = ?"
+	args := append(f.args(), boolInt(p.Enabled), p.NowMs)
 	if p.NextFireMs != nil {
 		q += ", next_fire_ms = ?"
 		args = append(args, *p.NextFireMs)

@@ -14,7 +14,10 @@ type GroupCreateParams struct {
 	Title   string
 	Members []string
 	GroupExecutorSettings
-	NowMs int64
+	// FailureDestination receives the records of its jobs' failed runs
+	// that have no destination of their own ("" = none).
+	FailureDestination string
+	NowMs              int64
 }
 
 // GroupCreate inserts a group. A taken app name is ErrConflict.
@@ -27,8 +30,8 @@ func (s *Store) GroupCreate(ctx context.Context, p GroupCreateParams) (Group, er
 	if err != nil {
 		return Group{}, err
 	}
-	res, err := s.db.ExecContext(ctx, "INSERT INTO job_groups (app_name, title, members, access_token, protocol, accept_registrations, created_ms, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-		p.AppName, p.Title, string(members), token, p.Protocol, boolInt(p.AcceptRegistrations), p.NowMs, p.NowMs)
+	res, err := s.db.ExecContext(ctx, "INSERT INTO job_groups (app_name, title, members, access_token, protocol, accept_registrations, failure_destination, created_ms, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		p.AppName, p.Title, string(members), token, p.Protocol, boolInt(p.AcceptRegistrations), p.FailureDestination, p.NowMs, p.NowMs)
 	if err != nil {
 		if s.d.isDuplicate(err) {
 			return Group{}, fmt.Errorf("group app_name %q: %w", p.AppName, ErrConflict)
@@ -51,7 +54,8 @@ type GroupUpdateParams struct {
 	Title     string
 	Members   []string
 	GroupExecutorSettings
-	NowMs int64
+	FailureDestination string
+	NowMs              int64
 }
 
 // GroupUpdate changes a group's title and members.
@@ -64,8 +68,8 @@ func (s *Store) GroupUpdate(ctx context.Context, p GroupUpdateParams) (Group, er
 	if err != nil {
 		return Group{}, err
 	}
-	res, err := s.db.ExecContext(ctx, "UPDATE job_groups SET title = ?, members = ?, access_token = ?, protocol = ?, accept_registrations = ?, updated_ms = ?, version = version + 1 WHERE id = ?"+ifVersionCond,
-		p.Title, string(members), token, p.Protocol, boolInt(p.AcceptRegistrations), p.NowMs, p.ID, p.IfVersion, p.IfVersion)
+	res, err := s.db.ExecContext(ctx, "UPDATE job_groups SET title = ?, members = ?, access_token = ?, protocol = ?, accept_registrations = ?, failure_destination = ?, updated_ms = ?, version = version + 1 WHERE id = ?"+ifVersionCond,
+		p.Title, string(members), token, p.Protocol, boolInt(p.AcceptRegistrations), p.FailureDestination, p.NowMs, p.ID, p.IfVersion, p.IfVersion)
 	if err != nil {
 		return Group{}, fmt.Errorf("update group %d: %w", p.ID, err)
 	}
@@ -77,13 +81,13 @@ func (s *Store) GroupUpdate(ctx context.Context, p GroupUpdateParams) (Group, er
 	return s.GroupGet(ctx, p.ID)
 }
 
-const groupCols = "id, app_name, title, members, access_token, protocol, accept_registrations, created_ms, updated_ms, version"
+const groupCols = "id, app_name, title, members, access_token, protocol, accept_registrations, created_ms, updated_ms, version, failure_destination"
 
 func (s *Store) scanGroup(sc interface{ Scan(...any) error }) (Group, error) {
 	var g Group
 	var members string
 	var accept int
-	if err := sc.Scan(&g.ID, &g.AppName, &g.Title, &members, &g.AccessToken, &g.Protocol, &accept, &g.CreatedMs, &g.UpdatedMs, &g.Version); err != nil {
+	if err := sc.Scan(&g.ID, &g.AppName, &g.Title, &members, &g.AccessToken, &g.Protocol, &accept, &g.CreatedMs, &g.UpdatedMs, &g.Version, &g.FailureDestination); err != nil {
 		return Group{}, err
 	}
 	g.AcceptRegistrations = accept != 0

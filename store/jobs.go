@@ -1,6 +1,8 @@
 package store
 
 import (
+	"time"
+
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -8,6 +10,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/ringjob/ringjob/schedule"
 
 	"github.com/ringjob/ringjob/internal/kind"
 )
@@ -37,6 +41,61 @@ type JobFields struct {
 	ChildJobIDs      []int64
 	MaxInFlight      int
 	AlarmChannels    []string
+	JobOptions
+}
+
+// JobOptions are the schedule options cloud schedulers have (migration
+// 0087 says what each column means): when a job may fire, how far each fire
+// may move, how old a fire may get, what follows its last fire, and where a
+// failed one is delivered.
+type JobOptions struct {
+	ActiveFromMs       int64 // 0 = open
+	ActiveUntilMs      int64 // 0 = open
+	FlexWindowMin      int   // 0 = fire at the schedule time
+	MaxEventAgeSec     int   // 0 = no limit
+	AfterCompletion    kind.AfterCompletion
+	FailureDestination string // "" = the group's
+}
+
+// Window is the job's active window and flexible-window offset, for
+// schedule.Bound.
+func (o JobOptions) Window(jobName string) schedule.Window {
+	var w schedule.Window
+	if o.ActiveFromMs > 0 {
+		w.Start = time.UnixMilli(o.ActiveFromMs)
+	}
+	if o.ActiveUntilMs > 0 {
+		w.End = time.UnixMilli(o.ActiveUntilMs)
+	}
+	w.Offset = schedule.FlexOffset(jobName, o.FlexWindowMin)
+	return w
+}
+
+// jobFieldCols are the columns of JobFields, in the order of their args:
+// every statement that writes a job's fields writes them from these two.
+const jobFieldCols = `group_id, name, description, schedule_type, schedule_conf, time_zone, misfire_policy,
+ handler, params, route_strategy, block_strategy, timeout_sec, retry_count, shard_count, pinned_targets,
+ retry_backoff, retry_delay_sec, retry_max_delay_sec, child_job_ids, max_in_flight, alarm_channels,
+ active_from_ms, active_until_ms, flex_window_min, max_event_age_sec, after_completion, failure_destination`
+
+// jobFieldCount is how many columns jobFieldCols names.
+var jobFieldCount = strings.Count(jobFieldCols, ",") + 1
+
+// jobFieldAssign is jobFieldCols as "col = ?" assignments for an UPDATE.
+var jobFieldAssign = func() string {
+	cols := strings.Split(jobFieldCols, ",")
+	for i, c := range cols {
+		cols[i] = strings.TrimSpace(c) + " = ?"
+	}
+	return strings.Join(cols, ", ")
+}()
+
+// args are the values of jobFieldCols.
+func (f JobFields) args() []any {
+	return []any{f.GroupID, f.Name, f.Description, f.ScheduleType, f.ScheduleConf, f.TimeZone, f.MisfirePolicy,
+		f.Handler, f.Params, f.RouteStrategy, f.BlockStrategy, f.TimeoutSec, f.RetryCount, f.ShardCount, pinsJSON(f.PinnedTargets),
+		backoffOr(f.RetryBackoff), f.RetryDelaySec, f.RetryMaxDelaySec, joinIDs(f.ChildJobIDs), f.MaxInFlight, strings.Join(f.AlarmChannels, ","),
+		f.ActiveFromMs, f.ActiveUntilMs, f.FlexWindowMin, f.MaxEventAgeSec, string(f.AfterCompletion), f.FailureDestination}
 }
 
 // JobCreateParams create a job. Enabled jobs need NextFireMs (computed by
@@ -48,7 +107,7 @@ type JobCreateParams struct {
 	NowMs      int64
 }
 
-const jobCols = "id, group_id, name, description, schedule_type, schedule_conf, time_zone, misfire_policy, handler, params, route_strategy, block_strategy, timeout_sec, retry_count, shard_count, enabled, lock_partition, next_fire_ms, last_fire_ms, created_ms, updated_ms, COALESCE(pinned_targets, ''), retry_backoff, retry_delay_sec, retry_max_delay_sec, child_job_ids, max_in_flight, alarm_channels, alarm_state, version, last_outcome, last_run_id, last_finished_ms"
+const jobCols = "id, group_id, name, description, schedule_type, schedule_conf, time_zone, misfire_policy, handler, params, route_strategy, block_strategy, timeout_sec, retry_count, shard_count, enabled, lock_partition, next_fire_ms, last_fire_ms, created_ms, updated_ms, COALESCE(pinned_targets, ''), retry_backoff, retry_delay_sec, retry_max_delay_sec, child_job_ids, max_in_flight, alarm_channels, alarm_state, version, last_outcome, last_run_id, last_finished_ms, active_from_ms, active_until_ms, flex_window_min, max_event_age_sec, after_completion, failure_destination"
 
 func scanJob(sc interface{ Scan(...any) error }) (Job, error) {
 	var j Job
@@ -58,7 +117,8 @@ func scanJob(sc interface{ Scan(...any) error }) (Job, error) {
 		&j.Handler, &j.Params, &j.RouteStrategy, &j.BlockStrategy, &j.TimeoutSec, &j.RetryCount, &j.ShardCount,
 		&enabled, &j.LockPartition, &j.NextFireMs, &j.LastFireMs, &j.CreatedMs, &j.UpdatedMs, &pins,
 		&j.RetryBackoff, &j.RetryDelaySec, &j.RetryMaxDelaySec, &children, &j.MaxInFlight, &channels, &j.AlarmState, &j.Version,
-		&j.LastOutcome, &j.LastRunID, &j.LastFinishedMs)
+		&j.LastOutcome, &j.LastRunID, &j.LastFinishedMs,
+		&j.ActiveFromMs, &j.ActiveUntilMs, &j.FlexWindowMin, &j.MaxEventAgeSec, &j.AfterCompletion, &j.FailureDestination)
 	j.Enabled = enabled != 0
 	j.ChildJobIDs = splitIDs(children)
 	j.AlarmChannels = splitNames(channels)
@@ -87,14 +147,8 @@ func (s *Store) jobCreate(ctx context.Context, p JobCreateParams) (Job, error) {
 	if !p.Enabled {
 		next = 0
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO jobs (group_id, name, description, schedule_type, schedule_conf, time_zone, misfire_policy,
- handler, params, route_strategy, block_strategy, timeout_sec, retry_count, shard_count, pinned_targets,
- retry_backoff, retry_delay_sec, retry_max_delay_sec, child_job_ids, max_in_flight, alarm_channels, enabled, next_fire_ms, created_ms, updated_ms)
- VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		f.GroupID, f.Name, f.Description, f.ScheduleType, f.ScheduleConf, f.TimeZone, f.MisfirePolicy,
-		f.Handler, f.Params, f.RouteStrategy, f.BlockStrategy, f.TimeoutSec, f.RetryCount, f.ShardCount, pinsJSON(f.PinnedTargets),
-		backoffOr(f.RetryBackoff), f.RetryDelaySec, f.RetryMaxDelaySec, joinIDs(f.ChildJobIDs), f.MaxInFlight, strings.Join(f.AlarmChannels, ","),
-		boolInt(p.Enabled), next, p.NowMs, p.NowMs)
+	res, err := tx.ExecContext(ctx, "INSERT INTO jobs ("+jobFieldCols+", enabled, next_fire_ms, created_ms, updated_ms) VALUES ("+placeholders(jobFieldCount+4)+")",
+		append(f.args(), boolInt(p.Enabled), next, p.NowMs, p.NowMs)...)
 	if err != nil {
 		return Job{}, s.jobWriteError(err, f, fmt.Sprintf("insert job %q", p.Name))
 	}
@@ -134,14 +188,8 @@ func (s *Store) JobUpdate(ctx context.Context, p JobUpdateParams) (Job, error) {
 	if !p.Enabled {
 		next = 0
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE jobs SET group_id = ?, name = ?, description = ?, schedule_type = ?, schedule_conf = ?, time_zone = ?,
- misfire_policy = ?, handler = ?, params = ?, route_strategy = ?, block_strategy = ?, timeout_sec = ?, retry_count = ?, shard_count = ?,
- pinned_targets = ?, retry_backoff = ?, retry_delay_sec = ?, retry_max_delay_sec = ?, child_job_ids = ?, max_in_flight = ?, alarm_channels = ?,
- enabled = ?, next_fire_ms = ?, updated_ms = ?, version = version + 1 WHERE id = ?`+ifVersionCond,
-		f.GroupID, f.Name, f.Description, f.ScheduleType, f.ScheduleConf, f.TimeZone, f.MisfirePolicy,
-		f.Handler, f.Params, f.RouteStrategy, f.BlockStrategy, f.TimeoutSec, f.RetryCount, f.ShardCount, pinsJSON(f.PinnedTargets),
-		backoffOr(f.RetryBackoff), f.RetryDelaySec, f.RetryMaxDelaySec, joinIDs(f.ChildJobIDs), f.MaxInFlight, strings.Join(f.AlarmChannels, ","),
-		boolInt(p.Enabled), next, p.NowMs, p.ID, p.IfVersion, p.IfVersion)
+	res, err := s.db.ExecContext(ctx, "UPDATE jobs SET "+jobFieldAssign+", enabled = ?, next_fire_ms = ?, updated_ms = ?, version = version + 1 WHERE id = ?"+ifVersionCond,
+		append(f.args(), boolInt(p.Enabled), next, p.NowMs, p.ID, p.IfVersion, p.IfVersion)...)
 	if err != nil {
 		return Job{}, s.jobWriteError(err, f, fmt.Sprintf("update job %d", p.ID))
 	}

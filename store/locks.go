@@ -216,10 +216,16 @@ type RunInsert struct {
 	// FollowSuccess arms the run's follow-up: its job has child jobs (see
 	// RunCreateParams.FollowSuccess).
 	FollowSuccess bool
+	// FollowMisfire arms it for a misfire: its job has a failure
+	// destination (a run inserted misfired is pending at once).
+	FollowMisfire bool
 	// HandoffRoom is how many bytes the row reserves for its growth at the
 	// hand-off (the target it records, the longer state) and the outcome,
 	// up to MaxHandoffRoom; MySQL/MariaDB only (migration 0083 says why).
 	HandoffRoom int
+	// WindowOffsetMs is how far the job's flexible window moved this fire
+	// from its schedule time (ScheduledMs includes it).
+	WindowOffsetMs int64
 }
 
 // MaxHandoffRoom is the most room a run reserves (runs.handoff_room).
@@ -235,7 +241,7 @@ type fireKey struct {
 	att   int
 }
 
-const runInsertCols = 15
+const runInsertCols = 16
 
 // RunInsertBatch inserts schedule-derived runs with multi-row INSERTs and
 // returns their ids in input order. A duplicate fire (same job, time, shard
@@ -254,22 +260,27 @@ func (t *ScheduleTx) RunInsertBatch(ctx context.Context, runs []RunInsert) ([]in
 		end := min(start+per, len(runs))
 		chunk := runs[start:end]
 		var sb strings.Builder
-		sb.WriteString("INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, sched_fire, trigger_type, state, owner, handler, params, message, created_ms, followup, handoff_room) VALUES ")
+		sb.WriteString("INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, sched_fire, trigger_type, state, owner, handler, params, message, created_ms, followup, handoff_room, window_offset_ms) VALUES ")
 		args := make([]any, 0, len(chunk)*runInsertCols)
 		for i, r := range chunk {
 			if i > 0 {
 				sb.WriteString(",")
 			}
-			sb.WriteString("(?,?,?,?,?,?,1,?,?,?,?,?,?,?,?,?)")
+			sb.WriteString("(?,?,?,?,?,?,1,?,?,?,?,?,?,?,?,?,?)")
 			var follow any
-			if r.FollowSuccess && r.State == kind.RunScheduled {
-				follow = followupArmed
+			switch r.State {
+			case kind.RunScheduled:
+				follow = followupAtCreation(r.FollowSuccess, r.FollowMisfire)
+			case kind.RunMisfired:
+				if r.FollowMisfire {
+					follow = followupPending
+				}
 			}
 			room := ""
 			if roomy && r.State == kind.RunScheduled {
 				room = handoffSpaces[:min(max(r.HandoffRoom, 0), MaxHandoffRoom)]
 			}
-			args = append(args, r.JobID, r.GroupID, r.ScheduledMs, r.ShardIndex, r.ShardTotal, r.Attempt, r.TriggerType, r.State, r.Owner, r.Handler, r.Params, r.Message, r.CreatedMs, follow, room)
+			args = append(args, r.JobID, r.GroupID, r.ScheduledMs, r.ShardIndex, r.ShardTotal, r.Attempt, r.TriggerType, r.State, r.Owner, r.Handler, r.Params, r.Message, r.CreatedMs, follow, room, r.WindowOffsetMs)
 		}
 		res, err := t.tx.ExecContext(ctx, sb.String(), args...)
 		if err != nil {

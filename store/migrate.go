@@ -37,6 +37,8 @@ type DataMigration func(ctx context.Context, tx *sql.Tx) error
 var dataMigrations = []Migration{
 	{Version: 30, Name: "0030_cron_day_of_week_names", Data: migrateCronDayOfWeek},
 	{Version: 70, Name: "0070_job_names_unique", Data: migrateJobNamesUnique},
+	{Version: 84, Name: "0084_principal_names_check", Data: migratePrincipalNamesCheck},
+	{Version: 86, Name: "0086_principal_name_keys", Data: migratePrincipalNameKeys},
 }
 
 // Migrations lists the embedded SQL migrations and the data migrations in

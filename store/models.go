@@ -10,8 +10,11 @@ type Group struct {
 	Members []string // static target URIs, in order
 	// GroupExecutorSettings: the group's own executor token and protocol.
 	GroupExecutorSettings
-	CreatedMs int64
-	UpdatedMs int64
+	// FailureDestination receives the records of its jobs' failed runs
+	// that have no destination of their own ("" = none).
+	FailureDestination string
+	CreatedMs          int64
+	UpdatedMs          int64
 	// Version is bumped by every edit; If-Match writes compare it.
 	Version int64
 }
@@ -59,6 +62,7 @@ type Job struct {
 	LastOutcome    kind.RunState
 	LastRunID      int64
 	LastFinishedMs int64
+	JobOptions
 }
 
 // Run is one row of the fire ledger: one fire of one job on one shard.
@@ -94,6 +98,9 @@ type Run struct {
 	// HandedMs is when the run was handed to its target (0: not yet, so a
 	// takeover may send it; otherwise it may have arrived).
 	HandedMs int64
+	// WindowOffsetMs is how far the job's flexible window moved the fire:
+	// its schedule time is ScheduledMs - WindowOffsetMs.
+	WindowOffsetMs int64
 }
 
 // Node is a scheduler replica as seen through its heartbeat row.

@@ -22,12 +22,34 @@ import (
 //	      channels, or the success that ends a job's failing state; the
 //	      alarm service sends it under a lease (alarm_lease_ms) and moves
 //	      it to 1 with the alarm's result
+//	4     armed at creation for a misfire: the run's job has a failure
+//	      destination, so a misfire becomes pending (for the delivery
+//	      service) in the write that records it
+//	5     armed for both (2 and 4)
 const (
-	followupPending = 0
-	followupDone    = 1
-	followupArmed   = 2
-	followupAlarm   = 3
+	followupPending      = 0
+	followupDone         = 1
+	followupArmed        = 2
+	followupAlarm        = 3
+	followupArmedMisfire = 4
+	followupArmedBoth    = 5
+	armedForSuccess      = "followup IN (2, 5)"
+	armedForMisfire      = "followup IN (4, 5)"
 )
+
+// followupAtCreation is a new scheduled run's followup: armed for what
+// its job follows up (nil: nothing).
+func followupAtCreation(success, misfire bool) any {
+	switch {
+	case success && misfire:
+		return followupArmedBoth
+	case success:
+		return followupArmed
+	case misfire:
+		return followupArmedMisfire
+	}
+	return nil
+}
 
 // followupSQL is the value the write that moves a run to state gives its
 // followup column: pending for a failure, pending for a success when armed,
@@ -38,7 +60,9 @@ func followupSQL(state kind.RunState) string {
 	case isFailed(state):
 		return "0"
 	case state == kind.RunSucceeded:
-		return "CASE WHEN followup = 2 THEN 0 ELSE NULL END"
+		return "CASE WHEN " + armedForSuccess + " THEN 0 ELSE NULL END"
+	case state == kind.RunMisfired:
+		return "CASE WHEN " + armedForMisfire + " THEN 0 ELSE NULL END"
 	}
 	return "NULL"
 }
@@ -114,7 +138,7 @@ func (s *Store) recordOutcomeChunk(ctx context.Context, outs []RunResult, applie
 	n := len(idx)
 	ids := make([]int64, n)
 	state, target, code, msg, fin := make([]any, n), make([]any, n), make([]any, n), make([]any, n), make([]any, n)
-	var failIDs, okIDs, dispatchingOnly []int64
+	var failIDs, okIDs, misIDs, dispatchingOnly []int64
 	for j, i := range idx {
 		o := outs[i]
 		ids[j] = o.ID
@@ -130,6 +154,8 @@ func (s *Store) recordOutcomeChunk(ctx context.Context, outs []RunResult, applie
 			failIDs = append(failIDs, o.ID)
 		case o.State == kind.RunSucceeded:
 			okIDs = append(okIDs, o.ID)
+		case o.State == kind.RunMisfired:
+			misIDs = append(misIDs, o.ID)
 		}
 	}
 	var q strings.Builder
@@ -141,7 +167,7 @@ func (s *Store) recordOutcomeChunk(ctx context.Context, outs []RunResult, applie
 	args = setByValue(&q, args, "message", ids, msg)
 	args = setByValue(&q, args, "finished_ms", ids, fin)
 	q.WriteString(", followup = ")
-	if len(failIDs)+len(okIDs) > 0 {
+	if len(failIDs)+len(okIDs)+len(misIDs) > 0 {
 		q.WriteString("CASE")
 	}
 	if len(failIDs) > 0 {
@@ -151,12 +177,18 @@ func (s *Store) recordOutcomeChunk(ctx context.Context, outs []RunResult, applie
 		}
 	}
 	if len(okIDs) > 0 {
-		q.WriteString(" WHEN followup = 2 AND id IN (" + placeholders(len(okIDs)) + ") THEN 0")
+		q.WriteString(" WHEN " + armedForSuccess + " AND id IN (" + placeholders(len(okIDs)) + ") THEN 0")
 		for _, id := range okIDs {
 			args = append(args, id)
 		}
 	}
-	if len(failIDs)+len(okIDs) > 0 {
+	if len(misIDs) > 0 {
+		q.WriteString(" WHEN " + armedForMisfire + " AND id IN (" + placeholders(len(misIDs)) + ") THEN 0")
+		for _, id := range misIDs {
+			args = append(args, id)
+		}
+	}
+	if len(failIDs)+len(okIDs)+len(misIDs) > 0 {
 		q.WriteString(" ELSE NULL END")
 	} else {
 		q.WriteString("NULL")

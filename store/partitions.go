@@ -257,6 +257,9 @@ func (s *Store) RunPartitionDrop(ctx context.Context, name string, maxID int64) 
 	if _, err := s.db.ExecContext(ctx, "DELETE FROM run_keys WHERE run_id <= ? AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.id = run_keys.run_id)", maxID); err != nil {
 		return fmt.Errorf("drop partition %s: remove its idempotency keys: %w", name, err)
 	}
+	if _, err := s.db.ExecContext(ctx, "DELETE FROM failure_deliveries WHERE delivered_ms > 0 AND run_id <= ? AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.id = failure_deliveries.run_id)", maxID); err != nil {
+		return fmt.Errorf("drop partition %s: remove its delivered failure records: %w", name, err)
+	}
 	return nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/ringjob/ringjob/internal/principalname"
 )
 
 // Principal kinds and sources as stored.
@@ -61,11 +63,12 @@ func scanPrincipal(sc interface{ Scan(...any) error }) (Principal, error) {
 	return p, nil
 }
 
-// PrincipalCreate inserts a principal. A taken name is ErrConflict.
+// PrincipalCreate inserts a principal. A taken name is ErrConflict: one
+// that compares equal to it by principalname.Key ("Admin" and "admin").
 func (s *Store) PrincipalCreate(ctx context.Context, p PrincipalCreateParams) (Principal, error) {
 	groups, _ := json.Marshal(nonNil(p.SSOGroups))
-	res, err := s.db.ExecContext(ctx, "INSERT INTO principals (name, kind, source, email, password_hash, sso_subject, sso_groups, created_ms, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		p.Name, p.Kind, p.Source, p.Email, p.PasswordHash, p.SSOSubject, string(groups), p.NowMs, p.NowMs)
+	res, err := s.db.ExecContext(ctx, "INSERT INTO principals (name, name_key, kind, source, email, password_hash, sso_subject, sso_groups, created_ms, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		p.Name, principalname.Key(p.Name), p.Kind, p.Source, p.Email, p.PasswordHash, p.SSOSubject, string(groups), p.NowMs, p.NowMs)
 	if err != nil {
 		if s.d.isDuplicate(err) {
 			return Principal{}, fmt.Errorf("the name %q is taken: %w", p.Name, ErrConflict)
@@ -121,9 +124,15 @@ func (s *Store) PrincipalNames(ctx context.Context, ids []int64) (map[int64]stri
 	return names, nil
 }
 
-// PrincipalByName reads a principal by name.
+// PrincipalByName reads the principal whose name compares equal to name by
+// principalname.Key ("ALICE" finds "alice"). A row without a key (written
+// by a replica of an earlier release during a rolling upgrade, after
+// migration 0086) is found by its exact name.
 func (s *Store) PrincipalByName(ctx context.Context, name string) (Principal, error) {
-	p, err := scanPrincipal(s.db.QueryRowContext(ctx, "SELECT "+principalCols+" FROM "+principalFrom+" WHERE p.name = ?", name))
+	p, err := scanPrincipal(s.db.QueryRowContext(ctx, "SELECT "+principalCols+" FROM "+principalFrom+" WHERE p.name_key = ?", principalname.Key(name)))
+	if errors.Is(err, sql.ErrNoRows) {
+		p, err = scanPrincipal(s.db.QueryRowContext(ctx, "SELECT "+principalCols+" FROM "+principalFrom+" WHERE p.name_key IS NULL AND p.name = ?", name))
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return Principal{}, fmt.Errorf("principal %q: %w", name, ErrNotFound)
 	}
@@ -221,9 +230,10 @@ func (s *Store) PrincipalUpdate(ctx context.Context, p PrincipalUpdateParams) er
 	return nil
 }
 
-// PrincipalRename renames a principal; a taken name is ErrConflict.
+// PrincipalRename renames a principal; a taken name (by principalname.Key,
+// another principal's) is ErrConflict.
 func (s *Store) PrincipalRename(ctx context.Context, id int64, name string, nowMs int64) error {
-	res, err := s.db.ExecContext(ctx, "UPDATE principals SET name = ?, updated_ms = ? WHERE id = ?", name, nowMs, id)
+	res, err := s.db.ExecContext(ctx, "UPDATE principals SET name = ?, name_key = ?, updated_ms = ? WHERE id = ?", name, principalname.Key(name), nowMs, id)
 	if err != nil {
 		if s.d.isDuplicate(err) {
 			return fmt.Errorf("the name %q is taken: %w", name, ErrConflict)

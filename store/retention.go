@@ -209,6 +209,12 @@ func (s *Store) RunPurge(ctx context.Context, ids []int64) (RunPurgeResult, erro
 		placeholders(len(ids))+"))", append(int64Args(ids), int64Args(ids)...)...); err != nil {
 		return out, fmt.Errorf("purge idempotency keys of %d runs: %w", len(ids), err)
 	}
+	// Delivered failure records go with their runs; one still owed stays
+	// until it is delivered (it carries all it needs).
+	if _, err := tx.ExecContext(ctx, "DELETE FROM failure_deliveries WHERE delivered_ms > 0 AND run_id IN ("+placeholders(len(ids))+") AND run_id NOT IN (SELECT id FROM runs WHERE id IN ("+
+		placeholders(len(ids))+"))", append(int64Args(ids), int64Args(ids)...)...); err != nil {
+		return out, fmt.Errorf("purge failure records of %d runs: %w", len(ids), err)
+	}
 	if err := tx.Commit(); err != nil {
 		return out, fmt.Errorf("purge %d runs: commit: %w", len(ids), err)
 	}

@@ -155,6 +155,9 @@ func (s *Store) RunPurgeRange(ctx context.Context, p RunPurgeRangeParams) (RunPu
 		if _, err := tx.ExecContext(ctx, "DELETE FROM run_keys WHERE "+fmt.Sprintf(gone, "run_keys"), p.FromID, p.ToID); err != nil {
 			return out, fmt.Errorf("purge idempotency keys of runs %d-%d: %w", p.FromID, p.ToID, err)
 		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM failure_deliveries WHERE delivered_ms > 0 AND "+fmt.Sprintf(gone, "failure_deliveries"), p.FromID, p.ToID); err != nil {
+			return out, fmt.Errorf("purge failure records of runs %d-%d: %w", p.FromID, p.ToID, err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return out, fmt.Errorf("purge runs %d-%d: commit: %w", p.FromID, p.ToID, err)

@@ -65,14 +65,8 @@ type JobUpdateFieldsParams struct {
 // next fire time.
 func (s *Store) JobUpdateFields(ctx context.Context, p JobUpdateFieldsParams) (Job, error) {
 	f := p.JobFields
-	res, err := s.db.ExecContext(ctx, `UPDATE jobs SET group_id = ?, name = ?, description = ?, schedule_type = ?, schedule_conf = ?, time_zone = ?,
- misfire_policy = ?, handler = ?, params = ?, route_strategy = ?, block_strategy = ?, timeout_sec = ?, retry_count = ?, shard_count = ?,
- pinned_targets = ?, retry_backoff = ?, retry_delay_sec = ?, retry_max_delay_sec = ?, child_job_ids = ?, max_in_flight = ?, alarm_channels = ?,
- updated_ms = ?, version = version + 1 WHERE id = ?`+ifVersionCond,
-		f.GroupID, f.Name, f.Description, f.ScheduleType, f.ScheduleConf, f.TimeZone, f.MisfirePolicy,
-		f.Handler, f.Params, f.RouteStrategy, f.BlockStrategy, f.TimeoutSec, f.RetryCount, f.ShardCount, pinsJSON(f.PinnedTargets),
-		backoffOr(f.RetryBackoff), f.RetryDelaySec, f.RetryMaxDelaySec, joinIDs(f.ChildJobIDs), f.MaxInFlight, strings.Join(f.AlarmChannels, ","),
-		p.NowMs, p.ID, p.IfVersion, p.IfVersion)
+	res, err := s.db.ExecContext(ctx, "UPDATE jobs SET "+jobFieldAssign+", updated_ms = ?, version = version + 1 WHERE id = ?"+ifVersionCond,
+		append(f.args(), p.NowMs, p.ID, p.IfVersion, p.IfVersion)...)
 	if err != nil {
 		return Job{}, s.jobWriteError(err, f, fmt.Sprintf("update job %d", p.ID))
 	}

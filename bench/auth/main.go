@@ -1,7 +1,7 @@
 // Command auth measures what authentication and the permission check add to
 // a request: with N API tokens and M role bindings in a real database, it
 // times what the API's authenticate and authorize steps do per request
-// (service.AuthenticateToken, then the permission check on a group, and for
+// (identity.Service.AuthenticateToken, then the permission check on a group, and for
 // job routes the lookup of the job's group), cold (first use of a token)
 // and warm (the replica's credential cache, kept honest by the auth
 // watcher), and prints p50/p99/max.
@@ -22,6 +22,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/ringjob/ringjob/auth/access"
+	"github.com/ringjob/ringjob/auth/identity"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
@@ -50,7 +51,8 @@ func run(dbURL string, nTokens, nBindings, nGroups, requests int) error {
 	if _, err := st.Migrate(ctx); err != nil {
 		return err
 	}
-	svc := service.New(service.Options{Store: st, Drivers: targets.NewRegistry(), Clock: clockwork.NewRealClock()})
+	ident := identity.New(identity.Options{Store: st, Clock: clockwork.NewRealClock()})
+	svc := service.New(service.Options{Store: st, Drivers: targets.NewRegistry(), Clock: clockwork.NewRealClock(), OnAuthChange: ident.AuthChanged})
 
 	fmt.Printf("filling %s: %d groups, %d tokens, %d role bindings ...\n", st.Kind(), nGroups, nTokens, nBindings)
 	var groups, jobs []int64
@@ -89,11 +91,11 @@ func run(dbURL string, nTokens, nBindings, nGroups, requests int) error {
 	}
 	var toks []tok
 	for i := 0; i < nTokens; i++ {
-		secret, err := service.GenerateToken()
+		secret, err := identity.GenerateToken()
 		if err != nil {
 			return err
 		}
-		if _, err := st.TokenIssue(ctx, store.TokenIssueParams{Name: "t", TokenHash: service.HashToken(secret), Prefix: secret[:9], PrincipalID: principals[i%len(principals)], NowMs: 1}); err != nil {
+		if _, err := st.TokenIssue(ctx, store.TokenIssueParams{Name: "t", TokenHash: identity.HashToken(secret), Prefix: secret[:9], PrincipalID: principals[i%len(principals)], NowMs: 1}); err != nil {
 			return err
 		}
 		k := rand.IntN(len(groups))
@@ -102,7 +104,7 @@ func run(dbURL string, nTokens, nBindings, nGroups, requests int) error {
 	if err := st.AuthVersionBump(ctx); err != nil {
 		return err
 	}
-	w := svc.Watcher()
+	w := ident.Watcher()
 	if err := w.Start(ctx); err != nil {
 		return err
 	}
@@ -110,7 +112,7 @@ func run(dbURL string, nTokens, nBindings, nGroups, requests int) error {
 
 	// What authenticate + authorize do for a group route and for a job route.
 	groupRoute := func(t tok) error {
-		p, err := svc.AuthenticateToken(ctx, t.secret)
+		p, err := ident.AuthenticateToken(ctx, t.secret)
 		if err != nil {
 			return err
 		}
@@ -118,11 +120,11 @@ func run(dbURL string, nTokens, nBindings, nGroups, requests int) error {
 		return nil
 	}
 	jobRoute := func(t tok) error {
-		p, err := svc.AuthenticateToken(ctx, t.secret)
+		p, err := ident.AuthenticateToken(ctx, t.secret)
 		if err != nil {
 			return err
 		}
-		g, err := svc.GroupOfJob(ctx, t.job)
+		g, err := ident.GroupOfJob(ctx, t.job)
 		if err != nil {
 			return err
 		}

@@ -168,3 +168,23 @@ func TestFromStateNamesChildrenAndLeavesDefaultsOut(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(out), "children:\n      - notify\n      - reports/weekly")
 }
+
+func TestParseReadsScheduleOptions(t *testing.T) {
+	s, err := jobspec.Parse("jobs.yaml", []byte(`jobs:
+  - group: billing
+    name: quarterly
+    schedule_type: cron
+    schedule_conf: cron(0 12 1 */3 ? *)
+    active_from: "2027-01-01T00:00:00Z"
+    active_until: "2028-01-01T00:00:00Z"
+    flexible_window_min: 15
+    max_event_age_sec: 3600
+    after_completion: delete
+    failure_destination: arn:aws:sqs:eu-west-1:123456789012:failures
+`))
+	require.NoError(t, err)
+	j := s.Jobs[0]
+	require.Equal(t, client.JobOptions{ActiveFrom: "2027-01-01T00:00:00Z", ActiveUntil: "2028-01-01T00:00:00Z", FlexibleWindowMin: 15,
+		MaxEventAgeSec: 3600, AfterCompletion: "delete", FailureDestination: "arn:aws:sqs:eu-west-1:123456789012:failures"}, j.JobOptions)
+	require.Equal(t, jobspec.Pos{File: "jobs.yaml", Line: 8}, s.Locate("job", "billing", "quarterly", "flexible_window_min"))
+}

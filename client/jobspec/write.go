@@ -33,7 +33,7 @@ func FromState(groups []client.Group, jobs []client.Job, byID map[int64]client.J
 	}
 	set = newSet()
 	for _, g := range groups {
-		ag := client.ApplyGroup{AppName: g.AppName, Title: g.Title, Members: g.Members, Protocol: g.Protocol}
+		ag := client.ApplyGroup{AppName: g.AppName, Title: g.Title, Members: g.Members, Protocol: g.Protocol, FailureDestination: g.FailureDestination}
 		accept := g.AcceptRegistrations
 		ag.AcceptRegistrations = &accept
 		set.Groups = append(set.Groups, ag)
@@ -44,7 +44,7 @@ func FromState(groups []client.Group, jobs []client.Job, byID map[int64]client.J
 			ScheduleConf: j.ScheduleConf, TimeZone: j.TimeZone, MisfirePolicy: j.MisfirePolicy, Handler: j.Handler, Params: j.Params,
 			RouteStrategy: j.RouteStrategy, BlockStrategy: j.BlockStrategy, TimeoutSec: j.TimeoutSec, RetryCount: j.RetryCount,
 			ShardCount: j.ShardCount, PinnedTargets: j.PinnedTargets, RetryBackoff: j.RetryBackoff, RetryDelaySec: j.RetryDelaySec,
-			RetryMaxDelaySec: j.RetryMaxDelaySec},
+			RetryMaxDelaySec: j.RetryMaxDelaySec, JobOptions: j.JobOptions},
 			JobLimits: client.JobLimits{MaxInFlight: j.MaxInFlight, AlarmChannels: j.AlarmChannels}, Enabled: j.Enabled}
 		for _, c := range j.ChildJobIDs {
 			ref, ok := refOf(c)

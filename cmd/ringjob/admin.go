@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ringjob/ringjob/auth/access"
+	"github.com/ringjob/ringjob/auth/identity"
 	"github.com/ringjob/ringjob/client"
-	"github.com/ringjob/ringjob/service"
-	"github.com/ringjob/ringjob/targets"
+	"github.com/ringjob/ringjob/internal/servicekit"
 )
 
 func (a *app) newAdminCommand() *cobra.Command {
@@ -76,8 +76,8 @@ func (a *app) createUser(ctx context.Context, fl *flagValues, name string) error
 		return err
 	}
 	defer st.Close()
-	svc := service.New(service.Options{Store: st, Drivers: targets.NewRegistry(), Clock: clockwork.NewRealClock()})
-	pw, created, err := svc.EnsureAdminUser(service.WithActor(ctx, service.Actor{ClientAddr: "cli"}), name)
+	ident := identity.New(identity.Options{Store: st, Clock: clockwork.NewRealClock()})
+	pw, created, err := ident.EnsureAdminUser(servicekit.WithActor(ctx, servicekit.Actor{ClientAddr: "cli"}), name)
 	if err != nil {
 		return err
 	}

@@ -10,9 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringjob/ringjob/auth/access"
-	"github.com/ringjob/ringjob/service"
+	"github.com/ringjob/ringjob/auth/identity"
 	"github.com/ringjob/ringjob/store"
-	"github.com/ringjob/ringjob/targets"
 )
 
 // TestAdminCreateUser: the recovery command creates an admin that can log
@@ -36,10 +35,10 @@ func TestAdminCreateUser(t *testing.T) {
 	st, err := store.Open(ctx, dbURL)
 	require.NoError(t, err)
 	defer st.Close()
-	svc := service.New(service.Options{Store: st, Drivers: targets.NewRegistry()})
-	_, err = svc.Login(ctx, service.LoginParams{Username: "rescue", Password: first, ClientAddr: "127.0.0.1"})
-	require.ErrorIs(t, err, service.ErrLoginFailed, "the reset password replaced the first")
-	res, err := svc.Login(ctx, service.LoginParams{Username: "rescue", Password: second, ClientAddr: "127.0.0.1"})
+	ident := identity.New(identity.Options{Store: st})
+	_, err = ident.Login(ctx, identity.LoginParams{Username: "rescue", Password: first, ClientAddr: "127.0.0.1"})
+	require.ErrorIs(t, err, identity.ErrLoginFailed, "the reset password replaced the first")
+	res, err := ident.Login(ctx, identity.LoginParams{Username: "rescue", Password: second, ClientAddr: "127.0.0.1"})
 	require.NoError(t, err)
 	require.True(t, res.Principal.IsAdmin())
 	require.True(t, res.Principal.Can(access.PermUsersManage, 0))

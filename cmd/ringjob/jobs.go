@@ -159,6 +159,12 @@ func jobFieldFlags() []jobFieldFlag {
 		{"pinned-target", "pinned_targets", "run only on these targets (repeatable)"},
 		{"child-id", "child_job_ids", "ids of jobs to trigger after a success (repeatable)"},
 		{"alarm-channel", "alarm_channels", "alarm channels to notify (repeatable)"},
+		{"active-from", "active_from", "no fire before this time (RFC 3339, e.g. 2027-01-01T00:00:00Z; empty: open)"},
+		{"active-until", "active_until", "no fire after this time (RFC 3339; empty: open)"},
+		{"flexible-window", "flexible_window_min", "minutes (1-1440) within which each fire may move after its schedule time (0: off)"},
+		{"max-event-age", "max_event_age_sec", "seconds (60-86400) after which a fire is neither retried nor caught up (0: no limit)"},
+		{"after-completion", "after_completion", "none or delete: delete the job once its schedule has no fire left"},
+		{"failure-destination", "failure_destination", "where failed runs are reported: an SQS, SNS or EventBridge bus ARN, or a webhook URL"},
 		{"enabled", "enabled", "whether the schedule fires (a new job starts stopped unless --enabled)"},
 	}
 }
@@ -166,7 +172,7 @@ func jobFieldFlags() []jobFieldFlag {
 func addJobFieldFlags(fs *pflag.FlagSet) {
 	for _, f := range jobFieldFlags() {
 		switch f.field {
-		case "timeout_sec", "retry_count", "retry_delay_sec", "retry_max_delay_sec", "shard_count", "max_in_flight":
+		case "timeout_sec", "retry_count", "retry_delay_sec", "retry_max_delay_sec", "shard_count", "max_in_flight", "flexible_window_min", "max_event_age_sec":
 			fs.Int(f.flag, 0, f.usage)
 		case "pinned_targets", "alarm_channels":
 			fs.StringArray(f.flag, nil, f.usage)
@@ -188,7 +194,7 @@ func jobFieldPatch(fs *pflag.FlagSet) map[string]any {
 			continue
 		}
 		switch f.field {
-		case "timeout_sec", "retry_count", "retry_delay_sec", "retry_max_delay_sec", "shard_count", "max_in_flight":
+		case "timeout_sec", "retry_count", "retry_delay_sec", "retry_max_delay_sec", "shard_count", "max_in_flight", "flexible_window_min", "max_event_age_sec":
 			patch[f.field], _ = fs.GetInt(f.flag)
 		case "pinned_targets", "alarm_channels":
 			patch[f.field], _ = fs.GetStringArray(f.flag)

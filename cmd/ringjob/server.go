@@ -13,6 +13,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+
+	"github.com/ringjob/ringjob/destinations"
+
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -21,6 +25,7 @@ import (
 	"github.com/ringjob/ringjob/alarm"
 	"github.com/ringjob/ringjob/api"
 	"github.com/ringjob/ringjob/api/xxlapi"
+	"github.com/ringjob/ringjob/auth/identity"
 	"github.com/ringjob/ringjob/auth/sso"
 	"github.com/ringjob/ringjob/internal/egress"
 	"github.com/ringjob/ringjob/internal/tlsreload"
@@ -183,7 +188,11 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	// drainOnStop is set when the server stops; the scheduler calls it while
 	// it still records outcomes, so local runs ended by the stop are recorded.
 	var drainOnStop func()
-	sched, err := scheduler.New(scheduler.Options{Config: cfg.Scheduler, Store: st, Drivers: drivers, Clock: clock,
+	failures, err := failureSender(ctx, outbound)
+	if err != nil {
+		return err
+	}
+	sched, err := scheduler.New(scheduler.Options{Deliverer: failures, Config: cfg.Scheduler, Store: st, Drivers: drivers, Clock: clock,
 		Log: log.WithField("component", "scheduler"), Metrics: scheduler.NewMetrics(reg),
 		Drain: func(context.Context) {
 			if drainOnStop != nil {
@@ -248,15 +257,17 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	}()
 	drivers.Register("lambda", lambdaDriver)
 
+	ident := identity.New(identity.Options{Store: st, Clock: clock, Log: log.WithField("component", "identity"),
+		Access: identity.AccessOptions{SessionIdle: cfg.Auth.SessionIdle, SessionMax: cfg.Auth.SessionMax, HashConcurrency: cfg.API.HashConcurrency}})
 	svc := service.New(service.Options{Store: st, Scheduler: sched, Drivers: drivers, Clock: clock, AlarmChannels: channels, Alarms: alarms,
-		Log: log.WithField("component", "service"), Access: service.AccessOptions{SessionIdle: cfg.Auth.SessionIdle, SessionMax: cfg.Auth.SessionMax,
-			HashConcurrency: cfg.API.HashConcurrency},
+		Log:                 log.WithField("component", "service"),
 		RegisteredElsewhere: executors.RegisteredElsewhere,
 		OnGroupChange: func() {
 			executors.GroupsChanged()
 			sched.ForgetTargets()
-		}})
-	token, err := svc.EnsureAdminToken(ctx, cfg.API.AdminToken)
+		},
+		OnAuthChange: ident.AuthChanged})
+	token, err := ident.EnsureAdminToken(ctx, cfg.API.AdminToken)
 	if err != nil {
 		return fmt.Errorf("prepare the admin token: %w", err)
 	}
@@ -265,7 +276,7 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	}
 
 	// The auth watcher drops cached credentials when another replica revokes one.
-	authWatcher := svc.Watcher()
+	authWatcher := ident.Watcher()
 	if err := authWatcher.Start(context.WithoutCancel(ctx)); err != nil {
 		return err
 	}
@@ -276,7 +287,8 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	// balancer or a deploy should not count the replica before it schedules.
 	var scheduling atomic.Bool
 	app := api.New(api.Options{
-		Service: svc,
+		Service:  svc,
+		Identity: ident,
 		Ready: func(ctx context.Context) error {
 			if !scheduling.Load() {
 				return errors.New("the scheduler is starting")
@@ -513,15 +525,15 @@ func ssoProvider(cfg *Config, clock clockwork.Clock) *sso.Provider {
 }
 
 // sealSecrets makes the store seal the secrets it keeps (group executor
-// tokens, the generated executor token, the run-token secret) with the
-// configured key, and seals again what an earlier start stored in
-// plaintext or under a previous key.
+// tokens, the generated executor token, the run-token secret, the device
+// proof secret) with the configured key, and seals again what an earlier
+// start stored in plaintext or under a previous key.
 func sealSecrets(ctx context.Context, cfg *Config, st *store.Store, log *logrus.Entry) error {
 	box, err := cfg.Secrets.box()
 	if err != nil {
 		return err
 	}
-	st.UseSecrets(box, service.ExecutorTokenSetting, service.RunTokenSetting)
+	st.UseSecrets(box, service.ExecutorTokenSetting, service.RunTokenSetting, identity.DeviceProofSetting)
 	if box == nil {
 		log.Warn("secrets.key is not set: group executor tokens and the run-token secret are stored in plaintext in the database (set RINGJOB_SECRETS_KEY; see docs/security.md)")
 		return nil
@@ -534,4 +546,15 @@ func sealSecrets(ctx context.Context, cfg *Config, st *store.Store, log *logrus.
 		log.WithFields(logrus.Fields{"values": n, "key_id": box.CurrentKeyID()}).Info("sealed stored secrets with the current secrets.key")
 	}
 	return nil
+}
+
+// failureSender delivers failure records: to AWS destinations with the
+// default AWS configuration (on ECS, the task role; the IAM actions are in
+// infra/terraform), to webhooks through the outbound policy.
+func failureSender(ctx context.Context, outbound *egress.Policy) (*destinations.Sender, error) {
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("failure destinations: load the AWS configuration: %w", err)
+	}
+	return destinations.NewSender(destinations.Config{AWS: awsCfg, HTTP: outbound.Client(10 * time.Second)}), nil
 }

@@ -137,3 +137,41 @@ var Backoffs = []Backoff{BackoffFixed, BackoffExponential}
 
 // Valid reports whether b is a known backoff.
 func (b Backoff) Valid() bool { return b == BackoffFixed || b == BackoffExponential }
+
+// AfterCompletion is what happens to a job once its schedule has no fire
+// left (an `at` job after its fire, a job past its active window) and its
+// last run has ended (EventBridge's ActionAfterCompletion).
+type AfterCompletion string
+
+// Actions after completion.
+const (
+	AfterCompletionNone   AfterCompletion = ""       // the job stays, stopped (as before)
+	AfterCompletionDelete AfterCompletion = "delete" // the job is deleted; its runs stay for retention
+)
+
+// AfterCompletions lists the valid actions ("" spelled none).
+func AfterCompletions() []AfterCompletion {
+	return []AfterCompletion{AfterCompletionNone, AfterCompletionDelete}
+}
+
+// ParseAfterCompletion reads an action; "" and "none" (any case) are AfterCompletionNone.
+func ParseAfterCompletion(s string) (AfterCompletion, bool) {
+	switch a := AfterCompletion(strings.ToLower(strings.TrimSpace(s))); a {
+	case "", "none":
+		return AfterCompletionNone, true
+	case AfterCompletionDelete:
+		return a, true
+	}
+	return "", false
+}
+
+// Destination is the kind of a failure destination.
+type Destination string
+
+// Failure destination kinds.
+const (
+	DestinationSQS         Destination = "sqs"         // arn:aws:sqs:REGION:ACCOUNT:QUEUE
+	DestinationSNS         Destination = "sns"         // arn:aws:sns:REGION:ACCOUNT:TOPIC
+	DestinationEventBridge Destination = "eventbridge" // arn:aws:events:REGION:ACCOUNT:event-bus/NAME
+	DestinationWebhook     Destination = "webhook"     // https://... (http:// too, for a private network)
+)

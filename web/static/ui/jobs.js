@@ -100,6 +100,10 @@ const jobSections = [
     ["schedule_conf", "Schedule", "text", "cron: six fields with seconds, e.g. 0 */5 * * * ?; fixed_rate: seconds; at: RFC 3339 time"],
     ["time_zone", "Time zone", "text", "IANA name, e.g. Europe/Paris; empty means UTC"],
     ["misfire_policy", "Misfire policy", "select", ["do_nothing", "fire_once_now"]],
+    ["active_from", "Active from", "text", "no fire before this time, RFC 3339 (e.g. 2027-01-01T00:00:00Z); empty = open"],
+    ["active_until", "Active until", "text", "no fire after this time, RFC 3339; empty = open"],
+    ["flexible_window_min", "Flexible window (minutes, 0 = off)", "number", "each fire moves a fixed offset of up to this many minutes, spreading jobs due together"],
+    ["after_completion", "After the last fire", "select", ["none", "delete"]],
     ["enabled", "Enabled (fires on its schedule)", "checkbox", "a new job starts stopped unless this is checked, as in the API, the CLI and jobs as code"],
   ]],
   ["Where", [
@@ -115,8 +119,10 @@ const jobSections = [
     ["retry_backoff", "Retry backoff", "select", ["fixed", "exponential"]],
     ["retry_delay_sec", "Retry delay (seconds)", "number"],
     ["retry_max_delay_sec", "Longest retry delay (seconds, 0 = no cap)", "number"],
+    ["max_event_age_sec", "Max event age (seconds, 0 = no limit)", "number", "a fire older than this is neither retried nor caught up"],
     ["child_job_ids", "Child jobs (ids, comma separated)", "ids", "run after a success of this job"],
     ["alarm_channels", "Alarm channels", "channels", "where failures are reported: the channels this server declares"],
+    ["failure_destination", "Failure destination", "text", "SQS queue, SNS topic or EventBridge bus ARN, or a webhook URL; empty = the group's"],
   ]],
 ];
 const jobFields = jobSections.flatMap(([, fs]) => fs);
@@ -233,13 +239,16 @@ async function jobFormPage(id, copyOf) {
   let previewTimer = 0;
   async function preview() {
     const seq = ++previewSeq;
-    const body = { schedule_type: inputs.schedule_type.value, schedule_conf: inputs.schedule_conf.value, time_zone: inputs.time_zone.value, n: 5 };
+    const body = { schedule_type: inputs.schedule_type.value, schedule_conf: inputs.schedule_conf.value, time_zone: inputs.time_zone.value, n: 5,
+      name: inputs.name ? inputs.name.value : "", active_from: inputs.active_from.value, active_until: inputs.active_until.value,
+      flexible_window_min: Number(inputs.flexible_window_min.value) };
     let content;
     try {
       const nf = await post("next-fires", body);
       content = nf.items.length === 0
         ? h("p", { class: "hint" }, body.schedule_type === "none" ? "Runs only by hand, by API or as a child job." : "No future fire times.")
         : h("ol", { class: "fires" }, nf.items.map((t, i) => h("li", {}, `${nf.local[i]} in ${nf.time_zone || "UTC"} (${when(t)} your time)`)));
+      if (nf.note) content = h("div", {}, content, h("p", { class: "hint", id: "fires-note" }, nf.note));
       errors.schedule_conf.textContent = "";
       inputs.schedule_conf.removeAttribute("aria-invalid");
     } catch (e) {
@@ -248,7 +257,7 @@ async function jobFormPage(id, copyOf) {
     if (seq === previewSeq) fires.replaceChildren(fires.firstChild, content);
   }
   const schedulePreview = () => { clearTimeout(previewTimer); previewTimer = setTimeout(preview, 250); };
-  for (const f of ["schedule_type", "schedule_conf", "time_zone"]) inputs[f].addEventListener("input", schedulePreview);
+  for (const f of ["schedule_type", "schedule_conf", "time_zone", "active_from", "active_until", "flexible_window_min"]) inputs[f].addEventListener("input", schedulePreview);
 
   const splitList = (s) => s.split(",").map((x) => x.trim()).filter(Boolean);
   const form = h("form", { novalidate: true, onsubmit: async (ev) => {
@@ -285,7 +294,8 @@ async function jobFormPage(id, copyOf) {
 
 async function jobPage(id) {
   const v = visit();
-  const [job, runs] = await Promise.all([get(`jobs/${id}`), get("runs" + query({ job_id: id, limit: 20 }))]);
+  const [job, runs, nf] = await Promise.all([get(`jobs/${id}`), get("runs" + query({ job_id: id, limit: 20 })),
+    get(`jobs/${id}/next-fires?n=1`).catch(() => null)]);
   // The group and the child jobs, named (a child in a group this user may
   // not read keeps its id).
   const [group, children] = await Promise.all([get(`groups/${job.group_id}`).catch(() => null),
@@ -361,7 +371,13 @@ async function jobPage(id) {
       h("dt", {}, "Group"), h("dd", {}, group ? h("a", { href: `#/groups/${group.id}` }, group.title || group.app_name) : `group ${job.group_id}`),
       h("dt", {}, "Schedule"), h("dd", {}, job.schedule_type === "none" ? "by hand" : `${job.schedule_type} ${job.schedule_conf} (${job.time_zone || "UTC"})`),
       h("dt", {}, "Enabled"), h("dd", { id: "job-enabled" }, job.enabled ? "yes" : "no"),
-      h("dt", {}, "Next fire"), h("dd", {}, whenIn(job.next_fire_at, job.time_zone)),
+      h("dt", {}, "Next fire"), h("dd", { id: "job-next-fire" }, whenIn(job.next_fire_at, job.time_zone), nf && nf.note ? h("span", { class: "hint" }, ` (${nf.note})`) : ""),
+      h("dt", {}, "Active window"), h("dd", { id: "job-active" }, job.active_from || job.active_until
+        ? `${job.active_from ? whenIn(job.active_from, job.time_zone) : "open"} to ${job.active_until ? whenIn(job.active_until, job.time_zone) : "open"}` : "always"),
+      h("dt", {}, "Flexible window"), h("dd", {}, job.flexible_window_min ? `${job.flexible_window_min} min` : "off"),
+      h("dt", {}, "Max event age"), h("dd", {}, job.max_event_age_sec ? `${job.max_event_age_sec} s` : "no limit"),
+      h("dt", {}, "After the last fire"), h("dd", {}, job.after_completion === "delete" ? "deleted" : "kept, stopped"),
+      h("dt", {}, "Failure destination"), h("dd", {}, job.failure_destination || (group && group.failure_destination ? `${group.failure_destination} (the group's)` : "—")),
       h("dt", {}, "Last fire"), h("dd", {}, whenIn(job.last_fire_at, job.time_zone)),
       h("dt", {}, "Last outcome"), h("dd", { id: "job-last-run" }, ...(!job.last_outcome ? ["no run has finished yet"]
         : [stateBadge(job.last_outcome), ` ${whenIn(job.last_finished_at, job.time_zone)} `, job.last_run_purged

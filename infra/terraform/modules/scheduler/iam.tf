@@ -31,6 +31,50 @@ resource "aws_iam_role_policy" "task" {
   policy = data.aws_iam_policy_document.task[0].json
 }
 
+# Failure destinations: the queues, topics and event buses jobs and groups
+# name as failure_destination (docs/schedule-options.md). Each kind gets
+# only the action that delivers a record.
+locals {
+  failure_sqs    = [for a in var.failure_destination_arns : a if can(regex("^arn:[^:]+:sqs:", a))]
+  failure_sns    = [for a in var.failure_destination_arns : a if can(regex("^arn:[^:]+:sns:", a))]
+  failure_events = [for a in var.failure_destination_arns : a if can(regex("^arn:[^:]+:events:", a))]
+}
+
+data "aws_iam_policy_document" "task_failures" {
+  count = length(var.failure_destination_arns) > 0 ? 1 : 0
+  dynamic "statement" {
+    for_each = length(local.failure_sqs) > 0 ? [1] : []
+    content {
+      sid       = "SendFailureRecordsToQueues"
+      actions   = ["sqs:SendMessage", "sqs:GetQueueUrl"]
+      resources = local.failure_sqs
+    }
+  }
+  dynamic "statement" {
+    for_each = length(local.failure_sns) > 0 ? [1] : []
+    content {
+      sid       = "PublishFailureRecordsToTopics"
+      actions   = ["sns:Publish"]
+      resources = local.failure_sns
+    }
+  }
+  dynamic "statement" {
+    for_each = length(local.failure_events) > 0 ? [1] : []
+    content {
+      sid       = "PutFailureRecordsOnBuses"
+      actions   = ["events:PutEvents"]
+      resources = local.failure_events
+    }
+  }
+}
+
+resource "aws_iam_role_policy" "task_failures" {
+  count  = length(var.failure_destination_arns) > 0 ? 1 : 0
+  name   = "deliver-failure-records"
+  role   = aws_iam_role.task.id
+  policy = data.aws_iam_policy_document.task_failures[0].json
+}
+
 # The task reads the database password secret again when the database
 # refuses the password it started with (Secrets Manager rotated it).
 data "aws_iam_policy_document" "task_database" {

@@ -202,6 +202,16 @@ variable "lambda_function_arns" {
   }
 }
 
+variable "failure_destination_arns" {
+  description = "SQS queues, SNS topics and EventBridge buses that jobs and groups name as failure_destination; the task role may deliver to these and nothing else (a KMS-encrypted queue or topic also needs kms:GenerateDataKey on its key)."
+  type        = list(string)
+  default     = []
+  validation {
+    condition     = alltrue([for a in var.failure_destination_arns : can(regex("^arn:aws[a-z-]*:(sqs|sns):[a-z0-9-]+:[0-9]{12}:[a-zA-Z0-9-_.]+$|^arn:aws[a-z-]*:events:[a-z0-9-]+:[0-9]{12}:event-bus/[a-zA-Z0-9-_./]+$", a))])
+    error_message = "failure_destination_arns must be SQS queue, SNS topic or EventBridge event bus ARNs, without wildcards."
+  }
+}
+
 variable "executor_cidr_blocks" {
   description = "IPv4 ranges of XXL-JOB HTTP executors the scheduler calls (empty: none)."
   type        = list(string)

@@ -345,3 +345,41 @@ run "application_user" {
     error_message = "the replicas get the application user's password, not the master's"
   }
 }
+
+# Failure destinations: each kind gets only the action that delivers a record.
+run "task_role_delivers_failure_records_only_where_told" {
+  command = plan
+  variables {
+    failure_destination_arns = [
+      "arn:aws:sqs:eu-central-1:123456789012:ringjob-failures",
+      "arn:aws:sns:eu-central-1:123456789012:ops",
+      "arn:aws:events:eu-central-1:123456789012:event-bus/ops",
+    ]
+  }
+  assert {
+    condition = toset([for s in data.aws_iam_policy_document.task_failures[0].statement : join(",", s.actions)]) == toset([
+      "sqs:GetQueueUrl,sqs:SendMessage", "sns:Publish", "events:PutEvents",
+    ])
+    error_message = "queues get SendMessage and GetQueueUrl, topics Publish, buses PutEvents, and nothing else"
+  }
+  assert {
+    condition     = one([for s in data.aws_iam_policy_document.task_failures[0].statement : s.resources if s.sid == "SendFailureRecordsToQueues"]) == toset(["arn:aws:sqs:eu-central-1:123456789012:ringjob-failures"])
+    error_message = "the queue statement names the queue only"
+  }
+}
+
+run "no_failure_destinations_no_policy" {
+  command = plan
+  assert {
+    condition     = length(aws_iam_role_policy.task_failures) == 0
+    error_message = "without failure destinations the task role gets no delivery policy"
+  }
+}
+
+run "wildcard_failure_destination_is_refused" {
+  command = plan
+  variables {
+    failure_destination_arns = ["arn:aws:sqs:eu-central-1:123456789012:*"]
+  }
+  expect_failures = [var.failure_destination_arns]
+}

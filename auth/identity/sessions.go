@@ -1,4 +1,4 @@
-package service
+package identity
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ringjob/ringjob/auth/access"
+	"github.com/ringjob/ringjob/internal/servicekit"
 	"github.com/ringjob/ringjob/store"
 )
 
@@ -41,6 +42,10 @@ type LoginParams struct {
 	Username   string
 	Password   string
 	ClientAddr string
+	// DeviceProof is the device proof the client presents (a browser's
+	// device cookie), "" for none: a valid one for Username exempts the
+	// attempt from the user-wide limit (device_proof.go).
+	DeviceProof string
 }
 
 // LoginResult is a new session: Cookie is its secret value (shown to the
@@ -49,6 +54,11 @@ type LoginResult struct {
 	Cookie    string
 	Session   store.Session
 	Principal *access.Principal
+	// DeviceProof, after a password login, is a new device proof for the
+	// client to keep until DeviceProofExpires ("" when none could be
+	// signed; the login stands).
+	DeviceProof        string
+	DeviceProofExpires time.Time
 }
 
 // Login checks a local user's password and opens a session. Failed logins
@@ -56,7 +66,9 @@ type LoginResult struct {
 // (see loginKeys): past a key's free tries, each further attempt must wait
 // 1 s, 2 s, 4 s ... (up to LoginMaxDelay) after the last failure, answered
 // with a *ThrottledError. Unknown users and wrong passwords both get
-// ErrLoginFailed, after the same argon2id work. When every hashing slot is
+// ErrLoginFailed, after the same argon2id work. A valid device proof of the
+// user (LoginParams.DeviceProof) exempts the attempt from the user-wide
+// key; a success returns a new one. When every hashing slot is
 // taken the answer is a *BusyError, at once.
 func (s *Service) Login(ctx context.Context, p LoginParams) (LoginResult, error) {
 	if !utf8.ValidString(p.Username) {
@@ -75,7 +87,8 @@ func (s *Service) Login(ctx context.Context, p LoginParams) (LoginResult, error)
 		return LoginResult{}, invalid("password", "is longer than any password here")
 	}
 	keys := s.loginKeys(p.Username, p.ClientAddr)
-	release, clean, err := s.reserveLogin(ctx, keys)
+	proven := s.deviceProven(ctx, p.DeviceProof, p.Username)
+	release, clean, err := s.reserveLogin(ctx, keys, proven)
 	if err != nil {
 		s.loginThrottled(ctx, p.Username, err)
 		return LoginResult{}, err
@@ -129,6 +142,11 @@ func (s *Service) Login(ctx context.Context, p LoginParams) (LoginResult, error)
 		s.log.WithError(err).Warn("login: clear failure count")
 	}
 	outcome = attemptSucceeded
+	if proof, exp, err := s.issueDeviceProof(ctx, pr.Name); err != nil {
+		s.log.WithError(err).Warn("login: sign a device proof")
+	} else {
+		res.DeviceProof, res.DeviceProofExpires = proof, exp
+	}
 	return res, nil
 }
 
@@ -221,9 +239,9 @@ func (s *Service) openSessionIn(ctx context.Context, tx *store.Store, pr store.P
 	if err := tx.PrincipalTouchLogin(ctx, pr.ID, now.UnixMilli()); err != nil {
 		return "", store.Session{}, fmt.Errorf("open session: %w", err)
 	}
-	actor := Actor{Principal: access.NewPrincipal(access.Principal{ID: pr.ID, Name: pr.Name, Kind: access.Kind(pr.Kind)}, nil),
-		ClientAddr: clientAddr, RequestID: ActorFrom(ctx).RequestID}
-	if err := s.audit(WithActor(ctx, actor), tx, auditEntry{Action: ActLogin, ObjectType: "session", ObjectID: x.ID, Changes: details}); err != nil {
+	actor := servicekit.Actor{Principal: access.NewPrincipal(access.Principal{ID: pr.ID, Name: pr.Name, Kind: access.Kind(pr.Kind)}, nil),
+		ClientAddr: clientAddr, RequestID: servicekit.ActorFrom(ctx).RequestID}
+	if err := s.audit(servicekit.WithActor(ctx, actor), tx, auditEntry{Action: ActLogin, ObjectType: "session", ObjectID: x.ID, Changes: details}); err != nil {
 		return "", store.Session{}, fmt.Errorf("open session: %w", err)
 	}
 	return cookie, x, nil

@@ -1,4 +1,4 @@
-package service_test
+package identity_test
 
 import (
 	"context"
@@ -10,15 +10,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringjob/ringjob/auth/access"
+	"github.com/ringjob/ringjob/auth/identity"
 	"github.com/ringjob/ringjob/internal/dbtest"
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
 )
 
+// replica is one server's service layer and identity service.
+type replica struct {
+	*service.Service
+	id *identity.Service
+}
+
 // replicas opens n stores on one database, each with its service and a
 // running auth watcher on the real clock (as two scheduler replicas have).
-func replicas(t *testing.T, kind string, n int) []*service.Service {
+func replicas(t *testing.T, kind string, n int) []replica {
 	t.Helper()
 	ctx := context.Background()
 	var open func() (*store.Store, error)
@@ -29,18 +36,19 @@ func replicas(t *testing.T, kind string, n int) []*service.Service {
 		path := dbtest.SQLitePath(t)
 		open = func() (*store.Store, error) { return store.OpenSQLite(ctx, path) }
 	}
-	var out []*service.Service
+	var out []replica
 	for i := 0; i < n; i++ {
 		st, err := open()
 		require.NoError(t, err)
 		t.Cleanup(func() { st.Close() })
 		_, err = st.Migrate(ctx)
 		require.NoError(t, err)
-		svc := service.New(service.Options{Store: st, Drivers: targets.NewRegistry(), Clock: clockwork.NewRealClock()})
-		w := svc.Watcher()
+		id := identity.New(identity.Options{Store: st, Clock: clockwork.NewRealClock()})
+		svc := service.New(service.Options{Store: st, Drivers: targets.NewRegistry(), Clock: clockwork.NewRealClock(), OnAuthChange: id.AuthChanged})
+		w := id.Watcher()
 		require.NoError(t, w.Start(ctx))
 		t.Cleanup(w.Stop)
-		out = append(out, svc)
+		out = append(out, replica{svc, id})
 	}
 	return out
 }
@@ -58,78 +66,78 @@ func TestRevocationReachesEveryReplica(t *testing.T) {
 			one, two := rs[0], rs[1]
 			g, err := one.CreateGroup(ctx, service.GroupCreateParams{AppName: "group-a"})
 			require.NoError(t, err)
-			sa, err := one.CreateServiceAccount(ctx, "ci")
+			sa, err := one.id.CreateServiceAccount(ctx, "ci")
 			require.NoError(t, err)
-			b, err := one.CreateBinding(ctx, service.BindingCreateParams{Role: "operator", GroupID: g.ID, PrincipalID: sa.ID})
+			b, err := one.id.CreateBinding(ctx, identity.BindingCreateParams{Role: "operator", GroupID: g.ID, PrincipalID: sa.ID})
 			require.NoError(t, err)
-			tok, rec, err := one.CreateToken(ctx, service.TokenCreateParams{PrincipalID: sa.ID, Name: "ci"})
+			tok, rec, err := one.id.CreateToken(ctx, identity.TokenCreateParams{PrincipalID: sa.ID, Name: "ci"})
 			require.NoError(t, err)
 
 			// Replica two caches the token and its permissions.
 			for i := 0; i < 3; i++ {
-				p, err := two.AuthenticateToken(ctx, tok)
+				p, err := two.id.AuthenticateToken(ctx, tok)
 				require.NoError(t, err)
 				require.True(t, p.Can(access.PermJobsOperate, g.ID))
 			}
 
-			require.NoError(t, one.DeleteBinding(ctx, b.ID))
+			require.NoError(t, one.id.DeleteBinding(ctx, b.ID))
 			start := time.Now()
 			waitUntil(t, time.Second, func() bool {
-				p, err := two.AuthenticateToken(ctx, tok)
+				p, err := two.id.AuthenticateToken(ctx, tok)
 				return err == nil && !p.Can(access.PermJobsOperate, g.ID)
 			})
 			t.Logf("%s: binding removal seen by the other replica after %s", kind, time.Since(start))
 
-			_, err = one.RevokeToken(ctx, rec.ID)
+			_, err = one.id.RevokeToken(ctx, rec.ID)
 			require.NoError(t, err)
-			_, err = one.AuthenticateToken(ctx, tok)
-			require.ErrorIs(t, err, service.ErrTokenRevoked, "refused at once where it was revoked")
+			_, err = one.id.AuthenticateToken(ctx, tok)
+			require.ErrorIs(t, err, identity.ErrTokenRevoked, "refused at once where it was revoked")
 			start = time.Now()
 			waitUntil(t, time.Second, func() bool {
-				_, err := two.AuthenticateToken(ctx, tok)
-				return errors.Is(err, service.ErrTokenRevoked)
+				_, err := two.id.AuthenticateToken(ctx, tok)
+				return errors.Is(err, identity.ErrTokenRevoked)
 			})
 			t.Logf("%s: revocation seen by the other replica after %s", kind, time.Since(start))
 
 			// A session logged out on one replica is refused on the other.
-			_, err = one.CreateUser(ctx, service.UserCreateParams{Name: "alice", Password: "a long enough password"})
+			_, err = one.id.CreateUser(ctx, identity.UserCreateParams{Name: "alice", Password: "a long enough password"})
 			require.NoError(t, err)
-			res, err := one.Login(ctx, service.LoginParams{Username: "alice", Password: "a long enough password", ClientAddr: "127.0.0.1"})
+			res, err := one.id.Login(ctx, identity.LoginParams{Username: "alice", Password: "a long enough password", ClientAddr: "127.0.0.1"})
 			require.NoError(t, err)
-			_, err = two.AuthenticateSession(ctx, res.Cookie)
+			_, err = two.id.AuthenticateSession(ctx, res.Cookie)
 			require.NoError(t, err, "another replica accepts the session")
-			require.NoError(t, one.Logout(ctx, res.Session.ID))
+			require.NoError(t, one.id.Logout(ctx, res.Session.ID))
 			waitUntil(t, time.Second, func() bool {
-				_, err := two.AuthenticateSession(ctx, res.Cookie)
-				return errors.Is(err, service.ErrSessionExpired)
+				_, err := two.id.AuthenticateSession(ctx, res.Cookie)
+				return errors.Is(err, identity.ErrSessionExpired)
 			})
 
 			// A disabled user's token and session are refused by the other
 			// replica too, and work again once it is enabled.
-			res, err = one.Login(ctx, service.LoginParams{Username: "alice", Password: "a long enough password", ClientAddr: "127.0.0.1"})
+			res, err = one.id.Login(ctx, identity.LoginParams{Username: "alice", Password: "a long enough password", ClientAddr: "127.0.0.1"})
 			require.NoError(t, err)
-			atok, _, err := one.CreateToken(ctx, service.TokenCreateParams{PrincipalID: res.Principal.ID, Name: "alice's"})
+			atok, _, err := one.id.CreateToken(ctx, identity.TokenCreateParams{PrincipalID: res.Principal.ID, Name: "alice's"})
 			require.NoError(t, err)
-			_, err = two.AuthenticateToken(ctx, atok)
+			_, err = two.id.AuthenticateToken(ctx, atok)
 			require.NoError(t, err)
-			_, err = two.AuthenticateSession(ctx, res.Cookie)
+			_, err = two.id.AuthenticateSession(ctx, res.Cookie)
 			require.NoError(t, err)
 			yes, no := true, false
-			_, err = one.UpdatePrincipal(ctx, service.PrincipalUpdateParams{Kind: store.PrincipalUser, ID: res.Principal.ID, Disabled: &yes})
+			_, err = one.id.UpdatePrincipal(ctx, identity.PrincipalUpdateParams{Kind: store.PrincipalUser, ID: res.Principal.ID, Disabled: &yes})
 			require.NoError(t, err)
-			_, err = one.AuthenticateToken(ctx, atok)
-			require.ErrorIs(t, err, service.ErrDisabled, "refused at once where it was disabled")
+			_, err = one.id.AuthenticateToken(ctx, atok)
+			require.ErrorIs(t, err, identity.ErrDisabled, "refused at once where it was disabled")
 			start = time.Now()
 			waitUntil(t, time.Second, func() bool {
-				_, terr := two.AuthenticateToken(ctx, atok)
-				_, serr := two.AuthenticateSession(ctx, res.Cookie)
-				return errors.Is(terr, service.ErrDisabled) && errors.Is(serr, service.ErrUnauthenticated)
+				_, terr := two.id.AuthenticateToken(ctx, atok)
+				_, serr := two.id.AuthenticateSession(ctx, res.Cookie)
+				return errors.Is(terr, identity.ErrDisabled) && errors.Is(serr, identity.ErrUnauthenticated)
 			})
 			t.Logf("%s: disabling seen by the other replica after %s", kind, time.Since(start))
-			_, err = one.UpdatePrincipal(ctx, service.PrincipalUpdateParams{Kind: store.PrincipalUser, ID: res.Principal.ID, Disabled: &no})
+			_, err = one.id.UpdatePrincipal(ctx, identity.PrincipalUpdateParams{Kind: store.PrincipalUser, ID: res.Principal.ID, Disabled: &no})
 			require.NoError(t, err)
 			waitUntil(t, time.Second, func() bool {
-				_, err := two.AuthenticateToken(ctx, atok)
+				_, err := two.id.AuthenticateToken(ctx, atok)
 				return err == nil
 			})
 		})
@@ -199,20 +207,20 @@ func TestAuditIsAtomicWithTheChange(t *testing.T) {
 			require.NoError(t, err)
 			_, err = b.svc.CreateGroup(ctx, service.GroupCreateParams{AppName: "orphan"})
 			require.Error(t, err)
-			_, err = b.svc.CreateServiceAccount(ctx, "orphan")
+			_, err = b.id.CreateServiceAccount(ctx, "orphan")
 			require.Error(t, err)
 			_, err = b.st.DB().Exec("ALTER TABLE audit_events_away RENAME TO audit_events")
 			require.NoError(t, err)
 			gs, err := b.svc.ListGroups(ctx, service.GroupListParams{})
 			require.NoError(t, err)
 			require.Len(t, gs.Items, 1, "the group without its audit event was rolled back")
-			ps, err := b.svc.ListPrincipals(ctx, store.PrincipalService, service.PrincipalListParams{})
+			ps, err := b.id.ListPrincipals(ctx, store.PrincipalService, identity.PrincipalListParams{})
 			require.NoError(t, err)
 			require.Empty(t, ps.Items)
 
 			// Cursor paging and filters.
 			for i := 0; i < 5; i++ {
-				_, err := b.svc.CreateServiceAccount(ctx, "sa-"+string(rune('a'+i)))
+				_, err := b.id.CreateServiceAccount(ctx, "sa-"+string(rune('a'+i)))
 				require.NoError(t, err)
 			}
 			var seen []int64

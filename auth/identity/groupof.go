@@ -1,10 +1,7 @@
-package service
+package identity
 
 import (
 	"context"
-	"errors"
-
-	"github.com/ringjob/ringjob/store"
 )
 
 // maxGroupOf bounds the cache of object groups; a full cache starts afresh.
@@ -55,14 +52,4 @@ func (s *Service) groupOf(ctx context.Context, kind string, id int64, resource s
 		s.creds.mu.Unlock()
 	}
 	return g, nil
-}
-
-// GroupIDByAppName finds a group's id by its app name (a missing group is a
-// *NotFoundError).
-func (s *Service) GroupIDByAppName(ctx context.Context, appName string) (int64, error) {
-	id, err := s.st.GroupIDByAppName(ctx, appName)
-	if errors.Is(err, store.ErrNotFound) {
-		return 0, &NotFoundError{Resource: "group", Name: appName}
-	}
-	return id, err
 }

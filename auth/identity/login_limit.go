@@ -1,4 +1,4 @@
-package service
+package identity
 
 import (
 	"context"
@@ -27,7 +27,10 @@ import (
 //   - address: AddressFreeTries. One address trying many users.
 //   - user, from any address: UserFreeTries, many more than the others, so
 //     that nobody can lock a chosen user out with a few wrong passwords, while
-//     guessing spread over many addresses is still bounded.
+//     guessing spread over many addresses is still bounded. A device with a
+//     valid proof of recent success for the user (device_proof.go) is
+//     exempt from this key, so an attacker who trips it does not lock out
+//     the user's own devices.
 //
 // Attempts being checked count as failures until they end, so parallel
 // attempts cannot all pass the check before the first failure is written.
@@ -118,10 +121,14 @@ func (s *Service) noteBusy(keys []loginKey) {
 // release is called, with whether the attempt failed (after its failure is
 // written) or succeeded.
 //
+// exemptUser skips the delay of the user-wide key (keys[2]): the attempt
+// comes from a device with a proof of recent success for the user. Its
+// failures are still counted on every key.
+//
 // clean says that the client address has no failed login on record (for
 // this user or any other), whatever the user's own count, which anyone can
 // raise. Such attempts may use the slot kept for them (tryHashSlot).
-func (s *Service) reserveLogin(ctx context.Context, keys []loginKey) (release func(outcome attemptOutcome), clean bool, err error) {
+func (s *Service) reserveLogin(ctx context.Context, keys []loginKey, exemptUser bool) (release func(outcome attemptOutcome), clean bool, err error) {
 	stored := make([]int, len(keys))
 	last := make([]int64, len(keys))
 	for i, k := range keys {
@@ -141,7 +148,7 @@ func (s *Service) reserveLogin(ctx context.Context, keys []loginKey) (release fu
 		n := max(stored[i], s.inflight.failed[k.key])
 		busy := s.inflight.n[k.key]
 		clean = clean && (n == 0 || i == 2) // the user's own count is the attacker's to raise
-		if n+busy < k.free {
+		if n+busy < k.free || (i == 2 && exemptUser) {
 			continue
 		}
 		if busy > 0 { // past the free tries, one attempt at a time

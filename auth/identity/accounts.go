@@ -1,4 +1,4 @@
-package service
+package identity
 
 import (
 	"context"
@@ -7,10 +7,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"golang.org/x/text/cases"
-	"golang.org/x/text/unicode/norm"
-
 	"github.com/ringjob/ringjob/auth/access"
+	"github.com/ringjob/ringjob/internal/principalname"
+	"github.com/ringjob/ringjob/internal/servicekit"
 	"github.com/ringjob/ringjob/store"
 )
 
@@ -88,7 +87,7 @@ func (s *Service) createPrincipal(ctx context.Context, p store.PrincipalCreatePa
 			Changes: map[string]any{"name": pr.Name, "email": pr.Email, "source": pr.Source}})
 	})
 	if errors.Is(err, store.ErrConflict) {
-		return store.Principal{}, &ConflictError{Field: "name", Message: fmt.Sprintf("the name %q is taken by a user or service account; pick another", p.Name)}
+		return store.Principal{}, &servicekit.ConflictError{Field: "name", Message: fmt.Sprintf("the name %q is taken by a user or service account; pick another", p.Name)}
 	}
 	if err != nil {
 		return store.Principal{}, fmt.Errorf("create %s %q: %w", p.Kind, p.Name, err)
@@ -124,28 +123,28 @@ type PrincipalListParams struct {
 }
 
 // ListPrincipals lists users or service accounts by id.
-func (s *Service) ListPrincipals(ctx context.Context, kind string, p PrincipalListParams) (Page[store.Principal], error) {
+func (s *Service) ListPrincipals(ctx context.Context, kind string, p PrincipalListParams) (servicekit.Page[store.Principal], error) {
 	if err := checkText("name_prefix", p.NamePrefix, 0, 64, false); err != nil {
-		return Page[store.Principal]{}, err
+		return servicekit.Page[store.Principal]{}, err
 	}
 	limit, err := pageLimit(p.Limit)
 	if err != nil {
-		return Page[store.Principal]{}, err
+		return servicekit.Page[store.Principal]{}, err
 	}
 	after, err := decodeCursor("p", p.Cursor)
 	if err != nil {
-		return Page[store.Principal]{}, err
+		return servicekit.Page[store.Principal]{}, err
 	}
 	ps, err := s.st.PrincipalList(ctx, store.PrincipalListParams{Kind: kind, AfterID: after, Limit: limit + 1, NamePrefix: p.NamePrefix})
 	if err != nil {
-		return Page[store.Principal]{}, fmt.Errorf("list %ss: %w", kind, err)
+		return servicekit.Page[store.Principal]{}, fmt.Errorf("list %ss: %w", kind, err)
 	}
 	return paginate(ps, limit, "p", func(p store.Principal) int64 { return p.ID }), nil
 }
 
 // DeletePrincipal deletes a user or service account with its tokens,
 // sessions and role bindings. Deleting the last admin user is a
-// *ConflictError.
+// *servicekit.ConflictError.
 func (s *Service) DeletePrincipal(ctx context.Context, kind string, id int64) error {
 	pr, err := s.GetPrincipal(ctx, kind, id)
 	if err != nil {
@@ -179,7 +178,7 @@ func (s *Service) DeletePrincipal(ctx context.Context, kind string, id int64) er
 }
 
 // errLastAdmin refuses a change that would leave no admin user.
-var errLastAdmin = &ConflictError{Message: "this would remove the last admin user; make another user admin first (or run `ringjob admin create-user NAME --role admin` on the server)"}
+var errLastAdmin = &servicekit.ConflictError{Message: "this would remove the last admin user; make another user admin first (or run `ringjob admin create-user NAME --role admin` on the server)"}
 
 func lastAdminCheck(ctx context.Context, tx *store.Store, before int) error {
 	if before == 0 {
@@ -202,7 +201,7 @@ func (s *Service) SetPassword(ctx context.Context, id int64, password string) er
 		return err
 	}
 	if pr.Source != store.SourceLocal {
-		return &ConflictError{Message: fmt.Sprintf("user %q signs in through SSO and has no password here", pr.Name)}
+		return &servicekit.ConflictError{Message: fmt.Sprintf("user %q signs in through SSO and has no password here", pr.Name)}
 	}
 	if err := access.CheckPassword(password); err != nil {
 		return invalid("password", "%v", err)
@@ -242,7 +241,7 @@ type PrincipalUpdateParams struct {
 // UpdatePrincipal renames, re-addresses, disables or enables a user or
 // service account. Disabling ends its sessions and refuses its tokens on
 // every replica (the auth version moves); disabling the last enabled admin
-// user is a *ConflictError.
+// user is a *servicekit.ConflictError.
 func (s *Service) UpdatePrincipal(ctx context.Context, p PrincipalUpdateParams) (store.Principal, error) {
 	if p.Name != nil {
 		if err := checkPrincipalName("name", *p.Name); err != nil {
@@ -318,9 +317,9 @@ func (s *Service) UpdatePrincipal(ctx context.Context, p PrincipalUpdateParams) 
 		}
 		return s.audit(ctx, tx, auditEntry{Action: act, ObjectType: p.Kind, ObjectID: p.ID, Changes: changes})
 	})
-	var ce *ConflictError
+	var ce *servicekit.ConflictError
 	if p.Name != nil && errors.Is(err, store.ErrConflict) && !errors.As(err, &ce) {
-		return store.Principal{}, &ConflictError{Field: "name", Message: fmt.Sprintf("the name %q is taken by a user or service account; pick another", *p.Name)}
+		return store.Principal{}, &servicekit.ConflictError{Field: "name", Message: fmt.Sprintf("the name %q is taken by a user or service account; pick another", *p.Name)}
 	}
 	if err != nil {
 		return store.Principal{}, notFoundOr(err, resourceOf(p.Kind), p.ID, fmt.Sprintf("update %s %d", p.Kind, p.ID))
@@ -349,7 +348,7 @@ type ChangeOwnPasswordParams struct {
 func (s *Service) ChangeOwnPassword(ctx context.Context, p ChangeOwnPasswordParams) error {
 	pr, err := s.GetPrincipal(ctx, store.PrincipalUser, p.UserID)
 	if err != nil {
-		var nf *NotFoundError
+		var nf *servicekit.NotFoundError
 		if errors.As(err, &nf) {
 			return invalid("", "only a user has a password; a service account signs in with tokens")
 		}
@@ -368,7 +367,7 @@ func (s *Service) ChangeOwnPassword(ctx context.Context, p ChangeOwnPasswordPara
 		return invalid("new_password", "%v", err)
 	}
 	keys := s.loginKeys(pr.Name, p.ClientAddr)
-	release, clean, err := s.reserveLogin(ctx, keys)
+	release, clean, err := s.reserveLogin(ctx, keys, false)
 	if err != nil {
 		return err
 	}
@@ -514,18 +513,18 @@ func (s *Service) GetToken(ctx context.Context, id int64) (store.AuthToken, erro
 
 // ListTokens lists the tokens of a principal, or every token when
 // principalID is -1.
-func (s *Service) ListTokens(ctx context.Context, principalID int64, cursor string, limit int) (Page[store.AuthToken], error) {
+func (s *Service) ListTokens(ctx context.Context, principalID int64, cursor string, limit int) (servicekit.Page[store.AuthToken], error) {
 	limit, err := pageLimit(limit)
 	if err != nil {
-		return Page[store.AuthToken]{}, err
+		return servicekit.Page[store.AuthToken]{}, err
 	}
 	after, err := decodeCursor("t", cursor)
 	if err != nil {
-		return Page[store.AuthToken]{}, err
+		return servicekit.Page[store.AuthToken]{}, err
 	}
 	ts, err := s.st.TokenList(ctx, store.TokenListParams{PrincipalID: principalID, AfterID: after, Limit: limit + 1})
 	if err != nil {
-		return Page[store.AuthToken]{}, fmt.Errorf("list tokens: %w", err)
+		return servicekit.Page[store.AuthToken]{}, fmt.Errorf("list tokens: %w", err)
 	}
 	return paginate(ts, limit, "t", func(t store.AuthToken) int64 { return t.ID }), nil
 }
@@ -579,12 +578,10 @@ func (s *Service) CreateBinding(ctx context.Context, p BindingCreateParams) (sto
 		if p.GroupID <= 0 {
 			return store.RoleBinding{}, invalid("group_id", "is required for role %s (a group role)", role)
 		}
-		if _, err := s.GetGroup(ctx, p.GroupID); err != nil {
-			var nf *NotFoundError
-			if errors.As(err, &nf) {
-				return store.RoleBinding{}, invalid("group_id", "group %d does not exist", p.GroupID)
-			}
-			return store.RoleBinding{}, err
+		if _, err := s.st.GroupGet(ctx, p.GroupID); errors.Is(err, store.ErrNotFound) {
+			return store.RoleBinding{}, invalid("group_id", "group %d does not exist", p.GroupID)
+		} else if err != nil {
+			return store.RoleBinding{}, fmt.Errorf("grant role %s: read group %d: %w", role, p.GroupID, err)
 		}
 	}
 	switch {
@@ -618,7 +615,7 @@ func (s *Service) CreateBinding(ctx context.Context, p BindingCreateParams) (sto
 			Changes: map[string]any{"role": b.Role, "group_id": b.GroupID, "principal_id": b.PrincipalID, "sso_group": b.SSOGroup}})
 	})
 	if errors.Is(err, store.ErrConflict) {
-		return store.RoleBinding{}, &ConflictError{Message: "this role is granted already"}
+		return store.RoleBinding{}, &servicekit.ConflictError{Message: "this role is granted already"}
 	}
 	if err != nil {
 		return store.RoleBinding{}, fmt.Errorf("grant role %s: %w", role, err)
@@ -633,7 +630,7 @@ func (s *Service) ListBindings(ctx context.Context) ([]store.NamedBinding, error
 }
 
 // DeleteBinding takes a role back. Taking admin from the last admin user is
-// a *ConflictError.
+// a *servicekit.ConflictError.
 func (s *Service) DeleteBinding(ctx context.Context, id int64) error {
 	b, err := s.st.BindingGet(ctx, id)
 	if err != nil {
@@ -720,6 +717,8 @@ func (s *Service) EnsureAdminUser(ctx context.Context, name string) (password st
 	return pw, created, nil
 }
 
-// foldName is the one form in which principal names are compared: Unicode
-// NFKC, then case-folded ("Alice", "ALICE" and "ａｌｉｃｅ" are one name).
-func foldName(name string) string { return cases.Fold().String(norm.NFKC.String(name)) }
+// foldName is the one form in which principal names are compared (see
+// principalname: NFKC, then case-folded; "Alice", "ALICE" and "ａｌｉｃｅ"
+// are one name). The store indexes each name's key by the same rule, so a
+// name that folds like a taken one is refused on every database.
+func foldName(name string) string { return principalname.Fold(name) }

@@ -1,4 +1,4 @@
-package service
+package identity
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ringjob/ringjob/internal/servicekit"
 	"github.com/ringjob/ringjob/store"
 )
 
@@ -16,7 +17,7 @@ const SSOStateTTL = 10 * time.Minute
 
 // ErrSSOState refuses a callback whose state is unknown, expired or used
 // already (a replayed callback).
-var ErrSSOState = &ValidationError{Field: "state", Message: "this sign-in is unknown, expired or already used; start again from /api/v1/sso/login"}
+var ErrSSOState = &servicekit.ValidationError{Field: "state", Message: "this sign-in is unknown, expired or already used; start again from /api/v1/sso/login"}
 
 // SSOIdentity is who the identity provider says signed in.
 type SSOIdentity struct {
@@ -74,7 +75,7 @@ func (s *Service) LoginSSO(ctx context.Context, id SSOIdentity, clientAddr strin
 			pr, err = tx.PrincipalCreate(ctx, store.PrincipalCreateParams{Name: name, Kind: store.PrincipalUser, Source: store.SourceOIDC,
 				Email: truncate(id.Email, MaxEmail), SSOSubject: id.Subject, SSOGroups: groups, NowMs: now})
 			if errors.Is(err, store.ErrConflict) {
-				return &ConflictError{Field: "username", Message: fmt.Sprintf("the name %q is taken by another user; an admin must rename or delete that user first", name)}
+				return &servicekit.ConflictError{Field: "username", Message: fmt.Sprintf("the name %q is taken by another user; an admin must rename or delete that user first", name)}
 			}
 			if err != nil {
 				return err
