@@ -313,7 +313,11 @@ func (s *server) triggerJob(c *fiber.Ctx) error {
 	}
 	c.Locals(localAuditRunID, run.ID)
 	c.Location("/api/v1/runs/" + strconv.FormatInt(run.ID, 10))
-	return c.Status(status).JSON(viewRun(run))
+	v, err := s.runView(c.UserContext(), run)
+	if err != nil {
+		return err
+	}
+	return c.Status(status).JSON(v)
 }
 
 func (s *server) jobNextFires(c *fiber.Ctx) error {

@@ -7,6 +7,7 @@ import (
 	"github.com/ringjob/ringjob/auth/access"
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/service"
+	"github.com/ringjob/ringjob/store"
 )
 
 func (s *server) listRuns(c *fiber.Ctx) error {
@@ -43,7 +44,11 @@ func (s *server) listRuns(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(viewPage(page, viewRun))
+	items, err := s.runViews(c.UserContext(), page.Items...)
+	if err != nil {
+		return err
+	}
+	return c.JSON(apitypes.Page[apitypes.Run]{Items: items, NextCursor: page.NextCursor})
 }
 
 func (s *server) getRun(c *fiber.Ctx) error {
@@ -55,7 +60,11 @@ func (s *server) getRun(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(viewRun(r))
+	v, err := s.runView(c.UserContext(), r)
+	if err != nil {
+		return err
+	}
+	return c.JSON(v)
 }
 
 // runRelatedView is a run's retry chain, child runs and parent run.
@@ -75,16 +84,18 @@ func (s *server) runRelated(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v := runRelatedView{RetryChain: make([]apitypes.Run, len(rel.RetryChain)), Children: make([]apitypes.Run, len(rel.Children)), ChildrenHidden: rel.ChildrenHidden}
-	for i, r := range rel.RetryChain {
-		v.RetryChain[i] = viewRun(r)
-	}
-	for i, r := range rel.Children {
-		v.Children[i] = viewRun(r)
-	}
+	all := append(append([]store.Run{}, rel.RetryChain...), rel.Children...)
 	if rel.Parent != nil {
-		p := viewRun(*rel.Parent)
-		v.Parent = &p
+		all = append(all, *rel.Parent)
+	}
+	views, err := s.runViews(c.UserContext(), all...)
+	if err != nil {
+		return err
+	}
+	v := runRelatedView{RetryChain: views[:len(rel.RetryChain):len(rel.RetryChain)], ChildrenHidden: rel.ChildrenHidden}
+	v.Children = views[len(rel.RetryChain) : len(rel.RetryChain)+len(rel.Children) : len(rel.RetryChain)+len(rel.Children)]
+	if rel.Parent != nil {
+		v.Parent = &views[len(views)-1]
 	}
 	return c.JSON(v)
 }
@@ -120,5 +131,9 @@ func (s *server) killRun(c *fiber.Ctx) error {
 	if r.State.Final() {
 		status = fiber.StatusOK
 	}
-	return c.Status(status).JSON(viewRun(r))
+	v, err := s.runView(c.UserContext(), r)
+	if err != nil {
+		return err
+	}
+	return c.Status(status).JSON(v)
 }

@@ -25,6 +25,8 @@ func TestTriggerIdempotentAndLog(t *testing.T) {
 			require.Equal(t, first["id"], second["id"])
 			require.Equal(t, "manual", first["trigger_type"])
 			require.Equal(t, "key-123", first["idempotency_key"])
+			require.Equal(t, "say hello", first["job_name"], "a run names its job")
+			require.Equal(t, "echo-group", first["app_name"], "and its job's group")
 			require.Equal(t, 1, b.counts()[2], "one run for one key")
 
 			run := b.waitRun(id(first), "success", func(r map[string]any) bool { return r["state"] == "succeeded" })
@@ -52,6 +54,11 @@ func TestTriggerIdempotentAndLog(t *testing.T) {
 				items := all["items"].([]any)
 				require.Len(t, items, 2)
 				require.Equal(t, third["id"], items[0].(map[string]any)["id"], "newest first")
+				for _, it := range items {
+					require.Equal(t, "echo-group/say hello", fmt.Sprint(it.(map[string]any)["app_name"], "/", it.(map[string]any)["job_name"]), "every listed run names its job")
+				}
+				one := b.must(200, "GET", fmt.Sprintf("/api/v1/runs/%d", id(first)), nil)
+				require.Equal(t, "say hello", one["job_name"])
 				ok := b.must(200, "GET", fmt.Sprintf("/api/v1/runs?job_id=%d&state=succeeded,failed&trigger_type=manual", id(j)), nil)
 				require.NotEmpty(t, ok["items"])
 				page := b.must(200, "GET", "/api/v1/runs?limit=1", nil)

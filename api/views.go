@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -51,6 +52,8 @@ func optionsSpec(spec *service.JobSpec, o apitypes.JobOptions) {
 	spec.MaxEventAgeSec, spec.AfterCompletion, spec.FailureDestination = o.MaxEventAgeSec, o.AfterCompletion, o.FailureDestination
 }
 
+// viewRun is a run's view without its job's name; handlers use runViews,
+// which names the jobs of all the runs they show in one read.
 func viewRun(r store.Run) apitypes.Run {
 	v := apitypes.Run{
 		ID: r.ID, JobID: r.JobID, GroupID: r.GroupID, State: string(r.State), TriggerType: string(r.TriggerType),
@@ -96,4 +99,28 @@ func nonNilIDs(s []int64) []int64 {
 		return []int64{}
 	}
 	return s
+}
+
+// runViews views runs with their jobs' names, read once for all of them.
+func (s *server) runViews(ctx context.Context, runs ...store.Run) ([]apitypes.Run, error) {
+	names, err := s.svc.RunJobNames(ctx, runs...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]apitypes.Run, len(runs))
+	for i, r := range runs {
+		out[i] = viewRun(r)
+		n := names[r.JobID]
+		out[i].JobName, out[i].AppName = n.Name, n.AppName
+	}
+	return out, nil
+}
+
+// runView views one run with its job's name.
+func (s *server) runView(ctx context.Context, r store.Run) (apitypes.Run, error) {
+	vs, err := s.runViews(ctx, r)
+	if err != nil {
+		return apitypes.Run{}, err
+	}
+	return vs[0], nil
 }

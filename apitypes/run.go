@@ -8,8 +8,12 @@ import (
 
 // Run is one run of a job (GET /api/v1/runs/{id}).
 type Run struct {
-	ID             int64   `json:"id"`
-	JobID          int64   `json:"job_id"`
+	ID    int64 `json:"id"`
+	JobID int64 `json:"job_id"`
+	// JobName and AppName name the job (app_name/job_name); empty when the
+	// job is gone.
+	JobName        string  `json:"job_name"`
+	AppName        string  `json:"app_name"`
 	GroupID        int64   `json:"group_id"`
 	State          string  `json:"state"`
 	TriggerType    string  `json:"trigger_type"`

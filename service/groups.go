@@ -9,7 +9,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/ringjob/ringjob/internal/xxlwire"
+	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
 )
@@ -102,9 +102,7 @@ func checkExecutorSettings(token, protocol string) (store.GroupExecutorSettings,
 			return store.GroupExecutorSettings{}, invalid("executor_token", "must not be XXL-JOB's shipped default_token")
 		}
 	}
-	switch protocol {
-	case "", xxlwire.Protocol35:
-	default:
+	if !kind.Protocol(protocol).Valid() {
 		return store.GroupExecutorSettings{}, invalid("protocol", "must be empty (XXL-JOB 2.x to 3.4 executors) or \"3.5\", got %q", protocol)
 	}
 	return store.GroupExecutorSettings{AccessToken: token, Protocol: protocol}, nil

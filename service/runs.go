@@ -341,3 +341,24 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 		}
 	}
 }
+
+// RunJobNames names the jobs of runs (group app name and job name) in one
+// read, for views that show "app/job" rather than a job id.
+func (s *Service) RunJobNames(ctx context.Context, runs ...store.Run) (map[int64]store.JobName, error) {
+	seen := make(map[int64]bool, len(runs))
+	ids := make([]int64, 0, len(runs))
+	for _, r := range runs {
+		if r.JobID > 0 && !seen[r.JobID] {
+			seen[r.JobID] = true
+			ids = append(ids, r.JobID)
+		}
+	}
+	if len(ids) == 0 {
+		return map[int64]store.JobName{}, nil
+	}
+	names, err := s.st.JobNamesGet(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("name the jobs of %d runs: %w", len(runs), err)
+	}
+	return names, nil
+}

@@ -130,3 +130,40 @@ func (s *Store) GroupIDByAppName(ctx context.Context, appName string) (int64, er
 	}
 	return id, nil
 }
+
+// JobName is a job's identity: its name and its group's app name.
+type JobName struct {
+	Name    string
+	AppName string
+}
+
+// JobNamesGet reads the identities of jobs by id in one query per 1000 ids
+// (a page of runs names its jobs without a query per run); missing ids are
+// absent from the map.
+func (s *Store) JobNamesGet(ctx context.Context, ids []int64) (map[int64]JobName, error) {
+	out := make(map[int64]JobName, len(ids))
+	for _, chunk := range chunkInt64(ids, 1000) {
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		rows, err := s.db.QueryContext(ctx, "SELECT j.id, j.name, COALESCE(g.app_name, '') FROM jobs j LEFT JOIN job_groups g ON g.id = j.group_id WHERE j.id IN ("+placeholders(len(chunk))+")", args...)
+		if err != nil {
+			return nil, fmt.Errorf("read the names of %d jobs: %w", len(chunk), err)
+		}
+		for rows.Next() {
+			var id int64
+			var n JobName
+			if err := rows.Scan(&id, &n.Name, &n.AppName); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read job names: %w", err)
+			}
+			out[id] = n
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read job names: %w", err)
+		}
+	}
+	return out, nil
+}

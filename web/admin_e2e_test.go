@@ -98,6 +98,7 @@ alarms:
 		chromedp.SendKeys("#nu-name", "uma", chromedp.ByQuery),
 		chromedp.SendKeys("#nu-email", "uma@example.com", chromedp.ByQuery),
 		chromedp.SendKeys("#nu-password", "uma-password-12345", chromedp.ByQuery),
+		chromedp.SetValue("#nu-role", "", chromedp.ByQuery), // a role is granted below, by the bindings page
 		chromedp.Click("#new-user-submit", chromedp.ByQuery),
 		chromedp.WaitVisible(`//td[text()="uma"]`, chromedp.BySearch),
 		chromedp.Text("#flash", &flashText, chromedp.ByQuery),

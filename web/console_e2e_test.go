@@ -45,6 +45,7 @@ type ringjob struct {
 	base  string
 	token string
 	dsn   string // its database, for tests that act on it as another replica would
+	bin   string // the ringjob binary, for tests that also use the CLI
 	mu    sync.Mutex
 	out   bytes.Buffer
 }
@@ -83,6 +84,13 @@ func (r *ringjob) call(method, path string, body any) map[string]any {
 // startRingjob starts a server; extra is YAML appended to its config.
 func startRingjob(t *testing.T, extra ...string) *ringjob {
 	t.Helper()
+	return startRingjobWith(t, false, extra...)
+}
+
+// startRingjobWith starts a server; with generateToken it is given no admin
+// token, so it generates one and logs it, as at a first start.
+func startRingjobWith(t *testing.T, generateToken bool, extra ...string) *ringjob {
+	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "ringjob")
 	out, err := exec.Command("go", "build", "-o", bin, "../cmd/ringjob").CombinedOutput()
@@ -111,9 +119,13 @@ outbound: {allowed_cidrs: ["127.0.0.0/8"]}
 	cfgPath := filepath.Join(dir, "ringjob.yaml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o600))
 
-	r := &ringjob{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), token: "rj_consolee2eadmintoken0123456789", dsn: dsn}
+	r := &ringjob{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), token: "rj_consolee2eadmintoken0123456789", dsn: dsn, bin: bin}
 	cmd := exec.Command(bin, "server", "--config", cfgPath)
 	cmd.Env = append(os.Environ(), "RINGJOB_ADMIN_TOKEN="+r.token)
+	if generateToken {
+		r.token = ""
+		cmd.Env = os.Environ()
+	}
 	cmd.Stdout, cmd.Stderr = r, r
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
@@ -277,7 +289,9 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Click("#new-job", chromedp.ByQuery),
 		chromedp.WaitVisible("#f-name", chromedp.ByQuery),
 		chromedp.SendKeys("#f-name", "console-ticker", chromedp.ByQuery),
-		chromedp.Click("#f-enabled", chromedp.ByQuery), // by hand only: no scheduled runs in the way
+		// New jobs start stopped, as everywhere: by hand only, no scheduled
+		// runs in the way.
+		chromedp.WaitNotPresent("#f-enabled:checked", chromedp.ByQuery),
 		chromedp.SendKeys("#f-schedule_conf", "every tuesday", chromedp.ByQuery),
 		chromedp.Click("#save-job", chromedp.ByQuery),
 		chromedp.Poll(`(() => { const t = document.querySelector("#f-schedule_conf-error").textContent; return t !== "" && t; })()`, &fieldErr),

@@ -33,6 +33,8 @@ var securityHeaders = map[string]string{
 // public, and what it shows comes from the API, which checks every call.
 func Mount(app fiber.Router) {
 	app.Get("/", func(c *fiber.Ctx) error { return serve(c, "index.html") })
+	// Browsers ask for /favicon.ico whatever the page links; it is the SVG.
+	app.Get("/favicon.ico", func(c *fiber.Ctx) error { return serve(c, "ui/favicon.svg") })
 	app.Get("/ui/*", func(c *fiber.Ctx) error { return serve(c, "ui/"+c.Params("*")) })
 	app.Get("/vendor/*", func(c *fiber.Ctx) error { return serve(c, "vendor/"+c.Params("*")) })
 }

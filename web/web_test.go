@@ -41,6 +41,13 @@ func TestMountServesTheConsole(t *testing.T) {
 	require.Equal(t, "text/javascript; charset=utf-8", hdr["type"])
 	require.Contains(t, body, "export")
 
+	code, body, hdr = get("/favicon.ico")
+	require.Equal(t, 200, code, "browsers ask for a favicon: there is one")
+	require.Equal(t, "image/svg+xml", hdr["type"])
+	require.Contains(t, body, "<svg")
+	_, body, _ = get("/")
+	require.Contains(t, body, `rel="icon"`)
+
 	for _, p := range []string{"/ui/missing.js", "/ui/../web.go", "/ui/%2e%2e/web.go", "/ui/", "/vendor/", "/vendor/../web.go"} {
 		code, _, _ = get(p)
 		require.Equal(t, 404, code, p)

@@ -25,6 +25,9 @@ import (
 type Mapping struct {
 	Groups  map[string]string `yaml:"groups"`
 	Targets map[string]string `yaml:"targets"`
+	// Stopped makes sync to this destination promote jobs stopped, as
+	// `sync --stopped` does (the mapping file belongs to one destination).
+	Stopped bool `yaml:"stopped"`
 	// prefixes are the target keys, longest first.
 	prefixes []string
 }
@@ -44,7 +47,7 @@ func LoadMapping(path string) (*Mapping, error) {
 		msg = strings.ReplaceAll(msg, "unmarshal errors:; ", "")
 		msg = strings.ReplaceAll(msg, " in type jobspec.Mapping", "")
 		msg = strings.ReplaceAll(msg, "map[string]string", "a mapping of names")
-		return nil, fmt.Errorf("mapping %s: %s (the file has groups: and targets:, each a mapping of source to destination)", path, msg)
+		return nil, fmt.Errorf("mapping %s: %s (the file has groups: and targets:, each a mapping of source to destination, and stopped: true or false)", path, msg)
 	}
 	m.index()
 	return &m, nil

@@ -382,9 +382,7 @@ func (s *Set) readGroup(file string, n *yaml.Node) Problems {
 	for f, l := range lines {
 		s.pos[fieldKey(key, f)] = Pos{file, l}
 	}
-	switch g.Protocol {
-	case "", "3.5":
-	default:
+	if !kind.Protocol(g.Protocol).Valid() {
 		probs = append(probs, Problem{Pos: s.Locate("group", g.AppName, "", "protocol"), Field: "protocol", Msg: fmt.Sprintf("must be empty (XXL-JOB 2.x to 3.4 executors) or \"3.5\", got %q", g.Protocol)})
 	}
 	s.Groups = append(s.Groups, g)

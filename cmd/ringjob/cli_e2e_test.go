@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -126,7 +127,9 @@ func TestCLI(t *testing.T) {
 	di, err := os.Stat(filepath.Dir(c.configPath()))
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o700), di.Mode().Perm())
-	c.ok("login", s.base, "--token", token, "--name", "other")
+	// A second login without a terminal keeps the current context (the
+	// next command must not go to another server by surprise); --use switches.
+	require.Contains(t, c.ok("login", s.base, "--token", token, "--name", "other"), `the current context is still "local"`)
 	var contexts []struct {
 		Name    string `json:"name"`
 		Server  string `json:"server"`
@@ -134,7 +137,10 @@ func TestCLI(t *testing.T) {
 	}
 	c.json(&contexts, "context", "list")
 	require.Len(t, contexts, 2)
-	require.True(t, contexts[1].Current, "the last login is current: %+v", contexts)
+	require.True(t, contexts[0].Current, "a second login does not switch silently: %+v", contexts)
+	require.Contains(t, c.ok("login", s.base, "--token", token, "--name", "other", "--use"), `context "other" is now current`)
+	c.json(&contexts, "context", "list")
+	require.True(t, contexts[1].Current, "login --use switches: %+v", contexts)
 	require.Contains(t, c.ok("context", "use", "local"), `"local" is now current`)
 	require.Contains(t, c.ok("context", "list"), "*        local")
 	c.fails(1, `no context "nope"`, "context", "use", "nope")
@@ -191,8 +197,8 @@ func TestCLI(t *testing.T) {
 	require.Equal(t, "Hello", g["title"])
 	c.json(&g, "groups", "edit", "cli-hello", "--title", "Hello")
 	editor := writeScript(t, `sed -i 's/^title: .*/title: Edited in editor/' "$1"`)
-	r = c.runWith([]string{"EDITOR=" + editor}, "", "groups", "edit", "cli-hello", "-o", "json")
-	require.Equal(t, 0, r.code, r.stderr)
+	r = c.inTerminal([]string{"EDITOR=" + editor}, "groups", "edit", "cli-hello", "-o", "json")
+	require.Equal(t, 0, r.code, r.stdout)
 	require.Contains(t, r.stdout, `"title": "Edited in editor"`)
 	require.Contains(t, c.ok("groups", "list"), "Edited in editor")
 
@@ -233,20 +239,38 @@ func TestCLI(t *testing.T) {
 	require.EqualValues(t, 2, edited["retry_count"])
 	require.Equal(t, "by flags", edited["description"])
 	editor = writeScript(t, `sed -i 's/^retry_count: .*/retry_count: 5/' "$1"`)
-	r = c.runWith([]string{"EDITOR=" + editor}, "", "jobs", "edit", "cli-hello/hello", "-o", "json")
-	require.Equal(t, 0, r.code, r.stderr)
+	r = c.inTerminal([]string{"EDITOR=" + editor}, "jobs", "edit", "cli-hello/hello", "-o", "json")
+	require.Equal(t, 0, r.code, r.stdout)
 	require.Contains(t, r.stdout, `"retry_count": 5`)
 	require.Contains(t, r.stdout, `"description": "by flags"`, "what the editor left alone is kept")
-	r = c.runWith([]string{"EDITOR=true"}, "", "jobs", "edit", "cli-hello/hello")
-	require.Equal(t, 0, r.code, r.stderr)
-	require.Contains(t, r.stderr, "nothing changed")
+	r = c.inTerminal([]string{"EDITOR=true"}, "jobs", "edit", "cli-hello/hello")
+	require.Equal(t, 0, r.code, r.stdout)
+	require.Contains(t, r.stdout, "nothing changed")
 	racer := writeScript(t, fmt.Sprintf(`%q jobs edit cli-hello/hello --description "someone else" >/dev/null && sed -i 's/^retry_count: .*/retry_count: 7/' "$1"`, ringjobBinary(t)))
-	r = c.runWith([]string{"EDITOR=" + racer}, "", "jobs", "edit", "cli-hello/hello")
+	r = c.inTerminal([]string{"EDITOR=" + racer}, "jobs", "edit", "cli-hello/hello")
 	require.Equal(t, 1, r.code, r.stdout)
-	require.Contains(t, r.stderr, "changed since you read it")
+	require.Contains(t, r.stdout, "changed since you read it")
+	kept := keptEdit(t, r.stdout)
+	require.Contains(t, kept, "retry_count: 7", "a refused edit (412) is kept in the file the error names")
 	c.json(&edited, "jobs", "get", "cli-hello/hello")
 	require.EqualValues(t, 5, edited["retry_count"], "the refused edit changed nothing")
 	require.Equal(t, "someone else", edited["description"])
+	// A change the server finds invalid is kept too.
+	bad := writeScript(t, `sed -i 's/^retry_count: .*/retry_count: -3/' "$1"`)
+	r = c.inTerminal([]string{"EDITOR=" + bad}, "jobs", "edit", "cli-hello/hello")
+	require.Equal(t, 1, r.code, r.stdout)
+	require.Contains(t, r.stdout, "retry_count")
+	require.Contains(t, keptEdit(t, r.stdout), "retry_count: -3")
+	// A YAML syntax error is kept as before.
+	broken := writeScript(t, `echo 'retry_count: [' >> "$1"`)
+	r = c.inTerminal([]string{"EDITOR=" + broken}, "jobs", "edit", "cli-hello/hello")
+	require.Equal(t, 1, r.code, r.stdout)
+	require.Contains(t, keptEdit(t, r.stdout), "retry_count: [")
+	// Without a terminal the editor is refused, with what to do instead.
+	r = c.runWith([]string{"EDITOR=" + editor}, "", "jobs", "edit", "cli-hello/hello")
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, "standard input is not a terminal; give the fields to change as flags")
+	require.Empty(t, r.stdout)
 
 	// start / stop.
 	var started map[string]any
@@ -263,10 +287,10 @@ func TestCLI(t *testing.T) {
 	require.NotZero(t, num(run["id"]))
 	r = c.run("jobs", "trigger", "cli-hello/hello", "--wait", "--param", "waited")
 	require.Equal(t, 0, r.code, r.stderr)
-	require.Regexp(t, `(?m)^\d+\s+\d+\s+succeeded\s+manual`, r.stdout)
+	require.Regexp(t, `(?m)^\d+\s+cli-hello/hello\s+succeeded\s+manual`, r.stdout)
 	r = c.run("jobs", "trigger", "cli-fail/fail", "--wait")
 	require.Equal(t, 1, r.code, r.stdout)
-	require.Regexp(t, `(?m)^\d+\s+\d+\s+failed\s+manual`, r.stdout)
+	require.Regexp(t, `(?m)^\d+\s+cli-fail/fail\s+failed\s+manual`, r.stdout)
 	require.Regexp(t, `run \d+ failed`, r.stderr)
 	var failed map[string]any
 	r = c.run("jobs", "trigger", "cli-fail/fail", "--wait", "-o", "json")
@@ -368,6 +392,41 @@ func TestCLI(t *testing.T) {
 	c.fails(1, "does not exist", "jobs", "get", "cli-fail/fail")
 	c.ok("groups", "delete", "cli-fail")
 	c.fails(1, `no group with app name "cli-fail"`, "groups", "get", "cli-fail")
+}
+
+// inTerminal runs `ringjob args...` with a terminal (script(1)) as a person
+// at a shell would, stdout and stderr both in the answer's stdout.
+func (c *cli) inTerminal(env []string, args ...string) result {
+	c.t.Helper()
+	scriptBin, err := exec.LookPath("script")
+	if err != nil {
+		c.t.Skip("SKIPPED: script(1) is not installed, so no terminal can be given to the CLI")
+	}
+	line := ringjobBinary(c.t)
+	for _, a := range args {
+		line += " '" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	cmd := exec.Command(scriptBin, "-qec", line, "/dev/null")
+	cmd.Env = append(append([]string{}, c.env...), env...)
+	cmd.Stdin = strings.NewReader("")
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(c.t, err)
+	}
+	return result{stdout: strings.ReplaceAll(string(out), "\r\n", "\n"), code: code}
+}
+
+// keptEdit reads the file an edit error says the edit is kept in.
+func keptEdit(t *testing.T, out string) string {
+	t.Helper()
+	m := regexp.MustCompile(`kept in (\S+?\.yaml)`).FindStringSubmatch(out)
+	require.NotNil(t, m, "the error names the file with the edit: %s", out)
+	b, err := os.ReadFile(m[1])
+	require.NoError(t, err)
+	return string(b)
 }
 
 func mustGroupID(t *testing.T, c *cli, app string) any {

@@ -159,6 +159,10 @@ func (a *app) resolveTarget(cmd *cobra.Command) (target, error) {
 		return target{}, errors.New("no server: run `ringjob login URL` or set RINGJOB_URL (and RINGJOB_TOKEN)")
 	}
 	x, ok := cfg.find(name)
+	if !ok && from == "--context" {
+		// A wrong flag value is a usage error (exit 2), as the README says.
+		return target{}, usageErrorf("%s %q is not in %s (see `ringjob context list`)", from, name, path)
+	}
 	if !ok {
 		return target{}, fmt.Errorf("%s %q is not in %s (see `ringjob context list`)", from, name, path)
 	}

@@ -13,24 +13,26 @@ import (
 )
 
 // editInEditor opens v as YAML in the user's editor and answers the JSON
-// merge patch from v to what was saved; nil when nothing changed. When
-// the saved text does not parse, the edit is kept in a file named in the
-// error, so the user's work is not lost.
-func (a *app) editInEditor(ctx context.Context, v any, name string) (map[string]any, error) {
+// merge patch from v to what was saved; nil when nothing changed. The file
+// with the edit (kept) stays: the caller removes it once the change has
+// landed, and on any failure (a saved text that does not parse here, or a
+// change the server refuses) the error names it, so the user's work is
+// never lost.
+func (a *app) editInEditor(ctx context.Context, v any, name string) (patch map[string]any, kept string, err error) {
 	orig, err := toYAML(v)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	f, err := os.CreateTemp("", "ringjob-"+name+"-*.yaml")
 	if err != nil {
-		return nil, fmt.Errorf("create a file to edit: %w", err)
+		return nil, "", fmt.Errorf("create a file to edit: %w", err)
 	}
 	path := f.Name()
 	header := []byte("# Edit and save to apply; save it unchanged (or empty) to cancel.\n# Read-only fields (id, dates) are ignored.\n")
 	_, werr := f.Write(append(header, orig...))
 	if cerr := f.Close(); werr != nil || cerr != nil {
 		os.Remove(path)
-		return nil, fmt.Errorf("write %s: %v %v", path, werr, cerr)
+		return nil, "", fmt.Errorf("write %s: %v %v", path, werr, cerr)
 	}
 	editor := a.getenv("VISUAL")
 	if editor == "" {
@@ -41,34 +43,42 @@ func (a *app) editInEditor(ctx context.Context, v any, name string) (map[string]
 	}
 	// The editor may carry arguments ("code --wait"): the shell splits it.
 	cmd := exec.CommandContext(ctx, "sh", "-c", editor+` "$1"`, "ringjob-editor", path)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, a.stderr, a.stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.stdin, a.stderr, a.stderr
+	if f, ok := a.stdin.(*os.File); ok {
+		cmd.Stdin = f
+	}
 	if err := cmd.Run(); err != nil {
-		os.Remove(path)
-		return nil, fmt.Errorf("editor %q: %w", editor, err)
+		return nil, "", fmt.Errorf("editor %q: %w (your edit is kept in %s)", editor, err, path)
 	}
 	edited, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, "", fmt.Errorf("read %s: %w", path, err)
 	}
 	var before, after map[string]any
 	if err := json.Unmarshal(mustJSON(v), &before); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if len(bytes.TrimSpace(stripComments(edited))) == 0 {
 		os.Remove(path)
 		fmt.Fprintln(a.stderr, "edit cancelled: the file was emptied")
-		return nil, nil
+		return nil, "", nil
 	}
 	if err := fromYAMLOrJSON(edited, &after); err != nil {
-		return nil, fmt.Errorf("your edit (kept in %s): %w", path, err)
+		return nil, "", fmt.Errorf("your edit (kept in %s): %w", path, err)
 	}
-	os.Remove(path)
-	patch := diffPatch(before, after)
+	patch = diffPatch(before, after)
 	if len(patch) == 0 {
+		os.Remove(path)
 		fmt.Fprintln(a.stderr, "edit cancelled: nothing changed")
-		return nil, nil
+		return nil, "", nil
 	}
-	return patch, nil
+	return patch, path, nil
+}
+
+// editKept is the error of an edit the server refused: the file with it
+// stays, and the message says where.
+func editKept(err error, path, retry string) error {
+	return fmt.Errorf("%w\nyour edit is kept in %s: run `%s` again and copy your changes from it", err, path, retry)
 }
 
 func mustJSON(v any) []byte {

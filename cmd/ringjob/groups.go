@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ringjob/ringjob/client"
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 func (a *app) newGroupsCommand() *cobra.Command {
@@ -95,7 +98,7 @@ type groupFlags struct {
 func (f *groupFlags) addTo(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.title, "title", "", "a title for people")
-	fs.StringVar(&f.protocol, "protocol", "", "how its executors are called: xxl (XXL-JOB executors) or native")
+	fs.StringVar(&f.protocol, "protocol", "", "how its executors are called, one of "+protocolHelp())
 	fs.StringVar(&f.token, "executor-token", "", "the group's own executor access token")
 	fs.StringArrayVar(&f.members, "member", nil, "a target of the group: an executor address, lambda://ARN or local://NAME (repeatable)")
 	fs.BoolVar(&f.register, "accept-registrations", false, "let executors register themselves into the group")
@@ -162,16 +165,24 @@ func (a *app) newGroupsEditCommand() *cobra.Command {
 		Long: `Edit a group. With flags, only those fields change. Without, the group opens
 as YAML in $VISUAL or $EDITOR (default vi); what you save is sent. Either
 way the change is refused if someone else changed the group since it was
-read (If-Match).`,
+read (If-Match). The editor needs a terminal; when the change is refused,
+your edit stays in the file the error names.`,
 		Args:              exactArgs(1, "one group, its app name or id"),
 		ValidArgsFunction: a.completeGroups,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			fieldFlags := cmd.Flags().NFlag() - countChanged(cmd, "output", "context")
+			if fieldFlags == 0 && !a.stdinIsTerminal() {
+				return usageErrorf("without flags, groups edit opens an editor, and standard input is not a terminal; give the fields to change as flags, or use ringjob apply -f FILE")
+			}
 			return a.withGroup(func(ctx context.Context, c *client.Client, g client.Group) error {
 				in := groupInputOf(g)
-				if fieldFlags := cmd.Flags().NFlag() - countChanged(cmd, "output", "context"); fieldFlags > 0 {
+				kept := ""
+				if fieldFlags > 0 {
 					fl.apply(cmd, &in)
 				} else {
-					patch, err := a.editInEditor(ctx, g, "group-"+g.AppName)
+					var patch map[string]any
+					var err error
+					patch, kept, err = a.editInEditor(ctx, g, "group-"+g.AppName)
 					if err != nil || patch == nil {
 						return err
 					}
@@ -182,12 +193,19 @@ read (If-Match).`,
 					b, _ := json.Marshal(doc)
 					in = client.GroupInput{}
 					if err := fromYAMLOrJSON(b, &in); err != nil {
-						return fmt.Errorf("your edit: %w", err)
+						return fmt.Errorf("your edit (kept in %s): %w", kept, err)
 					}
 				}
 				ng, err := c.UpdateGroup(ctx, g.ID, in, g.ETag)
 				if err != nil {
-					return fmt.Errorf("edit group %s: %w", g.AppName, err)
+					err = fmt.Errorf("edit group %s: %w", g.AppName, err)
+					if kept != "" {
+						return editKept(err, kept, "ringjob groups edit "+g.AppName)
+					}
+					return err
+				}
+				if kept != "" {
+					_ = os.Remove(kept)
 				}
 				return printObjects(a.stdout, out, ng, func() *table { return groupsTable([]client.Group{ng}) })
 			})(cmd, args)
@@ -212,4 +230,14 @@ func (a *app) newGroupsDeleteCommand() *cobra.Command {
 			return nil
 		}),
 	}
+}
+
+// protocolHelp lists the executor protocols the server takes, quoted (one
+// is empty), each with who speaks it.
+func protocolHelp() string {
+	parts := make([]string, len(kind.Protocols))
+	for i, p := range kind.Protocols {
+		parts[i] = fmt.Sprintf("%q (%s)", string(p), p.Describe())
+	}
+	return strings.Join(parts, ", ")
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ringjob/ringjob/client"
+	"github.com/ringjob/ringjob/internal/kind"
+	schedulepkg "github.com/ringjob/ringjob/schedule"
 )
 
 func (a *app) newJobsCommand() *cobra.Command {
@@ -139,17 +141,17 @@ type jobFieldFlag struct{ flag, field, usage string }
 func jobFieldFlags() []jobFieldFlag {
 	return []jobFieldFlag{
 		{"description", "description", "what the job is for"},
-		{"schedule-type", "schedule_type", "none, cron, fixed_rate or at"},
+		{"schedule-type", "schedule_type", "how the job is scheduled, one of " + kindJoin(schedulepkg.Kinds)},
 		{"schedule", "schedule_conf", "the schedule: a cron expression (with seconds), seconds between fires, or a time"},
 		{"tz", "time_zone", "the time zone of a cron schedule (e.g. Europe/Paris)"},
-		{"misfire", "misfire_policy", "what to do with a missed fire: do_nothing or fire_once_now"},
+		{"misfire", "misfire_policy", "what to do with a missed fire, one of " + kindJoin(kind.Misfires)},
 		{"handler", "handler", "what runs: the executor handler name, a Lambda ARN or a local command name"},
 		{"params", "params", "the parameters given to every run"},
-		{"route", "route_strategy", "which target of the group runs it: first, last, round, random, consistent_hash, lfu, lru, failover, busyover or sharding"},
-		{"block", "block_strategy", "when the last run still runs: SERIAL_EXECUTION, DISCARD_LATER or COVER_EARLY"},
+		{"route", "route_strategy", "which target of the group runs it, one of " + kindJoin(kind.Routes())},
+		{"block", "block_strategy", "what a run does while the last one still runs on its target, one of " + kindJoin(kind.Blocks)},
 		{"timeout", "timeout_sec", "seconds a run may take (0: no limit)"},
 		{"retries", "retry_count", "retries of a failed run"},
-		{"retry-backoff", "retry_backoff", "fixed or exponential"},
+		{"retry-backoff", "retry_backoff", "how the wait between retries grows, one of " + kindJoin(kind.Backoffs)},
 		{"retry-delay", "retry_delay_sec", "seconds before the first retry"},
 		{"retry-max-delay", "retry_max_delay_sec", "longest wait between retries, in seconds"},
 		{"shards", "shard_count", "runs per fire for sharding broadcast"},
@@ -163,7 +165,7 @@ func jobFieldFlags() []jobFieldFlag {
 		{"max-event-age", "max_event_age_sec", "seconds (60-86400) after which a fire is neither retried nor caught up (0: no limit)"},
 		{"after-completion", "after_completion", "none or delete: delete the job once its schedule has no fire left"},
 		{"failure-destination", "failure_destination", "where failed runs are reported: an SQS, SNS or EventBridge bus ARN, or a webhook URL"},
-		{"enabled", "enabled", "whether the schedule fires"},
+		{"enabled", "enabled", "whether the schedule fires (a new job starts stopped unless --enabled)"},
 	}
 }
 
@@ -304,24 +306,37 @@ func (a *app) newJobsEditCommand() *cobra.Command {
 		Use:   "edit GROUP/NAME|ID [field flags]",
 		Short: "Edit a job in $EDITOR, or change the fields given as flags",
 		Long: `Edit a job. With field flags, only those fields change. Without, the job
-opens as YAML in $VISUAL or $EDITOR (default vi); what you save is sent.
-Either way the change is refused if someone else changed the job since it
-was read (If-Match).`,
+opens as YAML in $VISUAL or $EDITOR (default vi); what you save is sent,
+and that needs a terminal (a script gives field flags, or uses
+'ringjob apply'). Either way the change is refused if someone else changed
+the job since it was read (If-Match). When the change is refused, or what
+you saved does not parse, your edit stays in the file the error names.`,
 		Args:              exactArgs(1, "one job, GROUP/NAME or id"),
 		ValidArgsFunction: a.completeJobs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			patch := jobFieldPatch(cmd.Flags())
+			if len(patch) == 0 && !a.stdinIsTerminal() {
+				return usageErrorf("without field flags, jobs edit opens an editor, and standard input is not a terminal; give the fields to change as flags (e.g. --retries 3), or use ringjob apply -f FILE")
+			}
 			return a.withJob(func(ctx context.Context, c *client.Client, j client.Job, ref client.JobRef) error {
+				kept := ""
 				if len(patch) == 0 {
 					var err error
-					patch, err = a.editInEditor(ctx, j, "job-"+strings.ReplaceAll(ref.String(), "/", "-"))
+					patch, kept, err = a.editInEditor(ctx, j, "job-"+strings.ReplaceAll(ref.String(), "/", "-"))
 					if err != nil || patch == nil {
 						return err
 					}
 				}
 				nj, err := c.PatchJob(ctx, ref, patch, j.ETag)
 				if err != nil {
-					return fmt.Errorf("edit job %s: %w", ref, err)
+					err = fmt.Errorf("edit job %s: %w", ref, err)
+					if kept != "" {
+						return editKept(err, kept, "ringjob jobs edit "+ref.String())
+					}
+					return err
+				}
+				if kept != "" {
+					_ = os.Remove(kept)
 				}
 				return a.printJob(ctx, c, out, nj, ref)
 			})(cmd, args)

@@ -152,13 +152,20 @@ cannot answer.`,
 func (a *app) newSyncCommand() *cobra.Command {
 	var f applyFlags
 	var from, to, mapFile string
+	var stopped bool
 	cmd := &cobra.Command{
-		Use:   "sync --from CONTEXT --to CONTEXT [--group G] [--dry-run] [--prune] [--map FILE]",
+		Use:   "sync --from CONTEXT --to CONTEXT [--group G] [--dry-run] [--prune] [--map FILE] [--stopped]",
 		Short: "Make one server's groups and jobs match another's (e.g. staging to production)",
 		Long: `Export the groups and jobs of the --from context, rename them with the
 mapping file (--map: group app names, and targets such as Lambda ARNs per
 account, see docs/jobs-as-code.md), and apply them to the --to context as
-'ringjob apply' does: the plan first, then one transaction.`,
+'ringjob apply' does: the plan first, then one transaction.
+
+Jobs keep whether they are started, as on --from. With --stopped (or
+"stopped: true" in the mapping file, the default of that destination),
+jobs new to --to are created stopped, and jobs already there stay started
+or stopped as they are there: nothing fires at the destination before
+someone starts it there.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if from == "" || to == "" {
@@ -170,46 +177,86 @@ account, see docs/jobs-as-code.md), and apply them to the --to context as
 				if m, err = jobspec.LoadMapping(mapFile); err != nil {
 					return err
 				}
+				stopped = stopped || (m.Stopped && !cmd.Flags().Changed("stopped"))
 			}
-			src, err := a.contextClient(from)
+			src, err := a.contextTarget(from, "--from")
 			if err != nil {
 				return err
 			}
-			dst, err := a.contextClient(to)
+			dst, err := a.contextTarget(to, "--to")
 			if err != nil {
 				return err
 			}
-			set, err := exportSet(cmd.Context(), src, f.group, cmd.ErrOrStderr())
+			set, err := exportSet(cmd.Context(), src.client(), f.group, cmd.ErrOrStderr())
 			if err != nil {
-				return fmt.Errorf("read %s: %w", from, err)
+				return fmt.Errorf("read the jobs of %s: %w", src.from, err)
 			}
 			set = m.Apply(set)
 			if f.group != "" {
 				f.group = m.Group(f.group)
 			}
-			return a.planAndApply(cmd, dst, set, f, "context "+to)
+			if stopped {
+				if err := keepStopped(cmd.Context(), dst.client(), set); err != nil {
+					return fmt.Errorf("read the jobs of %s: %w", dst.from, err)
+				}
+			}
+			err = a.planAndApply(cmd, dst.client(), set, f, dst.from)
+			var ec exitCode
+			if err != nil && !errors.As(err, &ec) {
+				return fmt.Errorf("%s: %w", dst.from, err)
+			}
+			return err
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "", "the context to read (see `ringjob context list`)")
-	cmd.Flags().StringVar(&to, "to", "", "the context to change")
-	cmd.Flags().StringVar(&mapFile, "map", "", "a mapping file: group app names and target prefixes from --from's names to --to's")
+	cmd.Flags().StringVar(&from, "from", "", "the `CONTEXT` to read (see ringjob context list)")
+	cmd.Flags().StringVar(&to, "to", "", "the `CONTEXT` to change")
+	cmd.Flags().StringVar(&mapFile, "map", "", "a mapping file: group app names and target prefixes from --from's names to --to's, and stopped: true to make --stopped that destination's default")
+	cmd.Flags().BoolVar(&stopped, "stopped", false, "create the jobs new to --to stopped, and leave the others started or stopped as they are there")
 	f.add(cmd, false, true)
 	return cmd
 }
 
-// contextClient is the client of a named context (sync uses two at once,
-// each with its own token).
-func (a *app) contextClient(name string) (*client.Client, error) {
+// keepStopped makes the set's jobs new to the destination stopped, and
+// those it has keep their started or stopped state there (sync --stopped).
+func keepStopped(ctx context.Context, dst *client.Client, set *jobspec.Set) error {
+	jobs, err := dst.AllJobs(ctx, nil)
+	if err != nil {
+		return err
+	}
+	groups, err := dst.AllGroups(ctx)
+	if err != nil {
+		return err
+	}
+	app := make(map[int64]string, len(groups))
+	for _, g := range groups {
+		app[g.ID] = g.AppName
+	}
+	there := make(map[string]bool, len(jobs))
+	for _, j := range jobs {
+		there[app[j.GroupID]+"/"+j.Name] = j.Enabled
+	}
+	for i := range set.Jobs {
+		j := &set.Jobs[i]
+		j.Enabled = there[j.Group+"/"+j.Name] // false when new
+	}
+	return nil
+}
+
+// contextTarget is the server and token of a named context (sync uses two
+// at once, each with its own token); flag names the flag that gave it.
+func (a *app) contextTarget(name, flag string) (target, error) {
 	cfg, path, err := a.loadCLIConfig()
 	if err != nil {
-		return nil, err
+		return target{}, err
 	}
 	x, ok := cfg.find(name)
 	if !ok {
-		return nil, fmt.Errorf("context %q is not in %s (see `ringjob context list`)", name, path)
+		return target{}, usageErrorf("%s: context %q is not in %s (see `ringjob context list`)", flag, name, path)
 	}
-	return client.New(x.Server, x.Token, nil), nil
+	return target{server: x.Server, token: x.Token, from: fmt.Sprintf("context %s (%s)", name, x.Server)}, nil
 }
+
+func (t target) client() *client.Client { return client.New(t.server, t.token, nil) }
 
 // loadFiles reads the declaration; problems are printed one per line
 // (file:line: field: message), all of them.

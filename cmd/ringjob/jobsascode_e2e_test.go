@@ -352,7 +352,7 @@ contexts:
 
 		r := jac(t, ctxEnv, "sync", "--from", "staging", "--to", "prod", "--map", mapping, "--dry-run")
 		require.Equal(t, 0, r.code, r.stderr)
-		require.Contains(t, r.stdout, "Plan for context prod:")
+		require.Contains(t, r.stdout, "Plan for context prod ("+prod.base+"):", "the plan names the server it is for")
 		require.Contains(t, r.stdout, "+ job billing-prod/close-books")
 		require.Equal(t, 0, jobCount(t, prod))
 
@@ -379,5 +379,56 @@ contexts:
 		require.Equal(t, 0, r.code, r.stderr)
 		require.Contains(t, r.stdout, "- job billing-prod/prod-only")
 		require.Contains(t, r.stdout, "Applied: 0 created, 0 updated, 1 deleted.")
+
+		// --stopped (or stopped: true in the destination's mapping file):
+		// jobs new to prod arrive stopped; those it has stay as they are.
+		_, books := getJob(t, staging, "billing/close-books")
+		for _, name := range []string{"fresh-by-flag", "fresh-by-map"} {
+			code, _ = staging.call("POST", "/api/v1/jobs", map[string]any{"group_id": books["group_id"], "name": name,
+				"schedule_type": "cron", "schedule_conf": "0 0 3 * * ?", "enabled": true}, nil)
+			require.Equal(t, 201, code)
+		}
+		code, _ = prod.call("POST", "/api/v1/groups/billing-prod/jobs/close-books/stop", nil, nil)
+		require.Equal(t, 200, code)
+		stoppedMap := filepath.Join(work, "prod-map-stopped.yaml")
+		writeFile(t, stoppedMap, "stopped: true\ngroups:\n  billing: billing-prod\ntargets:\n  \"local://hello\": \"local://env\"\n")
+		r = jac(t, ctxEnv, "sync", "--from", "staging", "--to", "prod", "--map", mapping, "--group", "billing", "--stopped")
+		require.Equal(t, 0, r.code, r.stderr)
+		require.Contains(t, r.stdout, "+ job billing-prod/fresh-by-flag")
+		_, fresh := getJob(t, prod, "billing-prod/fresh-by-flag")
+		require.Equal(t, false, fresh["enabled"], "--stopped: a new job arrives stopped though it runs on staging")
+		_, cb := getJob(t, prod, "billing-prod/close-books")
+		require.Equal(t, false, cb["enabled"], "--stopped does not start a job prod stopped, though staging runs it")
+		code, _ = prod.call("POST", "/api/v1/groups/billing-prod/jobs/fresh-by-flag/start", nil, nil)
+		require.Equal(t, 200, code)
+		r = jac(t, ctxEnv, "sync", "--from", "staging", "--to", "prod", "--map", stoppedMap, "--group", "billing")
+		require.Equal(t, 0, r.code, r.stderr)
+		_, fresh = getJob(t, prod, "billing-prod/fresh-by-map")
+		require.Equal(t, false, fresh["enabled"], "stopped: true in the mapping file is that destination's default")
+		_, fresh = getJob(t, prod, "billing-prod/fresh-by-flag")
+		require.Equal(t, true, fresh["enabled"], "a job prod started stays started")
+		r = jac(t, ctxEnv, "sync", "--from", "staging", "--to", "prod", "--map", stoppedMap, "--group", "billing", "--stopped=false", "--dry-run")
+		require.Equal(t, 0, r.code, r.stderr)
+		require.Contains(t, r.stdout, "enabled: false -> true", "--stopped=false overrides the mapping file's default")
+
+		// Errors say which server failed.
+		writeFile(t, filepath.Join(cfgDir, "config.yaml"), fmt.Sprintf(`current_context: staging
+contexts:
+  - name: staging
+    server: %s
+    token: %s
+  - name: down
+    server: http://127.0.0.1:1
+    token: x
+`, staging.base, staging.token))
+		r = jac(t, ctxEnv, "sync", "--from", "staging", "--to", "down", "--dry-run")
+		require.Equal(t, 1, r.code)
+		require.Contains(t, r.stderr, "context down (http://127.0.0.1:1)", "the error names the server that failed")
+		r = jac(t, ctxEnv, "sync", "--from", "down", "--to", "staging", "--dry-run")
+		require.Equal(t, 1, r.code)
+		require.Contains(t, r.stderr, "read the jobs of context down (http://127.0.0.1:1)")
+		r = jac(t, ctxEnv, "sync", "--from", "staging", "--to", "nosuch")
+		require.Equal(t, 2, r.code, "an unknown context is a usage error")
+		require.Contains(t, r.stderr, `--to: context "nosuch" is not in`)
 	})
 }

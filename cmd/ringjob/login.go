@@ -17,13 +17,17 @@ import (
 
 func (a *app) newLoginCommand() *cobra.Command {
 	var name, token string
-	var tokenStdin bool
+	var tokenStdin, use bool
 	cmd := &cobra.Command{
-		Use:   "login URL [--name NAME] [--token TOKEN | --token-stdin]",
-		Short: "Store a server and an API token as a context, and make it current",
+		Use:   "login URL [--name NAME] [--token TOKEN | --token-stdin] [--use]",
+		Short: "Store a server and an API token as a context",
 		Long: `Store a server and an API token as a context (in the user's config
-directory, readable only by you), after checking the token with the server,
-and make it the current context.
+directory, readable only by you), after checking the token with the server.
+
+The first context becomes the current one. When another context is current,
+login asks before switching to the new one at a terminal, and otherwise
+keeps the current one unless --use is given: the next command never goes to
+another server by surprise.
 
 The token comes from --token, --token-stdin, RINGJOB_TOKEN, or a prompt.
 Create one in the console (Account, Tokens) or with POST /api/v1/tokens.`,
@@ -65,7 +69,19 @@ Create one in the console (Account, Tokens) or with POST /api/v1/tokens.`,
 				return err
 			}
 			cfg.put(cliContext{Name: name, Server: server, Token: token})
-			cfg.CurrentContext = name
+			previous := cfg.CurrentContext
+			switchTo := use || previous == "" || previous == name
+			if !switchTo && !tokenStdin && a.stdinIsTerminal() {
+				fmt.Fprintf(a.stderr, "Make %q (%s) the current context instead of %q? [y/N] ", name, server, previous)
+				answer, err := readLine(a.stdin)
+				if err != nil {
+					return fmt.Errorf("read the answer: %w", err)
+				}
+				switchTo = strings.EqualFold(answer, "y") || strings.EqualFold(answer, "yes")
+			}
+			if switchTo {
+				cfg.CurrentContext = name
+			}
 			if err := a.saveCLIConfig(cfg); err != nil {
 				return err
 			}
@@ -73,14 +89,25 @@ Create one in the console (Account, Tokens) or with POST /api/v1/tokens.`,
 			if me.TokenName != "" {
 				who += " (token " + me.TokenName + ")"
 			}
-			fmt.Fprintf(a.stdout, "Logged in to %s as %s; context %q is now current.\n", server, who, name)
+			if switchTo {
+				fmt.Fprintf(a.stdout, "Logged in to %s as %s; context %q is now current.\n", server, who, name)
+			} else {
+				fmt.Fprintf(a.stdout, "Logged in to %s as %s; context %q is saved, and the current context is still %q\n(switch with `ringjob context use %s`, or use it once with --context %s).\n", server, who, name, previous, name, name)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "the context's name (default: the server's host:port)")
 	cmd.Flags().StringVar(&token, "token", "", "the API token (visible in the process list and shell history: prefer --token-stdin)")
 	cmd.Flags().BoolVar(&tokenStdin, "token-stdin", false, "read the token from standard input")
+	cmd.Flags().BoolVar(&use, "use", false, "make the new context the current one without asking")
 	return cmd
+}
+
+// stdinIsTerminal tells whether a person can answer a question on stdin.
+func (a *app) stdinIsTerminal() bool {
+	f, ok := a.stdin.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // readSecret reads a token typed at the prompt without echoing it when

@@ -144,3 +144,14 @@ func fromYAMLOrJSON(b []byte, v any) error {
 	}
 	return nil
 }
+
+// kindNames lists the values of one of internal/kind's sets, for a flag's
+// completions (its help uses kind.Join): both come from the sets the server
+// validates against.
+func kindNames[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
+}

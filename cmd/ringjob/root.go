@@ -46,6 +46,8 @@ func (a *app) commandGroups() []func() *cobra.Command {
 		// Clients of the REST API (contexts.go: apiClient).
 		a.newLoginCommand, a.newContextCommand, a.newJobsCommand, a.newRunsCommand, a.newGroupsCommand,
 		a.newExecutorsCommand, a.newNextFiresCommand,
+		// Access (access.go, audit.go).
+		a.newUsersCommand, a.newServiceAccountsCommand, a.newTokensCommand, a.newRoleBindingsCommand, a.newAuditCommand,
 		// Jobs as code (jobsascode.go).
 		a.newExportCommand, a.newApplyCommand, a.newDiffCommand, a.newSyncCommand,
 		// From other schedulers to jobs as code (importcmd.go).

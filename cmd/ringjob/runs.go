@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ringjob/ringjob/client"
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
 func (a *app) newRunsCommand() *cobra.Command {
@@ -21,15 +22,24 @@ func (a *app) newRunsCommand() *cobra.Command {
 }
 
 func runsTable(runs []client.Run) *table {
-	t := &table{header: []string{"ID", "JOB ID", "STATE", "TRIGGER", "SCHEDULED", "FINISHED", "TARGET", "MESSAGE"}}
+	t := &table{header: []string{"ID", "JOB", "STATE", "TRIGGER", "SCHEDULED", "FINISHED", "TARGET", "MESSAGE"}}
 	for _, r := range runs {
 		msg := r.Message
 		if len(msg) > 60 {
 			msg = msg[:57] + "..."
 		}
-		t.add(r.ID, r.JobID, r.State, r.TriggerType, r.ScheduledAt, r.FinishedAt, r.Target, msg)
+		t.add(r.ID, runJobName(r), r.State, r.TriggerType, r.ScheduledAt, r.FinishedAt, r.Target, msg)
 	}
 	return t
+}
+
+// runJobName names a run's job as GROUP/NAME, the form --job takes; a run
+// whose job is gone keeps its id.
+func runJobName(r client.Run) string {
+	if r.JobName == "" {
+		return fmt.Sprintf("job %d", r.JobID)
+	}
+	return r.AppName + "/" + r.JobName
 }
 
 func parseRunID(arg string) (int64, error) {
@@ -88,12 +98,13 @@ func (a *app) newRunsListCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&job, "job", "", "only the runs of this job (GROUP/NAME or id)")
 	f.StringVar(&group, "group", "", "only the runs of this group (app name or id)")
-	f.StringVar(&state, "state", "", "only runs in this state (succeeded, failed, running, ...)")
-	f.StringVar(&trigger, "trigger", "", "only runs fired this way (cron, manual, retry, parent, ...)")
+	f.StringVar(&state, "state", "", "only runs in these states (comma-separated), one of "+kindJoin(kind.RunStates))
+	f.StringVar(&trigger, "trigger", "", "only runs fired this way, one of "+kindJoin(kind.Triggers))
 	f.IntVar(&limit, "limit", 50, "at most this many runs")
 	_ = cmd.RegisterFlagCompletionFunc("job", a.completeJobs)
 	_ = cmd.RegisterFlagCompletionFunc("group", a.completeGroups)
-	_ = cmd.RegisterFlagCompletionFunc("state", cobra.FixedCompletions([]string{"scheduled", "dispatching", "running", "succeeded", "failed", "timed_out", "killed", "lost", "misfired"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("state", cobra.FixedCompletions(kindNames(kind.RunStates), cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("trigger", cobra.FixedCompletions(kindNames(kind.Triggers), cobra.ShellCompDirectiveNoFileComp))
 	addOutputFlag(cmd, &out)
 	return cmd
 }

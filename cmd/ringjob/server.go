@@ -344,18 +344,26 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 		_ = app.Shutdown()
 		return err
 	}
+	users, err := st.PrincipalList(ctx, store.PrincipalListParams{Kind: store.PrincipalUser, Limit: 1})
+	if err != nil {
+		log.WithError(err).Warn("look for users (for the first sign-in hint)")
+	}
+	firstStart := err == nil && len(users) == 0
 	if cfg.Log.Format == "json" {
 		// Nothing but JSON lines on stdout: the banner is a log line too.
 		log.WithFields(logrus.Fields{"version": version, "node": sched.NodeID(), "database": st.Kind(),
-			"api": cfg.PublicURL + "/api/v1", "public_url": cfg.PublicURL}).Info("ringjob is running")
+			"api": cfg.PublicURL + "/api/v1", "console": cfg.PublicURL + "/", "public_url": cfg.PublicURL}).Info("ringjob is running")
 		if execTokenNew {
 			log.WithField("executor_token", execToken).Warn("executor access token generated; set it as the executors' accessToken")
 		}
 		if token != "" {
 			log.WithField("admin_token", token).Warn("admin API token generated; shown once, only its hash is stored")
 		}
+		if firstStart {
+			log.WithField("command", createAdminCommand(cfg, token)).Warn("no user yet: create the first admin user with this command, then sign in to the console")
+		}
 	} else {
-		printBanner(stdout, cfg, sched.NodeID(), st.Kind(), execToken, execTokenNew, token)
+		printBanner(stdout, cfg, sched.NodeID(), st.Kind(), execToken, execTokenNew, token, firstStart)
 	}
 
 	var serveErr error
@@ -435,10 +443,12 @@ func drainLocal(local *localexec.Driver, graceEnd time.Time, cfg *Config, node s
 	}
 }
 
-// printBanner tells a person at a terminal where the server is and what
-// it generated.
-func printBanner(stdout io.Writer, cfg *Config, node, dbKind, execToken string, execTokenNew bool, token string) {
+// printBanner tells a person at a terminal where the server is and what it
+// generated; firstStart (no user exists yet) adds how to make the first
+// admin user.
+func printBanner(stdout io.Writer, cfg *Config, node, dbKind, execToken string, execTokenNew bool, token string, firstStart bool) {
 	fmt.Fprintf(stdout, "Ringjob %s is running (node %s, database %s)\n", version, node, dbKind)
+	fmt.Fprintf(stdout, "  Console: %s/   (sign in with a user name and password; see below for the first admin)\n", cfg.PublicURL)
 	fmt.Fprintf(stdout, "  API:     %s/api/v1   (OpenAPI: %s/api/v1/openapi.json)\n", cfg.PublicURL, cfg.PublicURL)
 	fmt.Fprintf(stdout, "  Health:  %s/healthz  %s/readyz   Metrics: %s/metrics\n", cfg.PublicURL, cfg.PublicURL, cfg.PublicURL)
 	if execTokenNew {
@@ -447,8 +457,25 @@ func printBanner(stdout io.Writer, cfg *Config, node, dbKind, execToken string, 
 	fmt.Fprintf(stdout, "  Executors register at: %s (XXL-JOB admin address; /xxl-job-admin also works)\n", cfg.PublicURL)
 	if token != "" {
 		fmt.Fprintf(stdout, "\n  Admin API token (shown once, only its hash is stored):\n\n    %s\n\n", token)
-		fmt.Fprintf(stdout, "  Try: curl -H 'Authorization: Bearer %s' %s/api/v1/jobs\n\n", token, cfg.PublicURL)
+		fmt.Fprintf(stdout, "  Try: curl -H 'Authorization: Bearer %s' %s/api/v1/jobs\n", token, cfg.PublicURL)
 	}
+	if !firstStart {
+		return
+	}
+	// The console signs in users, not tokens: the admin token makes the
+	// first admin user through the API, with no database access.
+	fmt.Fprintf(stdout, "\n  First sign-in: create an admin user (its password is printed once), then sign in at %s/\n\n", cfg.PublicURL)
+	fmt.Fprintf(stdout, "    %s\n\n", createAdminCommand(cfg, token))
+}
+
+// createAdminCommand is the command that makes the first admin user through
+// the API with the admin token (shown as a placeholder when the token was
+// configured rather than generated).
+func createAdminCommand(cfg *Config, token string) string {
+	if token == "" {
+		token = "<your admin token>"
+	}
+	return fmt.Sprintf("RINGJOB_URL=%s RINGJOB_TOKEN=%s ringjob admin create-user admin --role admin", cfg.PublicURL, token)
 }
 
 func redact(dbURL string) string {

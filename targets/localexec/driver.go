@@ -102,7 +102,7 @@ func (d *Driver) lookup(target string) (*command, error) {
 		if len(d.names) > 0 {
 			declared = strings.Join(d.names, ", ")
 		}
-		return nil, fmt.Errorf("%w: local://%s is not a declared command (declared: %s); declare it under Commands in the server config",
+		return nil, fmt.Errorf("%w: local://%s is not a declared command (declared: %s); declare it under local.commands in the server config",
 			targets.ErrUnknownTarget, name, declared)
 	}
 	return c, nil

@@ -145,13 +145,35 @@ async function principalsPage(kind) {
   const base = kind === "user" ? "users" : "service-accounts";
   const title = kind === "user" ? "Users" : "Service accounts";
   const list = h("div", { id: base + "-list" });
+  // A new user gets a role at once: without one the API refuses it
+  // everything. admin holds on every group; the others need a group.
+  const roleGroup = picker("nu-group", "Group of the role", "for owner, operator or viewer: type the start of an app name, then pick", searchGroups, false);
+  const roleSelect = h("select", { id: "nu-role", name: "role", "aria-describedby": "nu-role-hint" },
+    [["viewer", "viewer: reads a group's jobs and runs"], ["operator", "operator: also triggers, starts, stops and kills"],
+      ["owner", "owner: also edits the group's jobs"], ["admin", "admin: everything, on every group"], ["", "no role yet (refused everywhere)"]]
+      .map(([r, label]) => h("option", { value: r }, label)));
   const form = kind === "user"
     ? formOf("new-user", "New user", [field("nu-name", "Name", { name: "name", required: true, maxlength: 64 }),
       field("nu-email", "Email", { name: "email", type: "email" }),
-      field("nu-password", "Password (at least 12 characters)", { name: "password", type: "password", required: true, autocomplete: "new-password" })],
+      field("nu-password", "Password (at least 12 characters)", { name: "password", type: "password", required: true, autocomplete: "new-password" }),
+      h("label", { for: "nu-role" }, "Role"), roleSelect,
+      h("div", { class: "hint", id: "nu-role-hint" }, "Granted with the user; more roles under Role bindings."),
+      roleGroup.el],
     "Create user", async (fd) => {
+      const role = fd.get("role");
+      const groupID = role && role !== "admin" ? roleGroup.value() : undefined;
+      if (role && role !== "admin" && !groupID) throw new Error(`Group of the role: ${role} holds on one group; pick it (or choose admin, or no role).`);
       const u = await post("users", { name: fd.get("name"), email: fd.get("email") || "", password: fd.get("password") });
-      flash(`User “${u.name}” is created.`, "ok");
+      if (role) {
+        try {
+          await post("role-bindings", { role, group_id: groupID, principal_id: u.id });
+        } catch (e) {
+          await load();
+          throw new Error(`User “${u.name}” is created, but the role was not granted: ${describe(e)}`);
+        }
+      }
+      roleGroup.reset();
+      flash(role ? `User “${u.name}” is created, with the role ${role}.` : `User “${u.name}” is created, with no role yet.`, "ok");
       await load();
     })
     : formOf("new-sa", "New service account", [field("nsa-name", "Name", { name: "name", required: true, maxlength: 64 })],
@@ -160,6 +182,26 @@ async function principalsPage(kind) {
         flash(`Service account “${s.name}” is created; give it a role and a token.`, "ok");
         await load();
       });
+  // Editing one principal: rename, and (users) set a new password.
+  const editBox = h("div", { id: base + "-edit" });
+  function edit(u) {
+    const f = formOf("edit-principal", `Edit ${u.name}`, [
+      field("ep-name", "Name", { name: "name", required: true, maxlength: 64, value: u.name }),
+      ...(kind === "user" && u.source === "local" ? [field("ep-password", "New password (empty: unchanged; at least 12 characters; ends the user's sessions)",
+        { name: "password", type: "password", autocomplete: "new-password", minlength: 12 })] : [])],
+    "Save", async (fd) => {
+      const name = String(fd.get("name")).trim();
+      const pw = fd.get("password");
+      if (name !== u.name) await call("PATCH", `${base}/${u.id}`, { name });
+      if (pw) await call("PUT", `users/${u.id}/password`, { password: pw });
+      editBox.replaceChildren();
+      flash(name !== u.name && pw ? `Renamed to ${name}; the password is set.` : name !== u.name ? `Renamed to ${name}.` : pw ? `The password of ${name} is set.` : "Nothing changed.", "ok");
+      await load();
+    });
+    f.querySelector(".actions").append(h("button", { type: "button", class: "secondary", onclick: () => editBox.replaceChildren() }, "Cancel"));
+    editBox.replaceChildren(f);
+    f.querySelector("#ep-name").focus();
+  }
   let cursor = "";
   async function load(next) {
     if (!next) cursor = "";
@@ -173,6 +215,9 @@ async function principalsPage(kind) {
           if (await act(() => call("PATCH", `${base}/${u.id}`, { disabled: !u.disabled }), `${u.name} is ${u.disabled ? "enabled" : "disabled"}.`)) await load();
         } }, u.disabled ? "Enable" : "Disable"),
         " ",
+        h("button", { type: "button", class: "secondary", "aria-label": `Edit ${u.name}`, "data-edit": u.name, onclick: () => edit(u) },
+          kind === "user" && u.source === "local" ? "Rename or reset password" : "Rename"),
+        " ",
         h("a", { href: `#/admin/tokens?principal_id=${u.id}` }, "Tokens"),
         " ",
         h("button", { type: "button", class: "danger", "aria-label": `Delete ${u.name}`, onclick: async () => {
@@ -182,7 +227,7 @@ async function principalsPage(kind) {
     list.replaceChildren(table({ id: base + "-table" }, [["Name"], ["Email", true], ["Source", true], ["State"], ["Last login", true], [""]], rows),
       cursor ? h("button", { type: "button", onclick: () => load(true) }, "Next page") : "");
   }
-  if (!page(v, base, title, form, list)) return;
+  if (!page(v, base, title, form, editBox, list)) return;
   await load();
 }
 
@@ -298,6 +343,36 @@ async function alarmsPage() {
 
 // ---- audit log with filters and cursor paging
 
+// show renders a value of a change for people: text as it is, the rest as
+// JSON; empty ones say so.
+const show = (x) => (x === null || x === undefined || x === "" ? "(empty)" : typeof x === "string" ? x : JSON.stringify(x));
+const isEmpty = (x) => x === null || x === undefined || x === "" || x === 0 || x === false || (Array.isArray(x) && !x.length)
+  || (typeof x === "object" && !Array.isArray(x) && !Object.keys(x).length);
+
+// auditDiff shows an event's changes as a before/after list: a changed
+// field as its old value struck out and its new one; a field a create set
+// as its value (the defaults it left empty are not listed); anything else
+// as field: value.
+function auditDiff(e) {
+  const ch = e.changes;
+  if (!ch || typeof ch !== "object" || !Object.keys(ch).length) return "—";
+  const items = [];
+  for (const k of Object.keys(ch).sort()) {
+    const c = ch[k];
+    const pair = c && typeof c === "object" && !Array.isArray(c) && "before" in c && "after" in c;
+    if (pair && (c.before === null || c.before === undefined)) {
+      if (isEmpty(c.after)) continue;
+      items.push(h("li", { "data-field": k }, h("span", { class: "diff-field" }, k), " ", h("ins", {}, show(c.after))));
+    } else if (pair) {
+      items.push(h("li", { "data-field": k }, h("span", { class: "diff-field" }, k), " ",
+        h("del", { "aria-label": `${k} was ${show(c.before)}` }, show(c.before)), " → ", h("ins", { "aria-label": `${k} is now ${show(c.after)}` }, show(c.after))));
+    } else {
+      items.push(h("li", { "data-field": k }, h("span", { class: "diff-field" }, k), " ", show(c)));
+    }
+  }
+  return items.length ? h("ul", { class: "audit-diff" }, items) : "—";
+}
+
 async function auditPage(_, params) {
   const v = visit();
   const filters = ["principal", "action", "object_type", "object_id", "from", "to"];
@@ -330,7 +405,7 @@ async function auditPage(_, params) {
       h("td", {}, when(e.at)), h("td", {}, e.principal, e.token_name ? ` (token “${e.token_name}”)` : ""),
       h("td", { class: "audit-action" }, e.action), h("td", {}, `${e.object_type} ${e.object_id}`),
       h("td", { class: "optional" }, e.client_addr),
-      h("td", { class: "optional" }, h("code", {}, e.changes ? JSON.stringify(e.changes) : ""))));
+      h("td", { class: "optional audit-changes" }, auditDiff(e))));
     list.replaceChildren(table({ id: "audit-table" }, [["When"], ["Who"], ["Action"], ["Object"], ["From", true], ["Changes", true]], rows, "No events match."),
       h("div", { class: "actions" },
         i > 0 ? h("button", { type: "button", id: "audit-prev", onclick: () => load(i - 1) }, "Newer") : "",

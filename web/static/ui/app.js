@@ -25,6 +25,12 @@ function drawNav() {
   const links = document.getElementById("nav-links");
   const user = me();
   nav.hidden = !user;
+  // Signed out, the header offers to sign in (the sign-in page itself needs
+  // no link to itself).
+  document.getElementById("signin-link").hidden = Boolean(user) || hashParams().path === "/login";
+  document.getElementById("menu-toggle").hidden = !user;
+  document.querySelector("header.top").classList.remove("menu-open");
+  document.getElementById("menu-toggle").setAttribute("aria-expanded", "false");
   const { path } = hashParams();
   links.replaceChildren(...(user ? menu.filter((l) => !l.show || l.show()).map((l) => {
     const here = path === l.href.slice(1) || (l.href !== "#/" && path.startsWith(l.href.slice(1) + "/"));
@@ -58,6 +64,10 @@ async function route() {
 }
 
 document.addEventListener("ringjob:me", drawNav);
+document.getElementById("menu-toggle").addEventListener("click", (ev) => {
+  const open = document.querySelector("header.top").classList.toggle("menu-open");
+  ev.currentTarget.setAttribute("aria-expanded", String(open));
+});
 document.getElementById("signout").addEventListener("click", async () => {
   try { await del("session"); } catch (e) { /* signed out anyway below */ }
   forgetMe();

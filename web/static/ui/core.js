@@ -208,3 +208,8 @@ export function table(attrs, cols, rows, empty) {
 export const finalStates = ["succeeded", "failed", "timed_out", "killed", "lost", "misfired"];
 
 export const stateBadge = (state, id) => h("span", { class: "state " + state, id }, state);
+
+// jobName names a run's job as "app/name" (the API names it on every run);
+// a run whose job is gone keeps its id.
+export const jobName = (r) => (r.job_name ? `${r.app_name}/${r.job_name}` : `job ${r.job_id}`);
+export const jobLink = (r) => h("a", { href: `#/jobs/${r.job_id}`, class: "job-name" }, jobName(r));

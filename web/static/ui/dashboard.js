@@ -3,7 +3,7 @@
 // 15 s while it is open.
 import uPlot from "../vendor/uplot-1.6.32/uPlot.esm.js";
 import { APIError, get, query } from "./api.js";
-import { ago, can, describe, h, me, seconds, stateBadge, table, visit, when } from "./core.js";
+import { ago, can, describe, h, jobLink, me, seconds, stateBadge, table, visit, when } from "./core.js";
 
 // The outcomes charted, with colours that keep 3:1 contrast on white.
 const outcomes = [
@@ -108,7 +108,7 @@ async function dashboardPage(m, params) {
     failures.replaceChildren(table({ id: "last-failures" }, [["Run"], ["Job"], ["State"], ["When"], ["Message", true]],
       failed.items.map((r) => h("tr", {},
         h("td", {}, h("a", { href: `#/runs/${r.id}` }, `#${r.id}`)),
-        h("td", {}, h("a", { href: `#/jobs/${r.job_id}` }, `job ${r.job_id}`)),
+        h("td", {}, jobLink(r)),
         h("td", {}, stateBadge(r.state)),
         h("td", {}, when(r.finished_at || r.scheduled_at)),
         h("td", { class: "optional" }, (r.message || "—").slice(0, 120)))), "No failures. "));

@@ -104,7 +104,7 @@ const jobSections = [
     ["active_until", "Active until", "text", "no fire after this time, RFC 3339; empty = open"],
     ["flexible_window_min", "Flexible window (minutes, 0 = off)", "number", "each fire moves a fixed offset of up to this many minutes, spreading jobs due together"],
     ["after_completion", "After the last fire", "select", ["none", "delete"]],
-    ["enabled", "Enabled (fires on its schedule)", "checkbox"],
+    ["enabled", "Enabled (fires on its schedule)", "checkbox", "a new job starts stopped unless this is checked, as in the API, the CLI and jobs as code"],
   ]],
   ["Where", [
     ["route_strategy", "Route strategy", "select", routeStrategies],
@@ -128,7 +128,7 @@ const jobSections = [
 const jobFields = jobSections.flatMap(([, fs]) => fs);
 
 const newJob = { schedule_type: "cron", schedule_conf: "", time_zone: Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC", route_strategy: "first",
-  block_strategy: "SERIAL_EXECUTION", misfire_policy: "do_nothing", retry_backoff: "fixed", shard_count: 1, enabled: true };
+  block_strategy: "SERIAL_EXECUTION", misfire_policy: "do_nothing", retry_backoff: "fixed", shard_count: 1, enabled: false };
 
 // candidates are where a job of group g may run: its static members and
 // the executors that registered under its app name.
@@ -296,7 +296,13 @@ async function jobPage(id) {
   const v = visit();
   const [job, runs, nf] = await Promise.all([get(`jobs/${id}`), get("runs" + query({ job_id: id, limit: 20 })),
     get(`jobs/${id}/next-fires?n=1`).catch(() => null)]);
-  const group = await get(`groups/${job.group_id}`).catch(() => null);
+  // The group and the child jobs, named (a child in a group this user may
+  // not read keeps its id).
+  const [group, children] = await Promise.all([get(`groups/${job.group_id}`).catch(() => null),
+    Promise.all((job.child_job_ids || []).map((c) => get(`jobs/${c}`).catch(() => ({ id: c }))))]);
+  const childGroups = Object.fromEntries(await Promise.all([...new Set(children.filter((c) => c.group_id && c.group_id !== job.group_id).map((c) => c.group_id))]
+    .map(async (g) => [g, (await get(`groups/${g}`).catch(() => ({}))).app_name])));
+  if (group) childGroups[group.id] = group.app_name;
   const actions = h("div", { class: "actions" });
   if (can("jobs.write", job.group_id)) {
     actions.append(h("a", { class: "button", href: `#/jobs/${id}/edit`, id: "edit-job" }, "Edit"),
@@ -378,17 +384,27 @@ async function jobPage(id) {
           ? h("span", { class: "hint" }, `(run #${job.last_run_id} purged by retention)`)
           : h("a", { href: `#/runs/${job.last_run_id}` }, `run #${job.last_run_id}`)])),
       h("dt", {}, "Handler"), h("dd", {}, job.handler || "—"),
-      h("dt", {}, "Route strategy"), h("dd", {}, job.route_strategy + (job.route_strategy === "sharding" ? `, ${job.shard_count || "one per candidate"} shards` : "")),
+      h("dt", {}, "Default params"), h("dd", { id: "job-params" }, job.params ? h("code", {}, job.params) : "—"),
+      h("dt", {}, "Misfire policy"), h("dd", { id: "job-misfire" }, job.misfire_policy === "fire_once_now" ? "fire_once_now (a missed fire runs once, late)" : "do_nothing (a missed fire is recorded, not run)"),
+      h("dt", {}, "Route strategy"), h("dd", {}, job.route_strategy),
+      h("dt", {}, "Shards"), h("dd", { id: "job-shards" }, job.route_strategy === "sharding" ? (job.shard_count ? `${job.shard_count} per fire` : "one per candidate") : String(job.shard_count || 1)),
       h("dt", {}, "Pinned targets"), h("dd", {}, list(job.pinned_targets)),
-      h("dt", {}, "Retries"), h("dd", {}, job.retry_count ? `${job.retry_count}, ${job.retry_backoff} from ${job.retry_delay_sec} s` : "none"),
+      h("dt", {}, "Block strategy"), h("dd", { id: "job-block" }, { SERIAL_EXECUTION: "SERIAL_EXECUTION (queue behind the running run)",
+        DISCARD_LATER: "DISCARD_LATER (drop the new run)", COVER_EARLY: "COVER_EARLY (kill the running run)" }[job.block_strategy] || job.block_strategy),
+      h("dt", {}, "Retries"), h("dd", { id: "job-retries" }, job.retry_count
+        ? `${job.retry_count}, ${job.retry_backoff}: ${job.retry_delay_sec} s` + (job.retry_backoff === "exponential" ? `, doubling up to ${job.retry_max_delay_sec || "no limit of"} s` : " between tries")
+        : "none"),
       h("dt", {}, "Timeout"), h("dd", {}, job.timeout_sec ? `${job.timeout_sec} s` : "none"),
       h("dt", {}, "Max in flight"), h("dd", {}, job.max_in_flight || "no limit"),
-      h("dt", {}, "Child jobs"), h("dd", {}, job.child_job_ids && job.child_job_ids.length ? job.child_job_ids.map((c) => h("a", { href: `#/jobs/${c}` }, `job ${c} `)) : "—"),
+      h("dt", {}, "Child jobs"), h("dd", { id: "job-children" }, children.length ? children.flatMap((c, i) => [i ? ", " : "",
+        h("a", { href: `#/jobs/${c.id}` }, c.name ? `${childGroups[c.group_id] || "group " + c.group_id}/${c.name}` : `job ${c.id}`)]) : "—"),
       h("dt", {}, "Alarms"), h("dd", {}, list(job.alarm_channels) + (job.alarm_state ? ` (${typeof job.alarm_state === "string" ? job.alarm_state : JSON.stringify(job.alarm_state)})` : "")),
+      h("dt", {}, "Created"), h("dd", {}, when(job.created_at)),
+      h("dt", {}, "Updated"), h("dd", {}, when(job.updated_at)),
       h("dt", {}, "Description"), h("dd", {}, job.description || "—")),
     trigger,
     h("h2", {}, "Last runs"),
-    h("p", {}, h("a", { href: `#/runs?job_id=${id}` }, "All runs of this job")),
+    h("p", {}, h("a", { href: `#/runs?group_id=${job.group_id}&job_id=${id}` }, "All runs of this job")),
     h("div", { class: "table-wrap" }, h("table", { id: "job-runs" },
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Run"), h("th", { scope: "col" }, "State"),
         h("th", { scope: "col", class: "optional" }, "Trigger"), h("th", { scope: "col" }, "Scheduled"), h("th", { scope: "col", class: "optional" }, "Took"))),

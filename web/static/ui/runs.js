@@ -1,6 +1,6 @@
 // Runs: the list with filters, the run page with its live log.
 import { get, post, query } from "./api.js";
-import { can, describe, duration, finalStates, flash, h, stateBadge, visit, when } from "./core.js";
+import { can, describe, duration, finalStates, flash, h, jobLink, jobName, stateBadge, visit, when } from "./core.js";
 
 const states = ["scheduled", "dispatching", "running", "succeeded", "failed", "timed_out", "killed", "lost", "misfired"];
 
@@ -23,15 +23,32 @@ async function runsPage(params) {
   const prev = params.getAll("prev");
   const groups = (await get("groups" + query({ limit: 500 }))).items;
   const field = (id, label, input) => h("div", {}, h("label", { for: id }, label), input);
+  // The job filter picks a group, then one of its jobs by name (as
+  // XXL-JOB's log page does); a link with only a job id finds its group.
+  let groupOfJob = f.group_id;
+  if (f.job_id && !groupOfJob) groupOfJob = String((await get(`jobs/${f.job_id}`).catch(() => ({}))).group_id || "");
+  const groupSelect = h("select", { id: "runs-group", name: "group_id", onchange: () => fillJobs("") }, h("option", { value: "" }, "All groups"),
+    groups.map((g) => h("option", { value: g.id, selected: String(g.id) === groupOfJob }, g.title && g.title !== g.app_name ? `${g.app_name} (${g.title})` : g.app_name)));
+  const jobSelect = h("select", { id: "runs-job", name: "job_id", "aria-describedby": "runs-job-hint" });
+  let fills = 0;
+  async function fillJobs(selected) {
+    const mine = ++fills;
+    const gid = groupSelect.value;
+    const first = h("option", { value: "" }, gid ? "All jobs of the group" : "All jobs (pick a group first)");
+    const jobs = gid ? (await get("jobs" + query({ group_id: gid, sort: "name", limit: 500 }))).items : [];
+    if (mine !== fills) return; // the group changed again while this one loaded
+    jobSelect.replaceChildren(first, ...jobs.map((j) => h("option", { value: j.id, selected: String(j.id) === selected }, j.name)));
+    jobSelect.disabled = !gid;
+  }
+  await fillJobs(f.job_id);
   const form = h("form", { class: "filters", role: "search", onsubmit: (ev) => {
     ev.preventDefault();
     const fd = new FormData(form);
     location.hash = "#/runs" + query({ job_id: fd.get("job_id"), group_id: fd.get("group_id"), state: fd.get("state"), trigger_type: fd.get("trigger_type"),
       from: fromLocalInput(fd.get("from")), to: fromLocalInput(fd.get("to")), target: String(fd.get("target")).trim() });
   } },
-    field("runs-job", "Job id", h("input", { id: "runs-job", name: "job_id", type: "number", min: 1, value: f.job_id })),
-    field("runs-group", "Group", h("select", { id: "runs-group", name: "group_id" }, h("option", { value: "" }, "All groups"),
-      groups.map((g) => h("option", { value: g.id, selected: String(g.id) === f.group_id }, g.title || g.app_name)))),
+    field("runs-group", "Group", groupSelect),
+    field("runs-job", "Job", jobSelect),
     field("runs-state", "State", h("select", { id: "runs-state", name: "state" }, h("option", { value: "" }, "Any"),
       h("option", { value: "failed,timed_out,lost", selected: f.state === "failed,timed_out,lost" }, "any failure"),
       states.map((s) => h("option", { value: s, selected: s === f.state }, s)))),
@@ -42,6 +59,7 @@ async function runsPage(params) {
     field("runs-from", "Scheduled from (your time)", h("input", { id: "runs-from", name: "from", type: "datetime-local", value: toLocalInput(f.from) })),
     field("runs-to", "Scheduled before (your time)", h("input", { id: "runs-to", name: "to", type: "datetime-local", value: toLocalInput(f.to) })),
     h("div", { class: "actions" }, h("button", { type: "submit", id: "runs-filter" }, "Show runs")),
+    h("p", { class: "hint", id: "runs-job-hint" }, "Jobs are listed by name once a group is picked."),
     h("p", { class: "hint", id: "runs-target-hint" }, "A target filter looks at 100,000 runs per page: a page may show fewer runs, or none, and still have a next page."));
   const body = h("tbody");
   const pager = h("div", { class: "actions" });
@@ -53,7 +71,7 @@ async function runsPage(params) {
   for (const r of page.items) {
     body.append(h("tr", { "data-run": r.id },
       h("td", {}, h("a", { href: `#/runs/${r.id}` }, `#${r.id}`), r.shard_total > 1 ? ` (shard ${r.shard_index + 1}/${r.shard_total})` : ""),
-      h("td", {}, h("a", { href: `#/jobs/${r.job_id}` }, `job ${r.job_id}`)),
+      h("td", {}, jobLink(r)),
       h("td", {}, stateBadge(r.state)),
       h("td", {}, when(r.scheduled_at || r.created_at)),
       h("td", { class: "optional" }, duration(r.dispatched_at, r.finished_at)),
@@ -97,13 +115,13 @@ async function runPage(id) {
     const purged = Boolean(run.retry_of) && !rel.retry_chain.some((r) => r.id === run.retry_of);
     if (purged !== retryOfPurged) { retryOfPurged = purged; showRun(); }
     const parts = [];
-    if (rel.parent) parts.push(h("p", { id: "run-parent" }, "Triggered by the success of ", runLink(rel.parent, `run #${rel.parent.id}`), ` (job ${rel.parent.job_id}).`));
+    if (rel.parent) parts.push(h("p", { id: "run-parent" }, "Triggered by the success of ", runLink(rel.parent, `run #${rel.parent.id}`), ` (${jobName(rel.parent)}).`));
     parts.push(h("h3", {}, "Retry chain"), rel.retry_chain.length > 1
       ? h("ol", { id: "retry-chain" }, rel.retry_chain.map((r) => h("li", { "data-run": r.id, "aria-current": String(r.id) === String(id) ? "page" : null },
         String(r.id) === String(id) ? h("strong", {}, `#${r.id} (this run)`) : runLink(r), ` attempt ${r.attempt + 1} `, stateBadge(r.state))))
       : h("p", { class: "hint", id: "retry-chain" }, "Not retried."));
     parts.push(h("h3", {}, "Child runs"), rel.children.length
-      ? h("ul", { id: "child-runs" }, rel.children.map((r) => h("li", { "data-run": r.id }, runLink(r), ` of `, h("a", { href: `#/jobs/${r.job_id}` }, `job ${r.job_id}`), " ", stateBadge(r.state))))
+      ? h("ul", { id: "child-runs" }, rel.children.map((r) => h("li", { "data-run": r.id }, runLink(r), ` of `, jobLink(r), " ", stateBadge(r.state))))
       : h("p", { class: "hint", id: "child-runs" }, "None (a success triggers the job's child jobs)."));
     if (rel.children_hidden) parts.push(h("p", { class: "hint" }, `${rel.children_hidden} more in groups you may not read.`));
     relatedBox.replaceChildren(...parts);
@@ -111,7 +129,7 @@ async function runPage(id) {
   function showRun() {
     details.replaceChildren(...[
       h("dt", {}, "State"), h("dd", {}, stateBadge(run.state, "run-state"), run.late ? " (fired late)" : ""),
-      h("dt", {}, "Job"), h("dd", {}, h("a", { href: `#/jobs/${run.job_id}` }, `job ${run.job_id}`)),
+      h("dt", {}, "Job"), h("dd", { id: "run-job" }, jobLink(run)),
       h("dt", {}, "Trigger"), h("dd", {}, run.trigger_type),
       h("dt", {}, "Params"), h("dd", { id: "run-params" }, run.params || "—"),
       h("dt", {}, "Target"), h("dd", {}, run.target || "—"),
@@ -142,9 +160,9 @@ async function runPage(id) {
     try { run = await post(`runs/${id}/kill`); showRun(); } catch (e) { flash(describe(e)); }
   } }, "Kill run");
   showRun();
-  const shown = v.render(h("h1", {}, `Run #${run.id}`), actions, details,
+  const shown = v.render(h("h1", {}, `Run #${run.id}`, h("span", { class: "subtitle" }, ` of ${jobName(run)}`)), actions, details,
     h("h2", {}, "Targets tried (failover)"), attemptsBox,
-    h("p", {}, h("a", { href: `#/runs?job_id=${run.job_id}` }, "Other runs of this job")),
+    h("p", {}, h("a", { href: `#/runs?group_id=${run.group_id}&job_id=${run.job_id}` }, "Other runs of this job")),
     h("h2", {}, "Retries and child runs"), relatedBox,
     h("h2", {}, "Log"), status, log);
   if (!shown) return;
