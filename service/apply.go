@@ -862,7 +862,7 @@ func (s *Service) checkGroupDecl(ctx context.Context, g ApplyGroup) (groupDef, e
 	if _, err := checkExecutorSettings("", g.Protocol); err != nil {
 		return groupDef{}, err
 	}
-	def := groupDef{Title: g.Title, Members: members, Protocol: g.Protocol, AcceptRegistrations: defaultAcceptRegistrations(members)}
+	def := groupDef{Title: g.Title, Members: members, Protocol: g.Protocol, AcceptRegistrations: s.defaultAcceptRegistrations(members)}
 	if g.AcceptRegistrations != nil {
 		def.AcceptRegistrations = *g.AcceptRegistrations
 	}
