@@ -72,12 +72,5 @@ const followupScan = 500
 // every runs tick at once and then every d until ctx ends; a tick's error
 // is logged (the next tick tries again).
 func every(ctx context.Context, clock clockwork.Clock, d time.Duration, log *logrus.Entry, what string, tick func(context.Context) error) {
-	for {
-		if err := tick(ctx); err != nil && ctx.Err() == nil {
-			log.WithError(err).Warn(what)
-		}
-		if !lifecycle.Sleep(ctx, clock, d) {
-			return
-		}
-	}
+	lifecycle.Every(ctx, clock, 0, d, tick, func(err error) { log.WithError(err).Warn(what) })
 }

@@ -116,12 +116,6 @@ type node struct {
 	rec *recordingDriver
 }
 
-// waitersPerNode is how many goroutines of one scheduler sleep on the clock
-// between ticks: ring, pre-read loop, heartbeat, takeover, registry monitor,
-// and the eight follow-up services (retries, children, recoveries, kills, lost
-// runs, alarms, failure deliveries, completions).
-const waitersPerNode = 13
-
 func openStore(t *testing.T, dialect string) *store.Store {
 	t.Helper()
 	return storetest.Open(t, dialect)
@@ -175,7 +169,11 @@ func (b *bundle) settle(running int) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	require.NoError(b.t, b.clock.BlockUntilContext(ctx, running*waitersPerNode), "scheduler goroutines did not settle")
+	waiters := 0
+	if running > 0 {
+		waiters = running * b.nodes[0].s.ClockWaiters() // the nodes differ in config, not in services
+	}
+	require.NoError(b.t, b.clock.BlockUntilContext(ctx, waiters), "scheduler goroutines did not settle")
 	// The trigger pool workers run on real time: the runs they were given
 	// reach their hand-off (which reads the clock) before it moves on.
 	for _, n := range b.nodes {

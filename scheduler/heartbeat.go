@@ -35,14 +35,7 @@ func (h *heartbeat) Start(ctx context.Context) { h.Loop.Start(ctx, h.run) }
 func (h *heartbeat) Stop()                     { h.Loop.Stop() }
 
 func (h *heartbeat) run(ctx context.Context) {
-	for {
-		if err := h.beat(ctx); err != nil && ctx.Err() == nil {
-			h.log.WithError(err).Warn("heartbeat failed")
-		}
-		if !lifecycle.Sleep(ctx, h.clock, h.cfg.HeartbeatInterval) {
-			return
-		}
-	}
+	every(ctx, h.clock, h.cfg.HeartbeatInterval, h.log, "heartbeat failed", h.beat)
 }
 
 func (h *heartbeat) beat(ctx context.Context) error {

@@ -122,10 +122,10 @@ func TestPausedReplicaHandsOverWithinTheLease(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for i := 0; i < 3; i++ {
-		require.NoError(t, frozenClock.BlockUntilContext(ctx, waitersPerNode))
+		require.NoError(t, frozenClock.BlockUntilContext(ctx, frozen.s.ClockWaiters()))
 		frozenClock.Advance(time.Second)
 	}
-	require.NoError(t, frozenClock.BlockUntilContext(ctx, waitersPerNode))
+	require.NoError(t, frozenClock.BlockUntilContext(ctx, frozen.s.ClockWaiters()))
 	b.step(1, 2*time.Second)
 	frozen.s.Stop(context.Background())
 	b.step(1, 2*time.Second)

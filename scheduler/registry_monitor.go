@@ -28,23 +28,17 @@ func (m *registryMonitor) Start(ctx context.Context) { m.Loop.Start(ctx, m.run) 
 func (m *registryMonitor) Stop()                     { m.Loop.Stop() }
 
 func (m *registryMonitor) run(ctx context.Context) {
-	for {
-		if !lifecycle.Sleep(ctx, m.clock, m.cfg.RegistryMonitorInterval) {
-			return
-		}
-		m.sweep(ctx)
-	}
+	lifecycle.Every(ctx, m.clock, m.cfg.RegistryMonitorInterval, m.cfg.RegistryMonitorInterval, m.sweep,
+		func(err error) { m.log.WithError(err).Warn("drop silent executors") })
 }
 
-func (m *registryMonitor) sweep(ctx context.Context) {
+func (m *registryMonitor) sweep(ctx context.Context) error {
 	n, err := m.st.RegistryDeleteStale(ctx, m.clock.Now().Add(-m.cfg.ExecutorDeadAfter).UnixMilli())
 	if err != nil {
-		if ctx.Err() == nil {
-			m.log.WithError(err).Warn("drop silent executors")
-		}
-		return
+		return err
 	}
 	if n > 0 {
 		m.log.WithField("executors", n).Info("dropped executors silent for too long")
 	}
+	return nil
 }

@@ -206,14 +206,9 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.logs.Start(bg)
 	s.disp.fast.Start(bg)
 	s.disp.slow.Start(bg)
-	s.ring.Start(bg)
-	s.heartbeat.Start(bg)
-	s.takeover.Start(bg)
-	s.registry.Start(bg)
-	for _, f := range s.followups {
-		f.Start(bg)
+	for _, l := range s.clockDriven() {
+		l.Start(bg)
 	}
-	s.preread.Start(bg)
 	s.started = true
 	// What an earlier incarnation with this node id left (a fixed node_id
 	// restarted after a crash): its waiting runs fire from here, what it
@@ -223,6 +218,18 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.log.WithField("lock_partitions", s.cfg.LockPartitions).Info("scheduler started")
 	return nil
+}
+
+// clockDriven are the services whose one goroutine each sleeps on the clock
+// between rounds, in start order: the pre-read last, as it fills the ring.
+// Tests on a fake clock wait until as many goroutines sleep on it
+// (ClockWaiters), so a service added here is counted there.
+func (s *Scheduler) clockDriven() []interface{ Start(ctx context.Context) } {
+	l := []interface{ Start(ctx context.Context) }{s.ring, s.heartbeat, s.takeover, s.registry}
+	for _, f := range s.followups {
+		l = append(l, f)
+	}
+	return append(l, s.preread)
 }
 
 // Stop stops gracefully: no more pre-reads; the runs still in the ring are

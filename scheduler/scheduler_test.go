@@ -11,6 +11,7 @@ import (
 
 	"github.com/ringjob/ringjob/internal/dbtest"
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/storetest"
 	"github.com/ringjob/ringjob/scheduler"
 	"github.com/ringjob/ringjob/store"
 )
@@ -29,7 +30,7 @@ func at(h, m, s int) int64 {
 }
 
 func eachDialect(t *testing.T, fn func(t *testing.T, dialect string)) {
-	for _, dialect := range []string{"mysql", "sqlite"} {
+	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
 			fn(t, dialect)

@@ -84,14 +84,7 @@ func (t *takeover) Start(ctx context.Context) { t.Loop.Start(ctx, t.run) }
 func (t *takeover) Stop()                     { t.Loop.Stop() }
 
 func (t *takeover) run(ctx context.Context) {
-	for {
-		if err := t.scan(ctx); err != nil && ctx.Err() == nil {
-			t.log.WithError(err).Warn("orphan scan failed")
-		}
-		if !lifecycle.Sleep(ctx, t.clock, t.cfg.TakeoverInterval) {
-			return
-		}
-	}
+	every(ctx, t.clock, t.cfg.TakeoverInterval, t.log, "orphan scan failed", t.scan)
 }
 
 func (t *takeover) scan(ctx context.Context) error {

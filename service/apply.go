@@ -369,344 +369,508 @@ type plannedJob struct {
 	diff     map[string]FieldChange
 }
 
+// firesAnew tells whether the plan (re)computes the job's next fire time:
+// it is enabled and new, or was disabled, or its schedule changes.
+func (pj *plannedJob) firesAnew() bool {
+	return pj.enabled && (pj.cur == nil || !pj.cur.Enabled || schedChanged(*pj.cur, pj.fields))
+}
+
 // Apply plans a declaration and, with p.Write, applies the plan in one
 // transaction. An invalid declaration is *ApplyInvalidError (every problem
 // at once), a stale Expect *PlanConflictError, a missing permission
 // *access.Denied; in each case nothing changed.
 func (s *Service) Apply(ctx context.Context, p ApplyParams) (Plan, error) {
+	a := newApplyRun(s, p)
+	a.checkDeclaration()
+	if err := s.st.Tx(ctx, func(tx *store.Store) error { return a.run(ctx, tx) }); err != nil {
+		return Plan{}, applyError(err)
+	}
+	a.plan.Applied = p.Write
+	if p.Write && a.plan.changesGroups() {
+		s.changed()
+	}
+	return a.plan, nil
+}
+
+// applyError names a conflict on a unique key (a job created by someone
+// else in between) as a plan conflict.
+func applyError(err error) error {
+	var pc *PlanConflictError
+	if errors.Is(err, store.ErrConflict) && !errors.As(err, &pc) {
+		return &PlanConflictError{Objects: []string{"a job was created by someone else in between (a name is taken)"}}
+	}
+	return err
+}
+
+// changesGroups tells whether the plan creates or updates a group.
+func (p Plan) changesGroups() bool {
+	for _, c := range p.Changes {
+		if c.Kind == "group" && c.Op != OpUnchanged {
+			return true
+		}
+	}
+	return false
+}
+
+// applyRun is one Apply: the declaration, what was read of the stored
+// state, and the plan as its steps build it.
+type applyRun struct {
+	s         *Service
+	p         ApplyParams
+	authorize func(perm access.Perm, groupID int64) error
+	probs     problems
+
+	// The declaration as checked before the transaction.
+	declared     map[string]ApplyGroup // declared groups by app name
+	declaredJobs map[JobRef]bool
+	scope        []string // app names of the groups covered, first named first
+	inScope      map[string]bool
+
+	// The stored state, read in the transaction.
+	tx      *store.Store
+	groups  map[string]store.Group // the groups visible to the caller, by app name
+	appOf   map[int64]string       // every group's app name, by id
+	curJobs []store.Job            // the jobs of the groups in scope
+	known   *jobIndex              // those jobs and the child jobs they and the declaration name
+
+	// The plan.
+	groupChanges []Change
+	newGroups    map[string]groupDef // groups created or updated, as declared
+	planned      []*plannedJob
+	deletes      []store.Job
+	plan         Plan
+	audit        []store.AuditEvent // written last, in one insert
+}
+
+func newApplyRun(s *Service, p ApplyParams) *applyRun {
 	authorize := p.Authorize
 	if authorize == nil {
 		authorize = func(access.Perm, int64) error { return nil }
 	}
-	var probs problems
+	return &applyRun{s: s, p: p, authorize: authorize,
+		declared: map[string]ApplyGroup{}, declaredJobs: make(map[JobRef]bool, len(p.Jobs)), inScope: map[string]bool{},
+		newGroups: map[string]groupDef{}}
+}
 
-	declared := map[string]ApplyGroup{}
-	for _, g := range p.Groups {
-		if _, dup := declared[g.AppName]; dup {
-			probs.group(g.AppName, invalid("app_name", "the group is declared twice; declare it once"))
+// run is the part of Apply in the transaction: read, authorize, plan, and
+// with p.Write check the expected plan and write.
+func (a *applyRun) run(ctx context.Context, tx *store.Store) error {
+	a.tx = tx
+	if err := a.loadGroups(ctx); err != nil {
+		return err
+	}
+	if err := a.authorizeScope(); err != nil {
+		return err
+	}
+	if err := a.planGroups(ctx); err != nil {
+		return err
+	}
+	a.reportUnknownGroups()
+	if err := a.loadJobs(ctx); err != nil {
+		return err
+	}
+	a.planJobs(ctx)
+	a.planDeletes()
+	if err := a.checkProblems(); err != nil {
+		return err
+	}
+	a.plan = a.buildPlan()
+	if !a.p.Write {
+		return nil
+	}
+	if a.p.Expect != nil {
+		if err := checkExpected(a.plan, a.p.Expect); err != nil {
+			return err
+		}
+	}
+	return a.write(ctx)
+}
+
+// checkDeclaration checks what needs no stored state: groups and jobs
+// declared once, every job in a group; it collects the scope.
+func (a *applyRun) checkDeclaration() {
+	for _, g := range a.p.Groups {
+		if _, dup := a.declared[g.AppName]; dup {
+			a.probs.group(g.AppName, invalid("app_name", "the group is declared twice; declare it once"))
 			continue
 		}
-		if err := s.checkAppName(g.AppName); err != nil {
-			probs.group(g.AppName, err)
+		if err := a.s.checkAppName(g.AppName); err != nil {
+			a.probs.group(g.AppName, err)
 			continue
 		}
-		declared[g.AppName] = g
+		a.declared[g.AppName] = g
 	}
-	declaredJobs := make(map[JobRef]bool, len(p.Jobs))
-	var scope []string
-	inScope := map[string]bool{}
-	addScope := func(app string) {
-		if app != "" && !inScope[app] {
-			inScope[app] = true
-			scope = append(scope, app)
-		}
+	for _, app := range a.p.Scope {
+		a.addScope(app)
 	}
-	for _, app := range p.Scope {
-		addScope(app)
+	for _, g := range a.p.Groups {
+		a.addScope(g.AppName)
 	}
-	for _, g := range p.Groups {
-		addScope(g.AppName)
-	}
-	for _, j := range p.Jobs {
+	for _, j := range a.p.Jobs {
 		r := JobRef{j.Group, j.Name}
 		switch {
 		case j.Group == "":
-			probs.job(r, invalid("group", "is required: the app name of the job's group"))
+			a.probs.job(r, invalid("group", "is required: the app name of the job's group"))
 			continue
-		case declaredJobs[r]:
-			probs.job(r, invalid("name", "job %s is declared twice; job names are unique within a group", r))
+		case a.declaredJobs[r]:
+			a.probs.job(r, invalid("name", "job %s is declared twice; job names are unique within a group", r))
 			continue
 		}
-		declaredJobs[r] = true
-		addScope(j.Group)
+		a.declaredJobs[r] = true
+		a.addScope(j.Group)
 	}
+}
 
-	var plan Plan
-	err := s.st.Tx(ctx, func(tx *store.Store) error {
-		all, err := tx.GroupList(ctx)
-		if err != nil {
-			return err
-		}
-		groups := make(map[string]store.Group, len(all))
-		appOf := make(map[int64]string, len(all))
-		for _, g := range all {
-			groups[g.AppName] = g
-			appOf[g.ID] = g.AppName
-		}
+func (a *applyRun) addScope(app string) {
+	if app != "" && !a.inScope[app] {
+		a.inScope[app] = true
+		a.scope = append(a.scope, app)
+	}
+}
 
-		// Permissions first: every group in scope, before anything else
-		// is looked at or changed.
-		jobPerm := access.PermJobsRead
-		if p.Write {
-			jobPerm = access.PermJobsWrite
+// loadGroups reads the groups. A group the caller cannot read is, to this
+// plan, a group that does not exist: neither it nor its jobs may be told
+// apart from absent ones (creating a group of its name needs
+// groups.create, which only those who see every group hold).
+func (a *applyRun) loadGroups(ctx context.Context) error {
+	all, err := a.tx.GroupList(ctx)
+	if err != nil {
+		return err
+	}
+	a.groups = make(map[string]store.Group, len(all))
+	a.appOf = make(map[int64]string, len(all))
+	for _, g := range all {
+		a.appOf[g.ID] = g.AppName
+		if a.authorize(access.PermJobsRead, g.ID) == nil {
+			a.groups[g.AppName] = g
 		}
-		// A group the caller cannot read is, to this plan, a group that
-		// does not exist: neither it nor its jobs may be told apart from
-		// absent ones (creating a group of its name needs groups.create,
-		// which only those who see every group hold).
-		for app, g := range groups {
-			if authorize(access.PermJobsRead, g.ID) != nil {
-				delete(groups, app)
-			}
-		}
-		for _, app := range scope {
-			if g, ok := groups[app]; ok {
-				if err := authorize(jobPerm, g.ID); err != nil {
-					return err
-				}
-			}
-		}
+	}
+	return nil
+}
 
-		// Groups.
-		var groupChanges []Change
-		newGroups := map[string]groupDef{}
-		for _, decl := range p.Groups {
-			if _, ok := declared[decl.AppName]; !ok {
-				continue // a problem already
-			}
-			def, err := s.checkGroupDecl(ctx, decl)
-			if err != nil {
-				probs.group(decl.AppName, err)
-				continue
-			}
-			cur, exists := groups[decl.AppName]
-			if !exists {
-				if p.Write {
-					if err := authorize(access.PermGroupsCreate, 0); err != nil {
-						return err
-					}
-				}
-				newGroups[decl.AppName] = def
-				groupChanges = append(groupChanges, Change{Op: OpCreate, Kind: "group", Group: decl.AppName})
-				continue
-			}
-			if decl.AcceptRegistrations == nil {
-				def.AcceptRegistrations = cur.AcceptRegistrations
-			}
-			before := groupDefOf(cur)
-			c := Change{Op: OpUnchanged, Kind: "group", Group: decl.AppName, Version: versionOf(before)}
-			if d := diffDefs(before, def); len(d) > 0 {
-				if p.Write {
-					if err := authorize(access.PermGroupsEdit, cur.ID); err != nil {
-						return err
-					}
-				}
-				c.Op, c.Diff = OpUpdate, d
-				newGroups[decl.AppName] = def
-			}
-			groupChanges = append(groupChanges, c)
-		}
-		for _, app := range scope {
-			if _, ok := groups[app]; !ok {
-				if _, ok := declared[app]; !ok {
-					probs.group(app, invalid("app_name", "group %q does not exist or is not visible to you; declare it under groups: or create it first", app))
-				}
-			}
-		}
-
-		// The current jobs of the groups in scope: one read.
-		var scopeIDs []int64
-		for _, app := range scope {
-			if g, ok := groups[app]; ok {
-				scopeIDs = append(scopeIDs, g.ID)
-			}
-		}
-		curJobs, err := tx.JobListGroups(ctx, scopeIDs, p.Write)
-		if err != nil {
-			return err
-		}
-		known := newJobIndex(appOf)
-		for _, j := range curJobs {
-			known.add(j)
-		}
-		// Child jobs outside the scope, by id (those the current jobs name)
-		// and by name (those the declaration names).
-		if err := known.loadChildren(ctx, tx); err != nil {
-			return err
-		}
-		for _, j := range p.Jobs {
-			for _, c := range j.Children {
-				if _, ok := known.byRef[c]; ok || declaredJobs[c] {
-					continue
-				}
-				if g, ok := groups[c.Group]; ok && !inScope[c.Group] {
-					cj, err := tx.JobGetByName(ctx, g.AppName, c.Name)
-					if err == nil {
-						known.add(cj)
-					} else if !errors.Is(err, store.ErrNotFound) {
-						return err
-					}
-				}
-			}
-		}
-		if err := known.loadChildren(ctx, tx); err != nil {
-			return err
-		}
-
-		// Jobs.
-		planned := make([]*plannedJob, 0, len(p.Jobs))
-		plannedBy := make(map[JobRef]*plannedJob, len(p.Jobs))
-		now := s.clock.Now()
-		var zones schedule.Zones
-		for _, j := range p.Jobs {
-			r := JobRef{j.Group, j.Name}
-			if j.Group == "" || plannedBy[r] != nil || !declaredJobs[r] {
-				continue
-			}
-			spec := j.JobSpec
-			spec.Name, spec.ChildJobIDs, spec.GroupID = j.Name, nil, -1
-			if g, ok := groups[j.Group]; ok {
-				spec.GroupID = g.ID
-			} else if _, ok := declared[j.Group]; !ok {
-				continue // the group's problem is reported once
-			}
-			f, sched, err := s.checkJobFields(spec, &zones)
-			if err != nil {
-				probs.job(r, err)
-				continue
-			}
-			// Pinned targets are targets of the job's group as this plan
-			// leaves it (its declared members, else its current ones).
-			pinGroup := store.Group{AppName: j.Group}
-			if g, ok := groups[j.Group]; ok {
-				pinGroup = g
-			}
-			if def, ok := newGroups[j.Group]; ok {
-				pinGroup.Members = def.Members
-			}
-			if err := s.checkPinnedInGroup(ctx, tx, pinGroup, f.PinnedTargets); err != nil {
-				probs.job(r, err)
-				continue
-			}
-			if len(j.Children) > 32 {
-				probs.job(r, invalid("children", "at most 32 child jobs, got %d", len(j.Children)))
-				continue
-			}
-			bad := false
-			names := make([]string, len(j.Children))
-			for i, c := range j.Children {
-				names[i] = c.String()
-				if c == r {
-					probs.job(r, invalid(fmt.Sprintf("children[%d]", i), "a job cannot be its own child"))
-					bad = true
-				} else if _, ok := known.byRef[c]; !ok && !declaredJobs[c] {
-					probs.job(r, invalid(fmt.Sprintf("children[%d]", i), "job %s does not exist and is not declared; declare it, or name an existing job as app_name/name", c))
-					bad = true
-				}
-			}
-			if bad {
-				continue
-			}
-			pj := &plannedJob{ref: r, fields: f, sched: sched, enabled: j.Enabled, children: j.Children, def: defOfFields(f, names, j.Enabled)}
-			if cur, ok := known.byRef[r]; ok && inScope[r.Group] {
-				pj.cur = &cur
-			}
-			// A child runs when its parent succeeds: a new link needs
-			// jobs.operate on the child's group.
-			linked := map[JobRef]bool{}
-			if pj.cur != nil {
-				for _, id := range pj.cur.ChildJobIDs {
-					linked[known.refOf[id]] = true
-				}
-			}
-			for i, c := range j.Children {
-				if g, ok := groups[c.Group]; ok && !linked[c] {
-					if err := authorize(access.PermJobsOperate, g.ID); err != nil {
-						probs.job(r, invalid(fmt.Sprintf("children[%d]", i), "linking %s as a child triggers it whenever this job succeeds, which needs jobs.operate on group %q: %v", c, c.Group, err))
-						bad = true
-					}
-				}
-			}
-			if bad {
-				continue
-			}
-			if pj.enabled && (pj.cur == nil || !pj.cur.Enabled || schedChanged(*pj.cur, f)) {
-				if _, err := firstFire(f.ScheduleType, sched, now); err != nil {
-					var ve *ValidationError
-					if errors.As(err, &ve) && ve.Field == "schedule_type" {
-						ve.Field, ve.Message = "enabled", "a job with schedule_type none cannot be enabled: it runs only when triggered; set enabled: false or give it a schedule"
-					}
-					probs.job(r, err)
-					continue
-				}
-			}
-			planned = append(planned, pj)
-			plannedBy[r] = pj
-		}
-
-		// Deletes: the jobs of the groups in scope that are not declared.
-		var deletes []store.Job
-		if p.Prune {
-			for _, j := range curJobs {
-				if !declaredJobs[known.refOf[j.ID]] {
-					deletes = append(deletes, j)
-				}
-			}
-		}
-		deleted := make(map[int64]bool, len(deletes))
-		for _, d := range deletes {
-			deleted[d.ID] = true
-		}
-		if len(probs) == 0 {
-			if cyc := findChildCycle(planned, known, deleted); cyc != "" {
-				probs = append(probs, ApplyProblem{Kind: "job", Group: strings.SplitN(cyc, "/", 2)[0], Name: strings.SplitN(cyc, "/", 2)[1],
-					Field: "children", Message: "child jobs would form a cycle: " + cyc})
-			}
-		}
-		if len(probs) > 0 {
-			return &ApplyInvalidError{Problems: probs}
-		}
-
-		// The plan.
-		plan.Changes = append(plan.Changes, groupChanges...)
-		for _, pj := range planned {
-			c := Change{Kind: "job", Group: pj.ref.Group, Name: pj.ref.Name}
-			if pj.cur == nil {
-				pj.op = OpCreate
-			} else {
-				before := known.defOf(*pj.cur)
-				c.Version = versionOf(before)
-				pj.op = OpUnchanged
-				if d := diffDefs(before, pj.def); len(d) > 0 {
-					pj.op, c.Diff, pj.diff = OpUpdate, d, d
-				}
-			}
-			c.Op = pj.op
-			plan.Changes = append(plan.Changes, c)
-		}
-		for _, d := range deletes {
-			r := known.refOf[d.ID]
-			plan.Changes = append(plan.Changes, Change{Op: OpDelete, Kind: "job", Group: r.Group, Name: r.Name, Version: versionOf(known.defOf(d))})
-		}
-		if !p.Write {
-			return nil
-		}
-		if p.Expect != nil {
-			if err := checkExpected(plan, p.Expect); err != nil {
+// authorizeScope checks the caller's permission on the jobs of every
+// existing group in scope, before anything else is looked at or changed.
+func (a *applyRun) authorizeScope() error {
+	jobPerm := access.PermJobsRead
+	if a.p.Write {
+		jobPerm = access.PermJobsWrite
+	}
+	for _, app := range a.scope {
+		if g, ok := a.groups[app]; ok {
+			if err := a.authorize(jobPerm, g.ID); err != nil {
 				return err
 			}
 		}
-		return s.writePlan(ctx, tx, plan, planned, deletes, declared, newGroups, groups, known)
-	})
+	}
+	return nil
+}
+
+// authorizeWrite checks a permission the write needs; a plan only read
+// needs none of them.
+func (a *applyRun) authorizeWrite(perm access.Perm, groupID int64) error {
+	if !a.p.Write {
+		return nil
+	}
+	return a.authorize(perm, groupID)
+}
+
+// planGroups plans each declared group: a create, an update or unchanged.
+func (a *applyRun) planGroups(ctx context.Context) error {
+	for _, decl := range a.p.Groups {
+		if _, ok := a.declared[decl.AppName]; !ok {
+			continue // a problem already
+		}
+		if err := a.planGroup(ctx, decl); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *applyRun) planGroup(ctx context.Context, decl ApplyGroup) error {
+	def, err := a.s.checkGroupDecl(ctx, decl)
 	if err != nil {
-		if errors.Is(err, store.ErrConflict) {
-			var pc *PlanConflictError
-			if !errors.As(err, &pc) {
-				return Plan{}, &PlanConflictError{Objects: []string{"a job was created by someone else in between (a name is taken)"}}
+		a.probs.group(decl.AppName, err)
+		return nil
+	}
+	cur, exists := a.groups[decl.AppName]
+	if !exists {
+		if err := a.authorizeWrite(access.PermGroupsCreate, 0); err != nil {
+			return err
+		}
+		a.newGroups[decl.AppName] = def
+		a.groupChanges = append(a.groupChanges, Change{Op: OpCreate, Kind: "group", Group: decl.AppName})
+		return nil
+	}
+	if decl.AcceptRegistrations == nil {
+		def.AcceptRegistrations = cur.AcceptRegistrations
+	}
+	before := groupDefOf(cur)
+	c := Change{Op: OpUnchanged, Kind: "group", Group: decl.AppName, Version: versionOf(before)}
+	if d := diffDefs(before, def); len(d) > 0 {
+		if err := a.authorizeWrite(access.PermGroupsEdit, cur.ID); err != nil {
+			return err
+		}
+		c.Op, c.Diff = OpUpdate, d
+		a.newGroups[decl.AppName] = def
+	}
+	a.groupChanges = append(a.groupChanges, c)
+	return nil
+}
+
+// reportUnknownGroups reports each group in scope that neither exists (to
+// the caller) nor is declared.
+func (a *applyRun) reportUnknownGroups() {
+	for _, app := range a.scope {
+		_, exists := a.groups[app]
+		_, declared := a.declared[app]
+		if !exists && !declared {
+			a.probs.group(app, invalid("app_name", "group %q does not exist or is not visible to you; declare it under groups: or create it first", app))
+		}
+	}
+}
+
+// loadJobs reads the current jobs of the groups in scope (one read) and
+// the child jobs outside the scope: by id those the current jobs name, by
+// name those the declaration names.
+func (a *applyRun) loadJobs(ctx context.Context) error {
+	var scopeIDs []int64
+	for _, app := range a.scope {
+		if g, ok := a.groups[app]; ok {
+			scopeIDs = append(scopeIDs, g.ID)
+		}
+	}
+	curJobs, err := a.tx.JobListGroups(ctx, scopeIDs, a.p.Write)
+	if err != nil {
+		return err
+	}
+	a.curJobs = curJobs
+	a.known = newJobIndex(a.appOf)
+	for _, j := range curJobs {
+		a.known.add(j)
+	}
+	if err := a.known.loadChildren(ctx, a.tx); err != nil {
+		return err
+	}
+	if err := a.loadDeclaredChildren(ctx); err != nil {
+		return err
+	}
+	return a.known.loadChildren(ctx, a.tx)
+}
+
+// loadDeclaredChildren reads the child jobs the declaration names in
+// visible groups outside the scope.
+func (a *applyRun) loadDeclaredChildren(ctx context.Context) error {
+	for _, j := range a.p.Jobs {
+		for _, c := range j.Children {
+			if _, ok := a.known.byRef[c]; ok || a.declaredJobs[c] {
+				continue
+			}
+			g, ok := a.groups[c.Group]
+			if !ok || a.inScope[c.Group] {
+				continue
+			}
+			cj, err := a.tx.JobGetByName(ctx, g.AppName, c.Name)
+			switch {
+			case err == nil:
+				a.known.add(cj)
+			case !errors.Is(err, store.ErrNotFound):
+				return err
 			}
 		}
-		return Plan{}, err
 	}
-	plan.Applied = p.Write
-	if p.Write {
-		for _, c := range plan.Changes {
-			if c.Kind == "group" && c.Op != OpUnchanged {
-				s.changed()
-				break
-			}
+	return nil
+}
+
+// planJobs validates each declared job into a planned one; a job with a
+// problem is reported and left out.
+func (a *applyRun) planJobs(ctx context.Context) {
+	a.planned = make([]*plannedJob, 0, len(a.p.Jobs))
+	plannedBy := make(map[JobRef]*plannedJob, len(a.p.Jobs))
+	now := a.s.clock.Now()
+	var zones schedule.Zones
+	for _, j := range a.p.Jobs {
+		r := JobRef{j.Group, j.Name}
+		if j.Group == "" || plannedBy[r] != nil || !a.declaredJobs[r] {
+			continue
+		}
+		if pj := a.planJob(ctx, j, now, &zones); pj != nil {
+			a.planned = append(a.planned, pj)
+			plannedBy[r] = pj
 		}
 	}
-	return plan, nil
+}
+
+// planJob checks one declared job: its fields, its pinned targets, its
+// children and the permission to link them, and that it can be enabled.
+// It returns nil if the job has a problem (reported).
+func (a *applyRun) planJob(ctx context.Context, j ApplyJob, now time.Time, zones *schedule.Zones) *plannedJob {
+	r := JobRef{j.Group, j.Name}
+	spec := j.JobSpec
+	spec.Name, spec.ChildJobIDs, spec.GroupID = j.Name, nil, -1
+	if g, ok := a.groups[j.Group]; ok {
+		spec.GroupID = g.ID
+	} else if _, ok := a.declared[j.Group]; !ok {
+		return nil // the group's problem is reported once
+	}
+	f, sched, err := a.s.checkJobFields(spec, zones)
+	if err != nil {
+		a.probs.job(r, err)
+		return nil
+	}
+	if err := a.s.checkPinnedInGroup(ctx, a.tx, a.groupAsPlanned(j.Group), f.PinnedTargets); err != nil {
+		a.probs.job(r, err)
+		return nil
+	}
+	if !a.checkChildren(r, j.Children) {
+		return nil
+	}
+	names := make([]string, len(j.Children))
+	for i, c := range j.Children {
+		names[i] = c.String()
+	}
+	pj := &plannedJob{ref: r, fields: f, sched: sched, enabled: j.Enabled, children: j.Children, def: defOfFields(f, names, j.Enabled)}
+	if cur, ok := a.known.byRef[r]; ok && a.inScope[r.Group] {
+		pj.cur = &cur
+	}
+	if !a.authorizeNewLinks(pj) {
+		return nil
+	}
+	if err := checkCanFire(pj, now); err != nil {
+		a.probs.job(r, err)
+		return nil
+	}
+	return pj
+}
+
+// groupAsPlanned is a job's group as the plan leaves it, for its pinned
+// targets: its declared members, else its current ones.
+func (a *applyRun) groupAsPlanned(app string) store.Group {
+	g := store.Group{AppName: app}
+	if cur, ok := a.groups[app]; ok {
+		g = cur
+	}
+	if def, ok := a.newGroups[app]; ok {
+		g.Members = def.Members
+	}
+	return g
+}
+
+// checkChildren checks that a job's children are at most 32, not the job
+// itself, and exist or are declared; it reports every problem.
+func (a *applyRun) checkChildren(r JobRef, children []JobRef) bool {
+	if len(children) > 32 {
+		a.probs.job(r, invalid("children", "at most 32 child jobs, got %d", len(children)))
+		return false
+	}
+	ok := true
+	for i, c := range children {
+		if c == r {
+			a.probs.job(r, invalid(fmt.Sprintf("children[%d]", i), "a job cannot be its own child"))
+			ok = false
+		} else if _, known := a.known.byRef[c]; !known && !a.declaredJobs[c] {
+			a.probs.job(r, invalid(fmt.Sprintf("children[%d]", i), "job %s does not exist and is not declared; declare it, or name an existing job as app_name/name", c))
+			ok = false
+		}
+	}
+	return ok
+}
+
+// authorizeNewLinks checks the children a job does not link yet: a child
+// runs when its parent succeeds, so a new link needs jobs.operate on the
+// child's group. It reports every link refused.
+func (a *applyRun) authorizeNewLinks(pj *plannedJob) bool {
+	linked := map[JobRef]bool{}
+	if pj.cur != nil {
+		for _, id := range pj.cur.ChildJobIDs {
+			linked[a.known.refOf[id]] = true
+		}
+	}
+	ok := true
+	for i, c := range pj.children {
+		g, exists := a.groups[c.Group]
+		if !exists || linked[c] {
+			continue
+		}
+		if err := a.authorize(access.PermJobsOperate, g.ID); err != nil {
+			a.probs.job(pj.ref, invalid(fmt.Sprintf("children[%d]", i), "linking %s as a child triggers it whenever this job succeeds, which needs jobs.operate on group %q: %v", c, c.Group, err))
+			ok = false
+		}
+	}
+	return ok
+}
+
+// checkCanFire checks that a job the plan (re)schedules has a next fire time.
+func checkCanFire(pj *plannedJob, now time.Time) error {
+	if !pj.firesAnew() {
+		return nil
+	}
+	_, err := firstFire(pj.fields.ScheduleType, pj.sched, now)
+	var ve *ValidationError
+	if errors.As(err, &ve) && ve.Field == "schedule_type" {
+		ve.Field, ve.Message = "enabled", "a job with schedule_type none cannot be enabled: it runs only when triggered; set enabled: false or give it a schedule"
+	}
+	return err
+}
+
+// planDeletes lists, with p.Prune, the jobs of the groups in scope that
+// are not declared.
+func (a *applyRun) planDeletes() {
+	if !a.p.Prune {
+		return
+	}
+	for _, j := range a.curJobs {
+		if !a.declaredJobs[a.known.refOf[j.ID]] {
+			a.deletes = append(a.deletes, j)
+		}
+	}
+}
+
+// checkProblems fails with every problem found; with none, it looks for a
+// cycle of child links in the state the plan leaves.
+func (a *applyRun) checkProblems() error {
+	if len(a.probs) == 0 {
+		deleted := make(map[int64]bool, len(a.deletes))
+		for _, d := range a.deletes {
+			deleted[d.ID] = true
+		}
+		if cyc := findChildCycle(a.planned, a.known, deleted); cyc != "" {
+			group, name, _ := strings.Cut(cyc, "/")
+			a.probs = append(a.probs, ApplyProblem{Kind: "job", Group: group, Name: name,
+				Field: "children", Message: "child jobs would form a cycle: " + cyc})
+		}
+	}
+	if len(a.probs) > 0 {
+		return &ApplyInvalidError{Problems: a.probs}
+	}
+	return nil
+}
+
+// buildPlan lists the changes: groups, jobs in the order declared, deletes.
+// It records each planned job's op and diff for the write.
+func (a *applyRun) buildPlan() Plan {
+	var plan Plan
+	plan.Changes = append(plan.Changes, a.groupChanges...)
+	for _, pj := range a.planned {
+		c := Change{Kind: "job", Group: pj.ref.Group, Name: pj.ref.Name}
+		if pj.cur == nil {
+			pj.op = OpCreate
+		} else {
+			before := a.known.defOf(*pj.cur)
+			c.Version = versionOf(before)
+			pj.op = OpUnchanged
+			if d := diffDefs(before, pj.def); len(d) > 0 {
+				pj.op, c.Diff, pj.diff = OpUpdate, d, d
+			}
+		}
+		c.Op = pj.op
+		plan.Changes = append(plan.Changes, c)
+	}
+	for _, d := range a.deletes {
+		r := a.known.refOf[d.ID]
+		plan.Changes = append(plan.Changes, Change{Op: OpDelete, Kind: "job", Group: r.Group, Name: r.Name, Version: versionOf(a.known.defOf(d))})
+	}
+	return plan
 }
 
 func schedChanged(cur store.Job, f store.JobFields) bool {
@@ -726,7 +890,7 @@ func (s *Service) checkGroupDecl(ctx context.Context, g ApplyGroup) (groupDef, e
 	if _, err := checkExecutorSettings("", g.Protocol); err != nil {
 		return groupDef{}, err
 	}
-	def := groupDef{Title: g.Title, Members: members, Protocol: g.Protocol, AcceptRegistrations: defaultAcceptRegistrations(members)}
+	def := groupDef{Title: g.Title, Members: members, Protocol: g.Protocol, AcceptRegistrations: s.defaultAcceptRegistrations(members)}
 	if g.AcceptRegistrations != nil {
 		def.AcceptRegistrations = *g.AcceptRegistrations
 	}
@@ -769,167 +933,6 @@ func checkExpected(plan Plan, expect []Change) error {
 	return nil
 }
 
-// writePlan writes a checked plan on tx: groups, new jobs (in multi-row
-// inserts), their child links, updates, deletes, and an audit event per change.
-func (s *Service) writePlan(ctx context.Context, tx *store.Store, plan Plan, planned []*plannedJob, deletes []store.Job,
-	declared map[string]ApplyGroup, newGroups map[string]groupDef, groups map[string]store.Group, known *jobIndex) error {
-	now := s.clock.Now()
-	nowMs := now.UnixMilli()
-	var events []store.AuditEvent
-	event := func(e auditEntry) error {
-		ev, err := s.auditEvent(ctx, e)
-		if err != nil {
-			return err
-		}
-		events = append(events, ev)
-		return nil
-	}
-	for _, c := range plan.Changes {
-		if c.Kind != "group" || c.Op == OpUnchanged {
-			continue
-		}
-		def := newGroups[c.Group]
-		es := store.GroupExecutorSettings{Protocol: def.Protocol, AcceptRegistrations: def.AcceptRegistrations}
-		if c.Op == OpCreate {
-			g, err := tx.GroupCreate(ctx, store.GroupCreateParams{AppName: c.Group, Title: def.Title, Members: def.Members, GroupExecutorSettings: es,
-				FailureDestination: def.FailureDestination, NowMs: nowMs})
-			if err != nil {
-				return err
-			}
-			groups[g.AppName] = g
-			known.appOf[g.ID] = g.AppName
-			if err := event(auditEntry{Action: ActGroupCreate, ObjectType: "group", ObjectID: g.ID, GroupID: g.ID, Changes: diffMap(diffDefs(nil, def))}); err != nil {
-				return err
-			}
-			continue
-		}
-		cur := groups[c.Group]
-		es.AccessToken = cur.AccessToken // not declared: kept
-		g, err := tx.GroupUpdate(ctx, store.GroupUpdateParams{ID: cur.ID, Title: def.Title, Members: def.Members, GroupExecutorSettings: es,
-			FailureDestination: def.FailureDestination, NowMs: nowMs})
-		if err != nil {
-			return err
-		}
-		groups[g.AppName] = g
-		if err := event(auditEntry{Action: ActGroupUpdate, ObjectType: "group", ObjectID: g.ID, GroupID: g.ID, Changes: diffMap(c.Diff)}); err != nil {
-			return err
-		}
-	}
-
-	// New jobs, with the child links that exist already; links to jobs
-	// created here follow once those have ids.
-	idOf := func(r JobRef) (int64, bool) {
-		if j, ok := known.byRef[r]; ok {
-			return j.ID, true
-		}
-		return 0, false
-	}
-	var creates []store.JobCreateParams
-	var created []*plannedJob
-	var linkLater []*plannedJob
-	for _, pj := range planned {
-		if pj.op != OpCreate {
-			continue
-		}
-		f := pj.fields
-		f.GroupID = groups[pj.ref.Group].ID
-		f.ChildJobIDs = nil
-		later := false
-		for _, c := range pj.children {
-			if id, ok := idOf(c); ok {
-				f.ChildJobIDs = append(f.ChildJobIDs, id)
-			} else {
-				later = true
-			}
-		}
-		if later {
-			f.ChildJobIDs = nil
-			linkLater = append(linkLater, pj)
-		}
-		cp := store.JobCreateParams{JobFields: f, Enabled: pj.enabled, NowMs: nowMs}
-		if pj.enabled {
-			next, err := firstFire(f.ScheduleType, pj.sched, now)
-			if err != nil {
-				return err
-			}
-			cp.NextFireMs = next
-		}
-		pj.fields = f
-		creates = append(creates, cp)
-		created = append(created, pj)
-	}
-	ids, err := tx.JobInsertMany(ctx, creates)
-	if err != nil {
-		return err
-	}
-	for i, pj := range created {
-		j := store.Job{ID: ids[i], GroupID: pj.fields.GroupID, Name: pj.ref.Name}
-		known.add(j)
-		if err := event(auditEntry{Action: ActJobCreate, ObjectType: "job", ObjectID: ids[i], GroupID: j.GroupID, Changes: diffMap(diffDefs(nil, pj.def))}); err != nil {
-			return err
-		}
-	}
-	resolve := func(pj *plannedJob) []int64 {
-		out := make([]int64, 0, len(pj.children))
-		for _, c := range pj.children {
-			id, _ := idOf(c)
-			out = append(out, id)
-		}
-		return out
-	}
-	links := make(map[int64][]int64, len(linkLater))
-	for _, pj := range linkLater {
-		links[known.byRef[pj.ref].ID] = resolve(pj)
-	}
-	if err := tx.JobSetChildrenMany(ctx, links); err != nil {
-		return err
-	}
-
-	// Updates.
-	for _, pj := range planned {
-		if pj.op != OpUpdate {
-			continue
-		}
-		cur := *pj.cur
-		f := pj.fields
-		f.GroupID = cur.GroupID
-		f.ChildJobIDs = resolve(pj)
-		rp := store.JobReplaceParams{ID: cur.ID, JobFields: f, Enabled: pj.enabled, NowMs: nowMs}
-		switch {
-		case pj.enabled && (!cur.Enabled || schedChanged(cur, f)):
-			next, err := firstFire(f.ScheduleType, pj.sched, now)
-			if err != nil {
-				return err
-			}
-			rp.NextFireMs = &next
-		case !pj.enabled && cur.Enabled:
-			zero := int64(0)
-			rp.NextFireMs = &zero
-		}
-		if err := tx.JobReplace(ctx, rp); err != nil {
-			return err
-		}
-		if err := event(auditEntry{Action: ActJobUpdate, ObjectType: "job", ObjectID: cur.ID, GroupID: cur.GroupID, Changes: diffMap(pj.diff)}); err != nil {
-			return err
-		}
-	}
-
-	// Deletes.
-	if len(deletes) > 0 {
-		delIDs := make([]int64, len(deletes))
-		for i, d := range deletes {
-			delIDs[i] = d.ID
-			if err := event(auditEntry{Action: ActJobDelete, ObjectType: "job", ObjectID: d.ID, GroupID: d.GroupID, Changes: map[string]any{"name": d.Name}}); err != nil {
-				return err
-			}
-		}
-		if err := tx.JobDeleteMany(ctx, delIDs); err != nil {
-			return err
-		}
-	}
-	return tx.AuditAppendMany(ctx, events)
-}
-
 func diffMap(d map[string]FieldChange) map[string]any {
 	out := make(map[string]any, len(d))
 	for k, v := range d {
@@ -947,6 +950,22 @@ type jobIndex struct {
 
 func newJobIndex(appOf map[int64]string) *jobIndex {
 	return &jobIndex{appOf: appOf, byRef: map[JobRef]store.Job{}, refOf: map[int64]JobRef{}}
+}
+
+// idOf is a known job's id.
+func (x *jobIndex) idOf(r JobRef) (int64, bool) {
+	j, ok := x.byRef[r]
+	return j.ID, ok
+}
+
+// idsOf are the ids of jobs named (0 for one not known).
+func (x *jobIndex) idsOf(refs []JobRef) []int64 {
+	out := make([]int64, 0, len(refs))
+	for _, r := range refs {
+		id, _ := x.idOf(r)
+		out = append(out, id)
+	}
+	return out
 }
 
 func (x *jobIndex) add(j store.Job) {

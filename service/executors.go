@@ -62,6 +62,10 @@ type ExecutorsOptions struct {
 	// SentTarget): a callback for it is authorized at once instead of
 	// waiting for the record.
 	SentTarget func(runID int64) string
+	// Drivers tells what a run's target can do: only a run on a target of
+	// the executor protocol reports by callback with an executor token (nil:
+	// none does, and such callbacks are refused).
+	Drivers *targets.Registry
 	// AllowCrossGroupMembers lets a group list, as a static member, an
 	// address that an executor of another group registered; runs sent there
 	// still carry only their own group's credential.
@@ -73,6 +77,7 @@ type ExecutorsOptions struct {
 type Executors struct {
 	st        *store.Store
 	sink      targets.Sink
+	drivers   *targets.Registry
 	clock     clockwork.Clock
 	log       *logrus.Entry
 	token     string
@@ -127,7 +132,7 @@ func NewExecutors(o ExecutorsOptions) *Executors {
 	if onChange == nil {
 		onChange = func() {}
 	}
-	return &Executors{st: o.Store, sink: o.Sink, clock: clock, log: log, metrics: newExecutorMetrics(o.Metrics), checkAddress: o.CheckAddress,
+	return &Executors{st: o.Store, sink: o.Sink, drivers: o.Drivers, clock: clock, log: log, metrics: newExecutorMetrics(o.Metrics), checkAddress: o.CheckAddress,
 		dir: newExecutorDirectory(o.Store, clock), onChange: onChange, sentTarget: o.SentTarget, allowCrossGroup: o.AllowCrossGroupMembers}
 }
 
@@ -469,7 +474,7 @@ type CallbackRefusal struct {
 // Callback refusal reasons (the metric's reason label).
 const (
 	RefusedRunToken     = "wrong_run_token"
-	RefusedNotHTTP      = "not_an_http_run"
+	RefusedNotHTTP      = "not_an_http_run" // the run's target speaks no executor protocol
 	RefusedOtherGroup   = "other_group"
 	RefusedNotRecorded  = "dispatch_not_recorded"
 	targetRecordTimeout = 2 * time.Second
@@ -570,8 +575,8 @@ func (e *Executors) authorizeCallback(ctx context.Context, cred CallbackCredenti
 	if r.Target == "" && r.State == kind.RunDispatching {
 		return RefusedNotRecorded, nil // callbackRuns waited for it in vain
 	}
-	if scheme, err := targets.Scheme(r.Target); err != nil || (scheme != "http" && scheme != "https") {
-		return RefusedNotHTTP, nil
+	if !e.drivers.Capabilities(r.Target).ExecutorProtocol {
+		return RefusedNotHTTP, nil // its results come another way (a run token, the driver)
 	}
 	want, ok := tokens[r.GroupID]
 	if !ok {

@@ -79,13 +79,14 @@ type GroupUpdateParams struct {
 
 // defaultAcceptRegistrations is whether a new group takes registered
 // executors when its creator did not say: only when it is (also) meant for
-// HTTP executors.
-func defaultAcceptRegistrations(members []string) bool {
+// executors, which register (a member whose targets speak the executor
+// protocol, or no member at all).
+func (s *Service) defaultAcceptRegistrations(members []string) bool {
 	if len(members) == 0 {
 		return true
 	}
 	for _, m := range members {
-		if strings.HasPrefix(m, "http://") || strings.HasPrefix(m, "https://") {
+		if s.drivers.Capabilities(m).ExecutorProtocol {
 			return true
 		}
 	}
@@ -125,7 +126,7 @@ func (s *Service) CreateGroup(ctx context.Context, p GroupCreateParams) (store.G
 	if err != nil {
 		return store.Group{}, err
 	}
-	es.AcceptRegistrations = defaultAcceptRegistrations(members)
+	es.AcceptRegistrations = s.defaultAcceptRegistrations(members)
 	if p.AcceptRegistrations != nil {
 		es.AcceptRegistrations = *p.AcceptRegistrations
 	}
@@ -403,7 +404,7 @@ func (s *Service) checkMembers(ctx context.Context, appName string, members []st
 			}
 			return nil, invalid(field, "%v", err)
 		}
-		if s.registeredElsewhere != nil && (strings.HasPrefix(m, "http://") || strings.HasPrefix(m, "https://")) {
+		if s.registeredElsewhere != nil && s.drivers.Capabilities(m).ExecutorProtocol { // only executors register
 			taken, err := s.registeredElsewhere(ctx, appName, m)
 			if err != nil {
 				return nil, fmt.Errorf("check %s: %w", field, err)

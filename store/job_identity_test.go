@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ringjob/ringjob/internal/storetest"
 	"github.com/ringjob/ringjob/store"
 )
 
@@ -15,7 +16,7 @@ import (
 // the fix it applies.
 func TestMigrateJobNamesUnique(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		a := mkJob(t, st, "nightly", t0)
 		_, err := st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: a.GroupID, Name: "nightly", ScheduleType: "none", TimeZone: "UTC", ShardCount: 1}, NowMs: t0})

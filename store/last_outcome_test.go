@@ -8,12 +8,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/storetest"
 	"github.com/ringjob/ringjob/store"
 )
 
 func TestJobLastOutcome(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		a, b, never := mkJob(t, st, "lo-a", 0), mkJob(t, st, "lo-b", 0), mkJob(t, st, "lo-never", 0)
 		running := func(j store.Job) int64 {
@@ -88,7 +89,7 @@ func TestJobLastOutcome(t *testing.T) {
 // by name.
 func TestJobLastOutcomeFilterUsesIndex(t *testing.T) {
 	t.Parallel()
-	st := openStore(t, "mysql")
+	st := storetest.Open(t, "mysql")
 	ctx := context.Background()
 	g := mkJob(t, st, "ix", 0).GroupID
 	ps := make([]store.JobCreateParams, 20_000)
@@ -132,7 +133,7 @@ func TestJobLastOutcomeFilterUsesIndex(t *testing.T) {
 // newest finished run.
 func TestJobLastOutcomeBackfill(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		ran, idle := mkJob(t, st, "bf-ran", 0), mkJob(t, st, "bf-idle", 0)
 		for _, ix := range []string{"jobs_outcome", "jobs_outcome_name"} {
@@ -179,7 +180,7 @@ func TestJobLastOutcomeBackfill(t *testing.T) {
 // transaction that records it.
 func TestJobLastOutcomeMisfire(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		require.NoError(t, st.LockPartitionsEnsure(ctx, 1))
 		due := mkJob(t, st, "misfires", t0+2000)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/storetest"
 	"github.com/ringjob/ringjob/store"
 )
 
@@ -17,7 +18,7 @@ import (
 // once, none twice.
 func TestClaimReadsBackExactlyByToken(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		j := mkJob(t, st, "j", t0)
 		var ids []int64
@@ -76,7 +77,7 @@ func TestClaimReadsBackExactlyByToken(t *testing.T) {
 // declaration based on a heartbeat it has since renewed fails.
 func TestDeclareDeadAgainstHeartbeat(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		hb := func(ms int64) error {
 			return st.NodeHeartbeat(ctx, store.NodeHeartbeatParams{ID: "a", Host: "h", NowMs: ms})
@@ -113,7 +114,7 @@ func TestDeclareDeadAgainstHeartbeat(t *testing.T) {
 // for the other replicas before the frozen process wakes up.
 func TestFrozenPreReadFreesItsPartitions(t *testing.T) {
 	t.Parallel()
-	st := openStore(t, "mysql")
+	st := storetest.Open(t, "mysql")
 	ctx := context.Background()
 	require.NoError(t, st.LockPartitionsEnsure(ctx, 2))
 	frozen, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "frozen", Preferred: []int{0, 1}, Max: 2, NowMs: t0, IdleTimeoutSec: 1})
@@ -140,7 +141,7 @@ func TestFrozenPreReadFreesItsPartitions(t *testing.T) {
 // that connection (an apply of thousands of jobs) is not ended midway.
 func TestPreReadIdleTimeoutDoesNotOutliveIt(t *testing.T) {
 	t.Parallel()
-	st := openStore(t, "mysql")
+	st := storetest.Open(t, "mysql")
 	st.DB().SetMaxOpenConns(1) // the next transaction gets the same connection
 	ctx := context.Background()
 	require.NoError(t, st.LockPartitionsEnsure(ctx, 1))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ringjob/ringjob/internal/storetest"
 	"github.com/ringjob/ringjob/store"
 )
 
@@ -14,7 +15,7 @@ import (
 // dialect (0=SUN) to names, once, and leaves everything else alone.
 func TestMigrateCronDayOfWeek(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		cases := []struct{ typ, old, want string }{
 			{typ: "cron", old: "0 0 2 ? * 1", want: "0 0 2 ? * MON"},

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ringjob/ringjob/internal/storetest"
 	"github.com/ringjob/ringjob/store"
 )
 
@@ -14,7 +15,7 @@ import (
 // database's collation, and a lookup finds the name in any of its forms.
 func TestPrincipalNamesCompareByOneRule(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		create := func(name, kind string) (store.Principal, error) {
 			return st.PrincipalCreate(ctx, store.PrincipalCreateParams{Name: name, Kind: kind, Source: store.SourceLocal, NowMs: t0})
@@ -59,7 +60,7 @@ func TestPrincipalNamesCompareByOneRule(t *testing.T) {
 // once one of each pair is renamed or deleted, the upgrade applies.
 func TestMigratePrincipalNameKeys(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		exec := func(q string, args ...any) {
 			t.Helper()

@@ -8,12 +8,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/storetest"
 	"github.com/ringjob/ringjob/store"
 )
 
 func TestExecutorRegistry(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		for _, a := range []string{"http://b:9999", "http://a:9999"} {
 			require.NoError(t, st.RegistryUpsert(ctx, store.RegistryUpsertParams{AppName: "orders", Address: a, NowMs: t0}))
@@ -55,7 +56,7 @@ func TestExecutorRegistry(t *testing.T) {
 
 func TestAcceptKeepsTargetOfAFastRun(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		j := mkJob(t, st, "j", t0)
 		var ids []int64
@@ -84,7 +85,7 @@ func TestAcceptKeepsTargetOfAFastRun(t *testing.T) {
 
 func TestConcurrentLogAppends(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		j := mkJob(t, st, "j", t0)
 		var ids []int64
@@ -119,7 +120,7 @@ func TestConcurrentLogAppends(t *testing.T) {
 
 func TestAcceptBatchSetsEachRunsOwnValues(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		j := mkJob(t, st, "j", t0)
 		var ids []int64

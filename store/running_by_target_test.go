@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ringjob/ringjob/internal/storetest"
 	"github.com/ringjob/ringjob/store"
 )
 
@@ -15,7 +16,7 @@ import (
 // every run.
 func TestRunningByTargetUsesIndex(t *testing.T) {
 	t.Parallel()
-	st := openStore(t, "mysql")
+	st := storetest.Open(t, "mysql")
 	ctx := context.Background()
 	j := mkJob(t, st, "busy", 0)
 	require.NoError(t, st.NodeHeartbeat(ctx, store.NodeHeartbeatParams{ID: "n1", Host: "h", NowMs: t0}))

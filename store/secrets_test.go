@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringjob/ringjob/internal/secretbox"
+	"github.com/ringjob/ringjob/internal/storetest"
 	"github.com/ringjob/ringjob/store"
 )
 
@@ -40,7 +41,7 @@ func rawSecrets(t *testing.T, st *store.Store) string {
 // current key, and a database copied without the key gives nothing away.
 func TestSecretsSealedAtRest(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		const tok, secret = "orders-group-token-0123456789", "run-token-secret-value"
 		// Before any key: plaintext (an upgrade from an older version).

@@ -21,17 +21,6 @@ import (
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
-// eachDialect runs the conformance suite against MySQL and SQLite.
-func eachDialect(t *testing.T, fn func(t *testing.T, st *store.Store)) {
-	t.Helper()
-	storetest.Each(t, fn)
-}
-
-func openStore(t *testing.T, dialect string) *store.Store {
-	t.Helper()
-	return storetest.Open(t, dialect)
-}
-
 const t0 = int64(1_800_000_000_000) // a fixed epoch ms
 
 func mkJob(t *testing.T, st *store.Store, name string, next int64) store.Job {
@@ -68,7 +57,7 @@ func mkJob(t *testing.T, st *store.Store, name string, next int64) store.Job {
 
 func TestMigrate(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		applied, err := st.Migrate(ctx)
 		require.NoError(t, err)
@@ -81,7 +70,7 @@ func TestMigrate(t *testing.T) {
 
 func TestGroupsAndJobs(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		g, err := st.GroupCreate(ctx, store.GroupCreateParams{AppName: "billing", Title: "Billing", Members: []string{"local://a", "http://h:1"}, NowMs: t0})
 		require.NoError(t, err)
@@ -118,7 +107,7 @@ func TestGroupsAndJobs(t *testing.T) {
 
 func TestScheduleTxInsertsAdvancesAndCommits(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		require.NoError(t, st.LockPartitionsEnsure(ctx, 1))
 		due := mkJob(t, st, "due", t0+2000)
@@ -166,7 +155,7 @@ func TestScheduleTxInsertsAdvancesAndCommits(t *testing.T) {
 
 func TestScheduleLockSkipsLockedPartitions(t *testing.T) {
 	t.Parallel()
-	st := openStore(t, "mysql")
+	st := storetest.Open(t, "mysql")
 	ctx := context.Background()
 	require.NoError(t, st.LockPartitionsEnsure(ctx, 4))
 	a, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "a", Preferred: []int{0, 1, 2, 3}, Max: 2, NowMs: t0})
@@ -185,7 +174,7 @@ func TestScheduleLockSkipsLockedPartitions(t *testing.T) {
 
 func TestDueQueryUsesIndex(t *testing.T) {
 	t.Parallel()
-	st := openStore(t, "mysql")
+	st := storetest.Open(t, "mysql")
 	ctx := context.Background()
 	for i := 0; i < 50; i++ {
 		mkJob(t, st, "j", t0+int64(i)*100_000)
@@ -214,7 +203,7 @@ func TestDueQueryUsesIndex(t *testing.T) {
 
 func TestClaimIsCompareAndSet(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		j := mkJob(t, st, "j", t0)
 		var ids []int64
@@ -281,7 +270,7 @@ func TestClaimIsCompareAndSet(t *testing.T) {
 
 func TestTakeOverAndLost(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		j := mkJob(t, st, "j", t0)
 		var ids []int64
@@ -352,7 +341,7 @@ func TestTakeOverAndLost(t *testing.T) {
 
 func TestIdempotencyKey(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		j := mkJob(t, st, "j", t0)
 		p := store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0, TriggerType: kind.TriggerManual, Owner: "n", IdempotencyKey: "k1", CreatedMs: t0}
@@ -401,7 +390,7 @@ func TestIdempotencyKey(t *testing.T) {
 
 func TestRunLogs(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		j := mkJob(t, st, "j", t0)
 		r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0, TriggerType: kind.TriggerManual, Owner: "n", CreatedMs: t0})
@@ -427,7 +416,7 @@ func TestRunLogs(t *testing.T) {
 
 func TestNodes(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		require.NoError(t, st.NodeHeartbeat(ctx, store.NodeHeartbeatParams{ID: "a", Host: "h", NowMs: t0}))
 		require.NoError(t, st.NodeHeartbeat(ctx, store.NodeHeartbeatParams{ID: "a", Host: "h", NowMs: t0 + 1000}))
@@ -511,7 +500,7 @@ func TestSQLiteFilesArePrivate(t *testing.T) {
 // (a whole pre-read window at 10,000 jobs) followed by a sort.
 func TestOverdueSweepUsesIndex(t *testing.T) {
 	t.Parallel()
-	st := openStore(t, "mysql")
+	st := storetest.Open(t, "mysql")
 	ctx := context.Background()
 	j := mkJob(t, st, "sweep", t0)
 	var vals []string
@@ -557,7 +546,7 @@ func TestOverdueSweepUsesIndex(t *testing.T) {
 // handed again, and a run without a target keeps the recorded one.
 func TestHandOffClaimsAndRecordsTheTarget(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		j := mkJob(t, st, "handoff", t0)
 		var ids []int64
@@ -601,7 +590,7 @@ func TestHandOffClaimsAndRecordsTheTarget(t *testing.T) {
 // run that has an outcome meanwhile, gives nothing.
 func TestHandOffAskedAgainAfterALostAnswer(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		j := mkJob(t, st, "handoff-again", t0)
 		var ids []int64
@@ -643,7 +632,7 @@ func TestHandOffAskedAgainAfterALostAnswer(t *testing.T) {
 // recorded misfire reserves nothing. SQLite reserves nothing.
 func TestHandOffGivesBackTheRoomReservedAtInsert(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		require.NoError(t, st.LockPartitionsEnsure(ctx, 1))
 		j := mkJob(t, st, "room", t0)

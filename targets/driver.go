@@ -115,6 +115,8 @@ type Validator interface {
 // can go on: past MaxRunTime after its dispatch, a run on target can no
 // longer report (a Lambda function runs 15 minutes at most, and an event
 // waits in Lambda's queue no longer than its maximum age). 0: no bound.
+// It is not one of the Capabilities, which are the same for every target of
+// a kind: the bound is per target (a Lambda target's mode picks it).
 type RunLimiter interface {
 	MaxRunTime(target string) time.Duration
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/ringjob/ringjob/service"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
+	httptarget "github.com/ringjob/ringjob/targets/http"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m, dbtest.IgnoreFasthttp...) }
@@ -43,11 +44,15 @@ func setupWith(t *testing.T, dialect string, opts func(*service.ExecutorsOptions
 	t.Helper()
 	ctx := context.Background()
 	st := storetest.Open(t, dialect)
-	sched, err := scheduler.New(scheduler.Options{Store: st, Drivers: targets.NewRegistry()})
+	drivers := targets.NewRegistry()
+	httpDriver := httptarget.New(httptarget.Config{})
+	drivers.Register("http", httpDriver)
+	drivers.Register("https", httpDriver)
+	sched, err := scheduler.New(scheduler.Options{Store: st, Drivers: drivers})
 	require.NoError(t, err)
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	eo := service.ExecutorsOptions{Store: st, Sink: sched.Sink(), Log: logrus.NewEntry(log)}
+	eo := service.ExecutorsOptions{Store: st, Sink: sched.Sink(), Drivers: drivers, Log: logrus.NewEntry(log)}
 	if opts != nil {
 		opts(&eo)
 	}

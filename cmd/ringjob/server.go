@@ -218,7 +218,7 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 
 	// HTTP executors: the executor API authenticates them; the driver calls them
 	// with their group's token (or the global one).
-	executors := service.NewExecutors(service.ExecutorsOptions{Store: st, Sink: sched.Sink(), Clock: clock, Log: log.WithField("component", "executors"), Metrics: reg,
+	executors := service.NewExecutors(service.ExecutorsOptions{Store: st, Sink: sched.Sink(), Drivers: drivers, Clock: clock, Log: log.WithField("component", "executors"), Metrics: reg,
 		CheckAddress: outbound.CheckURL, OnRegistryChange: sched.ForgetTargets, SentTarget: sched.SentTarget,
 		AllowCrossGroupMembers: cfg.Executors.AllowCrossGroupMembers})
 	execToken, execTokenNew, err := executors.EnsureToken(ctx, cfg.Executors.AccessToken)

@@ -48,6 +48,24 @@ func (l *Loop) Stop() {
 	<-done
 }
 
+// Every is the one shape of a periodic service's loop: it runs tick every
+// interval until ctx ends, the first time after first (0: at once). A
+// tick's error goes to failed unless ctx ended; the next tick tries again.
+// Between ticks its goroutine sleeps on the clock (Sleep), and only there.
+func Every(ctx context.Context, clock clockwork.Clock, first, interval time.Duration, tick func(context.Context) error, failed func(error)) {
+	if first > 0 && !Sleep(ctx, clock, first) {
+		return
+	}
+	for {
+		if err := tick(ctx); err != nil && ctx.Err() == nil {
+			failed(err)
+		}
+		if !Sleep(ctx, clock, interval) {
+			return
+		}
+	}
+}
+
 // Sleep waits for d on the clock or until ctx ends; it reports false when ctx
 // ended. The timer is stopped either way, so a fake clock keeps no stale waiter.
 func Sleep(ctx context.Context, clock clockwork.Clock, d time.Duration) bool {

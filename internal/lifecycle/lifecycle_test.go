@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -31,4 +32,35 @@ func TestLoop(t *testing.T) {
 	l.Stop()
 	l.Stop() // twice: no-op
 	require.NoError(t, clk.BlockUntilContext(context.Background(), 0), "Sleep leaves no timer behind")
+}
+
+// Every ticks at once or after its first wait, then every interval; a
+// tick's error is reported and the next tick still comes.
+func TestEvery(t *testing.T) {
+	for _, first := range []time.Duration{0, 3 * time.Second} {
+		clk := clockwork.NewFakeClock()
+		ticks := make(chan time.Time, 10)
+		failed := make(chan error, 10)
+		var l Loop
+		l.Start(context.Background(), func(ctx context.Context) {
+			Every(ctx, clk, first, time.Second, func(context.Context) error {
+				ticks <- clk.Now()
+				return errors.New("boom")
+			}, func(err error) { failed <- err })
+		})
+		start := clk.Now()
+		if first > 0 {
+			require.NoError(t, clk.BlockUntilContext(context.Background(), 1))
+			require.Empty(t, ticks, "no tick before the first wait")
+			clk.Advance(first)
+		}
+		require.Equal(t, start.Add(first), <-ticks)
+		require.EqualError(t, <-failed, "boom")
+		require.NoError(t, clk.BlockUntilContext(context.Background(), 1))
+		clk.Advance(time.Second)
+		require.Equal(t, start.Add(first+time.Second), <-ticks)
+		require.EqualError(t, <-failed, "boom")
+		l.Stop()
+		require.Empty(t, failed, "no error reported after the loop ended")
+	}
 }

@@ -154,11 +154,9 @@ func (r *Rollup) Start(ctx context.Context) {
 			defer cancel()
 			_ = r.o.Store.LeaseRelease(rctx, LeaseName, r.o.Node)
 		}()
-		for lifecycle.Sleep(ctx, r.o.Clock, r.o.Config.Interval) {
-			if _, err := r.Tick(ctx); err != nil && ctx.Err() == nil {
-				r.o.Log.WithError(err).Warn("report roll-up")
-			}
-		}
+		lifecycle.Every(ctx, r.o.Clock, r.o.Config.Interval, r.o.Config.Interval,
+			func(ctx context.Context) error { _, err := r.Tick(ctx); return err },
+			func(err error) { r.o.Log.WithError(err).Warn("report roll-up") })
 	})
 }
 

@@ -19,11 +19,6 @@ import (
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
-func eachDialect(t *testing.T, fn func(t *testing.T, st *store.Store)) {
-	t.Helper()
-	storetest.Each(t, fn)
-}
-
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 type env struct {
@@ -112,7 +107,7 @@ func newRollup(t *testing.T, st *store.Store, clock clockwork.Clock, node string
 
 func TestRollupCountsEachRunOnce(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		e := newEnv(t, st)
 		m0 := t0.Truncate(time.Hour)
@@ -186,7 +181,7 @@ func TestRollupCountsEachRunOnce(t *testing.T) {
 // expires under a slow roll-up) still count every run exactly once.
 func TestRollupRacingReplicas(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		e := newEnv(t, st)
 		m0 := t0.Truncate(time.Hour)
@@ -221,7 +216,7 @@ func TestRollupRacingReplicas(t *testing.T) {
 // run is still counted once.
 func TestRollupTickWritesEachBucketOnce(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		e := newEnv(t, st)
 		m0 := t0.Truncate(time.Hour)

@@ -104,11 +104,9 @@ func (w *Worker) Start(ctx context.Context) {
 			defer cancel()
 			_ = w.o.Store.LeaseRelease(rctx, LeaseName, w.o.Node)
 		}()
-		for lifecycle.Sleep(ctx, w.o.Clock, w.o.Config.Interval) {
-			if _, err := w.Cycle(ctx); err != nil && ctx.Err() == nil {
-				w.o.Log.WithError(err).Warn("retention cycle")
-			}
-		}
+		lifecycle.Every(ctx, w.o.Clock, w.o.Config.Interval, w.o.Config.Interval,
+			func(ctx context.Context) error { _, err := w.Cycle(ctx); return err },
+			func(err error) { w.o.Log.WithError(err).Warn("retention cycle") })
 	})
 }
 

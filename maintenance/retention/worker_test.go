@@ -19,11 +19,6 @@ import (
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
-func eachDialect(t *testing.T, fn func(t *testing.T, st *store.Store)) {
-	t.Helper()
-	storetest.Each(t, fn)
-}
-
 const day = 24 * time.Hour
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -113,7 +108,7 @@ func newWorker(t *testing.T, st *store.Store, clock clockwork.Clock, node string
 // override keeps its runs longer.
 func TestRetentionKeepsNeededRuns(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		f := newFixture(t, st, "app", "audit")
 		old := t0
@@ -184,7 +179,7 @@ func TestRetentionKeepsNeededRuns(t *testing.T) {
 // not counted yet is kept, however old.
 func TestRetentionWaitsForTheReports(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		f := newFixture(t, st, "app")
 		now := t0.Add(40 * day)
@@ -236,7 +231,7 @@ func TestConfigValidate(t *testing.T) {
 // across the ranges.
 func TestRetentionMatchesTheRules(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		f := newFixture(t, st, "app", "keep", "brief")
 		now := t0.Add(100 * day)

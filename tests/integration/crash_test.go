@@ -62,7 +62,7 @@ func runReplica(spec string) int {
 		log.WithError(err).Error("scheduler")
 		return 1
 	}
-	ex := service.NewExecutors(service.ExecutorsOptions{Store: st, Sink: sched.Sink(), Log: log})
+	ex := service.NewExecutors(service.ExecutorsOptions{Store: st, Sink: sched.Sink(), Drivers: drivers, Log: log})
 	if _, _, err := ex.EnsureToken(ctx, execToken); err != nil {
 		log.WithError(err).Error("token")
 		return 1

@@ -71,7 +71,7 @@ func startServer(t *testing.T, opts ...serverOpt) *server {
 	sched, err := scheduler.New(so)
 	require.NoError(t, err)
 	svo.Scheduler = sched
-	ex := service.NewExecutors(service.ExecutorsOptions{Store: st, Sink: sched.Sink(), Log: log})
+	ex := service.NewExecutors(service.ExecutorsOptions{Store: st, Sink: sched.Sink(), Drivers: drivers, Log: log})
 	_, _, err = ex.EnsureToken(ctx, execToken)
 	require.NoError(t, err)
 	require.NoError(t, ex.EnsureRunSecret(ctx))
