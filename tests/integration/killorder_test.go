@@ -138,3 +138,98 @@ func TestKillByJobStopsAndRecordsEveryRunOfTheJob(t *testing.T) {
 	}
 	require.Len(t, s.runsOf(j.ID), 2, "no retry of a killed run")
 }
+
+// finishingExecutor's handler ends successfully just as a /kill for it
+// arrives: it reports the success through the admin callback, waits for
+// the callback's answer (as pyxxl does), and only then answers the /kill,
+// with XXL-JOB's answer for a job that no longer runs. callbackTook is how
+// long the server took to answer that report.
+type finishingExecutor struct {
+	admin        string
+	mu           sync.Mutex
+	runs         map[int64]int64 // log id -> log date
+	jobOf        map[int64]int64 // job id -> running log id
+	kills        int
+	callbackTook time.Duration
+	callbackCode int
+}
+
+func (p *finishingExecutor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	switch r.URL.Path {
+	case xxlwire.PathRun:
+		var tr xxlwire.TriggerRequest
+		_ = json.Unmarshal(body, &tr)
+		p.mu.Lock()
+		p.runs[tr.LogID] = tr.LogDateTime
+		p.jobOf[tr.JobID] = tr.LogID
+		p.mu.Unlock()
+	case xxlwire.PathKill:
+		var q xxlwire.JobIDRequest
+		_ = json.Unmarshal(body, &q)
+		p.mu.Lock()
+		p.kills++
+		logID, ok := p.jobOf[q.JobID]
+		delete(p.jobOf, q.JobID)
+		date := p.runs[logID]
+		p.mu.Unlock()
+		if ok {
+			items, _ := json.Marshal([]xxlwire.CallbackItem{xxlwire.NewCallbackItem(logID, date, xxlwire.CodeSuccess, "done")})
+			req, _ := http.NewRequest(http.MethodPost, p.admin+xxlwire.PathCallback, bytes.NewReader(items))
+			req.Header.Set("Content-Type", xxlwire.RequestContentType)
+			req.Header.Set(xxlwire.HeaderAccessToken, execToken)
+			start := time.Now()
+			resp, err := http.DefaultClient.Do(req)
+			took := time.Since(start)
+			p.mu.Lock()
+			p.callbackTook = took
+			if err == nil {
+				p.callbackCode = resp.StatusCode
+			}
+			p.mu.Unlock()
+			if err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}
+		_, _ = io.WriteString(w, `{"code":200,"msg":"job thread already killed."}`)
+		return
+	}
+	_, _ = io.WriteString(w, `{"code":200,"msg":null}`)
+}
+
+// A success the executor reports while a kill of the run is in flight
+// (before the kill took effect) is recorded at once, not held up to 5 s
+// for a kill that itself waits for the report: the run ends succeeded, the
+// kill is a no-op, one /kill, no retry.
+func TestSuccessReportedDuringAKillIsRecordedAtOnce(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	ctx := context.Background()
+	p := &finishingExecutor{admin: s.url(), runs: map[int64]int64{}, jobOf: map[int64]int64{}}
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	j := s.outcomeJob(s.groupWith("finishing", srv.URL), "finishing-job", "sleep", 1)
+	r := s.trigger(j, "")
+	s.waitState(r.ID, kind.RunRunning)
+
+	start := time.Now()
+	k, err := s.svc.KillRun(ctx, r.ID)
+	took := time.Since(start)
+	require.NoError(t, err)
+	require.Equal(t, kind.RunSucceeded, k.State, "the success came before the kill took effect: %s", k.Message)
+	p.mu.Lock()
+	require.Equal(t, http.StatusOK, p.callbackCode)
+	require.Less(t, p.callbackTook, time.Second, "the success report was answered without waiting for the kill to settle")
+	p.mu.Unlock()
+	require.Less(t, took, time.Second, "the kill did not wait for itself")
+
+	time.Sleep(2 * time.Second) // the follow-up services look at it
+	got, err := s.st.RunGet(ctx, r.ID)
+	require.NoError(t, err)
+	require.Equal(t, kind.RunSucceeded, got.State, got.Message)
+	require.Len(t, s.runsOf(j.ID), 1, "no retry of a succeeded run")
+	p.mu.Lock()
+	require.Equal(t, 1, p.kills, "one /kill")
+	p.mu.Unlock()
+}
