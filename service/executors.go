@@ -473,6 +473,7 @@ const (
 	RefusedOtherGroup   = "other_group"
 	RefusedNotRecorded  = "dispatch_not_recorded"
 	targetRecordTimeout = 2 * time.Second
+	killSettleTimeout   = 5 * time.Second
 )
 
 // Callback records run results. A result is accepted only when the caller
@@ -509,21 +510,25 @@ func (e *Executors) Callback(ctx context.Context, cred CallbackCredential, items
 			refused = append(refused, CallbackRefusal{RunID: it.LogID, Reason: reason})
 			continue
 		}
-		if r.KillRequested && !r.State.Final() && callbackOutcome(it).State != kind.RunSucceeded {
-			// A kill is being carried out, and the executor reports the run
-			// failed: the stopped handler's report. Some executors (pyxxl)
-			// send it before they answer the /kill, and wait for it to be
-			// taken: recorded killed now.
-			results = append(results, targets.Result{RunID: it.LogID, Source: "executor callback", Target: sent[it.LogID],
-				Outcome: targets.Outcome{State: kind.RunKilled, Code: it.HandleCode,
-					Message: "killed by request: the executor reported the stopped run while the kill was in flight: " + it.HandleMsg}})
-			continue
+		if r.KillRequested && !r.State.Final() {
+			// A kill is being carried out, and the executor reports the
+			// run. A failure is the stopped handler's report: some
+			// executors (pyxxl) send it before they answer the /kill, and
+			// wait for it to be taken, so waiting here for the kill to
+			// settle would stall both: recorded killed now. A success (the
+			// Go client reports a stopped handler with 200) waits for the
+			// kill to settle, which such executors answer at once, so the
+			// kill wins.
+			if callbackOutcome(it).State != kind.RunSucceeded {
+				results = append(results, targets.Result{RunID: it.LogID, Source: "executor callback", Target: sent[it.LogID],
+					Outcome: targets.Outcome{State: kind.RunKilled, Code: it.HandleCode,
+						Message: "killed by request: the executor reported the stopped run while the kill was in flight: " + it.HandleMsg}})
+				continue
+			}
+			if err := e.waitKill(ctx, r.ID); err != nil {
+				return refused, err
+			}
 		}
-		// A success is recorded at once, kill in flight or not: the run
-		// ended before the kill took effect, so it succeeded and the kill,
-		// when the target answers it, finds it ended and changes nothing.
-		// Waiting here for the kill to settle would stall an executor that
-		// answers /kill only once its report is taken (and the kill with it).
 		// A result for a run that already ended goes to the recorder too:
 		// it is not applied, and the run's log says it came.
 		// The target, when only this replica's memory knew it, goes with the
@@ -584,6 +589,28 @@ func (e *Executors) authorizeCallback(ctx context.Context, cred CallbackCredenti
 		return RefusedOtherGroup, nil
 	}
 	return "", nil
+}
+
+// waitKill rereads a run until its kill is settled (recorded, or withdrawn
+// because the target refused it), for at most killSettleTimeout.
+func (e *Executors) waitKill(ctx context.Context, id int64) error {
+	deadline := time.NewTimer(killSettleTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return nil
+		case <-tick.C:
+		}
+		r, err := e.st.RunGet(ctx, id)
+		if err != nil || r.State.Final() || !r.KillRequested {
+			return err
+		}
+	}
 }
 
 // callbackRuns reads the runs a callback reports on, in one statement per
