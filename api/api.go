@@ -211,6 +211,7 @@ func New(o Options) *fiber.App {
 	v1.get("/runs/:id", onRun(access.PermRunsRead), s.getRun)
 	v1.get("/runs/:id/log", onRun(access.PermRunsRead), s.runLog)
 	v1.get("/runs/:id/related", onRun(access.PermRunsRead), s.runRelated)
+	v1.get("/runs/:id/kill-scope", onRun(access.PermRunsKill), s.killScope)
 	v1.post("/runs/:id/kill", onRun(access.PermRunsKill), s.killRun)
 
 	v1.get("/stats", checkedInHandler(access.PermRunsRead), s.getStats)

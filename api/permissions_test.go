@@ -187,6 +187,9 @@ var permissionMatrix = map[string]matrixRow{
 	"GET /api/v1/runs/:id/related": {api.Rule{Scope: api.ScopeRun, Perm: access.PermRunsRead}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
 		return fmt.Sprintf("/api/v1/runs/%d/related", f.runs[g]), nil
 	}},
+	"GET /api/v1/runs/:id/kill-scope": {api.Rule{Scope: api.ScopeRun, Perm: access.PermRunsKill}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return fmt.Sprintf("/api/v1/runs/%d/kill-scope", f.runs[g]), nil
+	}},
 	"POST /api/v1/runs/:id/kill": {api.Rule{Scope: api.ScopeRun, Perm: access.PermRunsKill}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
 		return fmt.Sprintf("/api/v1/runs/%d/kill", f.runs[g]), nil
 	}},

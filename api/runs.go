@@ -118,6 +118,24 @@ func (s *server) runLog(c *fiber.Ctx) error {
 	return c.JSON(chunk)
 }
 
+// killScope says what a kill of the run would stop; it changes nothing.
+func (s *server) killScope(c *fiber.Ctx) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	p, err := s.svc.KillPreview(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	v := apitypes.KillScope{RunID: p.Run.ID, State: string(p.Run.State), Killable: p.Killable, Target: p.Run.Target,
+		KillsWholeJob: p.KillsWholeJob, Stops: make([]apitypes.Run, 0, len(p.Stops)), Summary: p.Summary}
+	for _, r := range p.Stops {
+		v.Stops = append(v.Stops, viewRun(r))
+	}
+	return c.JSON(v)
+}
+
 func (s *server) killRun(c *fiber.Ctx) error {
 	id, err := pathID(c)
 	if err != nil {

@@ -76,6 +76,10 @@ func TestTriggerIdempotentAndLog(t *testing.T) {
 				code, _, msg := r.errCode(t)
 				require.Equal(t, "conflict", code)
 				require.Contains(t, msg, "already ended")
+				scope := b.must(200, "GET", fmt.Sprintf("/api/v1/runs/%d/kill-scope", id(first)), nil)
+				require.Equal(t, false, scope["killable"])
+				require.Empty(t, scope["stops"])
+				require.Contains(t, scope["summary"], "has already ended")
 			})
 		})
 	}
@@ -91,6 +95,16 @@ func TestKillRunningLocalCommand(t *testing.T) {
 			j := b.job(map[string]any{"group_id": gid, "name": "sleeps 30 s"})
 			run := b.must(201, "POST", fmt.Sprintf("/api/v1/jobs/%d/trigger", id(j)), nil)
 			b.waitRun(id(run), "running", func(r map[string]any) bool { return r["state"] == "running" && r["target"] == "local://sleep" })
+
+			// Asked first: a local process is one run, and the answer changes nothing.
+			scope := b.must(200, "GET", fmt.Sprintf("/api/v1/runs/%d/kill-scope", id(run)), nil)
+			require.Equal(t, true, scope["killable"])
+			require.Equal(t, false, scope["kills_whole_job"], "a local process is killed alone")
+			require.Equal(t, "local://sleep", scope["target"])
+			require.Len(t, scope["stops"], 1)
+			require.Equal(t, id(run), id(scope["stops"].([]any)[0].(map[string]any)))
+			require.Equal(t, fmt.Sprintf("The kill stops run %d on local://sleep, and nothing else.", id(run)), scope["summary"])
+			require.Equal(t, "running", b.must(200, "GET", fmt.Sprintf("/api/v1/runs/%d", id(run)), nil)["state"])
 
 			start := time.Now()
 			// 202 while the process group is still being ended, 200 when it

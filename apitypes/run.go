@@ -63,3 +63,26 @@ type FailureRecord struct {
 	Trigger     string `json:"trigger"`
 	Target      string `json:"target,omitempty"`
 }
+
+// KillScope is what a kill of a run would stop, asked before the kill (GET
+// /api/v1/runs/{id}/kill-scope): every run it stops, with its shard and
+// target, and whether the target stops the whole job.
+type KillScope struct {
+	RunID int64 `json:"run_id"`
+	// State is the run's state now.
+	State string `json:"state"`
+	// Killable: POST /api/v1/runs/{id}/kill would be carried out now. False
+	// for a run that has ended, or that is being dispatched and whose
+	// target is not recorded yet (Summary says which).
+	Killable bool `json:"killable"`
+	// Target is where the run is going on; "" before it is dispatched.
+	Target string `json:"target"`
+	// KillsWholeJob: the target stops every run of the job it holds, not
+	// only the one named (XXL-JOB's /kill is by job id), as its driver
+	// declares.
+	KillsWholeJob bool `json:"kills_whole_job"`
+	// Stops lists every run the kill stops, the run itself first.
+	Stops []Run `json:"stops"`
+	// Summary says what the kill stops in a sentence a human can read.
+	Summary string `json:"summary"`
+}

@@ -70,6 +70,7 @@ type (
 	JobLimits    = apitypes.JobLimits
 	JobOptions   = apitypes.JobOptions
 	Run          = apitypes.Run
+	KillScope    = apitypes.KillScope
 	TriggerInput = apitypes.TriggerInput
 	PreviewInput = apitypes.PreviewInput
 	NextFires    = apitypes.NextFires
@@ -361,6 +362,14 @@ func (c *Client) RunLog(ctx context.Context, runID int64, fromLine int) (LogChun
 	var l LogChunk
 	_, err := c.do(ctx, http.MethodGet, "/api/v1/runs/"+id(runID)+"/log?from_line="+strconv.Itoa(fromLine), nil, nil, &l)
 	return l, err
+}
+
+// RunKillScope says what a kill of the run would stop (every run, with its
+// shard and target, and a summary sentence) without killing anything.
+func (c *Client) RunKillScope(ctx context.Context, runID int64) (KillScope, error) {
+	var s KillScope
+	_, err := c.do(ctx, http.MethodGet, "/api/v1/runs/"+id(runID)+"/kill-scope", nil, nil, &s)
+	return s, err
 }
 
 // KillRun asks the run's target to kill it.

@@ -37,6 +37,7 @@ func TestTypesMatchOpenAPI(t *testing.T) {
 		{"Group", client.Group{}, false},
 		{"GroupInput", client.GroupInput{}, true},
 		{"Run", client.Run{}, false},
+		{"KillScope", client.KillScope{}, false},
 		{"NextFires", client.NextFires{}, false},
 		{"LogChunk", client.LogChunk{}, false},
 		{"TriggerInput", client.TriggerInput{}, false},

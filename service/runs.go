@@ -229,8 +229,10 @@ func runIDs(rs []store.Run) []int64 {
 // asked to kill it; once the target accepts, the run is killed (a local
 // process is reported killed by its replica when it has ended, so the
 // returned run may still be running); a driver that cannot is a
-// *TargetError. A run that has ended
-// is a *ConflictError.
+// *TargetError. A run that has ended is a *ConflictError; one whose own
+// outcome (a success) was recorded while its kill was in flight is returned
+// as it ended: the kill was a no-op. KillPreview says beforehand what a
+// kill stops.
 func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 	for attempt := 0; ; attempt++ {
 		r, err := s.GetRun(ctx, id)
@@ -327,8 +329,23 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 					outs = append(outs, k)
 				}
 				if err := s.st.Tx(ctx, func(tx *store.Store) error {
-					if _, err := tx.RunRecordOutcomes(ctx, outs); err != nil {
+					applied, err := tx.RunRecordOutcomes(ctx, outs)
+					if err != nil {
 						return err
+					}
+					if !applied[0] {
+						// Another outcome came first: the stopped handler's
+						// report (killed), or a success the executor reported
+						// before the kill took effect, which stands: then the
+						// kill of this run was a no-op.
+						now, err := tx.RunGet(ctx, id)
+						if err != nil {
+							return err
+						}
+						if now.State != kind.RunKilled {
+							audit.Changes["state"] = map[string]any{"before": r.State, "after": now.State}
+							audit.Changes["no_op"] = "the run had ended before the kill took effect; its own outcome stands"
+						}
 					}
 					return s.audit(ctx, tx, audit)
 				}); err != nil {

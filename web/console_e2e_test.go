@@ -417,8 +417,28 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.WaitVisible("#run-log", chromedp.ByQuery),
 		chromedp.Poll(`document.querySelector("#run-log").textContent.includes("going to sleep") && document.querySelector("#run-state").textContent === "running"`, nil,
 			chromedp.WithPollingTimeout(20*time.Second)),
-		acceptDialogs(),
+	)
+	// The Kill button asks first, showing what the kill stops; Cancel
+	// changes nothing.
+	var sleeperRun, scopeSummary string
+	run(t, ctx, "kill asks first",
+		chromedp.Evaluate(`location.hash.match(/\d+/)[0]`, &sleeperRun),
 		chromedp.Click("#kill-run", chromedp.ByQuery),
+		chromedp.WaitVisible("#kill-dialog", chromedp.ByQuery),
+		chromedp.Poll(`(() => { const b = document.querySelector("#kill-confirm"); return b && !b.disabled && document.querySelector("#kill-scope-summary").textContent; })()`, &scopeSummary),
+	)
+	require.Equal(t, fmt.Sprintf("The kill stops run %s on local://sleeper, and nothing else.", sleeperRun), scopeSummary)
+	checkA11y(t, ctx, "kill dialog")
+	run(t, ctx, "cancel the kill",
+		chromedp.Click("#kill-cancel", chromedp.ByQuery),
+		chromedp.WaitNotPresent("#kill-dialog", chromedp.ByQuery),
+		chromedp.Sleep(1500*time.Millisecond), // what a kill would have changed by now
+	)
+	require.Equal(t, "running", srv.call("GET", "runs/"+sleeperRun, nil)["state"], "cancel changes nothing")
+	run(t, ctx, "kill a sleeping run",
+		chromedp.Click("#kill-run", chromedp.ByQuery),
+		chromedp.WaitEnabled("#kill-confirm", chromedp.ByQuery),
+		chromedp.Click("#kill-confirm", chromedp.ByQuery),
 		chromedp.Poll(`(() => { const s = document.querySelector("#run-state").textContent; return s === "killed" && s; })()`, &killed,
 			chromedp.WithPollingTimeout(20*time.Second)),
 	)
@@ -614,10 +634,35 @@ func TestConsoleInBrowser(t *testing.T) {
 			[...document.querySelectorAll("tr[data-run]")].map(r => r.dataset.run)`, &busyRuns),
 	)
 	require.Equal(t, []string{fmt.Sprint(busyRun["id"])}, busyRuns)
-	srv.call("POST", fmt.Sprintf("runs/%v/kill", busyRun["id"]), nil)
+	// A second run of the job waits behind the first on the executor
+	// (serial execution). XXL-JOB's /kill is per job: the dialog of the
+	// queued run says the kill stops both, and both end killed.
+	queuedRun := srv.call("POST", fmt.Sprintf("jobs/%v/trigger", blocker["id"]), map[string]any{"target": busyAddr})
 	require.Eventually(t, func() bool {
-		return srv.call("GET", fmt.Sprintf("runs/%v", busyRun["id"]), nil)["state"] == "killed"
-	}, 20*time.Second, 100*time.Millisecond, "the kill reaches the executor")
+		return srv.call("GET", fmt.Sprintf("runs/%v", queuedRun["id"]), nil)["state"] == "running"
+	}, 20*time.Second, 100*time.Millisecond, "the executor queues the second run")
+	var wholeJob struct {
+		Summary string
+		Runs    []string
+	}
+	run(t, ctx, "kill scope of a run on an executor",
+		chromedp.Navigate(fmt.Sprintf("%s/#/runs/%v", srv.base, queuedRun["id"])),
+		chromedp.WaitVisible("#kill-run", chromedp.ByQuery),
+		chromedp.Click("#kill-run", chromedp.ByQuery),
+		chromedp.WaitEnabled("#kill-confirm", chromedp.ByQuery),
+		chromedp.Evaluate(`({summary: document.querySelector("#kill-scope-summary").textContent,
+			runs: [...document.querySelectorAll("#kill-scope-runs tr[data-run]")].map(r => r.dataset.run)})`, &wholeJob),
+		screenshot("run-kill-scope"),
+	)
+	require.Equal(t, []string{fmt.Sprint(queuedRun["id"]), fmt.Sprint(busyRun["id"])}, wholeJob.Runs, "the run itself first, then the one the kill stops with it")
+	require.Contains(t, wholeJob.Summary, fmt.Sprintf("also run %v", busyRun["id"]))
+	require.Contains(t, wholeJob.Summary, "stops every run of job")
+	run(t, ctx, "kill both", chromedp.Click("#kill-confirm", chromedp.ByQuery), chromedp.WaitNotPresent("#kill-dialog", chromedp.ByQuery))
+	for _, r := range []map[string]any{busyRun, queuedRun} {
+		require.Eventually(t, func() bool {
+			return srv.call("GET", fmt.Sprintf("runs/%v", r["id"]), nil)["state"] == "killed"
+		}, 20*time.Second, 100*time.Millisecond, "the kill reaches the executor and stops run %v", r["id"])
+	}
 	stopExecutor() // its callback of the killed run arrives before the job and its runs go
 	require.Equal(t, 204, srv.status("DELETE", fmt.Sprintf("jobs/%v", blocker["id"])))
 

@@ -329,7 +329,7 @@ func TestCLI(t *testing.T) {
 		c.json(&got, "runs", "get", fmt.Sprint(num(run["id"])))
 		return got["state"] == "running"
 	}, 20*time.Second, 100*time.Millisecond)
-	c.ok("runs", "kill", fmt.Sprint(num(run["id"])))
+	c.ok("runs", "kill", "--yes", fmt.Sprint(num(run["id"])))
 	r = c.run("runs", "logs", "--follow", fmt.Sprint(num(run["id"])))
 	require.Equal(t, 1, r.code, "a killed run is not a success: %s", r.stderr)
 	require.Contains(t, r.stderr, "killed")

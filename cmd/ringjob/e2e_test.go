@@ -117,6 +117,8 @@ local:
       params_as_arg: true
     - name: nap
       argv: ["/bin/sleep", "3"]
+    - name: longnap
+      argv: ["/bin/sleep", "120"]
     - name: fail
       argv: ["/bin/sh", "-c", "echo failing; exit 3"]
     - name: talk

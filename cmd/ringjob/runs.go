@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/ringjob/ringjob/client"
 	"github.com/ringjob/ringjob/internal/kind"
@@ -210,18 +214,88 @@ func (a *app) followLog(ctx context.Context, c *client.Client, id int64, poll ti
 
 func (a *app) newRunsKillCommand() *cobra.Command {
 	var out outputFormat
+	var yes bool
 	cmd := &cobra.Command{
-		Use:   "kill RUN_ID",
-		Short: "Ask a run's target to kill it",
-		Args:  exactArgs(1, "one run id"),
-		RunE: a.withRun(func(ctx context.Context, c *client.Client, id int64) error {
+		Use:   "kill RUN_ID [--yes]",
+		Short: "Ask a run's target to kill it, after showing what the kill stops",
+		Long: `Ask a run's target to kill it.
+
+First shows what the kill will stop and asks for confirmation: on a target
+that kills by job (XXL-JOB executors) a kill also stops the job's other runs
+running or queued on that executor. --yes kills without asking; without a
+terminal to ask on, --yes is required.`,
+		Args: exactArgs(1, "one run id"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseRunID(args[0])
+			if err != nil {
+				return err
+			}
+			if !yes && !isTerminal(a.stdin) {
+				return usageErrorf("not killing run %d without confirmation: standard input is not a terminal to ask on; pass --yes to kill it without asking", id)
+			}
+			c, err := a.apiClient(cmd)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			if !yes {
+				ok, err := a.confirmKill(ctx, c, id)
+				if err != nil || !ok {
+					return err
+				}
+			}
 			r, err := c.KillRun(ctx, id)
 			if err != nil {
 				return fmt.Errorf("kill run %d: %w", id, err)
 			}
 			return printObjects(a.stdout, out, r, func() *table { return runsTable([]client.Run{r}) })
-		}),
+		},
 	}
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "kill without showing what the kill stops and asking first")
 	addOutputFlag(cmd, &out)
 	return cmd
+}
+
+// confirmKill shows on stderr what a kill of run id stops and asks on the
+// terminal; false (with an exitCode) when the user did not say yes or there
+// is nothing to kill.
+func (a *app) confirmKill(ctx context.Context, c *client.Client, id int64) (bool, error) {
+	scope, err := c.RunKillScope(ctx, id)
+	if err != nil {
+		return false, fmt.Errorf("ask what a kill of run %d stops: %w", id, err)
+	}
+	if !scope.Killable {
+		return false, exitCode{code: exitFailure, msg: scope.Summary}
+	}
+	fmt.Fprintln(a.stderr, scope.Summary)
+	t := &table{header: []string{"RUN", "JOB ID", "SHARD", "STATE", "TARGET"}}
+	for _, r := range scope.Stops {
+		shard := "-"
+		if r.ShardTotal > 1 {
+			shard = fmt.Sprintf("%d of %d", r.ShardIndex+1, r.ShardTotal)
+		}
+		t.add(r.ID, r.JobID, shard, r.State, r.Target)
+	}
+	if err := t.write(a.stderr); err != nil {
+		return false, err
+	}
+	fmt.Fprintf(a.stderr, "Kill %s? Only 'yes' kills: ", runsNoun(len(scope.Stops)))
+	answer, _ := bufio.NewReader(a.stdin).ReadString('\n')
+	if strings.TrimSpace(answer) != "yes" {
+		return false, exitCode{code: exitFailure, msg: "Not killed."}
+	}
+	return true, nil
+}
+
+func runsNoun(n int) string {
+	if n == 1 {
+		return "this run"
+	}
+	return fmt.Sprintf("these %d runs", n)
+}
+
+// isTerminal tells whether r is a terminal a question can be asked on.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

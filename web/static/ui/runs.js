@@ -155,8 +155,12 @@ async function runPage(id) {
     if (killable && !killButton.isConnected) actions.append(killButton);
     if (!killable) killButton.remove();
   }
+  // The kill asks first, showing what it stops as the API says it
+  // (kill-scope): on an XXL-JOB executor a kill stops every run of the job
+  // held there. Cancel changes nothing.
   const killButton = h("button", { type: "button", class: "danger", id: "kill-run", onclick: async () => {
-    if (!confirm(`Kill run #${run.id}?`)) return;
+    const scope = await askKill(id);
+    if (!scope) return;
     try { run = await post(`runs/${id}/kill`); showRun(); } catch (e) { flash(describe(e)); }
   } }, "Kill run");
   showRun();
@@ -200,6 +204,45 @@ async function runPage(id) {
     }
     await new Promise((r) => setTimeout(r, 1000));
   }
+}
+
+// askKill shows what a kill of run id stops in a modal dialog and resolves
+// to the scope when the user confirms, null when they cancel (Escape,
+// Cancel) or there is nothing to kill.
+function askKill(id) {
+  const summary = h("p", { id: "kill-scope-summary", "aria-live": "polite" }, "Asking what the kill stops…");
+  const list = h("div", { id: "kill-scope-runs" });
+  const confirmBtn = h("button", { type: "button", class: "danger", id: "kill-confirm", disabled: true }, "Kill");
+  const cancelBtn = h("button", { type: "button", class: "secondary", id: "kill-cancel" }, "Cancel");
+  const dialog = h("dialog", { id: "kill-dialog", "aria-labelledby": "kill-dialog-title", "aria-describedby": "kill-scope-summary" },
+    h("h2", { id: "kill-dialog-title" }, `Kill run #${id}?`), summary, list,
+    h("div", { class: "actions" }, confirmBtn, cancelBtn));
+  document.body.append(dialog);
+  dialog.showModal();
+  cancelBtn.focus();
+  let scope = null;
+  return new Promise((resolve) => {
+    const done = (answer) => { dialog.close(); dialog.remove(); resolve(answer); };
+    cancelBtn.addEventListener("click", () => done(null));
+    dialog.addEventListener("cancel", (e) => { e.preventDefault(); done(null); });
+    confirmBtn.addEventListener("click", () => done(scope));
+    get(`runs/${id}/kill-scope`).then((s) => {
+      summary.textContent = s.summary;
+      if (!s.killable) { cancelBtn.textContent = "Close"; return; }
+      scope = s;
+      list.replaceChildren(h("table", { class: "kill-scope" },
+        h("caption", {}, s.stops.length === 1 ? "The run the kill stops" : `The ${s.stops.length} runs the kill stops`),
+        h("thead", {}, h("tr", {}, ["Run", "Job", "Shard", "State", "Target"].map((c) => h("th", { scope: "col" }, c)))),
+        h("tbody", {}, s.stops.map((r) => h("tr", { "data-run": r.id },
+          h("td", {}, `#${r.id}`, String(r.id) === String(id) ? " (this run)" : ""),
+          h("td", {}, `job ${r.job_id}`),
+          h("td", {}, r.shard_total > 1 ? `${r.shard_index + 1} of ${r.shard_total}` : "—"),
+          h("td", {}, stateBadge(r.state)),
+          h("td", {}, r.target || "—"))))));
+      confirmBtn.textContent = s.stops.length === 1 ? "Kill this run" : `Kill these ${s.stops.length} runs`;
+      confirmBtn.disabled = false;
+    }, (e) => { summary.textContent = "What the kill stops cannot be read now: " + describe(e); });
+  });
 }
 
 export const routes = [
