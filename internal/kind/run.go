@@ -108,6 +108,9 @@ const (
 	MisfireFireOnceNow Misfire = "fire_once_now"
 )
 
+// Misfires lists the misfire policies.
+var Misfires = []Misfire{MisfireDoNothing, MisfireFireOnceNow}
+
 // Valid reports whether m is a known misfire policy.
 func (m Misfire) Valid() bool { return m == MisfireDoNothing || m == MisfireFireOnceNow }
 
@@ -128,6 +131,9 @@ const (
 	BackoffFixed       Backoff = "fixed"       // the job's retry delay between tries (0 = at once, as XXL-JOB)
 	BackoffExponential Backoff = "exponential" // doubling from the retry delay, capped at the maximum delay
 )
+
+// Backoffs lists the retry backoffs.
+var Backoffs = []Backoff{BackoffFixed, BackoffExponential}
 
 // Valid reports whether b is a known backoff.
 func (b Backoff) Valid() bool { return b == BackoffFixed || b == BackoffExponential }
