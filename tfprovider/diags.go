@@ -49,7 +49,7 @@ func addAPIError(d *diag.Diagnostics, doing string, err error, attrs map[string]
 		d.AddAttributeError(p, summary, detail)
 		return
 	}
-	if e.Field != "" {
+	if e.Field != "" && e.Status != http.StatusPreconditionFailed { // If-Match is ours, not the user's
 		detail = e.Field + ": " + detail
 	}
 	d.AddError(summary, detail)
