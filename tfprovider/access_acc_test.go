@@ -257,7 +257,7 @@ data "ringjob_next_fires" "nightly" {
 				ExpectError: regexp.MustCompile(`(?s)schedule_conf.*61`),
 			},
 			{
-				Config:      s.providerBlock() + `
+				Config: s.providerBlock() + `
 data "ringjob_job" "none" {
   app_name = "orders"
   name     = "nope"
