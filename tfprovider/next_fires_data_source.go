@@ -32,7 +32,7 @@ type nextFiresModel struct {
 }
 
 var nextFiresAttributeDocs = map[string]string{
-	"schedule_type": "The schedule's type: `cron` (the default here), `fixed_rate`, `at` or `none`.",
+	"schedule_type": "The schedule's type, one of " + validScheduleType.list() + "; `cron` when left out.",
 	"schedule_conf": "The schedule, as a job's `schedule_conf` takes it, such as `0 0 2 * * ?`.",
 	"time_zone":     "IANA time zone the schedule is read in; the server's default (UTC) when left out.",
 	"n":             "How many fire times to compute; the server's default (5) when left out.",

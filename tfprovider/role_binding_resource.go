@@ -38,7 +38,7 @@ type roleBindingModel struct {
 
 var roleBindingAttributeDocs = map[string]string{
 	"id":           "The binding's id.",
-	"role":         "The role granted: `admin` (everything, on every group; no group_id) or, on one group, `owner`, `operator` or `viewer`.",
+	"role":         "The role granted, one of " + validRole.list() + ": `admin` holds every permission on every group (no group_id); the others are held on one group.",
 	"group_id":     "Id of the group the role is held on; required for owner, operator and viewer, left out for admin.",
 	"principal_id": "Id of the user or service account that holds the role, such as `ringjob_service_account.ci.id`. Give this or sso_group.",
 	"sso_group":    "SSO (OpenID Connect) group whose members hold the role. Give this or principal_id.",

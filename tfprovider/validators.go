@@ -32,6 +32,18 @@ func (v oneOf) Description(context.Context) string {
 	return "one of " + strings.Join(v.values, ", ")
 }
 
+// list names the values for a description: `a`, `b` or `c`.
+func (v oneOf) list() string {
+	q := make([]string, 0, len(v.values))
+	for _, s := range v.values {
+		q = append(q, "`"+s+"`")
+	}
+	if len(q) < 2 {
+		return strings.Join(q, "")
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
 func (v oneOf) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
 
 func (v oneOf) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
