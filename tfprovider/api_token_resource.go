@@ -109,6 +109,9 @@ func sameInstant(a, b string) bool {
 }
 
 func (r *apiTokenResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	if !needClient(r.c, &resp.Diagnostics) {
+		return
+	}
 	var plan apiTokenModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
@@ -137,6 +140,9 @@ func (r *apiTokenResource) Create(ctx context.Context, req resource.CreateReques
 }
 
 func (r *apiTokenResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	if !needClient(r.c, &resp.Diagnostics) {
+		return
+	}
 	var state apiTokenModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
@@ -166,6 +172,9 @@ func (r *apiTokenResource) Update(_ context.Context, _ resource.UpdateRequest, r
 }
 
 func (r *apiTokenResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	if !needClient(r.c, &resp.Diagnostics) {
+		return
+	}
 	var state apiTokenModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
@@ -182,6 +191,9 @@ func (r *apiTokenResource) Delete(ctx context.Context, req resource.DeleteReques
 }
 
 func (r *apiTokenResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	if !needClient(r.c, &resp.Diagnostics) {
+		return
+	}
 	if _, err := parseID(req.ID, "API token"); err != nil {
 		resp.Diagnostics.AddError("Cannot import API token "+req.ID, err.Error())
 		return

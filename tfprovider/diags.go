@@ -78,3 +78,14 @@ func configuredClient(data any, d *diag.Diagnostics) *client.Client {
 	}
 	return c
 }
+
+// needClient reports the provider was not configured with a server (its
+// settings were unknown) where a server is needed.
+func needClient(c *client.Client, d *diag.Diagnostics) bool {
+	if c == nil {
+		d.AddError("The ringjob provider has no server",
+			"The provider's url or token were not known when it was configured; they must be known before any ringjob resource is created, changed or read.")
+		return false
+	}
+	return true
+}

@@ -73,6 +73,9 @@ func (d *executorsDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 }
 
 func (d *executorsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	if !needClient(d.c, &resp.Diagnostics) {
+		return
+	}
 	var cfg executorsModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
 	if resp.Diagnostics.HasError() {

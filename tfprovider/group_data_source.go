@@ -61,6 +61,9 @@ func (d *groupDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 }
 
 func (d *groupDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	if !needClient(d.c, &resp.Diagnostics) {
+		return
+	}
 	var cfg groupDataModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
 	if resp.Diagnostics.HasError() {

@@ -135,6 +135,9 @@ func groupModelOf(g client.Group, token types.String) groupModel {
 }
 
 func (r *groupResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	if !needClient(r.c, &resp.Diagnostics) {
+		return
+	}
 	var plan groupModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
@@ -150,6 +153,9 @@ func (r *groupResource) Create(ctx context.Context, req resource.CreateRequest, 
 }
 
 func (r *groupResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	if !needClient(r.c, &resp.Diagnostics) {
+		return
+	}
 	var state groupModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
@@ -173,6 +179,9 @@ func (r *groupResource) Read(ctx context.Context, req resource.ReadRequest, resp
 }
 
 func (r *groupResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	if !needClient(r.c, &resp.Diagnostics) {
+		return
+	}
 	var plan, state groupModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -208,6 +217,9 @@ func (r *groupResource) Update(ctx context.Context, req resource.UpdateRequest, 
 }
 
 func (r *groupResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	if !needClient(r.c, &resp.Diagnostics) {
+		return
+	}
 	var state groupModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
@@ -227,6 +239,9 @@ func (r *groupResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 
 // ImportState takes a group's id ("3") or its app name ("billing").
 func (r *groupResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	if !needClient(r.c, &resp.Diagnostics) {
+		return
+	}
 	if decimalID.MatchString(req.ID) {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
 		return

@@ -56,6 +56,9 @@ func (d *jobDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, re
 }
 
 func (d *jobDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	if !needClient(d.c, &resp.Diagnostics) {
+		return
+	}
 	var cfg jobModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
 	if resp.Diagnostics.HasError() {

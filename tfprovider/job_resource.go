@@ -174,6 +174,9 @@ func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 }
 
 func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	if !needClient(r.c, &resp.Diagnostics) {
+		return
+	}
 	var plan jobModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
@@ -192,6 +195,9 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 }
 
 func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	if !needClient(r.c, &resp.Diagnostics) {
+		return
+	}
 	var state jobModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
@@ -215,6 +221,9 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 }
 
 func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	if !needClient(r.c, &resp.Diagnostics) {
+		return
+	}
 	var plan, state jobModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -241,6 +250,9 @@ func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, re
 }
 
 func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	if !needClient(r.c, &resp.Diagnostics) {
+		return
+	}
 	var state jobModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
@@ -261,6 +273,9 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 
 // ImportState takes a job's id ("12") or its name ("billing/close").
 func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	if !needClient(r.c, &resp.Diagnostics) {
+		return
+	}
 	jid, err := r.resolveImport(ctx, req.ID)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot import job "+req.ID, err.Error())

@@ -64,6 +64,9 @@ func (d *nextFiresDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 }
 
 func (d *nextFiresDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	if !needClient(d.c, &resp.Diagnostics) {
+		return
+	}
 	var cfg nextFiresModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
 	if resp.Diagnostics.HasError() {

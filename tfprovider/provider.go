@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/ringjob/ringjob/client"
 )
@@ -50,6 +51,7 @@ type providerModel struct {
 	CAFile             types.String `tfsdk:"ca_file"`
 	InsecureSkipVerify types.Bool   `tfsdk:"insecure_skip_verify"`
 	RequestTimeout     types.String `tfsdk:"request_timeout"`
+	ReadyTimeout       types.String `tfsdk:"ready_timeout"`
 }
 
 // Metadata names the provider: its resources are ringjob_*.
@@ -84,6 +86,10 @@ func (p *Provider) Schema(_ context.Context, _ provider.SchemaRequest, resp *pro
 				Optional:    true,
 				Description: "How long one request to the server may take, as a Go duration such as 30s or 2m. Defaults to 60s.",
 			},
+			"ready_timeout": schema.StringAttribute{
+				Optional:    true,
+				Description: "Wait up to this long (a Go duration such as 15m) for the server to answer /readyz before the first request: for a server deployed by the same apply. Left out, the provider does not wait.",
+			},
 		},
 	}
 }
@@ -95,19 +101,35 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest,
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	for attr, v := range map[string]types.String{"url": m.URL, "token": m.Token, "ca_file": m.CAFile, "request_timeout": m.RequestTimeout} {
+	for _, v := range []types.String{m.URL, m.Token, m.CAFile, m.RequestTimeout, m.ReadyTimeout} {
 		if v.IsUnknown() {
-			resp.Diagnostics.AddAttributeError(path.Root(attr), "Unknown provider setting",
-				attr+" depends on a value known only after apply; the provider needs it to plan. Give it a value known at plan time, or set it through the environment.")
+			// Known only after apply (the server, or its token, is created
+			// by this configuration): nothing can be asked of the server
+			// while planning, so the plan-time checks are skipped; Terraform
+			// configures the provider again with the values before it
+			// applies anything of it.
+			tflog.Info(ctx, "ringjob provider settings are not known yet; plan-time checks against the server are skipped")
+			return
 		}
-	}
-	if resp.Diagnostics.HasError() {
-		return
 	}
 	c, err := newClient(m, os.Getenv)
 	if err != nil {
 		resp.Diagnostics.AddAttributeError(err.attr, "Invalid provider configuration", err.msg)
 		return
+	}
+	if s := m.ReadyTimeout.ValueString(); s != "" {
+		d, perr := time.ParseDuration(s)
+		if perr != nil || d <= 0 {
+			resp.Diagnostics.AddAttributeError(path.Root("ready_timeout"), "Invalid provider configuration",
+				fmt.Sprintf("ready_timeout %q is not a positive duration; write it as 10m or 90s.", s))
+			return
+		}
+		wctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		if werr := c.WaitReady(wctx, 5*time.Second); werr != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("ready_timeout"), "Ringjob server not ready", werr.Error())
+			return
+		}
 	}
 	resp.ResourceData = c
 	resp.DataSourceData = c

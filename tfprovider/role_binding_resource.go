@@ -99,6 +99,9 @@ func roleBindingModelOf(b client.RoleBinding) roleBindingModel {
 }
 
 func (r *roleBindingResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	if !needClient(r.c, &resp.Diagnostics) {
+		return
+	}
 	var plan roleBindingModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
@@ -128,6 +131,9 @@ func (r *roleBindingResource) Create(ctx context.Context, req resource.CreateReq
 }
 
 func (r *roleBindingResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	if !needClient(r.c, &resp.Diagnostics) {
+		return
+	}
 	var state roleBindingModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
@@ -156,6 +162,9 @@ func (r *roleBindingResource) Update(_ context.Context, _ resource.UpdateRequest
 }
 
 func (r *roleBindingResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	if !needClient(r.c, &resp.Diagnostics) {
+		return
+	}
 	var state roleBindingModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
@@ -172,6 +181,9 @@ func (r *roleBindingResource) Delete(ctx context.Context, req resource.DeleteReq
 }
 
 func (r *roleBindingResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	if !needClient(r.c, &resp.Diagnostics) {
+		return
+	}
 	if _, err := parseID(req.ID, "role binding"); err != nil {
 		resp.Diagnostics.AddError("Cannot import role binding "+req.ID, err.Error())
 		return

@@ -25,10 +25,6 @@ import (
 	"github.com/ringjob/ringjob/tfprovider"
 )
 
-// terraformPath is the terraform binary the acceptance tests drive; the
-// tests skip, saying so, where it is missing (they never download one).
-const terraformPath = "/usr/local/bin/terraform"
-
 // terraformMissing is why the acceptance tests cannot run here ("" when
 // they can).
 var terraformMissing string
@@ -36,10 +32,12 @@ var terraformMissing string
 func TestMain(m *testing.M) {
 	tf := os.Getenv("TF_ACC_TERRAFORM_PATH")
 	if tf == "" {
-		tf = terraformPath
+		tf, _ = exec.LookPath("terraform")
 	}
-	if _, err := exec.Command(tf, "version").Output(); err != nil {
-		terraformMissing = fmt.Sprintf("no terraform binary at %s (set TF_ACC_TERRAFORM_PATH to one): %v", tf, err)
+	if tf == "" {
+		terraformMissing = "no terraform binary on the PATH (install Terraform >= 1.11, or set TF_ACC_TERRAFORM_PATH to one)"
+	} else if _, err := exec.Command(tf, "version").Output(); err != nil {
+		terraformMissing = fmt.Sprintf("terraform at %s does not run (set TF_ACC_TERRAFORM_PATH to another): %v", tf, err)
 	} else {
 		// terraform-plugin-testing runs only with TF_ACC set, and would
 		// download a terraform without TF_ACC_TERRAFORM_PATH: the

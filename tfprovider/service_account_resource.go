@@ -67,6 +67,9 @@ func serviceAccountModelOf(p client.Principal) serviceAccountModel {
 }
 
 func (r *serviceAccountResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	if !needClient(r.c, &resp.Diagnostics) {
+		return
+	}
 	var plan serviceAccountModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
@@ -90,6 +93,9 @@ func (r *serviceAccountResource) Create(ctx context.Context, req resource.Create
 }
 
 func (r *serviceAccountResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	if !needClient(r.c, &resp.Diagnostics) {
+		return
+	}
 	var state serviceAccountModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
@@ -113,6 +119,9 @@ func (r *serviceAccountResource) Read(ctx context.Context, req resource.ReadRequ
 }
 
 func (r *serviceAccountResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	if !needClient(r.c, &resp.Diagnostics) {
+		return
+	}
 	var plan, state serviceAccountModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -142,6 +151,9 @@ func (r *serviceAccountResource) Update(ctx context.Context, req resource.Update
 }
 
 func (r *serviceAccountResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	if !needClient(r.c, &resp.Diagnostics) {
+		return
+	}
 	var state serviceAccountModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
@@ -158,6 +170,9 @@ func (r *serviceAccountResource) Delete(ctx context.Context, req resource.Delete
 }
 
 func (r *serviceAccountResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	if !needClient(r.c, &resp.Diagnostics) {
+		return
+	}
 	if _, err := parseID(req.ID, "service account"); err != nil {
 		resp.Diagnostics.AddError("Cannot import service account "+req.ID, err.Error())
 		return
