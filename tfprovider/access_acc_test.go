@@ -268,3 +268,44 @@ data "ringjob_job" "none" {
 		},
 	})
 }
+
+// TestSettingsKnownOnlyAtApply: a provider whose url comes from a resource
+// of the same configuration (the server is deployed by the same apply)
+// plans without asking the server and creates the objects at apply.
+func TestSettingsKnownOnlyAtApply(t *testing.T) {
+	needTerraform(t)
+	s := startServer(t, "sqlite")
+	cfg := fmt.Sprintf(`
+resource "terraform_data" "server" {
+  input = %q
+}
+
+provider "ringjob" {
+  url           = terraform_data.server.output
+  token         = %q
+  ready_timeout = "30s"
+}
+
+resource "ringjob_group" "late" {
+  app_name = "late-group"
+}
+
+resource "ringjob_job" "late" {
+  group_id      = ringjob_group.late.id
+  name          = "late"
+  schedule_type = "cron"
+  schedule_conf = "0 0 3 * * ?"
+}
+`, s.URL, s.Token)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: providers,
+		Steps: []resource.TestStep{{
+			Config: cfg,
+			Check: func(*terraform.State) error {
+				j := apiJob(t, s, "late-group", "late")
+				require.Equal(t, "0 0 3 * * ?", j.ScheduleConf)
+				return nil
+			},
+		}},
+	})
+}
