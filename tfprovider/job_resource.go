@@ -157,6 +157,9 @@ func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 			plan.AppName = state.AppName
 		}
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("app_name"), plan.AppName)...)
+		if plan.ScheduleType.Equal(state.ScheduleType) && plan.ScheduleConf.Equal(state.ScheduleConf) && plan.TimeZone.Equal(state.TimeZone) {
+			return // the server has this schedule already: nothing to check
+		}
 	}
 	if r.c == nil || plan.ScheduleType.IsUnknown() || plan.ScheduleConf.IsUnknown() {
 		return // not configured yet, or known only at apply: the server checks it then
