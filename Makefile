@@ -33,7 +33,7 @@ run: build sample-function ## Build and start the server on SQLite with the samp
 	$(BIN)/ringjob server --config $(CONFIG)
 
 .PHONY: test
-test: lint ## make lint, terraform fmt + validate + test (skipped without a provider mirror), then all tests with the race detector
+test: lint ## make lint, terraform fmt + validate + test (skipped without a provider mirror), then all tests with the race detector (the Terraform provider's acceptance tests need terraform on the PATH or TF_ACC_TERRAFORM_PATH)
 	infra/terraform/check all
 	$(GO) test -race -timeout 9m ./...
 
@@ -144,6 +144,30 @@ image-push: ## Build the image and push it: make image-push IMAGE_REF=ACCOUNT.dk
 .PHONY: image-test
 image-test: ## The image test for every platform of IMAGE_PLATFORMS (make test checks the host's only)
 	RINGJOB_IMAGE_TEST_PLATFORMS=$(IMAGE_PLATFORMS) $(GO) test -count=1 -run 'TestImage|TestDockerfile' -v ./internal/imagebuild
+
+TF_PROVIDER_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+
+.PHONY: tf-provider
+tf-provider: ## Build the Terraform provider for Linux and macOS, amd64 and arm64: bin/terraform-provider-ringjob_OS_ARCH
+	@mkdir -p $(BIN)
+	@set -e; for p in $(TF_PROVIDER_PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; \
+		echo "  $(BIN)/terraform-provider-ringjob_$${os}_$${arch}"; \
+		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $(BIN)/terraform-provider-ringjob_$${os}_$${arch} ./cmd/terraform-provider-ringjob; \
+	done
+
+# The version the local mirror gives the provider (Terraform wants a
+# semantic version there).
+TF_PROVIDER_VERSION ?= 0.1.0
+
+.PHONY: tf-provider-mirror
+tf-provider-mirror: ## Lay out the provider for this machine as a Terraform filesystem mirror in bin/tf-plugins (docs/deploy-aws.md)
+	@dir=$(BIN)/tf-plugins/registry.terraform.io/ringjob/ringjob/$(TF_PROVIDER_VERSION)/$$($(GO) env GOOS)_$$($(GO) env GOARCH); mkdir -p $$dir; \
+		echo "  $$dir"; \
+		CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $$dir/terraform-provider-ringjob_v$(TF_PROVIDER_VERSION) ./cmd/terraform-provider-ringjob
+
+.PHONY: tf-provider-docs
+tf-provider-docs: ## Regenerate the schema sections of docs/terraform-provider (the registry layout) from the provider's schema
+	$(GO) test -count=1 -run TestDocs ./tfprovider -update-docs
 
 .PHONY: tf-check
 tf-check: ## Terraform: fmt, policy tests, README tables, terraform validate + test (mocked AWS provider from a local mirror), trivy config (waivers in infra/terraform/.trivyignore.yaml)

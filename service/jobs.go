@@ -361,11 +361,16 @@ func (s *Service) DeleteJob(ctx context.Context, id int64) error {
 }
 
 // DeleteJobIf deletes a job if it is at version ifVersion (0: any), else
-// answers a *PreconditionError and deletes nothing.
+// answers a *PreconditionError and deletes nothing. A job that another job
+// names as a child is not deleted: the answer is a *ConflictError naming
+// the parents, since deleting it would leave them a dangling child.
 func (s *Service) DeleteJobIf(ctx context.Context, id, ifVersion int64) error {
 	err := s.st.Tx(ctx, func(tx *store.Store) error {
 		cur, err := tx.JobGet(ctx, id)
 		if err != nil {
+			return err
+		}
+		if err := refuseReferencedDelete(ctx, tx, cur); err != nil {
 			return err
 		}
 		if err := tx.JobDeleteIf(ctx, id, ifVersion); err != nil {
@@ -639,4 +644,30 @@ func triggerFingerprint(p TriggerParams) string {
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// refuseReferencedDelete answers a *ConflictError naming the jobs that have
+// j among their children (at most five of them, and how many more).
+func refuseReferencedDelete(ctx context.Context, tx *store.Store, j store.Job) error {
+	parents, err := tx.JobParentsOf(ctx, j.ID)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, p := range parents {
+		if p.ID == j.ID {
+			continue
+		}
+		if len(names) == 5 {
+			names = append(names, fmt.Sprintf("and %d more", len(parents)-5))
+			break
+		}
+		names = append(names, fmt.Sprintf("%s/%s (job %d)", p.AppName, p.Name, p.ID))
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return &ConflictError{Field: "child_job_ids", Message: fmt.Sprintf(
+		"job %d (%s) is a child job of %s; remove it from their child_job_ids first, then delete it",
+		j.ID, j.Name, strings.Join(names, ", "))}
 }

@@ -4,17 +4,20 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/ringjob/ringjob/internal/kind"
 )
 
-// Role is a named set of permissions.
-type Role string
+// Role is a named set of permissions; the names are declared in
+// internal/kind, so the REST API's clients check the same ones.
+type Role = kind.Role
 
 // The roles. RoleAdmin is global; the others are held per group.
 const (
-	RoleAdmin    Role = "admin"
-	RoleOwner    Role = "owner"
-	RoleOperator Role = "operator"
-	RoleViewer   Role = "viewer"
+	RoleAdmin    = kind.RoleAdmin
+	RoleOwner    = kind.RoleOwner
+	RoleOperator = kind.RoleOperator
+	RoleViewer   = kind.RoleViewer
 )
 
 // GroupRoles are the roles held per group, from the most to the least
@@ -22,7 +25,7 @@ const (
 var GroupRoles = []Role{RoleOwner, RoleOperator, RoleViewer}
 
 // AllRoles lists every role.
-var AllRoles = []Role{RoleAdmin, RoleOwner, RoleOperator, RoleViewer}
+var AllRoles = kind.Roles
 
 // ParseRole checks a role name.
 func ParseRole(s string) (Role, error) {

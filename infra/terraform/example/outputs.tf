@@ -37,3 +37,8 @@ output "nat_public_ips" {
   description = "Addresses the tasks and the functions reach the internet from: Event-mode callbacks to the internet-facing load balancer come from them (keep them in allowed_cidr_blocks)."
   value       = aws_eip.nat[*].public_ip
 }
+
+output "job_ids" {
+  description = "Ids of the example jobs (ringjob job show ID)."
+  value       = { hello_nightly = ringjob_job.hello_nightly.id, sharded_hourly = ringjob_job.sharded_hourly.id }
+}

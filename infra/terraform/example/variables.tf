@@ -96,3 +96,15 @@ variable "vpc_endpoints" {
   type        = bool
   default     = true
 }
+
+variable "hello_schedule" {
+  description = "When the example job calls the hello function: a cron expression with seconds (sec min hour day-of-month month day-of-week)."
+  type        = string
+  default     = "0 0 2 * * ?"
+}
+
+variable "schedule_time_zone" {
+  description = "IANA time zone the example jobs' schedules are read in."
+  type        = string
+  default     = "Europe/Berlin"
+}

@@ -5,6 +5,11 @@ terraform {
       source  = "hashicorp/aws"
       version = ">= 5.94, < 6.0"
     }
+    # Ringjob's own provider (cmd/terraform-provider-ringjob), for the
+    # schedules in schedules.tf.
+    ringjob = {
+      source = "ringjob/ringjob"
+    }
   }
 }
 
