@@ -705,19 +705,24 @@ func (c *checker) iam(m *module) {
 
 var taskRoleActions = map[string]bool{"lambda:InvokeFunction": true, "lambda:GetFunction": true}
 
-// taskRoleDatabaseActions: the task may also read the database password
-// secret (to pick up a rotated password) and decrypt with its key, on those
-// two resources only.
-var taskRoleDatabaseActions = map[string][]string{
+// taskRoleScopedActions: the task may also read the database password
+// secret (to pick up a rotated password) and decrypt with its key, and
+// deliver failure records to the failure destinations it is given (each
+// kind its one action), on those resources only.
+var taskRoleScopedActions = map[string][]string{
 	// local.replica_password_secret_arn is the master's secret or the
 	// application user's (var.database_app_user).
 	"secretsmanager:GetSecretValue": {"var.database.password_secret_arn", "local.replica_password_secret_arn"},
 	"kms:Decrypt":                   {"var.database.kms_key_arn"},
+	"sqs:SendMessage":               {"local.failure_sqs"},
+	"sqs:GetQueueUrl":               {"local.failure_sqs"},
+	"sns:Publish":                   {"local.failure_sns"},
+	"events:PutEvents":              {"local.failure_events"},
 }
 
 // taskRole: whatever is attached to aws_iam_role.task allows only
-// lambda:InvokeFunction and lambda:GetFunction, and reading the database
-// password secret.
+// lambda:InvokeFunction and lambda:GetFunction, reading the database
+// password secret, and delivering to the failure destinations.
 func (c *checker) taskRole(m *module) {
 	if len(m.find("resource", "aws_iam_role", "task")) == 0 {
 		return
@@ -749,7 +754,7 @@ func (c *checker) taskRole(m *module) {
 							if taskRoleActions[v] {
 								continue
 							}
-							if only, ok := taskRoleDatabaseActions[v]; ok {
+							if only, ok := taskRoleScopedActions[v]; ok {
 								if res, ok := st.Attributes["resources"]; ok && onlyReferences(res.Expr, only...) {
 									continue
 								}
