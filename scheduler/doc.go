@@ -3,7 +3,13 @@
 //
 // # Services
 //
-// A Scheduler runs these services, each one goroutine with Start/Stop:
+// A Scheduler runs these services, each with Start/Stop
+// (internal/lifecycle), in two lists started in order and stopped in
+// reverse (services in scheduler.go): the recording half (heartbeat,
+// ledger, hand-off gate, in-flight reader, log and outcome writers) starts
+// first and stops last; the firing half (pools, ring, takeover, registry
+// monitor, follow-ups, pre-read) stops first, by StopFiring, so that the
+// caller can drain in-process targets while outcomes are still recorded.
 //
 //   - heartbeat (heartbeat.go): keeps the node's row fresh and its liveness
 //     lock (MySQL GET_LOCK on a dedicated connection) held; refreshes the set
@@ -42,7 +48,8 @@
 //     memory: retries (retries.go), child jobs (children.go), alarms and
 //     recoveries (alarms.go, alarmsender.go, recoveries.go), lost runs and
 //     run deadlines (lostruns.go), kills asked for on another replica
-//     (kills.go).
+//     (kills.go), failure deliveries and completion actions
+//     (deliveries.go).
 //
 // Routing and overlap (route.go, block.go, joblock.go) run inside a
 // dispatch: the job's group gives the candidates (candidates.go), a route

@@ -150,8 +150,19 @@ func TestMaxEventAgeEndsRetriesAndCatchUps(t *testing.T) {
 			return all
 		}
 		// The retry follows the failure's outcome (written on real time) at
-		// a follow-up tick: step until it is sent, then 30 s more, in which
+		// a follow-up tick: step until the fire is sent, wait for its
+		// failure to be recorded before the clock moves on (else the
+		// follow-up could first look at it when the fire is already past
+		// its age), step until the retry is sent, then 30 s more, in which
 		// no second retry may come.
+		for i := 0; len(scheduledTimes(seen(), j.ID)) < 1; i++ {
+			require.Less(t, i, 10, "the fire was not sent: %s", fmtSeen(seen()))
+			b.step(1, time.Second)
+		}
+		require.Eventually(t, func() bool {
+			rs := b.runs(j.ID)
+			return len(rs) == 1 && rs[0].State == kind.RunFailed
+		}, 10*time.Second, 5*time.Millisecond, "the fire's failure is recorded")
 		for i := 0; len(scheduledTimes(seen(), j.ID)) < 2; i++ {
 			require.Less(t, i, 60, "the retry was not sent: %s", fmtSeen(seen()))
 			b.step(1, time.Second)

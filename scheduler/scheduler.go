@@ -13,6 +13,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/lifecycle"
 	"github.com/ringjob/ringjob/internal/logs"
 	"github.com/ringjob/ringjob/routes"
 	"github.com/ringjob/ringjob/store"
@@ -31,17 +32,14 @@ type Options struct {
 	// Deliverer sends failure records to failure destinations; nil = they
 	// are owed (kept in the database) but not sent.
 	Deliverer Deliverer
-	// Drain, if set, is called by Stop after the trigger pools have stopped
-	// and before outcomes stop being recorded: work that runs inside this
-	// process (local commands) finishes or is ended there, and its outcomes
-	// still reach the ledger. The heartbeat goes on meanwhile, so the other
-	// replicas do not take this node for dead while it drains.
-	Drain func(ctx context.Context)
 }
 
 // Scheduler is one replica: heartbeat, takeover, pre-read loop, time ring,
-// trigger pools and the ledger writer, started in that order's reverse
-// dependency order and stopped in reverse.
+// trigger pools and the ledger writer. Its services are two lists, each
+// started in order and stopped in reverse: the recording half (heartbeat,
+// ledger and outcome writers) starts first and stops last, so that work
+// ended while the firing half stops (and in-process targets drained in
+// between, see StopFiring) still has its outcome recorded.
 type Scheduler struct {
 	cfg     Config
 	node    string
@@ -50,7 +48,6 @@ type Scheduler struct {
 	log     *logrus.Entry
 	metrics *Metrics
 	drivers *targets.Registry
-	drain   func(ctx context.Context)
 
 	liveness  *store.NodeLiveness
 	peers     *peerView
@@ -67,10 +64,13 @@ type Scheduler struct {
 	registry  *registryMonitor
 	outcomes  *outcomeWriter
 	// The follow-up services, in start order (see followups.go).
-	followups []interface {
-		Start(context.Context)
-		Stop()
-	}
+	followups []lifecycle.Service
+
+	recording *lifecycle.Services // started first, stopped last
+	firing    *lifecycle.Services
+	// stopCtx bounds the writes of the stop (the ledger's last flush).
+	stopCtx    context.Context
+	handedBack int
 
 	mu      sync.Mutex
 	started bool
@@ -102,7 +102,7 @@ func New(o Options) (*Scheduler, error) {
 	if m == nil {
 		m = NewMetrics(nil)
 	}
-	s := &Scheduler{cfg: cfg, node: cfg.NodeID, st: o.Store, clock: clock, log: log, metrics: m, drivers: o.Drivers, drain: o.Drain, peers: &peerView{}, watch: &peerWatch{}}
+	s := &Scheduler{cfg: cfg, node: cfg.NodeID, st: o.Store, clock: clock, log: log, metrics: m, drivers: o.Drivers, peers: &peerView{}, watch: &peerWatch{}}
 	s.gate = newHandoffGate(o.Store, s.node, clock, cfg.LateAfter)
 	s.inflight = newInflightReader(o.Store)
 	s.logs = newLogWriter(o.Store)
@@ -157,6 +157,7 @@ func New(o Options) (*Scheduler, error) {
 		&deliveries{followupDeps: fd, sender: o.Deliverer, log: deliveriesLog, warns: deliveriesWarns},
 		&completions{followupDeps: fd, cache: s.preread.cache, log: log.WithField("service", "completions")},
 	)
+	s.recording, s.firing = s.services()
 	return s, nil
 }
 
@@ -199,16 +200,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	startMs := s.clock.Now().UnixMilli()
 	// Services outlive the Start call's context; Stop ends them.
 	bg := context.WithoutCancel(ctx)
-	s.ledger.Start(bg)
-	s.outcomes.Start(bg)
-	s.gate.Start(bg)
-	s.inflight.Start(bg)
-	s.logs.Start(bg)
-	s.disp.fast.Start(bg)
-	s.disp.slow.Start(bg)
-	for _, l := range s.clockDriven() {
-		l.Start(bg)
-	}
+	s.recording.Start(bg)
+	s.firing.Start(bg)
 	s.started = true
 	// What an earlier incarnation with this node id left (a fixed node_id
 	// restarted after a crash): its waiting runs fire from here, what it
@@ -220,22 +213,59 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	return nil
 }
 
-// clockDriven are the services whose one goroutine each sleeps on the clock
-// between rounds, in start order: the pre-read last, as it fills the ring.
-// Tests on a fake clock wait until as many goroutines sleep on it
-// (ClockWaiters), so a service added here is counted there.
-func (s *Scheduler) clockDriven() []interface{ Start(ctx context.Context) } {
-	l := []interface{ Start(ctx context.Context) }{s.ring, s.heartbeat, s.takeover, s.registry}
-	for _, f := range s.followups {
-		l = append(l, f)
+// services lists the scheduler's services in start order, in two halves;
+// each half stops in reverse. The heartbeat goes on until the very end, so
+// the other replicas do not take this node for dead while it drains.
+func (s *Scheduler) services() (recording, firing *lifecycle.Services) {
+	recording = lifecycle.NewServices(
+		s.heartbeat,
+		lifecycle.Stage{OnStart: s.ledger.Start, OnStop: func() { s.ledger.Stop(s.stopCtx) }},
+		s.gate, s.inflight, s.logs, s.outcomes,
+	)
+	fire := []lifecycle.Service{
+		// Claimed runs are dispatched within StopGrace, then cancelled.
+		lifecycle.Stage{OnStart: s.disp.fast.Start, OnStop: func() { s.disp.fast.Stop(s.clock, s.cfg.StopGrace) }},
+		lifecycle.Stage{OnStart: s.disp.slow.Start, OnStop: func() { s.disp.slow.Stop(s.clock, s.cfg.StopGrace) }},
+		// The runs still in the ring are handed back: they stay scheduled,
+		// owned by this node, which the next leader takes at once.
+		lifecycle.Stage{OnStop: func() { s.disp.stop(); s.handedBack = len(s.ring.drain()) }},
 	}
+	return recording, lifecycle.NewServices(append(fire, s.firingLoops()...)...)
+}
+
+// clockDriven are the services whose one goroutine each sleeps on the clock
+// between rounds. Tests on a fake clock wait until as many goroutines sleep
+// on it (ClockWaiters), so a service added here is counted there.
+func (s *Scheduler) clockDriven() []lifecycle.Service {
+	return append([]lifecycle.Service{s.heartbeat}, s.firingLoops()...)
+}
+
+// firingLoops are the clock-driven services of the firing half, in start
+// order: the pre-read last, as it fills the ring.
+func (s *Scheduler) firingLoops() []lifecycle.Service {
+	l := []lifecycle.Service{s.ring, s.takeover, s.registry}
+	l = append(l, s.followups...)
 	return append(l, s.preread)
 }
 
-// Stop stops gracefully: no more pre-reads; the runs still in the ring are
-// handed back (they stay scheduled, owned by this node, and the node is
-// marked stopped so the next leader takes them at once); claimed runs are
-// dispatched within StopGrace; outcomes are written; then the node leaves.
+// StopFiring stops the firing half: no more pre-reads, takeovers or
+// follow-ups; the runs still in the ring are handed back (they stay
+// scheduled, owned by this node, and the node is marked stopped by Stop so
+// the next leader takes them at once); claimed runs are dispatched within
+// StopGrace. Outcomes are still recorded until Stop: the caller drains
+// in-process targets (local commands, synchronous invokes) in between.
+// Safe to call twice.
+func (s *Scheduler) StopFiring() {
+	s.mu.Lock()
+	started := s.started
+	s.mu.Unlock()
+	if started {
+		s.firing.Stop()
+	}
+}
+
+// Stop stops gracefully: StopFiring if not done, then the recording half
+// (outcomes written, the ledger flushed within ctx), then the node leaves.
 // Safe to call twice.
 func (s *Scheduler) Stop(ctx context.Context) {
 	s.mu.Lock()
@@ -245,33 +275,16 @@ func (s *Scheduler) Stop(ctx context.Context) {
 	}
 	s.stopped = true
 	s.mu.Unlock()
-	s.preread.Stop()
-	s.registry.Stop()
-	for i := len(s.followups) - 1; i >= 0; i-- {
-		s.followups[i].Stop()
-	}
-	s.takeover.Stop()
-	s.ring.Stop()
-	s.disp.stop()
-	handedBack := len(s.ring.drain())
-	s.disp.fast.Stop(s.clock, s.cfg.StopGrace)
-	s.disp.slow.Stop(s.clock, s.cfg.StopGrace)
-	if s.drain != nil {
-		s.drain(ctx)
-	}
-	s.outcomes.Stop()
-	s.logs.Stop()
-	s.inflight.Stop()
-	s.gate.Stop()
-	s.ledger.Stop(ctx)
-	s.heartbeat.Stop()
+	s.firing.Stop()
+	s.stopCtx = ctx
+	s.recording.Stop()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if err := s.st.NodeStop(sctx, s.node, s.clock.Now().UnixMilli()); err != nil {
 		s.log.WithError(err).Warn("mark node stopped")
 	}
 	s.liveness.Release(sctx)
-	s.log.WithField("handed_back", handedBack).Info("scheduler stopped")
+	s.log.WithField("handed_back", s.handedBack).Info("scheduler stopped")
 }
 
 // warnInterval is how often a recurring failure (failed dispatches, refused

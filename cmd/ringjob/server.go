@@ -14,9 +14,7 @@ import (
 	"time"
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-
-	"github.com/ringjob/ringjob/destinations"
-
+	"github.com/gofiber/fiber/v2"
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -27,7 +25,9 @@ import (
 	"github.com/ringjob/ringjob/api/xxlapi"
 	"github.com/ringjob/ringjob/auth/identity"
 	"github.com/ringjob/ringjob/auth/sso"
+	"github.com/ringjob/ringjob/destinations"
 	"github.com/ringjob/ringjob/internal/egress"
+	"github.com/ringjob/ringjob/internal/lifecycle"
 	"github.com/ringjob/ringjob/internal/tlsreload"
 	"github.com/ringjob/ringjob/maintenance/reports"
 	"github.com/ringjob/ringjob/maintenance/retention"
@@ -157,6 +157,10 @@ func migrate(ctx context.Context, cfg *Config, user *appUserSpec, stdout io.Writ
 // serve runs one replica until ctx ends (SIGTERM or SIGINT), then stops
 // gracefully: the API stops taking requests, the scheduler hands its ring
 // back, local processes are ended, and the database is closed.
+//
+// Every part that runs is added to one list as it starts and stopped in
+// reverse (parts): the order of the additions below is the stop order read
+// backwards.
 func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	log := newLogger(cfg, logOutput(cfg, stdout, stderr))
 	st, err := openStore(ctx, cfg, log)
@@ -167,7 +171,9 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 		}
 		return err
 	}
-	defer st.Close()
+	var parts lifecycle.Services
+	defer parts.Stop()
+	parts.Add(lifecycle.Stage{OnStop: func() { st.Close() }})
 	if err := sealSecrets(ctx, cfg, st, log); err != nil {
 		return err
 	}
@@ -184,21 +190,13 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer alarms.Stop()
-	// drainOnStop is set when the server stops; the scheduler calls it while
-	// it still records outcomes, so local runs ended by the stop are recorded.
-	var drainOnStop func()
+	parts.Add(lifecycle.Stage{OnStop: alarms.Stop})
 	failures, err := failureSender(ctx, outbound)
 	if err != nil {
 		return err
 	}
 	sched, err := scheduler.New(scheduler.Options{Deliverer: failures, Config: cfg.Scheduler, Store: st, Drivers: drivers, Clock: clock,
 		Log: log.WithField("component", "scheduler"), Metrics: scheduler.NewMetrics(reg),
-		Drain: func(context.Context) {
-			if drainOnStop != nil {
-				drainOnStop()
-			}
-		},
 		Alarmer: scheduler.DispatcherAlarmer{Dispatcher: alarms, ConsoleURL: strings.TrimRight(cfg.PublicURL, "/") + "/api/v1"}})
 	if err != nil {
 		return err
@@ -207,13 +205,13 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer func() {
+	parts.Add(lifecycle.Stage{OnStop: func() {
 		cctx, cancel := context.WithTimeout(context.Background(), cfg.Local.KillGrace+10*time.Second)
 		defer cancel()
 		if err := local.Close(cctx); err != nil {
 			log.WithError(err).Warn("stop local processes")
 		}
-	}()
+	}})
 	drivers.Register("local", local)
 
 	// HTTP executors: the executor API authenticates them; the driver calls them
@@ -250,11 +248,11 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer func() {
+	parts.Add(lifecycle.Stage{OnStop: func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
-		stopLambda(cctx) // a no-op after the drain below
-	}()
+		stopLambda(cctx) // a no-op after the drain (stopping)
+	}})
 	drivers.Register("lambda", lambdaDriver)
 
 	ident := identity.New(identity.Options{Store: st, Clock: clock, Log: log.WithField("component", "identity"),
@@ -280,7 +278,7 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	if err := authWatcher.Start(context.WithoutCancel(ctx)); err != nil {
 		return err
 	}
-	defer authWatcher.Stop()
+	parts.Add(lifecycle.Stage{OnStop: authWatcher.Stop})
 
 	// Ready once the scheduler runs: the API listens first (health and
 	// metrics answer while the scheduler takes its locks), but a load
@@ -338,12 +336,18 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 		return err
 	}
 	scheduling.Store(true)
+	// From here the stop is the drain (see stopping).
+	stop := &stopping{cfg: cfg, log: log, sched: sched, app: app, drain: drain, local: local, stopLambda: stopLambda}
+	parts.Add(lifecycle.Stage{OnStop: stop.recording})
+	parts.Add(lifecycle.Stage{OnStop: stop.api})
+	parts.Add(lifecycle.Stage{OnStop: stop.inProcessTargets})
+	parts.Add(lifecycle.Stage{OnStop: sched.StopFiring})
+	parts.Add(lifecycle.Stage{OnStop: stop.refuseRequests})
 	stopMaintenance, err := startMaintenance(ctx, cfg, st, sched.NodeID(), clock, reg, log)
 	if err != nil {
-		sched.Stop(ctx)
-		_ = app.Shutdown()
 		return err
 	}
+	parts.Add(lifecycle.Stage{OnStop: stopMaintenance})
 	users, err := st.PrincipalList(ctx, store.PrincipalListParams{Kind: store.PrincipalUser, Limit: 1})
 	if err != nil {
 		log.WithError(err).Warn("look for users (for the first sign-in hint)")
@@ -373,55 +377,81 @@ func serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer) error {
 	case serveErr = <-served:
 		log.WithError(serveErr).Error("API server ended")
 	}
-	// The stop grace counts from the signal: the platform (ECS stopTimeout,
-	// Kubernetes terminationGracePeriodSeconds) kills at a fixed time after it.
-	graceEnd := time.Now().Add(cfg.Scheduler.StopGrace)
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.Scheduler.StopGrace+15*time.Second)
-	defer cancel()
-	// The API refuses new requests (503, not ready) and finishes those in
-	// flight, but keeps taking executor callbacks: results that arrive
-	// during the drain below are recorded here. It stops listening once
-	// the drain is over, before the outcome writer stops; callbacks after
-	// that find the port closed, and executors send them to another admin
-	// address (or again later).
-	if err := drain.Start(sctx); err != nil {
-		log.WithError(err).Warn("wait for API requests in flight")
-	}
-	var apiStopped sync.Once
-	stopAPI := func() {
-		apiStopped.Do(func() {
-			if err := app.ShutdownWithContext(sctx); err != nil {
-				log.WithError(err).Warn("stop API server")
-			}
-		})
-	}
-	defer stopAPI() // when the scheduler's stop did not get to it
-	stopMaintenance()
-	// No new fires; the ring goes back to the other replicas; then, while
-	// the scheduler still records outcomes (its outcome writer is the last
-	// thing to stop), local processes finish (or are ended and recorded
-	// lost), synchronous Lambda invokes are answered (or abandoned and
-	// recorded failed), both within the same stop grace, and executors'
-	// callbacks are taken until then.
-	drainOnStop = func() {
-		var wg sync.WaitGroup
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			drainLocal(local, graceEnd, cfg, sched.NodeID(), log)
-		}()
-		go func() {
-			defer wg.Done()
-			lctx, cancel := context.WithDeadline(context.Background(), graceEnd)
-			defer cancel()
-			stopLambda(lctx)
-		}()
-		wg.Wait()
-		stopAPI()
-	}
-	sched.Stop(sctx)
+	stop.begin()
+	parts.Stop()
 	log.Info("stopped")
 	return serveErr
+}
+
+// stopping is the drain of a replica, in the order serve's parts list
+// stops it: the API refuses new requests (503, not ready) and finishes
+// those in flight, but keeps taking executor callbacks; maintenance stops;
+// the scheduler stops firing (no new fires, the ring goes back to the other
+// replicas); then, while the scheduler still records outcomes, local
+// processes finish (or are ended and recorded lost) and synchronous Lambda
+// invokes are answered (or abandoned and recorded failed), both within the
+// stop grace; the API stops listening (callbacks after that find the port
+// closed, and executors send them to another admin address, or again
+// later); last the scheduler's outcome writer and ledger stop.
+type stopping struct {
+	cfg        *Config
+	log        *logrus.Entry
+	sched      *scheduler.Scheduler
+	app        *fiber.App
+	drain      *api.Drain
+	local      *localexec.Driver
+	stopLambda func(context.Context)
+
+	// graceEnd is when the stop grace ends, counted from the signal: the
+	// platform (ECS stopTimeout, Kubernetes terminationGracePeriodSeconds)
+	// kills at a fixed time after it. ctx bounds the whole stop.
+	graceEnd time.Time
+	ctx      context.Context
+	cancel   context.CancelFunc
+}
+
+// begin starts the stop's clock; a stop that was not begun (serve failed
+// while starting) counts from its first step.
+func (s *stopping) begin() {
+	if s.ctx != nil {
+		return
+	}
+	s.graceEnd = time.Now().Add(s.cfg.Scheduler.StopGrace)
+	s.ctx, s.cancel = context.WithTimeout(context.Background(), s.cfg.Scheduler.StopGrace+15*time.Second)
+}
+
+func (s *stopping) refuseRequests() {
+	s.begin()
+	if err := s.drain.Start(s.ctx); err != nil {
+		s.log.WithError(err).Warn("wait for API requests in flight")
+	}
+}
+
+func (s *stopping) inProcessTargets() {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		drainLocal(s.local, s.graceEnd, s.cfg, s.sched.NodeID(), s.log)
+	}()
+	go func() {
+		defer wg.Done()
+		lctx, cancel := context.WithDeadline(context.Background(), s.graceEnd)
+		defer cancel()
+		s.stopLambda(lctx)
+	}()
+	wg.Wait()
+}
+
+func (s *stopping) api() {
+	if err := s.app.ShutdownWithContext(s.ctx); err != nil {
+		s.log.WithError(err).Warn("stop API server")
+	}
+}
+
+func (s *stopping) recording() {
+	s.sched.Stop(s.ctx)
+	s.cancel()
 }
 
 // drainLocal lets running local processes finish until graceEnd, then ends

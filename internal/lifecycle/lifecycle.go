@@ -85,3 +85,77 @@ func (l *Loop) Started() bool {
 	defer l.mu.Unlock()
 	return l.done != nil
 }
+
+// Service is the one shape of a part that runs in the background: Start
+// launches what it runs and returns; Stop ends it and returns once it has
+// ended. Parts whose start can fail, or whose stop needs more than that,
+// are adapted with Stage.
+type Service interface {
+	Start(ctx context.Context)
+	Stop()
+}
+
+// Stage adapts a part to Service with functions; a nil one does nothing.
+type Stage struct {
+	OnStart func(ctx context.Context)
+	OnStop  func()
+}
+
+// Start calls OnStart.
+func (s Stage) Start(ctx context.Context) {
+	if s.OnStart != nil {
+		s.OnStart(ctx)
+	}
+}
+
+// Stop calls OnStop.
+func (s Stage) Stop() {
+	if s.OnStop != nil {
+		s.OnStop()
+	}
+}
+
+// Services starts a list of services in order and stops them in reverse,
+// so that each part stops while what it depends on still runs. Stop stops
+// only what was started, once; it is safe to call twice and before Start,
+// and a Start after Stop starts nothing.
+type Services struct {
+	mu      sync.Mutex
+	list    []Service
+	started int
+	stopped bool
+}
+
+// NewServices lists the services in start order.
+func NewServices(list ...Service) *Services { return &Services{list: list} }
+
+// Add appends a service that its owner has started already (its start
+// could fail, or needed what came before it): it stops in reverse with the
+// rest.
+func (s *Services) Add(svc Service) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.list = append(s.list[:s.started], svc)
+	s.started++
+}
+
+// Start starts every service in order.
+func (s *Services) Start(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for !s.stopped && s.started < len(s.list) {
+		s.list[s.started].Start(ctx)
+		s.started++
+	}
+}
+
+// Stop stops the started services, the last started first.
+func (s *Services) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.started > 0 {
+		s.started--
+		s.list[s.started].Stop()
+	}
+	s.stopped = true
+}

@@ -64,3 +64,36 @@ func TestEvery(t *testing.T) {
 		require.Empty(t, failed, "no error reported after the loop ended")
 	}
 }
+
+// Services start in list order and stop in reverse, each once; a stop
+// before start, a second stop and a start after stop do nothing.
+func TestServicesStopInReverse(t *testing.T) {
+	var events []string
+	stage := func(name string) Service {
+		return Stage{
+			OnStart: func(context.Context) { events = append(events, "start "+name) },
+			OnStop:  func() { events = append(events, "stop "+name) },
+		}
+	}
+	s := NewServices(stage("store writer"), stage("dispatcher"), Stage{}, stage("pre-read"))
+	s.Start(context.Background())
+	s.Start(context.Background())
+	s.Stop()
+	s.Stop()
+	s.Start(context.Background())
+	require.Equal(t, []string{
+		"start store writer", "start dispatcher", "start pre-read",
+		"stop pre-read", "stop dispatcher", "stop store writer",
+	}, events)
+
+	events = nil
+	NewServices(stage("never started")).Stop()
+	require.Empty(t, events)
+
+	// Added services were started by their owner; they stop in reverse too.
+	var added Services
+	added.Add(stage("database"))
+	added.Add(Stage{OnStop: func() { events = append(events, "stop api") }})
+	added.Stop()
+	require.Equal(t, []string{"stop api", "stop database"}, events)
+}
