@@ -33,6 +33,7 @@ type dispatcher struct {
 	candidates *candidates
 	router     *routes.Router
 	requeue    func(fire) // back into the ring
+	waits      *runWaits  // requeued runs offered again when what they wait for ends
 	gate       *handoffGate
 	inflight   *batcher[inflightQuery, []store.Run]
 	jobLocks   jobLocks     // per job: in-flight check to hand-off
@@ -301,10 +302,15 @@ func (d *dispatcher) dispatch(ctx context.Context, f fire) {
 	switch {
 	case errors.Is(err, errRequeue):
 		// Not handed yet, so nothing to undo in the database: back into
-		// the ring for the next tick.
+		// the ring for the next tick, or sooner when one of the runs it
+		// waits for ends here.
 		f.turn.pass(false)
 		f.turn = nil
 		d.requeue(f)
+		var w *waitForRuns
+		if errors.As(err, &w) {
+			d.waits.add(f.runID, w.ids)
+		}
 		return
 	case !handed && errors.Is(err, errDatabaseBeforeHandoff):
 		d.warns.note("database_before_handoff", logrus.Fields{"run_id": f.runID, "job_id": f.job.ID, "error": err.Error()},

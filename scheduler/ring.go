@@ -59,10 +59,70 @@ type ring struct {
 	mu    sync.Mutex
 	slots map[int64][]fire // by fire second (unix)
 	ids   map[int64]bool   // run ids waiting in slots
+	soon  map[int64]bool   // run ids to fire before the next tick (hurry)
+	wake  chan struct{}    // capacity 1: soon has runs
 }
 
 func newRing(clock clockwork.Clock, fireFn func(ctx context.Context, due []fire)) *ring {
-	return &ring{clock: clock, fireFn: fireFn, slots: map[int64][]fire{}, ids: map[int64]bool{}}
+	return &ring{clock: clock, fireFn: fireFn, slots: map[int64][]fire{}, ids: map[int64]bool{},
+		soon: map[int64]bool{}, wake: make(chan struct{}, 1)}
+}
+
+// hurry fires the given runs, those of them still waiting in the ring and
+// already due, without waiting for the next tick.
+func (r *ring) hurry(ids ...int64) {
+	r.mu.Lock()
+	n := 0
+	for _, id := range ids {
+		if r.ids[id] {
+			r.soon[id] = true
+			n++
+		}
+	}
+	r.mu.Unlock()
+	if n == 0 {
+		return
+	}
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// takeSoon removes and returns the runs hurry asked for that are due by
+// sec, in fire-time order; the others stay for their tick.
+func (r *ring) takeSoon(sec int64) []fire {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.soon) == 0 {
+		return nil
+	}
+	var keys []int64
+	for k := range r.slots {
+		if k <= sec {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	var out []fire
+	for _, k := range keys {
+		kept := r.slots[k][:0]
+		for _, f := range r.slots[k] {
+			if r.soon[f.runID] {
+				out = append(out, f)
+				delete(r.ids, f.runID)
+			} else {
+				kept = append(kept, f)
+			}
+		}
+		if len(kept) == 0 {
+			delete(r.slots, k)
+		} else {
+			r.slots[k] = kept
+		}
+	}
+	clear(r.soon)
+	return out
 }
 
 // slotOf is the ring second of a fire time; sub-second times round up so a
@@ -118,6 +178,7 @@ func (r *ring) takeDue(sec int64) []fire {
 	}
 	for _, f := range out {
 		delete(r.ids, f.runID)
+		delete(r.soon, f.runID)
 	}
 	return out
 }
@@ -132,6 +193,7 @@ func (r *ring) drain() []fire {
 		delete(r.slots, k)
 	}
 	clear(r.ids)
+	clear(r.soon)
 	return out
 }
 
@@ -145,10 +207,19 @@ func (r *ring) run(ctx context.Context) {
 	for {
 		now := r.clock.Now()
 		wait := time.Second - time.Duration(now.UnixNano()%int64(time.Second))
-		if !lifecycle.Sleep(ctx, r.clock, wait) {
+		t := r.clock.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
 			return
+		case <-r.wake:
+			t.Stop()
+			if due := r.takeSoon(r.clock.Now().Unix()); len(due) > 0 {
+				r.fireFn(ctx, due)
+			}
+		case <-t.Chan():
+			r.tick(ctx)
 		}
-		r.tick(ctx)
 	}
 }
 

@@ -209,6 +209,23 @@ func (e *handoffUnknownError) Unwrap() error        { return e.err }
 // wait for the job's running run (serial execution, max in flight).
 var errRequeue = errors.New("wait for the job's running run")
 
+// waitForRuns is errRequeue naming the runs the run waits for: when this
+// replica records one of their outcomes, the run is offered again at once
+// rather than at the next tick (runWaits).
+type waitForRuns struct{ ids []int64 }
+
+func (e *waitForRuns) Error() string        { return errRequeue.Error() }
+func (e *waitForRuns) Is(target error) bool { return target == errRequeue }
+
+// waitFor is errRequeue naming the runs of others.
+func waitFor(others []store.Run) error {
+	ids := make([]int64, len(others))
+	for i, o := range others {
+		ids[i] = o.ID
+	}
+	return &waitForRuns{ids: ids}
+}
+
 // errDatabaseBeforeHandoff: a read the dispatch needs before the hand-off
 // (the job's group, its runs in flight) failed. It is not the run's outcome:
 // the run stays scheduled and is offered again, and once the database is
@@ -263,7 +280,7 @@ func (d *dispatcher) overlapCheck(ctx context.Context, f fire, target string) er
 		}
 	}
 	if f.job.MaxInFlight > 0 && len(others) >= f.job.MaxInFlight {
-		return errRequeue
+		return waitFor(others)
 	}
 	if !d.queueless(target) || f.shardTotal > 1 {
 		return nil
@@ -277,5 +294,8 @@ func (d *dispatcher) overlapCheck(ctx context.Context, f fire, target string) er
 	if len(others) == 0 {
 		return nil
 	}
-	return policy.busy(ctx, d, others)
+	if err := policy.busy(ctx, d, others); err != errRequeue {
+		return err
+	}
+	return waitFor(others)
 }

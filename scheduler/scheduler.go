@@ -124,6 +124,7 @@ func New(o Options) (*Scheduler, error) {
 	}
 	s.ring = newRing(clock, s.disp.fire)
 	s.disp.requeue = func(f fire) { s.ring.push(f) }
+	s.disp.waits = newRunWaits(s.ring.hurry)
 	s.disp.inRing = s.ring.has
 	s.preread = &preReader{cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "preread"),
 		ring: s.ring, metrics: m, peers: s.peers, cache: &scheduleCache{}, candidates: s.disp.candidates}
@@ -134,7 +135,10 @@ func New(o Options) (*Scheduler, error) {
 	s.registry = &registryMonitor{cfg: cfg, st: o.Store, clock: clock, log: log.WithField("service", "registry")}
 	s.outcomes = newOutcomeWriter(o.Store, log.WithField("service", "outcomes"), m)
 	s.takeover.record = s.outcomes.record
-	s.outcomes.settled = s.ledger.settled
+	s.outcomes.settled = func(ids []int64) {
+		s.ledger.settled(ids)
+		s.disp.waits.settled(ids)
+	}
 	fd := &followupDeps{cfg: cfg, node: s.node, st: o.Store, clock: clock, metrics: m, alarmer: o.Alarmer, ring: s.ring,
 		drivers: o.Drivers, record: s.outcomes.record, trigger: s.Trigger}
 	svc := func(name string) (*logrus.Entry, *warnEvery) {

@@ -55,6 +55,7 @@ type Driver struct {
 
 	mu       sync.Mutex
 	clients  map[string]*awslambda.Client // by region
+	invoker  *invoker                     // Invoke without the SDK's middleware stack
 	beats    map[string]beat              // GetFunction answers by target key
 	syncs    map[int64]*syncRun           // synchronous invokes in flight, by run id
 	events   map[int64]*eventRun          // Event runs waiting for their callback, by run id
@@ -127,7 +128,7 @@ func New(cfg Config) (*Driver, error) {
 		allow: allow,
 		cfg:   cfg, log: log, sink: cfg.Sink, clock: cfg.Clock, awsCfg: awsCfg, http: hc, ownHTTP: cfg.HTTPClient == nil,
 		ctx: ctx, cancel: cancel,
-		clients: map[string]*awslambda.Client{}, beats: map[string]beat{},
+		clients: map[string]*awslambda.Client{}, invoker: newInvoker(), beats: map[string]beat{},
 		syncs: map[int64]*syncRun{}, events: map[int64]*eventRun{},
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
 	}, nil

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
@@ -78,9 +77,8 @@ func invokeInput(t target, typ types.InvocationType, payload []byte) *awslambda.
 func (d *Driver) invoke(ctx context.Context, t target, in *awslambda.InvokeInput) (*awslambda.InvokeOutput, string, error) {
 	client := d.client(t.region)
 	for attempt := 1; ; attempt++ {
-		out, err := client.Invoke(ctx, in)
+		out, reqID, err := d.invoker.invoke(ctx, t.region, client, in)
 		if err == nil {
-			reqID, _ := awsmiddleware.GetRequestIDMetadata(out.ResultMetadata)
 			return out, reqID, nil
 		}
 		var nf *types.ResourceNotFoundException

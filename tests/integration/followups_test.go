@@ -121,6 +121,16 @@ func TestMaxInFlightAndBlockStrategiesOnLocalTargets(t *testing.T) {
 		}
 		require.GreaterOrEqual(t, start, ra.FinishedMs-5, "the second (higher id) starts after the first ended: %d..%d then %d..%d",
 			ra.DispatchedMs, ra.FinishedMs, start, rb.FinishedMs)
+		// ... and as soon as it ended, not at the next second's tick (a job
+		// whose runs take a fraction of its period then fell a second
+		// behind for good). Three pairs: one gap under 300 ms could be
+		// the tick's luck, three hardly.
+		for range 3 {
+			a, b := s.trigger(serial, ""), s.trigger(serial, "")
+			ra, rb := s.waitState(a.ID, kind.RunSucceeded), s.waitState(b.ID, kind.RunSucceeded)
+			require.Less(t, rb.HandedMs-ra.FinishedMs, int64(300), "the second goes when the first has ended: first ended %d, second handed %d",
+				ra.FinishedMs, rb.HandedMs)
+		}
 
 		discard := s.job2(service.JobSpec{GroupID: g.ID, Name: "discard", BlockStrategy: "DISCARD_LATER"})
 		a = s.trigger(discard, "")
