@@ -17,7 +17,9 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/jonboulle/clockwork"
 
+	"github.com/ringjob/ringjob/targets/lambda"
 	"github.com/ringjob/ringjob/targets/targettest"
 )
 
@@ -129,5 +131,54 @@ func TestInvokeRequestIsTheSDKs(t *testing.T) {
 		if !strings.HasPrefix(ours.authorization, "AWS4-HMAC-SHA256 Credential=test/") || !strings.Contains(ours.authorization, "/us-east-1/lambda/aws4_request") {
 			t.Errorf("request %d: Authorization %q", i, ours.authorization)
 		}
+	}
+}
+
+// A quick answer's run log is one write: the invoking line, the function's
+// tail, the answer. A slow one says it was invoked once a second has
+// passed, while waiting; the invoking line is never written twice.
+func TestSyncInvokeLogLines(t *testing.T) {
+	release := make(chan struct{})
+	clock := clockwork.NewFakeClock()
+	b := setupFake(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n == 2 {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+		answer(w, `"ok"`, "tail line\n")
+	}, func(cfg *lambda.Config) { cfg.Clock = clock })
+	invoking := func(lines []string) int {
+		n := 0
+		for _, l := range lines {
+			if strings.Contains(l, "invoking Lambda function") {
+				n++
+			}
+		}
+		return n
+	}
+
+	quick := request("lambda://us-east-1/fn")
+	b.run(t, quick)
+	lines := b.sink.Lines(quick.RunID)
+	if len(lines) != 3 || invoking(lines) != 1 || !strings.Contains(lines[1], "tail line") || !strings.Contains(lines[2], "Lambda answered") {
+		t.Fatalf("quick answer: log %q, want the invoking line, the tail, the answer", lines)
+	}
+
+	slow := request("lambda://us-east-1/fn")
+	if _, err := b.d.Run(b.ctx, slow); err != nil {
+		t.Fatal(err)
+	}
+	if err := clock.BlockUntilContext(b.ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	b.sink.WaitLog(t, slow.RunID, runWait, func(lines []string) bool { return invoking(lines) == 1 })
+	close(release)
+	b.sink.WaitOutcome(t, slow.RunID, runWait)
+	lines = b.sink.Lines(slow.RunID)
+	if invoking(lines) != 1 || !strings.Contains(lines[len(lines)-1], "Lambda answered") {
+		t.Fatalf("slow answer: log %q, want one invoking line, then the answer", lines)
 	}
 }

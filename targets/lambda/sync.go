@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -60,6 +61,10 @@ func dupDispatch(req targets.Request, dup bool) targets.Dispatch {
 	return targets.Dispatch{Message: fmt.Sprintf("run %d is already in flight on %s; duplicate dispatch ignored", req.RunID, req.Target)}
 }
 
+// slowInvokeLog is how long a synchronous invoke goes before the run's log
+// says it was started.
+const slowInvokeLog = time.Second
+
 // waitSync invokes the function and reports the outcome: the log tail goes
 // to the run's log, then the run is forgotten, then completed.
 func (d *Driver) waitSync(ctx context.Context, s *syncRun, payload []byte) {
@@ -73,13 +78,33 @@ func (d *Driver) waitSync(ctx context.Context, s *syncRun, payload []byte) {
 	defer cancel()
 	defer s.cancel(nil)
 
-	d.appendLog(req.RunID, fmt.Sprintf("[ringjob] invoking Lambda function %s (RequestResponse, waiting up to %s)\n", s.t, wait))
+	// The first line goes to the run's log at once only when the answer
+	// is slow to come (someone may be watching); otherwise it is written
+	// with the answer's lines, one log write per run.
+	invoking := fmt.Sprintf("[ringjob] invoking Lambda function %s (RequestResponse, waiting up to %s)\n", s.t, wait)
+	var logMu sync.Mutex
+	logged := false
+	slow := d.clock.AfterFunc(slowInvokeLog, func() {
+		logMu.Lock()
+		defer logMu.Unlock()
+		if !logged {
+			logged = true
+			d.appendLog(req.RunID, invoking)
+		}
+	})
 	start := d.clock.Now()
 	out, reqID, err := d.invoke(ctx, s.t, invokeInput(s.t, types.InvocationTypeRequestResponse, payload))
 	took := d.clock.Since(start).Round(time.Millisecond)
+	slow.Stop()
 
 	var res targets.Outcome
 	var lines strings.Builder
+	logMu.Lock()
+	if !logged {
+		logged = true
+		lines.WriteString(invoking)
+	}
+	logMu.Unlock()
 	switch cause := context.Cause(ctx); {
 	case err == nil:
 		if tail, derr := base64.StdEncoding.DecodeString(aws.ToString(out.LogResult)); derr == nil && len(tail) > 0 {
