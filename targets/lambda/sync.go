@@ -51,7 +51,7 @@ func (d *Driver) runSync(ctx context.Context, t target, req targets.Request) (ta
 	d.mu.Unlock()
 
 	go d.waitSync(ictx, s, payload)
-	return targets.Dispatch{Message: fmt.Sprintf("invoking Lambda function %s synchronously (RequestResponse)", t)}, nil
+	return targets.Dispatch{Message: "invoking Lambda function " + t.String() + " synchronously (RequestResponse)"}, nil
 }
 
 func dupDispatch(req targets.Request, dup bool) targets.Dispatch {
@@ -81,7 +81,8 @@ func (d *Driver) waitSync(ctx context.Context, s *syncRun, payload []byte) {
 	// The first line goes to the run's log at once only when the answer
 	// is slow to come (someone may be watching); otherwise it is written
 	// with the answer's lines, one log write per run.
-	invoking := fmt.Sprintf("[ringjob] invoking Lambda function %s (RequestResponse, waiting up to %s)\n", s.t, wait)
+	// Concatenation, not fmt: this and the answer line are per fire.
+	invoking := "[ringjob] invoking Lambda function " + s.t.String() + " (RequestResponse, waiting up to " + wait.String() + ")\n"
 	var logMu sync.Mutex
 	logged := false
 	slow := d.clock.AfterFunc(slowInvokeLog, func() {
@@ -114,7 +115,7 @@ func (d *Driver) waitSync(ctx context.Context, s *syncRun, payload []byte) {
 			}
 		}
 		res = outcome(out)
-		fmt.Fprintf(&lines, "[ringjob] Lambda answered in %s (request id %s, version %s): %s\n", took, reqID, aws.ToString(out.ExecutedVersion), res.State)
+		lines.WriteString("[ringjob] Lambda answered in " + took.String() + " (request id " + reqID + ", version " + aws.ToString(out.ExecutedVersion) + "): " + string(res.State) + "\n")
 	case errors.Is(cause, errKilled):
 		res = targets.Outcome{State: kind.RunKilled, Code: 500, Message: KilledMessage}
 		fmt.Fprintf(&lines, "[ringjob] killed after %s: %s\n", took, KilledMessage)
