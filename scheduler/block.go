@@ -22,8 +22,8 @@ type blockPolicy interface {
 	// replica goes first.
 	keepsOrder() bool
 	// busy decides for a new run while others (never empty) go on: nil
-	// lets it go ahead, errRequeue offers it again next second, any other
-	// error fails it.
+	// lets it go ahead, errRequeue offers it again when a run it waits for
+	// ends here (runWaits) or at the next second, any other error fails it.
 	busy(ctx context.Context, d *dispatcher, others []store.Run) error
 }
 
@@ -41,7 +41,7 @@ func blockPolicyOf(b kind.Block) blockPolicy {
 }
 
 // serial (SERIAL_EXECUTION) waits for the runs going on: the new run goes
-// back to the ring and is offered again next second, in order.
+// back to the ring and is offered again, in order, when one of them ends.
 type serial struct{}
 
 func (serial) keepsOrder() bool { return true }
