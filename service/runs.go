@@ -285,8 +285,11 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 			}
 			if !onNode {
 				k, ended, err := s.killRemote(ctx, r, drv, others, audit)
-				if ended {
+				if ended && attempt < 3 {
 					continue // it ended before the claim: say how
+				}
+				if ended {
+					return s.GetRun(ctx, id)
 				}
 				return k, err
 			}

@@ -38,11 +38,14 @@ func (s *Store) RunKillClaim(ctx context.Context, ids []int64, deadlineMs int64)
 		claimed = claimed[:0]
 		return s.Tx(ctx, func(tx *Store) error {
 			for i, id := range ids {
-				ok, err := tx.RunRequestKill(ctx, id)
-				if err != nil {
-					return err
+				// Read under lock (MySQL): the state the claim is made on is
+				// the run's latest, and stays so until the claim commits.
+				var state kind.RunState
+				err := tx.db.QueryRowContext(ctx, "SELECT state FROM runs WHERE id = ?"+tx.d.forUpdate(), id).Scan(&state)
+				if err != nil && !errors.Is(err, sql.ErrNoRows) {
+					return fmt.Errorf("read run %d: %w", id, err)
 				}
-				if !ok {
+				if state != kind.RunDispatching && state != kind.RunRunning {
 					if i == 0 {
 						return nil // it has ended: nothing is claimed
 					}
@@ -53,6 +56,9 @@ func (s *Store) RunKillClaim(ctx context.Context, ids []int64, deadlineMs int64)
 						return ErrKillInFlight
 					}
 					return fmt.Errorf("claim the kill of run %d: %w", id, err)
+				}
+				if _, err := tx.db.ExecContext(ctx, "UPDATE runs SET kill_requested = 1 WHERE id = ?", id); err != nil {
+					return fmt.Errorf("request kill of run %d: %w", id, err)
 				}
 				claimed = append(claimed, id)
 			}
