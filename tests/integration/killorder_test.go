@@ -18,6 +18,8 @@ import (
 	"github.com/ringjob/ringjob/internal/kind"
 	"github.com/ringjob/ringjob/internal/xxlwire"
 	"github.com/ringjob/ringjob/service"
+	"github.com/ringjob/ringjob/targets"
+	httptarget "github.com/ringjob/ringjob/targets/http"
 )
 
 // pyxxlExecutor answers a /kill the way pyxxl does: it cancels the task,
@@ -257,4 +259,39 @@ func TestKillByJobStopsAndRecordsEveryRunOfTheJob(t *testing.T) {
 		require.Equal(t, kind.RunKilled, r.State, "run %d: %s", r.ID, r.Message)
 	}
 	require.Len(t, s.runsOf(j.ID), 2, "no retry of a killed run")
+}
+
+// The kill is sent by the replica that serves it; the executor reports to
+// another. The report is held in the database, where the sender's answer
+// finds it: killed in under 1 s, one /kill, no retry.
+func TestKillAndReportOnTwoReplicas(t *testing.T) {
+	t.Parallel()
+	a := startServer(t) // takes the executor's report
+	ctx := context.Background()
+	regB := targets.NewRegistry()
+	regB.Register("http", httptarget.New(httptarget.Config{
+		AuthFor: func(ctx context.Context, target string, jobID int64) (httptarget.Auth, error) {
+			app, tok, v35, err := a.ex.AuthFor(ctx, target, jobID)
+			return httptarget.Auth{AppName: app, AccessToken: tok, Protocol35: v35}, err
+		},
+	}))
+	svcB := service.New(service.Options{Store: a.st, Scheduler: a.sched, Drivers: regB})
+
+	p := newPyxxl(a.url(), 200, "stopped")
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	j := a.outcomeJob(a.groupWith("two-replicas", srv.URL), "two-replicas", "sleep", 1)
+	r := a.trigger(j, "")
+	a.waitState(r.ID, kind.RunRunning)
+
+	start := time.Now()
+	k, err := svcB.KillRun(ctx, r.ID)
+	require.NoError(t, err)
+	require.Less(t, time.Since(start), time.Second)
+	require.Equal(t, kind.RunKilled, k.State, k.Message)
+	a.waitLog(r.ID, "ignored a later outcome from the executor callback: succeeded (code 200): stopped", false)
+	time.Sleep(2 * time.Second)
+	require.Len(t, a.runsOf(j.ID), 1, "no retry of a killed run")
+	kills, _ := p.stats()
+	require.Equal(t, 1, kills)
 }
