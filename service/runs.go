@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -363,7 +364,7 @@ func (s *Service) killRemote(ctx context.Context, r store.Run, drv targets.Drive
 		// stands and the kill was a no-op.
 		audit.Changes["state"] = map[string]any{"before": r.State, "after": settled[0].State}
 		audit.Changes["no_op"] = "the target refused the kill (" + kerr.Error() + "); the run's own outcome, reported meanwhile, stands"
-		if err := s.st.Tx(ctx, func(tx *store.Store) error { return s.audit(ctx, tx, audit) }); err != nil {
+		if err := s.st.TxRetry(ctx, func(tx *store.Store) error { return s.audit(ctx, tx, audit) }); err != nil {
 			return store.Run{}, false, fmt.Errorf("kill run %d: audit it: %w", r.ID, err)
 		}
 		k, err := s.GetRun(ctx, r.ID)
@@ -382,18 +383,22 @@ func (s *Service) killRemote(ctx context.Context, r store.Run, drv targets.Drive
 			outs[i].Message = fmt.Sprintf("killed with run %d: the executor kills every run of the job it holds (XXL-JOB /kill is per job)", r.ID)
 		}
 	}
-	if err := s.st.Tx(ctx, func(tx *store.Store) error {
+	// Again after a lock conflict: the kill was accepted, and a claim left
+	// behind would settle it as refused.
+	if err := s.st.TxRetry(ctx, func(tx *store.Store) error {
 		settled, err := tx.RunKillSettle(ctx, claimed, outs)
 		if err != nil {
 			return err
 		}
+		a := audit
+		a.Changes = maps.Clone(audit.Changes)
 		if st := settled[0].State; st != kind.RunKilled {
 			// Another outcome came first (a success the executor reported
 			// before the kill was claimed): it stands, the kill was a no-op.
-			audit.Changes["state"] = map[string]any{"before": r.State, "after": st}
-			audit.Changes["no_op"] = "the run had ended before the kill took effect; its own outcome stands"
+			a.Changes["state"] = map[string]any{"before": r.State, "after": st}
+			a.Changes["no_op"] = "the run had ended before the kill took effect; its own outcome stands"
 		}
-		return s.audit(ctx, tx, audit)
+		return s.audit(ctx, tx, a)
 	}); err != nil {
 		return store.Run{}, false, fmt.Errorf("kill run %d: record it killed: %w", r.ID, err)
 	}
