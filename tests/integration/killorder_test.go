@@ -247,12 +247,10 @@ func TestKillByJobStopsAndRecordsEveryRunOfTheJob(t *testing.T) {
 	got, err := s.st.RunGet(ctx, first.ID)
 	require.NoError(t, err)
 	require.Equal(t, kind.RunKilled, got.State, got.Message)
-	// Either the kill's own record names the run it was stopped with, or
-	// the executor's report of the stopped run came first (it reports as
-	// soon as it has stopped the job) and is recorded as the kill's.
-	withRun := strings.Contains(got.Message, fmt.Sprintf("killed with run %d", queued.ID))
-	reported := strings.Contains(got.Message, "while the kill was in flight")
-	require.True(t, withRun || reported, "the running run's record must say why it was killed: %q", got.Message)
+	// The kill's own record names the run it was stopped with: the
+	// executor's report of the stopped run, whenever it comes, is held
+	// with the kill or comes after it, and is only logged.
+	require.Contains(t, got.Message, fmt.Sprintf("killed with run %d", queued.ID), "the running run's record must say why it was killed")
 
 	time.Sleep(2 * time.Second) // the executor's reports and the follow-up services
 	for _, r := range s.runsOf(j.ID) {
