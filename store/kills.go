@@ -143,27 +143,30 @@ func (s *Store) RunKillSettle(ctx context.Context, ids []int64, killed []RunResu
 // came (a live sender answers before the deadline). It returns what it
 // settled.
 func (s *Store) RunKillSettleExpired(ctx context.Context, nowMs int64, limit int) ([]KillSettled, error) {
-	var out []KillSettled
-	err := s.retry(ctx, false, func() error {
-		return s.Tx(ctx, func(tx *Store) error {
-			rows, err := tx.db.QueryContext(ctx, "SELECT run_id FROM run_kills WHERE deadline_ms < ? ORDER BY deadline_ms LIMIT ?", nowMs, limit)
-			if err != nil {
-				return err
-			}
-			var ids []int64
-			for rows.Next() {
-				var id int64
-				if err := rows.Scan(&id); err != nil {
-					rows.Close()
-					return err
-				}
-				ids = append(ids, id)
-			}
+	// Looked for outside a transaction, which every replica does every
+	// second and almost always finds nothing (SQLite's transactions take
+	// the write lock); the settling reads the rows again under lock.
+	rows, err := s.db.QueryContext(ctx, "SELECT run_id FROM run_kills WHERE deadline_ms < ? ORDER BY deadline_ms LIMIT ?", nowMs, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list expired kills: %w", err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
 			rows.Close()
-			if err := rows.Err(); err != nil || len(ids) == 0 {
-				out = nil
-				return err
-			}
+			return nil, fmt.Errorf("list expired kills: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	var out []KillSettled
+	err = s.retry(ctx, false, func() error {
+		return s.Tx(ctx, func(tx *Store) error {
+			var err error
 			out, err = tx.settleKills(ctx, ids, nil, nowMs)
 			return err
 		})

@@ -168,3 +168,57 @@ func runIDsOf(rs []store.Run) []int64 {
 	}
 	return out
 }
+
+// A result held at the same moment as the kill is settled is never lost:
+// either it was held before the settling (which then records or logs it),
+// or the hold finds no kill and the result is the caller's to record.
+func TestKillHoldRacesSettle(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		j := mkJob(t, st, "kill-race", 0)
+		for i := range 30 {
+			r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0 + int64(i), TriggerType: kind.TriggerManual,
+				Owner: "n", CreatedMs: t0})
+			require.NoError(t, err)
+			_, err = st.RunClaimBatch(ctx, store.RunClaimParams{IDs: []int64{r.ID}, Owner: "n", NowMs: t0})
+			require.NoError(t, err)
+			_, err = st.RunKillClaim(ctx, []int64{r.ID}, t0+10_000)
+			require.NoError(t, err)
+			accepted := i%2 == 0
+			var killed []store.RunResult
+			if accepted {
+				killed = []store.RunResult{store.KilledResult(r.ID, t0+100)}
+			}
+			res := store.RunResult{ID: r.ID, State: kind.RunSucceeded, Code: 200, Message: "done", FinishedMs: t0 + 50, Source: store.SourceCallback}
+			type holdResult struct {
+				held bool
+				err  error
+			}
+			heldc := make(chan holdResult, 1)
+			go func() {
+				held, err := st.RunKillHold(ctx, res)
+				heldc <- holdResult{held, err}
+			}()
+			_, err = st.RunKillSettle(ctx, []int64{r.ID}, killed)
+			require.NoError(t, err)
+			h := <-heldc
+			require.NoError(t, h.err)
+			if !h.held {
+				// What the callback does when no kill holds its result.
+				_, err := st.RunRecordOutcomes(ctx, []store.RunResult{res})
+				require.NoError(t, err)
+			}
+			got, err := st.RunGet(ctx, r.ID)
+			require.NoError(t, err)
+			if accepted {
+				require.Equal(t, kind.RunKilled, got.State, "run %d", r.ID)
+				c, err := st.RunLogRead(ctx, r.ID, 1)
+				require.NoError(t, err)
+				require.Contains(t, c.Content, "ignored a later outcome from the executor callback: succeeded (code 200): done", "run %d", r.ID)
+			} else {
+				require.Equal(t, kind.RunSucceeded, got.State, "run %d: the result came and the kill was refused", r.ID)
+			}
+		}
+	})
+}
