@@ -258,6 +258,53 @@ func TestKillOfAnExecutorRunIsNotSentAgainByItsOwner(t *testing.T) {
 	require.Equal(t, kind.RunRunning, got.State, "the kill is the requesting replica's to record")
 }
 
+// A kill whose sender died before the answer (claimed, a result held for
+// it, nothing more) is settled from the database by a live replica once
+// its deadline has passed: not accepted, so the held result is recorded as
+// it came, once, and the run's follow-up (its retry) is found as usual.
+func TestAKillWhoseSenderDiedIsSettledAfterItsDeadline(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "sqlite", noon)
+	ctx := context.Background()
+	j := b.jobWith("orphan-kill", func(f *store.JobFields) { f.RetryCount = 1 })
+	n := b.startNode("a", func(c *scheduler.Config) { c.FollowupInterval = time.Second })
+	n.rec.mu.Lock()
+	n.rec.hold = map[int64]bool{j.ID: true}
+	n.rec.mu.Unlock()
+	b.settle(1)
+	r, _, err := n.s.Trigger(ctx, scheduler.TriggerParams{JobID: j.ID})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { got, _ := b.st.RunGet(ctx, r.ID); return got.State == kind.RunRunning }, 5*time.Second, 5*time.Millisecond)
+	// What a replica that sent the kill leaves behind when it dies before
+	// the answer: the claim, and the executor's report held for it.
+	deadline := b.clock.Now().Add(10 * time.Second).UnixMilli()
+	_, err = b.st.RunKillClaim(ctx, []int64{r.ID}, deadline)
+	require.NoError(t, err)
+	held, err := b.st.RunKillHold(ctx, store.RunResult{ID: r.ID, State: kind.RunFailed, Code: 500, Message: "ended on its own",
+		FinishedMs: b.clock.Now().UnixMilli(), Source: store.SourceCallback})
+	require.NoError(t, err)
+	require.True(t, held)
+
+	b.step(1, 5*time.Second)
+	got, err := b.st.RunGet(ctx, r.ID)
+	require.NoError(t, err)
+	require.Equal(t, kind.RunRunning, got.State, "undecided before the deadline")
+	b.step(1, 7*time.Second)
+	got, err = b.st.RunGet(ctx, r.ID)
+	require.NoError(t, err)
+	require.Equal(t, kind.RunFailed, got.State, got.Message)
+	require.Equal(t, "ended on its own", got.Message)
+	n.rec.mu.Lock()
+	kills := n.rec.kills
+	n.rec.mu.Unlock()
+	require.Zero(t, kills, "nothing sent again")
+	require.Eventually(t, func() bool {
+		rs, err := b.st.RunList(ctx, store.RunListParams{JobID: j.ID, Limit: 10})
+		require.NoError(t, err)
+		return len(rs) == 2
+	}, 5*time.Second, 10*time.Millisecond, "the failure is retried once, like any other")
+}
+
 // Per-run warnings are rate-limited like the dispatch warnings: 30 runs
 // failing for good in one look log "run failed; no retry left" once; the
 // next failure, 10 s later, logs one line that counts them all.

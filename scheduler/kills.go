@@ -15,7 +15,10 @@ import (
 // group ends. A kill of any other target is sent by the replica that serves
 // the request (service.KillRun), once: sending it here too would send a
 // second /kill, which XXL-JOB executors carry out by job id, so it could
-// stop the next run of the job.
+// stop the next run of the job. What kills does for those is settle the
+// ones whose sender died before their answer: past its claim's deadline a
+// kill counts as not accepted, and a result held for it is recorded as it
+// came (store.RunKillSettleExpired), on whichever replica looks first.
 type kills struct {
 	lifecycle.Loop
 	*followupDeps
@@ -34,6 +37,17 @@ func (k *kills) Start(ctx context.Context) {
 func (k *kills) Stop() { k.Loop.Stop() }
 
 func (k *kills) tick(ctx context.Context) error {
+	settled, err := k.st.RunKillSettleExpired(ctx, k.clock.Now().UnixMilli(), 500)
+	if err != nil {
+		return err
+	}
+	for _, s := range settled {
+		fields := logrus.Fields{"run_id": s.RunID, "state": s.State}
+		if s.Held != nil {
+			fields["held"] = s.Held.State
+		}
+		k.warns.note("kill_unanswered", fields, "a kill's answer never came (its sender stopped): settled as not accepted")
+	}
 	runs, err := k.st.RunListKillRequested(ctx, k.node)
 	if err != nil {
 		return err

@@ -478,7 +478,6 @@ const (
 	RefusedOtherGroup   = "other_group"
 	RefusedNotRecorded  = "dispatch_not_recorded"
 	targetRecordTimeout = 2 * time.Second
-	killSettleTimeout   = 5 * time.Second
 )
 
 // Callback records run results. A result is accepted only when the caller
@@ -516,23 +515,23 @@ func (e *Executors) Callback(ctx context.Context, cred CallbackCredential, items
 			continue
 		}
 		if r.KillRequested && !r.State.Final() {
-			// A kill is being carried out, and the executor reports the
-			// run. A failure is the stopped handler's report: some
-			// executors (pyxxl) send it before they answer the /kill, and
-			// wait for it to be taken, so waiting here for the kill to
-			// settle would stall both: recorded killed now. A success (the
-			// Go client reports a stopped handler with 200) waits for the
-			// kill to settle, which such executors answer at once, so the
-			// kill wins.
-			if callbackOutcome(it).State != kind.RunSucceeded {
-				results = append(results, targets.Result{RunID: it.LogID, Source: "executor callback", Target: sent[it.LogID],
-					Outcome: targets.Outcome{State: kind.RunKilled, Code: it.HandleCode,
-						Message: "killed by request: the executor reported the stopped run while the kill was in flight: " + it.HandleMsg}})
-				continue
-			}
-			if err := e.waitKill(ctx, r.ID); err != nil {
+			// A kill of the run is in flight: what the executor reports now
+			// may be the stopped handler's report (pyxxl sends it before it
+			// answers the /kill, the Go client reports 200), or the run's own
+			// end just before the kill. The kill's answer decides (see
+			// Service.KillRun), so the result is held on the kill and the
+			// executor answered at once: it must not wait for a kill that
+			// may be waiting for this answer.
+			out := callbackOutcome(it)
+			held, err := e.st.RunKillHold(ctx, store.RunResult{ID: it.LogID, State: out.State, Code: out.Code, Message: out.Message,
+				FinishedMs: e.clock.Now().UnixMilli(), Source: store.SourceCallback})
+			if err != nil {
 				return refused, err
 			}
+			if held {
+				continue
+			}
+			// No kill in flight any more: its answer was recorded meanwhile.
 		}
 		// A result for a run that already ended goes to the recorder too:
 		// it is not applied, and the run's log says it came.
@@ -594,28 +593,6 @@ func (e *Executors) authorizeCallback(ctx context.Context, cred CallbackCredenti
 		return RefusedOtherGroup, nil
 	}
 	return "", nil
-}
-
-// waitKill rereads a run until its kill is settled (recorded, or withdrawn
-// because the target refused it), for at most killSettleTimeout.
-func (e *Executors) waitKill(ctx context.Context, id int64) error {
-	deadline := time.NewTimer(killSettleTimeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-deadline.C:
-			return nil
-		case <-tick.C:
-		}
-		r, err := e.st.RunGet(ctx, id)
-		if err != nil || r.State.Final() || !r.KillRequested {
-			return err
-		}
-	}
 }
 
 // callbackRuns reads the runs a callback reports on, in one statement per

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -229,10 +230,10 @@ func runIDs(rs []store.Run) []int64 {
 // asked to kill it; once the target accepts, the run is killed (a local
 // process is reported killed by its replica when it has ended, so the
 // returned run may still be running); a driver that cannot is a
-// *TargetError. A run that has ended is a *ConflictError; one whose own
-// outcome (a success) was recorded while its kill was in flight is returned
-// as it ended: the kill was a no-op. KillPreview says beforehand what a
-// kill stops.
+// *TargetError. A run that has ended is a *ConflictError, and so is one
+// whose kill is in flight already (a kill is sent once); one whose own
+// outcome was recorded before its kill took effect is returned as it ended:
+// the kill was a no-op. KillPreview says beforehand what a kill stops.
 func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 	for attempt := 0; ; attempt++ {
 		r, err := s.GetRun(ctx, id)
@@ -283,19 +284,19 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 			if len(others) > 0 {
 				audit.Changes["also_killed"] = runIDs(others)
 			}
+			if !onNode {
+				k, ended, err := s.killRemote(ctx, r, drv, others, audit)
+				if ended && attempt < 3 {
+					continue // it ended before the claim: say how
+				}
+				if ended {
+					return s.GetRun(ctx, id)
+				}
+				return k, err
+			}
 			if err := s.st.Tx(ctx, func(tx *store.Store) error {
 				if _, err := tx.RunRequestKill(ctx, id); err != nil {
 					return err
-				}
-				// The runs the kill stops with it are being killed too: a
-				// report of theirs that comes meanwhile is their kill's.
-				for _, o := range others {
-					if _, err := tx.RunRequestKill(ctx, o.ID); err != nil {
-						return err
-					}
-				}
-				if !onNode {
-					return nil
 				}
 				return s.audit(ctx, tx, auditEntry{Action: ActRunKill, ObjectType: "run", ObjectID: id, GroupID: r.GroupID,
 					Changes: map[string]any{"kill_requested": true, "state": r.State, "target": r.Target}})
@@ -303,60 +304,106 @@ func (s *Service) KillRun(ctx context.Context, id int64) (store.Run, error) {
 				return store.Run{}, fmt.Errorf("kill run %d: %w", id, err)
 			}
 			if err := drv.Kill(targets.WithGroup(ctx, r.GroupID), r.Target, r.ID, r.JobID); err != nil {
-				if !onNode {
-					// The run goes on (or has ended): its own result counts.
-					for _, rid := range append([]int64{id}, runIDs(others)...) {
-						if cerr := s.st.RunClearKillRequest(ctx, rid); cerr != nil {
-							err = errors.Join(err, cerr)
-						}
-					}
-				}
 				return store.Run{}, &TargetError{Target: r.Target, Op: fmt.Sprintf("kill run %d", id), Err: err}
-			}
-			// An executor that accepted the kill has stopped the run: it is
-			// killed now, and what the executor calls back afterwards (the Go
-			// client reports 200) is logged on the run, not applied. A local
-			// process is reported killed by the replica that runs it, when its
-			// process group has ended. An executor that kills by job has
-			// stopped the job's other runs there too (running or queued):
-			// killed, not failed.
-			if !onNode {
-				now := s.nowMs()
-				outs := []store.RunResult{store.KilledResult(id, now)}
-				for _, o := range others {
-					k := store.KilledResult(o.ID, now)
-					k.Message = fmt.Sprintf("killed with run %d: the executor kills every run of the job it holds (XXL-JOB /kill is per job)", id)
-					outs = append(outs, k)
-				}
-				if err := s.st.Tx(ctx, func(tx *store.Store) error {
-					applied, err := tx.RunRecordOutcomes(ctx, outs)
-					if err != nil {
-						return err
-					}
-					if !applied[0] {
-						// Another outcome came first: the stopped handler's
-						// report (killed), or a success the executor reported
-						// before the kill took effect, which stands: then the
-						// kill of this run was a no-op.
-						now, err := tx.RunGet(ctx, id)
-						if err != nil {
-							return err
-						}
-						if now.State != kind.RunKilled {
-							audit.Changes["state"] = map[string]any{"before": r.State, "after": now.State}
-							audit.Changes["no_op"] = "the run had ended before the kill took effect; its own outcome stands"
-						}
-					}
-					return s.audit(ctx, tx, audit)
-				}); err != nil {
-					return store.Run{}, fmt.Errorf("kill run %d: record it killed: %w", id, err)
-				}
 			}
 			return s.GetRun(ctx, id)
 		default:
 			return store.Run{}, &ConflictError{Message: fmt.Sprintf("run %d has already ended (state %s); there is nothing to kill", id, r.State)}
 		}
 	}
+}
+
+// killAnswerWait bounds how long a kill's sender waits for the target's
+// answer; no answer by then is a kill not accepted. killClaimLife is how
+// long a kill's claim holds: past it, any replica settles the kill as not
+// accepted (its sender died before the answer; a live sender has decided
+// by then).
+const (
+	killAnswerWait = 5 * time.Second
+	killClaimLife  = 2 * killAnswerWait
+)
+
+// killRemote carries out the kill of r on a target other than a local
+// process, which stops others with it. The kill is claimed in the database
+// first (once: a kill of any of these runs in flight is a *ConflictError),
+// then sent once, and its answer recorded with what the target reported
+// meanwhile (store.RunKillSettle): accepted, the runs are killed and their
+// reports only logged; refused, or no answer within killAnswerWait, the
+// runs go on and a result reported meanwhile is recorded as it came.
+// ended: r ended before the claim, nothing was sent.
+func (s *Service) killRemote(ctx context.Context, r store.Run, drv targets.Driver, others []store.Run, audit auditEntry) (_ store.Run, ended bool, _ error) {
+	// The answer is awaited and recorded whatever becomes of the request
+	// that asked for the kill: a caller that hangs up must not leave a
+	// sent kill undecided until its claim expires.
+	ctx = context.WithoutCancel(ctx)
+	claimed, err := s.st.RunKillClaim(ctx, append([]int64{r.ID}, runIDs(others)...), s.nowMs()+killClaimLife.Milliseconds())
+	if errors.Is(err, store.ErrKillInFlight) {
+		return store.Run{}, false, &ConflictError{Message: fmt.Sprintf(
+			"a kill that stops run %d is already in flight; a kill is sent once, and its answer decides the run's outcome", r.ID)}
+	}
+	if err != nil {
+		return store.Run{}, false, fmt.Errorf("kill run %d: %w", r.ID, err)
+	}
+	if len(claimed) == 0 {
+		return store.Run{}, true, nil
+	}
+	kctx, cancel := context.WithTimeout(ctx, killAnswerWait)
+	kerr := drv.Kill(targets.WithGroup(kctx, r.GroupID), r.Target, r.ID, r.JobID)
+	cancel()
+	if kerr != nil {
+		// The run goes on (or has ended): its own result counts.
+		settled, err := s.st.RunKillSettle(ctx, claimed, nil)
+		if err != nil {
+			return store.Run{}, false, errors.Join(&TargetError{Target: r.Target, Op: fmt.Sprintf("kill run %d", r.ID), Err: kerr}, err)
+		}
+		if h := settled[0].Held; h == nil || settled[0].State != h.State {
+			return store.Run{}, false, &TargetError{Target: r.Target, Op: fmt.Sprintf("kill run %d", r.ID), Err: kerr}
+		}
+		// The run ended with the result its executor reported while the
+		// kill was in flight, and the kill was not accepted: that result
+		// stands and the kill was a no-op.
+		audit.Changes["state"] = map[string]any{"before": r.State, "after": settled[0].State}
+		audit.Changes["no_op"] = "the target refused the kill (" + kerr.Error() + "); the run's own outcome, reported meanwhile, stands"
+		if err := s.st.TxRetry(ctx, func(tx *store.Store) error { return s.audit(ctx, tx, audit) }); err != nil {
+			return store.Run{}, false, fmt.Errorf("kill run %d: audit it: %w", r.ID, err)
+		}
+		k, err := s.GetRun(ctx, r.ID)
+		return k, false, err
+	}
+	// An executor that accepted the kill has stopped the run: it is killed,
+	// and what it reported meanwhile or reports afterwards (the Go client
+	// reports 200) is logged on the run, not applied. An executor that
+	// kills by job has stopped the job's other runs there too (running or
+	// queued): killed, not failed.
+	now := s.nowMs()
+	outs := make([]store.RunResult, len(claimed))
+	for i, id := range claimed {
+		outs[i] = store.KilledResult(id, now)
+		if id != r.ID {
+			outs[i].Message = fmt.Sprintf("killed with run %d: the executor kills every run of the job it holds (XXL-JOB /kill is per job)", r.ID)
+		}
+	}
+	// Again after a lock conflict: the kill was accepted, and a claim left
+	// behind would settle it as refused.
+	if err := s.st.TxRetry(ctx, func(tx *store.Store) error {
+		settled, err := tx.RunKillSettle(ctx, claimed, outs)
+		if err != nil {
+			return err
+		}
+		a := audit
+		a.Changes = maps.Clone(audit.Changes)
+		if st := settled[0].State; st != kind.RunKilled {
+			// Another outcome came first (a success the executor reported
+			// before the kill was claimed): it stands, the kill was a no-op.
+			a.Changes["state"] = map[string]any{"before": r.State, "after": st}
+			a.Changes["no_op"] = "the run had ended before the kill took effect; its own outcome stands"
+		}
+		return s.audit(ctx, tx, a)
+	}); err != nil {
+		return store.Run{}, false, fmt.Errorf("kill run %d: record it killed: %w", r.ID, err)
+	}
+	k, err := s.GetRun(ctx, r.ID)
+	return k, false, err
 }
 
 // RunJobNames names the jobs of runs (group app name and job name) in one

@@ -16,6 +16,9 @@ type dialect interface {
 	ddl(sql string) string
 	// skipLocked is appended to the lock-row SELECT.
 	skipLocked() string
+	// forUpdate is appended to a SELECT in a transaction that must hold
+	// the rows it read until it ends.
+	forUpdate() string
 	// insertIgnore is the INSERT verb that skips rows violating a unique key.
 	insertIgnore() string
 	// maxParams is the largest number of placeholders one statement may carry.
@@ -55,6 +58,7 @@ func (mysqlDialect) ddl(sql string) string {
 	).Replace(sql)
 }
 func (mysqlDialect) skipLocked() string   { return " FOR UPDATE SKIP LOCKED" }
+func (mysqlDialect) forUpdate() string    { return " FOR UPDATE" }
 func (mysqlDialect) insertIgnore() string { return "INSERT IGNORE" }
 func (mysqlDialect) maxParams() int       { return 60000 }
 func (mysqlDialect) namedLocks() bool     { return true }
@@ -101,6 +105,7 @@ func (sqliteDialect) ddl(sql string) string {
 // SQLite has one writer at a time: the transaction itself is the lock
 // (the connection is opened with _txlock=immediate).
 func (sqliteDialect) skipLocked() string                { return "" }
+func (sqliteDialect) forUpdate() string                 { return "" }
 func (sqliteDialect) insertIgnore() string              { return "INSERT OR IGNORE" }
 func (sqliteDialect) maxParams() int                    { return 30000 }
 func (sqliteDialect) namedLocks() bool                  { return false }

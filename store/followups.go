@@ -171,7 +171,9 @@ func (s *Store) RunLatestFinished(ctx context.Context, jobID int64) (Run, bool, 
 }
 
 // RunRequestKill records that a run should be stopped, for the replica that
-// owns it. It reports false when the run is not dispatching or running.
+// owns it. It reports whether it changed the run: false when the run is not
+// dispatching or running, or (MySQL counts changed rows) its kill was
+// requested already.
 func (s *Store) RunRequestKill(ctx context.Context, id int64) (bool, error) {
 	res, err := s.execRetry(ctx, "UPDATE runs SET kill_requested = 1 WHERE id = ? AND state IN (?, ?)", id, kind.RunDispatching, kind.RunRunning)
 	if err != nil {
@@ -179,15 +181,6 @@ func (s *Store) RunRequestKill(ctx context.Context, id int64) (bool, error) {
 	}
 	n, err := res.RowsAffected()
 	return n == 1, err
-}
-
-// RunClearKillRequest withdraws a kill request its target refused (the run
-// was not running there any more), so the run's own result is recorded.
-func (s *Store) RunClearKillRequest(ctx context.Context, id int64) error {
-	if _, err := s.execRetry(ctx, "UPDATE runs SET kill_requested = 0 WHERE id = ?", id); err != nil {
-		return fmt.Errorf("withdraw kill request of run %d: %w", id, err)
-	}
-	return nil
 }
 
 // RunListKillRequested lists an owner's runs that someone asked to kill and
