@@ -97,15 +97,8 @@ func (r *ring) takeSoon(sec int64) []fire {
 	if len(r.soon) == 0 {
 		return nil
 	}
-	var keys []int64
-	for k := range r.slots {
-		if k <= sec {
-			keys = append(keys, k)
-		}
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
 	var out []fire
-	for _, k := range keys {
+	for _, k := range r.dueSlots(sec) {
 		kept := r.slots[k][:0]
 		for _, f := range r.slots[k] {
 			if r.soon[f.runID] {
@@ -164,15 +157,8 @@ func (r *ring) Len() int {
 func (r *ring) takeDue(sec int64) []fire {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var keys []int64
-	for k := range r.slots {
-		if k <= sec {
-			keys = append(keys, k)
-		}
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
 	var out []fire
-	for _, k := range keys {
+	for _, k := range r.dueSlots(sec) {
 		out = append(out, r.slots[k]...)
 		delete(r.slots, k)
 	}
@@ -181,6 +167,19 @@ func (r *ring) takeDue(sec int64) []fire {
 		delete(r.soon, f.runID)
 	}
 	return out
+}
+
+// dueSlots are the seconds of the slots at or before sec, in order; r.mu
+// is held.
+func (r *ring) dueSlots(sec int64) []int64 {
+	var keys []int64
+	for k := range r.slots {
+		if k <= sec {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	return keys
 }
 
 // drain empties the ring (graceful stop hands the runs back).
