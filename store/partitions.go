@@ -108,11 +108,11 @@ func (s *Store) withPartitionLock(ctx context.Context, what string, f func(conn 
 		return fmt.Errorf("%s: get connection: %w", what, err)
 	}
 	defer conn.Close()
-	var got sql.NullInt64
-	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(CONCAT(DATABASE(), '.ringjob_partitions'), 600)").Scan(&got); err != nil || got.Int64 != 1 {
-		return fmt.Errorf("%s: take the partition lock (got %v): %v", what, got, err)
+	name := s.database + ".ringjob_partitions"
+	if err := s.d.locks().get(ctx, conn, name, 600*time.Second); err != nil {
+		return fmt.Errorf("%s: take the partition lock: %w", what, err)
 	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK(CONCAT(DATABASE(), '.ringjob_partitions'))")
+	defer s.d.locks().release(context.WithoutCancel(ctx), conn, name)
 	return f(conn)
 }
 
