@@ -153,18 +153,26 @@ func (s *Store) Migrate(ctx context.Context) (applied []string, err error) {
 			applied = append(applied, m.Name)
 			continue
 		}
-		for _, stmt := range splitStatements(s.d.ddl(m.SQL)) {
-			if _, err := conn.ExecContext(ctx, stmt); err != nil {
-				return applied, fmt.Errorf("migration %s: %w\nstatement: %s%s", m.Name, err, stmt, s.d.ddlHint())
-			}
-		}
-		if _, err := conn.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_ms) VALUES (?, ?, ?)",
-			m.Version, m.Name, time.Now().UnixMilli()); err != nil {
-			return applied, fmt.Errorf("migration %s: record: %w", m.Name, err)
+		if err := s.runSQLMigration(ctx, conn, m); err != nil {
+			return applied, err
 		}
 		applied = append(applied, m.Name)
 	}
 	return applied, nil
+}
+
+// runSQLMigration runs the statements of an SQL migration and records it.
+func (s *Store) runSQLMigration(ctx context.Context, conn *sql.Conn, m Migration) error {
+	for _, stmt := range splitStatements(s.d.ddl(m.SQL)) {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("migration %s: %w\nstatement: %s%s", m.Name, err, stmt, s.d.ddlHint())
+		}
+	}
+	if _, err := conn.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_ms) VALUES (?, ?, ?)",
+		m.Version, m.Name, time.Now().UnixMilli()); err != nil {
+		return fmt.Errorf("migration %s: record: %w", m.Name, err)
+	}
+	return nil
 }
 
 // runDataMigration runs a Go migration and records it in one transaction.
