@@ -50,7 +50,7 @@ func runReplica(spec string) int {
 	l := logrus.New()
 	l.SetLevel(logrus.WarnLevel)
 	log := logrus.NewEntry(l).WithField("node", node)
-	st, err := store.OpenMySQL(ctx, dsn)
+	st, err := openStore(ctx, dsn)
 	if err != nil {
 		log.WithError(err).Error("open store")
 		return 1
@@ -135,9 +135,26 @@ func TestCrashFollowupsExactlyOnce(t *testing.T) {
 	if os.Getenv("RINGJOB_CRASH_TEST") == "" {
 		t.Skip("the crash test takes a minute or two: make test-crash (RINGJOB_CRASH_TEST=1)")
 	}
+	eachServer(t, func(t *testing.T, dialect string) {
+		dsn := dbtest.MySQL
+		if dialect == "postgres" {
+			dsn = dbtest.Postgres
+		}
+		crashFollowupsExactlyOnce(t, dsn(t))
+	})
+}
+
+// openStore opens a MySQL DSN or a postgres:// URL.
+func openStore(ctx context.Context, dsn string) (*store.Store, error) {
+	if strings.HasPrefix(dsn, "postgres://") {
+		return store.OpenPostgres(ctx, dsn)
+	}
+	return store.OpenMySQL(ctx, dsn)
+}
+
+func crashFollowupsExactlyOnce(t *testing.T, dsn string) {
 	ctx := context.Background()
-	dsn := dbtest.MySQL(t)
-	st, err := store.OpenMySQL(ctx, dsn)
+	st, err := openStore(ctx, dsn)
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	_, err = st.Migrate(ctx)
