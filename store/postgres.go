@@ -251,3 +251,38 @@ func (pgLocks) endSession(ctx context.Context, q querier, session int64) error {
 	}
 	return nil
 }
+
+// ensurePostgresAppUser creates or updates the login role the replicas
+// connect as, with AppUserPrivileges on the tables of the current schema,
+// now and (default privileges) on the tables later migrations create. The
+// statements are composed by the server (format with %I and %L), which
+// quotes the name and the password.
+func (s *Store) ensurePostgresAppUser(ctx context.Context, name, password string) error {
+	var exists bool
+	if err := s.pool.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = ?)", name).Scan(&exists); err != nil {
+		return fmt.Errorf("app user %s: look it up: %w", name, err)
+	}
+	verb := "CREATE"
+	if exists {
+		verb = "ALTER"
+	}
+	steps := []struct{ what, format string }{
+		{strings.ToLower(verb), verb + " ROLE %1$I LOGIN PASSWORD %2$L"},
+		{"grant connect to", "GRANT CONNECT ON DATABASE %3$I TO %1$I"},
+		{"grant the schema to", "GRANT USAGE ON SCHEMA %4$I TO %1$I"},
+		{"grant the tables to", "GRANT " + AppUserPrivileges + " ON ALL TABLES IN SCHEMA %4$I TO %1$I"},
+		{"grant the id sequences to", "GRANT USAGE ON ALL SEQUENCES IN SCHEMA %4$I TO %1$I"},
+		{"grant future tables to", "ALTER DEFAULT PRIVILEGES IN SCHEMA %4$I GRANT " + AppUserPrivileges + " ON TABLES TO %1$I"},
+		{"grant future sequences to", "ALTER DEFAULT PRIVILEGES IN SCHEMA %4$I GRANT USAGE ON SEQUENCES TO %1$I"},
+	}
+	for _, st := range steps {
+		var stmt string
+		if err := s.pool.QueryRowContext(ctx, "SELECT format(?, ?::text, ?::text, current_database(), current_schema())", st.format, name, password).Scan(&stmt); err != nil {
+			return fmt.Errorf("app user: %s %s: compose the statement: %w", st.what, name, err)
+		}
+		if _, err := s.pool.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("app user: %s %s: %w", st.what, name, err)
+		}
+	}
+	return nil
+}

@@ -104,4 +104,3 @@ func schemaRows(t *testing.T, st *store.Store, q string) [][]string {
 	require.NoError(t, rows.Err())
 	return out
 }
-
