@@ -437,7 +437,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if c.Retention.Partitioned && !strings.HasPrefix(c.DatabaseURL, "mysql://") {
-		errs = append(errs, fmt.Errorf("retention.partitioned needs MySQL/MariaDB (database_url mysql://...); SQLite purges by rows"))
+		errs = append(errs, fmt.Errorf("retention.partitioned needs MySQL/MariaDB (database_url mysql://...); SQLite and PostgreSQL purge by rows"))
 	}
 	if err := c.Reports.Validate(); err != nil {
 		errs = append(errs, err)
