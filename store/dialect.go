@@ -60,6 +60,11 @@ type dialect interface {
 	deleteAftermath() float64
 	// locks are the session-level named locks (namedLocks); nil without.
 	locks() namedLocker
+	// skipDuplicate is the clause after an INSERT that makes a row
+	// violating a unique key insert nothing instead of failing, where a
+	// failed statement would end the transaction around it (PostgreSQL
+	// aborts the whole transaction; "" elsewhere: the error is handled).
+	skipDuplicate() string
 }
 
 // querier is a connection or a pool, for the named-lock statements.
@@ -127,6 +132,7 @@ func (mysqlDialect) rowLocks() bool           { return true }
 func (mysqlDialect) handoffRoom() bool        { return true }
 func (mysqlDialect) deleteAftermath() float64 { return 1 }
 func (mysqlDialect) locks() namedLocker       { return mysqlLocks{} }
+func (mysqlDialect) skipDuplicate() string    { return "" }
 func (mysqlDialect) isDuplicate(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "Error 1062")
 }
@@ -179,6 +185,7 @@ func (sqliteDialect) rowLocks() bool           { return false }
 func (sqliteDialect) handoffRoom() bool        { return false }
 func (sqliteDialect) deleteAftermath() float64 { return 0 }
 func (sqliteDialect) locks() namedLocker       { return nil }
+func (sqliteDialect) skipDuplicate() string    { return "" }
 func (sqliteDialect) isDuplicate(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
 }

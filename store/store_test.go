@@ -717,3 +717,32 @@ func TestHandOffGivesBackTheRoomReservedAtInsert(t *testing.T) {
 		require.Zero(t, room, "a claim (a run that fails before its send) gives the room back")
 	})
 }
+
+// A schedule fire created again finds the run made first, also inside a
+// transaction, which goes on (PostgreSQL ends a transaction at its first
+// failed statement, so the duplicate must not fail there).
+func TestDuplicateFireInATransactionFindsTheFirstRun(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		j := mkJob(t, st, "dup", t0)
+		fire := store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0, SchedFire: true,
+			TriggerType: kind.TriggerSchedule, Owner: "n1", CreatedMs: t0}
+		first, created, err := st.RunCreate(ctx, fire)
+		require.NoError(t, err)
+		require.True(t, created)
+		again, created, err := st.RunCreate(ctx, fire)
+		require.NoError(t, err)
+		require.False(t, created)
+		require.Equal(t, first.ID, again.ID)
+		require.NoError(t, st.Tx(ctx, func(tx *store.Store) error {
+			again, created, err := tx.RunCreate(ctx, fire)
+			if err != nil {
+				return err
+			}
+			require.False(t, created)
+			require.Equal(t, first.ID, again.ID)
+			return tx.NodeHeartbeat(ctx, store.NodeHeartbeatParams{ID: "n1", Host: "h", NowMs: t0})
+		}), "the transaction goes on after the duplicate")
+	})
+}
