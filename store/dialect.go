@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// dialect holds every difference between MySQL, PostgreSQL and SQLite.
-// Nothing outside this file branches on the database kind. (PostgreSQL's
+// dialect holds the differences between MySQL, PostgreSQL and SQLite in the
+// statements every database runs. Features of one database (day partitions,
+// the application user, MySQL's multi-table UPDATE) check name() themselves. (PostgreSQL's
 // placeholders, INSERT IGNORE and LastInsertId are translated by its
 // connections: pgconn.go.)
 type dialect interface {
@@ -28,7 +29,8 @@ type dialect interface {
 	// maxParams is the largest number of placeholders one statement may carry.
 	maxParams() int
 	// namedLocks reports whether the database has session-scoped named locks
-	// (MySQL GET_LOCK), which free themselves when the holder's connection dies.
+	// (MySQL GET_LOCK, PostgreSQL advisory locks), which free themselves when
+	// the holder's connection dies.
 	namedLocks() bool
 	// isDuplicate reports whether err is a unique-key violation.
 	isDuplicate(err error) bool

@@ -39,7 +39,8 @@ type Store struct {
 func (s *Store) Kind() string { return s.d.name() }
 
 // NamedLocks reports whether the database has session-scoped named locks
-// (MySQL GET_LOCK): node liveness is then seen through them.
+// (MySQL GET_LOCK, PostgreSQL advisory locks): node liveness is then seen
+// through them.
 func (s *Store) NamedLocks() bool { return s.d.namedLocks() }
 
 // DB exposes the pool for health checks.
