@@ -21,8 +21,8 @@ import (
 //
 //   - ? becomes $1, $2, ... (outside string literals, quoted names and comments);
 //   - INSERT IGNORE INTO ... becomes INSERT INTO ... ON CONFLICT DO NOTHING;
-//   - an INSERT executed (not queried) into a table whose id is {{AUTO_ID}}
-//     gets RETURNING id, and its result's LastInsertId is the first new id,
+//   - an INSERT ... VALUES executed (not queried) into a table whose id is
+//     {{AUTO_ID}} gets RETURNING id, and its result's LastInsertId is the first new id,
 //     as on MySQL (ids of one statement need not be consecutive: readers
 //     only rely on "every new id >= LastInsertId - rows + 1").
 
@@ -115,6 +115,7 @@ func (r pgInsertResult) RowsAffected() (int64, error) { return r.n, nil }
 var (
 	insertIgnoreRe = regexp.MustCompile(`(?is)^\s*INSERT\s+IGNORE\s+`)
 	insertIntoRe   = regexp.MustCompile(`(?is)^\s*INSERT\s+INTO\s+([A-Za-z_][A-Za-z0-9_]*)`)
+	valuesRe       = regexp.MustCompile(`(?i)\bVALUES\s*\(`)
 	autoIDTableRe  = regexp.MustCompile(`(?is)CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*\(\s*id\s+\{\{AUTO_ID\}\}`)
 )
 
@@ -144,7 +145,9 @@ func pgTranslate(query string) (string, bool) {
 		suffix = append(suffix, "ON CONFLICT DO NOTHING")
 	}
 	returning := false
-	if m := insertIntoRe.FindStringSubmatch(q); m != nil && autoIDTables()[strings.ToLower(m[1])] &&
+	// INSERT ... VALUES only: an INSERT ... SELECT (a copy) is not asked
+	// for its ids, which could be millions.
+	if m := insertIntoRe.FindStringSubmatch(q); m != nil && autoIDTables()[strings.ToLower(m[1])] && valuesRe.MatchString(q) &&
 		!strings.Contains(strings.ToUpper(q), "RETURNING") {
 		suffix = append(suffix, "RETURNING id")
 		returning = true

@@ -22,6 +22,8 @@ func TestPostgresTranslate(t *testing.T) {
 		{"INSERT INTO runs (job_id) VALUES (?), (?)", "INSERT INTO runs (job_id) VALUES ($1), ($2) RETURNING id", true},
 		{"insert ignore into failure_deliveries (run_id) values (?)", "INSERT into failure_deliveries (run_id) values ($1) ON CONFLICT DO NOTHING RETURNING id", true},
 		{"INSERT INTO run_keys (job_id) VALUES (?)", "INSERT INTO run_keys (job_id) VALUES ($1)", false},
+		// A copy is not asked for its ids.
+		{"INSERT INTO runs SELECT * FROM runs_unpartitioned", "INSERT INTO runs SELECT * FROM runs_unpartitioned", false},
 		{"INSERT INTO jobs (name) VALUES (?) RETURNING id", "INSERT INTO jobs (name) VALUES ($1) RETURNING id", false},
 	} {
 		got, returning := pgTranslate(c.in)

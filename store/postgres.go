@@ -64,7 +64,9 @@ func finishPostgres(ctx context.Context, db *sql.DB, cfg *pgx.ConnConfig) (*Stor
 		db.Close()
 		return nil, fmt.Errorf("read the database name at %s:%d: %w", cfg.Host, cfg.Port, err)
 	}
-	return &Store{db: db, pool: db, d: pgDialect{}, database: database}, nil
+	s := &Store{db: db, pool: db, d: pgDialect{}, database: database, hints: newRunHints()}
+	s.detectPartitionedRuns(pctx)
+	return s, nil
 }
 
 // passwordConnector takes each new connection's password from its source,

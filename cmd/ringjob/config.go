@@ -436,8 +436,8 @@ func (c *Config) Validate() error {
 	if err := c.Retention.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if c.Retention.Partitioned && !strings.HasPrefix(c.DatabaseURL, "mysql://") {
-		errs = append(errs, fmt.Errorf("retention.partitioned needs MySQL/MariaDB (database_url mysql://...); SQLite and PostgreSQL purge by rows"))
+	if c.Retention.Partitioned && !isServerURL(c.DatabaseURL) {
+		errs = append(errs, fmt.Errorf("retention.partitioned needs MySQL/MariaDB or PostgreSQL (database_url mysql://... or postgres://...); SQLite purges by rows"))
 	}
 	if err := c.Reports.Validate(); err != nil {
 		errs = append(errs, err)
