@@ -73,40 +73,42 @@ func TestRetriesWithBackoff(t *testing.T) {
 
 func TestChildChainAndNoDoubleFollowups(t *testing.T) {
 	t.Parallel()
-	eachServer(t, func(t *testing.T, dialect string) {
-		b := setup(t, dialect, noon)
-		c := b.jobWith("C", func(*store.JobFields) {})
-		bj := b.jobWith("B", func(f *store.JobFields) { f.ChildJobIDs = []int64{c.ID} })
-		a := b.jobWith("A", func(f *store.JobFields) { f.ChildJobIDs = []int64{bj.ID} })
-		// Two replicas: the chain still runs each job once.
-		n := b.startNode("a", nil)
-		b.startNode("b", nil)
-		b.step(2, 6*time.Second) // let both refresh their view of jobs with children
-		_, _, err := n.s.Trigger(context.Background(), scheduler.TriggerParams{JobID: a.ID})
-		require.NoError(t, err)
-		var ds []dispatchSeen
-		require.Eventually(t, func() bool {
-			b.step(2, time.Second)
-			ds = nil
-			for _, nd := range b.nodes {
-				ds = append(ds, nd.rec.all()...)
-			}
-			return len(ds) >= 3
-		}, 20*time.Second, 10*time.Millisecond)
-		b.step(2, 3*time.Second)
+	eachServer(t, testChildChainAndNoDoubleFollowups)
+}
+
+func testChildChainAndNoDoubleFollowups(t *testing.T, dialect string) {
+	b := setup(t, dialect, noon)
+	c := b.jobWith("C", func(*store.JobFields) {})
+	bj := b.jobWith("B", func(f *store.JobFields) { f.ChildJobIDs = []int64{c.ID} })
+	a := b.jobWith("A", func(f *store.JobFields) { f.ChildJobIDs = []int64{bj.ID} })
+	// Two replicas: the chain still runs each job once.
+	n := b.startNode("a", nil)
+	b.startNode("b", nil)
+	b.step(2, 6*time.Second) // let both refresh their view of jobs with children
+	_, _, err := n.s.Trigger(context.Background(), scheduler.TriggerParams{JobID: a.ID})
+	require.NoError(t, err)
+	var ds []dispatchSeen
+	require.Eventually(t, func() bool {
+		b.step(2, time.Second)
 		ds = nil
 		for _, nd := range b.nodes {
 			ds = append(ds, nd.rec.all()...)
 		}
-		count := map[int64]int{}
-		for _, d := range ds {
-			count[d.JobID]++
-		}
-		require.Equal(t, map[int64]int{a.ID: 1, bj.ID: 1, c.ID: 1}, count, "A -> B -> C, each once")
-		for _, r := range b.runs(c.ID) {
-			require.Equal(t, kind.TriggerParent, r.TriggerType)
-		}
-	})
+		return len(ds) >= 3
+	}, 20*time.Second, 10*time.Millisecond)
+	b.step(2, 3*time.Second)
+	ds = nil
+	for _, nd := range b.nodes {
+		ds = append(ds, nd.rec.all()...)
+	}
+	count := map[int64]int{}
+	for _, d := range ds {
+		count[d.JobID]++
+	}
+	require.Equal(t, map[int64]int{a.ID: 1, bj.ID: 1, c.ID: 1}, count, "A -> B -> C, each once")
+	for _, r := range b.runs(c.ID) {
+		require.Equal(t, kind.TriggerParent, r.TriggerType)
+	}
 }
 
 func TestLostRunIsRetried(t *testing.T) {

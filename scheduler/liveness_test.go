@@ -65,40 +65,42 @@ func requireNoneDeclared(t *testing.T, b *bundle) {
 // others' runs, and every fire goes out once.
 func TestDroppedSessionsAreNotDeath(t *testing.T) {
 	t.Parallel()
-	eachServer(t, func(t *testing.T, dialect string) {
-		b := setup(t, dialect, noon)
-		var jobs []store.Job
-		for i := 0; i < 20; i++ {
-			jobs = append(jobs, b.job("every-second", "cron", "* * * * * ?", "UTC", "", 0))
-		}
-		p2 := func(c *scheduler.Config) { c.LockPartitions = 2 }
-		b.startNode("a", p2)
-		b.startNode("b", p2)
-		b.step(2, 4*time.Second)
-		for i := 0; i < 3; i++ {
-			// Sessions drop between statements here (the replicas are idle on
-			// the clock and their writes are done), so no answer is lost: what
-			// is tested is that nobody counts the drop as a death.
-			for _, j := range jobs {
-				b.waitSettledRuns(j.ID)
-			}
-			require.Greater(t, killSessions(t, b), 0)
-			b.step(2, 4*time.Second)
-			requireNoneDeclared(t, b)
-		}
-		b.step(2, 2*time.Second)
-		ds := b.waitDispatched(20 * 18)
-		time.Sleep(50 * time.Millisecond)
-		ds = b.waitDispatched(len(ds))
-		exactlyOnce(t, ds, jobs, at(12, 0, 1), at(12, 0, 18))
-		requireNoneDeclared(t, b)
+	eachServer(t, testDroppedSessionsAreNotDeath)
+}
+
+func testDroppedSessionsAreNotDeath(t *testing.T, dialect string) {
+	b := setup(t, dialect, noon)
+	var jobs []store.Job
+	for i := 0; i < 20; i++ {
+		jobs = append(jobs, b.job("every-second", "cron", "* * * * * ?", "UTC", "", 0))
+	}
+	p2 := func(c *scheduler.Config) { c.LockPartitions = 2 }
+	b.startNode("a", p2)
+	b.startNode("b", p2)
+	b.step(2, 4*time.Second)
+	for i := 0; i < 3; i++ {
+		// Sessions drop between statements here (the replicas are idle on
+		// the clock and their writes are done), so no answer is lost: what
+		// is tested is that nobody counts the drop as a death.
 		for _, j := range jobs {
-			for _, r := range b.waitSettledRuns(j.ID) {
-				require.NotContains(t, r.Message, "taken over", "run %d", r.ID)
-				require.NotEqual(t, kind.RunLost, r.State, "run %d: %s", r.ID, r.Message)
-			}
+			b.waitSettledRuns(j.ID)
 		}
-	})
+		require.Greater(t, killSessions(t, b), 0)
+		b.step(2, 4*time.Second)
+		requireNoneDeclared(t, b)
+	}
+	b.step(2, 2*time.Second)
+	ds := b.waitDispatched(20 * 18)
+	time.Sleep(50 * time.Millisecond)
+	ds = b.waitDispatched(len(ds))
+	exactlyOnce(t, ds, jobs, at(12, 0, 1), at(12, 0, 18))
+	requireNoneDeclared(t, b)
+	for _, j := range jobs {
+		for _, r := range b.waitSettledRuns(j.ID) {
+			require.NotContains(t, r.Message, "taken over", "run %d", r.ID)
+			require.NotEqual(t, kind.RunLost, r.State, "run %d: %s", r.ID, r.Message)
+		}
+	}
 }
 
 // A paused replica (its process frozen, its database session alive) loses
@@ -109,48 +111,50 @@ func TestDroppedSessionsAreNotDeath(t *testing.T) {
 // it held is sent twice.
 func TestPausedReplicaHandsOverWithinTheLease(t *testing.T) {
 	t.Parallel()
-	eachServer(t, func(t *testing.T, dialect string) {
-		b := setup(t, dialect, noon)
-		var jobs []store.Job
-		for i := 0; i < 20; i++ {
-			jobs = append(jobs, b.job("every-second", "cron", "* * * * * ?", "UTC", "", 0))
-		}
-		p2 := func(c *scheduler.Config) { c.LockPartitions = 2 }
-		frozenClock := clockwork.NewFakeClockAt(noon)
-		b.startNode("a", p2)
-		frozen := b.startNodeOn("frozen", frozenClock, p2)
-		// The frozen node pre-read its partition once at start; from now on its
-		// clock stands still.
-		b.step(1, 14*time.Second)
-		nodes, err := b.st.NodeList(context.Background())
-		require.NoError(t, err)
-		for _, n := range nodes {
-			require.Equal(t, n.ID == "frozen", n.Declared(), "node %s", n.ID)
-		}
-		// It wakes up: it learns it was declared dead and rejoins.
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		for i := 0; i < 3; i++ {
-			require.NoError(t, frozenClock.BlockUntilContext(ctx, frozen.s.ClockWaiters()))
-			frozenClock.Advance(time.Second)
-		}
-		require.NoError(t, frozenClock.BlockUntilContext(ctx, frozen.s.ClockWaiters()))
-		b.step(1, 2*time.Second)
-		frozen.s.Stop(context.Background())
-		b.step(1, 2*time.Second)
+	eachServer(t, testPausedReplicaHandsOverWithinTheLease)
+}
 
-		ds := b.waitDispatched(20 * 16)
-		time.Sleep(50 * time.Millisecond)
-		ds = b.waitDispatched(len(ds))
-		exactlyOnce(t, ds, jobs, at(12, 0, 1), at(12, 0, 16))
-		require.Empty(t, frozen.rec.all(), "the frozen node sent nothing")
-		for _, j := range jobs {
-			for _, r := range b.waitSettledRuns(j.ID) {
-				if r.ScheduledMs > at(12, 0, 16) {
-					continue // still in the ring
-				}
-				require.Equal(t, kind.RunSucceeded, r.State, "run %d (%s): %s", r.ID, secs(r.ScheduledMs), r.Message)
+func testPausedReplicaHandsOverWithinTheLease(t *testing.T, dialect string) {
+	b := setup(t, dialect, noon)
+	var jobs []store.Job
+	for i := 0; i < 20; i++ {
+		jobs = append(jobs, b.job("every-second", "cron", "* * * * * ?", "UTC", "", 0))
+	}
+	p2 := func(c *scheduler.Config) { c.LockPartitions = 2 }
+	frozenClock := clockwork.NewFakeClockAt(noon)
+	b.startNode("a", p2)
+	frozen := b.startNodeOn("frozen", frozenClock, p2)
+	// The frozen node pre-read its partition once at start; from now on its
+	// clock stands still.
+	b.step(1, 14*time.Second)
+	nodes, err := b.st.NodeList(context.Background())
+	require.NoError(t, err)
+	for _, n := range nodes {
+		require.Equal(t, n.ID == "frozen", n.Declared(), "node %s", n.ID)
+	}
+	// It wakes up: it learns it was declared dead and rejoins.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for i := 0; i < 3; i++ {
+		require.NoError(t, frozenClock.BlockUntilContext(ctx, frozen.s.ClockWaiters()))
+		frozenClock.Advance(time.Second)
+	}
+	require.NoError(t, frozenClock.BlockUntilContext(ctx, frozen.s.ClockWaiters()))
+	b.step(1, 2*time.Second)
+	frozen.s.Stop(context.Background())
+	b.step(1, 2*time.Second)
+
+	ds := b.waitDispatched(20 * 16)
+	time.Sleep(50 * time.Millisecond)
+	ds = b.waitDispatched(len(ds))
+	exactlyOnce(t, ds, jobs, at(12, 0, 1), at(12, 0, 16))
+	require.Empty(t, frozen.rec.all(), "the frozen node sent nothing")
+	for _, j := range jobs {
+		for _, r := range b.waitSettledRuns(j.ID) {
+			if r.ScheduledMs > at(12, 0, 16) {
+				continue // still in the ring
 			}
+			require.Equal(t, kind.RunSucceeded, r.State, "run %d (%s): %s", r.ID, secs(r.ScheduledMs), r.Message)
 		}
-	})
+	}
 }

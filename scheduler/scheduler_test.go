@@ -120,53 +120,53 @@ func TestScheduleKinds(t *testing.T) {
 
 func TestPreReadCases(t *testing.T) {
 	t.Parallel()
+	eachServer(t, testPreReadCases)
+}
+
+func testPreReadCases(t *testing.T, dialect string) {
 	t.Run("more than 5s late, do_nothing: recorded as misfired, not fired", func(t *testing.T) {
 		t.Parallel()
-		eachServer(t, func(t *testing.T, dialect string) {
-			b := setup(t, dialect, noon)
-			j := b.job("late", "cron", "*/10 * * * * ?", "UTC", kind.MisfireDoNothing, at(11, 59, 50))
-			b.startNode("a", nil)
-			b.step(1, 3*time.Second)
-			ds := b.waitDispatched(1)
-			require.Equal(t, []int64{at(12, 0, 0)}, scheduledTimes(ds, j.ID), "the fire due now still fires; the missed one does not")
-			rs := b.waitSettledRuns(j.ID)
-			var misfired []store.Run
-			for _, r := range rs {
-				if r.State == kind.RunMisfired {
-					misfired = append(misfired, r)
-				}
+		b := setup(t, dialect, noon)
+		j := b.job("late", "cron", "*/10 * * * * ?", "UTC", kind.MisfireDoNothing, at(11, 59, 50))
+		b.startNode("a", nil)
+		b.step(1, 3*time.Second)
+		ds := b.waitDispatched(1)
+		require.Equal(t, []int64{at(12, 0, 0)}, scheduledTimes(ds, j.ID), "the fire due now still fires; the missed one does not")
+		rs := b.waitSettledRuns(j.ID)
+		var misfired []store.Run
+		for _, r := range rs {
+			if r.State == kind.RunMisfired {
+				misfired = append(misfired, r)
 			}
-			require.Len(t, misfired, 1)
-			require.Equal(t, at(11, 59, 50), misfired[0].ScheduledMs)
-			require.Contains(t, misfired[0].Message, "do_nothing")
-		})
+		}
+		require.Len(t, misfired, 1)
+		require.Equal(t, at(11, 59, 50), misfired[0].ScheduledMs)
+		require.Contains(t, misfired[0].Message, "do_nothing")
 	})
 	t.Run("more than 5s late, fire_once_now: fired once now", func(t *testing.T) {
 		t.Parallel()
-		eachServer(t, func(t *testing.T, dialect string) {
-			b := setup(t, dialect, noon)
-			j := b.job("late", "cron", "*/10 * * * * ?", "UTC", kind.MisfireFireOnceNow, at(11, 59, 30))
-			b.startNode("a", nil)
-			b.step(1, 3*time.Second)
-			ds := b.waitDispatched(2)
-			require.Equal(t, []int64{at(11, 59, 30), at(12, 0, 0)}, scheduledTimes(ds, j.ID), fmtSeen(ds))
-			rs := b.waitSettledRuns(j.ID)
-			require.Len(t, rs, 4, "one compensation fire, the fire due now, and the missed times in between recorded")
-			var skipped []int64
-			for _, r := range rs {
-				if r.State == kind.RunMisfired {
-					skipped = append(skipped, r.ScheduledMs)
-					require.Contains(t, r.Message, "skipped")
-					continue
-				}
-				require.Equal(t, kind.RunSucceeded, r.State)
-				if r.ScheduledMs == at(11, 59, 30) {
-					require.Equal(t, kind.TriggerMisfire, r.TriggerType)
-					require.True(t, r.Late)
-				}
+		b := setup(t, dialect, noon)
+		j := b.job("late", "cron", "*/10 * * * * ?", "UTC", kind.MisfireFireOnceNow, at(11, 59, 30))
+		b.startNode("a", nil)
+		b.step(1, 3*time.Second)
+		ds := b.waitDispatched(2)
+		require.Equal(t, []int64{at(11, 59, 30), at(12, 0, 0)}, scheduledTimes(ds, j.ID), fmtSeen(ds))
+		rs := b.waitSettledRuns(j.ID)
+		require.Len(t, rs, 4, "one compensation fire, the fire due now, and the missed times in between recorded")
+		var skipped []int64
+		for _, r := range rs {
+			if r.State == kind.RunMisfired {
+				skipped = append(skipped, r.ScheduledMs)
+				require.Contains(t, r.Message, "skipped")
+				continue
 			}
-			require.ElementsMatch(t, []int64{at(11, 59, 40), at(11, 59, 50)}, skipped, "one compensation fire, not one per missed time")
-		})
+			require.Equal(t, kind.RunSucceeded, r.State)
+			if r.ScheduledMs == at(11, 59, 30) {
+				require.Equal(t, kind.TriggerMisfire, r.TriggerType)
+				require.True(t, r.Late)
+			}
+		}
+		require.ElementsMatch(t, []int64{at(11, 59, 40), at(11, 59, 50)}, skipped, "one compensation fire, not one per missed time")
 	})
 	t.Run("late by less than 5s: every missed fire fires now", func(t *testing.T) {
 		t.Parallel()
@@ -258,49 +258,53 @@ func exactlyOnce(t *testing.T, ds []dispatchSeen, jobs []store.Job, fromMs, toMs
 
 func TestTwoInstancesDispatchEveryFireOnce(t *testing.T) {
 	t.Parallel()
-	eachServer(t, func(t *testing.T, dialect string) {
-		b := setup(t, dialect, noon)
-		var jobs []store.Job
-		for i := 0; i < 50; i++ {
-			jobs = append(jobs, b.job("every-second", "cron", "* * * * * ?", "UTC", "", 0))
-		}
-		b.startNode("a", nil)
-		b.startNode("b", nil)
-		b.step(2, 20*time.Second)
-		b.waitDispatched(50 * 20)
-		time.Sleep(50 * time.Millisecond) // give a stray double dispatch the chance to show
-		ds := b.waitDispatched(50 * 20)
-		require.Len(t, ds, 1000)
-		exactlyOnce(t, ds, jobs, at(12, 0, 1), at(12, 0, 20))
-		requireOnTime(t, b, ds)
-		counts, err := b.st.RunCountByState(context.Background(), 0)
-		require.NoError(t, err)
-		t.Logf("runs by state: %v", counts)
-	})
+	eachServer(t, testTwoInstancesDispatchEveryFireOnce)
+}
+
+func testTwoInstancesDispatchEveryFireOnce(t *testing.T, dialect string) {
+	b := setup(t, dialect, noon)
+	var jobs []store.Job
+	for i := 0; i < 50; i++ {
+		jobs = append(jobs, b.job("every-second", "cron", "* * * * * ?", "UTC", "", 0))
+	}
+	b.startNode("a", nil)
+	b.startNode("b", nil)
+	b.step(2, 20*time.Second)
+	b.waitDispatched(50 * 20)
+	time.Sleep(50 * time.Millisecond) // give a stray double dispatch the chance to show
+	ds := b.waitDispatched(50 * 20)
+	require.Len(t, ds, 1000)
+	exactlyOnce(t, ds, jobs, at(12, 0, 1), at(12, 0, 20))
+	requireOnTime(t, b, ds)
+	counts, err := b.st.RunCountByState(context.Background(), 0)
+	require.NoError(t, err)
+	t.Logf("runs by state: %v", counts)
 }
 
 func TestPartitionsSpreadOverInstances(t *testing.T) {
 	t.Parallel()
-	eachServer(t, func(t *testing.T, dialect string) {
-		b := setup(t, dialect, noon)
-		var jobs []store.Job
-		for i := 0; i < 40; i++ {
-			jobs = append(jobs, b.job("every-second", "cron", "* * * * * ?", "UTC", "", 0))
-		}
-		p4 := func(c *scheduler.Config) { c.LockPartitions = 4 }
-		b.startNode("a", p4)
-		b.startNode("b", p4)
-		b.step(2, 10*time.Second)
-		ds := b.waitDispatched(40 * 10)
-		exactlyOnce(t, ds, jobs, at(12, 0, 1), at(12, 0, 10))
-		byNode := map[string]int{}
-		for _, d := range ds {
-			byNode[d.Node]++
-		}
-		require.Greater(t, byNode["a"], 0, "node a schedules: %v", byNode)
-		require.Greater(t, byNode["b"], 0, "node b schedules: %v", byNode)
-		t.Logf("dispatches by node with 4 partitions: %v", byNode)
-	})
+	eachServer(t, testPartitionsSpreadOverInstances)
+}
+
+func testPartitionsSpreadOverInstances(t *testing.T, dialect string) {
+	b := setup(t, dialect, noon)
+	var jobs []store.Job
+	for i := 0; i < 40; i++ {
+		jobs = append(jobs, b.job("every-second", "cron", "* * * * * ?", "UTC", "", 0))
+	}
+	p4 := func(c *scheduler.Config) { c.LockPartitions = 4 }
+	b.startNode("a", p4)
+	b.startNode("b", p4)
+	b.step(2, 10*time.Second)
+	ds := b.waitDispatched(40 * 10)
+	exactlyOnce(t, ds, jobs, at(12, 0, 1), at(12, 0, 10))
+	byNode := map[string]int{}
+	for _, d := range ds {
+		byNode[d.Node]++
+	}
+	require.Greater(t, byNode["a"], 0, "node a schedules: %v", byNode)
+	require.Greater(t, byNode["b"], 0, "node b schedules: %v", byNode)
+	t.Logf("dispatches by node with 4 partitions: %v", byNode)
 }
 
 func TestGracefulStopHandsBackTheRing(t *testing.T) {

@@ -114,27 +114,29 @@ func TestDeclareDeadAgainstHeartbeat(t *testing.T) {
 // for the other replicas before the frozen process wakes up.
 func TestFrozenPreReadFreesItsPartitions(t *testing.T) {
 	t.Parallel()
-	storetest.EachServer(t, func(t *testing.T, st *store.Store) {
-		ctx := context.Background()
-		require.NoError(t, st.LockPartitionsEnsure(ctx, 2))
-		frozen, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "frozen", Preferred: []int{0, 1}, Max: 2, NowMs: t0, IdleTimeoutSec: 1})
-		require.NoError(t, err)
-		require.Equal(t, []int{0, 1}, frozen.Held())
-		defer frozen.Rollback()
-		other, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "other", Preferred: []int{0, 1}, Max: 2, NowMs: t0})
-		require.NoError(t, err)
-		require.Empty(t, other.Held())
-		other.Rollback()
-		require.Eventually(t, func() bool {
-			o, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "other", Preferred: []int{0, 1}, Max: 2, NowMs: t0})
-			if err != nil {
-				return false
-			}
-			defer o.Rollback()
-			return len(o.Held()) == 2
-		}, 10*time.Second, 100*time.Millisecond)
-		require.Error(t, frozen.Commit(), "the frozen transaction was ended")
-	})
+	storetest.EachServer(t, testFrozenPreReadFreesItsPartitions)
+}
+
+func testFrozenPreReadFreesItsPartitions(t *testing.T, st *store.Store) {
+	ctx := context.Background()
+	require.NoError(t, st.LockPartitionsEnsure(ctx, 2))
+	frozen, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "frozen", Preferred: []int{0, 1}, Max: 2, NowMs: t0, IdleTimeoutSec: 1})
+	require.NoError(t, err)
+	require.Equal(t, []int{0, 1}, frozen.Held())
+	defer frozen.Rollback()
+	other, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "other", Preferred: []int{0, 1}, Max: 2, NowMs: t0})
+	require.NoError(t, err)
+	require.Empty(t, other.Held())
+	other.Rollback()
+	require.Eventually(t, func() bool {
+		o, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "other", Preferred: []int{0, 1}, Max: 2, NowMs: t0})
+		if err != nil {
+			return false
+		}
+		defer o.Rollback()
+		return len(o.Held()) == 2
+	}, 10*time.Second, 100*time.Millisecond)
+	require.Error(t, frozen.Commit(), "the frozen transaction was ended")
 }
 
 // The idle timeout of a pre-read stays with the pre-read: the pooled
@@ -142,28 +144,30 @@ func TestFrozenPreReadFreesItsPartitions(t *testing.T) {
 // that connection (an apply of thousands of jobs) is not ended midway.
 func TestPreReadIdleTimeoutDoesNotOutliveIt(t *testing.T) {
 	t.Parallel()
-	storetest.EachServer(t, func(t *testing.T, st *store.Store) {
-		st.DB().SetMaxOpenConns(1) // the next transaction gets the same connection
-		ctx := context.Background()
-		require.NoError(t, st.LockPartitionsEnsure(ctx, 1))
-		pre, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "a", Preferred: []int{0}, Max: 1, NowMs: t0, IdleTimeoutSec: 1})
-		require.NoError(t, err)
-		require.NoError(t, pre.Commit())
+	storetest.EachServer(t, testPreReadIdleTimeoutDoesNotOutliveIt)
+}
 
-		var idleTimeout string
-		q := "SELECT @@session.idle_transaction_timeout"
-		if st.Kind() == "postgres" {
-			q = "SHOW idle_in_transaction_session_timeout"
+func testPreReadIdleTimeoutDoesNotOutliveIt(t *testing.T, st *store.Store) {
+	st.DB().SetMaxOpenConns(1) // the next transaction gets the same connection
+	ctx := context.Background()
+	require.NoError(t, st.LockPartitionsEnsure(ctx, 1))
+	pre, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "a", Preferred: []int{0}, Max: 1, NowMs: t0, IdleTimeoutSec: 1})
+	require.NoError(t, err)
+	require.NoError(t, pre.Commit())
+
+	var idleTimeout string
+	q := "SELECT @@session.idle_transaction_timeout"
+	if st.Kind() == "postgres" {
+		q = "SHOW idle_in_transaction_session_timeout"
+	}
+	require.NoError(t, st.DB().QueryRowContext(ctx, q).Scan(&idleTimeout))
+	require.Equal(t, "0", idleTimeout, "the pooled connection kept the pre-read's idle timeout")
+	err = st.Tx(ctx, func(tx *store.Store) error {
+		if err := tx.NodeHeartbeat(ctx, store.NodeHeartbeatParams{ID: "a", Host: "h", NowMs: t0}); err != nil {
+			return err
 		}
-		require.NoError(t, st.DB().QueryRowContext(ctx, q).Scan(&idleTimeout))
-		require.Equal(t, "0", idleTimeout, "the pooled connection kept the pre-read's idle timeout")
-		err = st.Tx(ctx, func(tx *store.Store) error {
-			if err := tx.NodeHeartbeat(ctx, store.NodeHeartbeatParams{ID: "a", Host: "h", NowMs: t0}); err != nil {
-				return err
-			}
-			time.Sleep(2 * time.Second) // idle in the transaction, past the pre-read's limit
-			return tx.NodeHeartbeat(ctx, store.NodeHeartbeatParams{ID: "a", Host: "h", NowMs: t0 + 1000})
-		})
-		require.NoError(t, err, "a transaction idle for 2 s after a pre-read with a 1 s idle limit")
+		time.Sleep(2 * time.Second) // idle in the transaction, past the pre-read's limit
+		return tx.NodeHeartbeat(ctx, store.NodeHeartbeatParams{ID: "a", Host: "h", NowMs: t0 + 1000})
 	})
+	require.NoError(t, err, "a transaction idle for 2 s after a pre-read with a 1 s idle limit")
 }

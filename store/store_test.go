@@ -155,22 +155,24 @@ func TestScheduleTxInsertsAdvancesAndCommits(t *testing.T) {
 
 func TestScheduleLockSkipsLockedPartitions(t *testing.T) {
 	t.Parallel()
-	storetest.EachServer(t, func(t *testing.T, st *store.Store) {
-		ctx := context.Background()
-		require.NoError(t, st.LockPartitionsEnsure(ctx, 4))
-		a, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "a", Preferred: []int{0, 1, 2, 3}, Max: 2, NowMs: t0})
-		require.NoError(t, err)
-		require.Equal(t, []int{0, 1}, a.Held())
-		b, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "b", Preferred: []int{0, 1, 2, 3}, Max: 4, NowMs: t0})
-		require.NoError(t, err)
-		require.Equal(t, []int{2, 3}, b.Held(), "SKIP LOCKED: b gets only what a does not hold")
-		c, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "c", Preferred: []int{0, 1, 2, 3}, Max: 4, NowMs: t0})
-		require.NoError(t, err)
-		require.Empty(t, c.Held())
-		c.Rollback()
-		a.Rollback()
-		b.Rollback()
-	})
+	storetest.EachServer(t, testScheduleLockSkipsLockedPartitions)
+}
+
+func testScheduleLockSkipsLockedPartitions(t *testing.T, st *store.Store) {
+	ctx := context.Background()
+	require.NoError(t, st.LockPartitionsEnsure(ctx, 4))
+	a, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "a", Preferred: []int{0, 1, 2, 3}, Max: 2, NowMs: t0})
+	require.NoError(t, err)
+	require.Equal(t, []int{0, 1}, a.Held())
+	b, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "b", Preferred: []int{0, 1, 2, 3}, Max: 4, NowMs: t0})
+	require.NoError(t, err)
+	require.Equal(t, []int{2, 3}, b.Held(), "SKIP LOCKED: b gets only what a does not hold")
+	c, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "c", Preferred: []int{0, 1, 2, 3}, Max: 4, NowMs: t0})
+	require.NoError(t, err)
+	require.Empty(t, c.Held())
+	c.Rollback()
+	a.Rollback()
+	b.Rollback()
 }
 
 func TestDueQueryUsesIndex(t *testing.T) {
@@ -435,46 +437,42 @@ func TestNodes(t *testing.T) {
 func TestLivenessLockFreedWhenConnectionDies(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	for dialect, open := range map[string]func(*testing.T) (*store.Store, *store.Store){
-		"mysql": func(t *testing.T) (*store.Store, *store.Store) {
-			dsn := dbtest.MySQL(t)
-			a, err := store.OpenMySQL(ctx, dsn)
-			require.NoError(t, err)
-			b, err := store.OpenMySQL(ctx, dsn)
-			require.NoError(t, err)
-			return a, b
-		},
-		"postgres": func(t *testing.T) (*store.Store, *store.Store) {
-			dsn := dbtest.Postgres(t)
-			a, err := store.OpenPostgres(ctx, dsn)
-			require.NoError(t, err)
-			b, err := store.OpenPostgres(ctx, dsn)
-			require.NoError(t, err)
-			return a, b
-		},
-	} {
+	for _, dialect := range storetest.Servers {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			a, b := open(t)
-			defer b.Close()
-			lv, err := a.NodeLivenessAcquire(ctx, "node-a")
+			dsn, open := dbtest.MySQL, store.OpenMySQL
+			if dialect == "postgres" {
+				dsn, open = dbtest.Postgres, store.OpenPostgres
+			}
+			db := dsn(t)
+			a, err := open(ctx, db)
 			require.NoError(t, err)
-			defer lv.Release(ctx) // closes the lock's connection, dead by then
-			free, err := b.NodeLockFree(ctx, "node-a")
+			b, err := open(ctx, db)
 			require.NoError(t, err)
-			require.False(t, free)
-			defer a.Close()
-			// The process "dies": the server drops its connection (NodeFence ends
-			// the session that holds the lock, as for a paused node).
-			killed, err := b.NodeFence(ctx, "node-a")
-			require.NoError(t, err)
-			require.True(t, killed)
-			require.Eventually(t, func() bool {
-				free, err := b.NodeLockFree(ctx, "node-a")
-				return err == nil && free
-			}, 10*time.Second, 20*time.Millisecond)
+			livenessLockFreedWhenConnectionDies(t, a, b)
 		})
 	}
+}
+
+func livenessLockFreedWhenConnectionDies(t *testing.T, a, b *store.Store) {
+	ctx := context.Background()
+	defer b.Close()
+	lv, err := a.NodeLivenessAcquire(ctx, "node-a")
+	require.NoError(t, err)
+	defer lv.Release(ctx) // closes the lock's connection, dead by then
+	free, err := b.NodeLockFree(ctx, "node-a")
+	require.NoError(t, err)
+	require.False(t, free)
+	defer a.Close()
+	// The process "dies": the server drops its connection (NodeFence ends
+	// the session that holds the lock, as for a paused node).
+	killed, err := b.NodeFence(ctx, "node-a")
+	require.NoError(t, err)
+	require.True(t, killed)
+	require.Eventually(t, func() bool {
+		free, err := b.NodeLockFree(ctx, "node-a")
+		return err == nil && free
+	}, 10*time.Second, 20*time.Millisecond)
 }
 
 func TestOpenURL(t *testing.T) {

@@ -102,65 +102,67 @@ func (s *smtpSink) messages() []string {
 
 func TestAlarmsOnFailureAndRecovery(t *testing.T) {
 	t.Parallel()
-	eachServer(t, func(t *testing.T, dialect string) {
-		mail := newSMTPSink(t)
-		var hookMu sync.Mutex
-		var hooks []map[string]any
-		hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			var m map[string]any
-			_ = json.NewDecoder(r.Body).Decode(&m)
-			hookMu.Lock()
-			hooks = append(hooks, m)
-			hookMu.Unlock()
-		}))
-		defer hook.Close()
-		host, port, _ := net.SplitHostPort(mail.ln.Addr().String())
-		cfg := alarm.Config{Channels: map[string]alarm.ChannelConfig{
-			"oncall-mail": {Type: "email", Host: host, Port: atoi(port), From: "ringjob@example.com", To: []string{"oncall@example.com"}, StartTLS: "off"},
-			"oncall-hook": {Type: "webhook", URL: hook.URL + "/hook?token=secret-token-value"},
-		}}
-		senders, err := alarm.Build(cfg)
-		require.NoError(t, err)
-		var st *store.Store
-		d, err := alarm.NewDispatcher(alarm.Options{Senders: senders, Record: func(ctx context.Context, runID int64, r alarm.Result) error {
-			return scheduler.RecordAlarmResult(st)(ctx, runID, r)
-		}})
-		require.NoError(t, err)
-		require.NoError(t, d.Start(context.Background()))
-		defer d.Stop()
-		s := startServer(t, dialect, func(so *scheduler.Options, svo *service.Options) {
-			so.Alarmer = scheduler.DispatcherAlarmer{Dispatcher: d}
-			svo.AlarmChannels = d.Channels()
-		})
-		st = s.st
-		ctx := context.Background()
+	eachServer(t, testAlarmsOnFailureAndRecovery)
+}
 
-		g := s.groupWith("alarmed", "local://exit")
-		job, err := s.svc.CreateJob(ctx, service.JobCreateParams{JobSpec: service.JobSpec{GroupID: g.ID, Name: "nightly", ScheduleType: "none",
-			AlarmChannels: []string{"oncall-mail", "oncall-hook"}}})
-		require.NoError(t, err)
-		_, err = s.svc.CreateJob(ctx, service.JobCreateParams{JobSpec: service.JobSpec{GroupID: g.ID, Name: "bad", AlarmChannels: []string{"nope"}}})
-		require.Error(t, err, "a job may name only declared channels")
-
-		failed := s.waitState(s.trigger(job, "3").ID, kind.RunFailed)
-		require.Eventually(t, func() bool { r, _ := s.st.RunGet(ctx, failed.ID); return r.AlarmStatus == kind.AlarmSent }, 20*time.Second, 20*time.Millisecond)
-		ok := s.waitState(s.trigger(job, "0").ID, kind.RunSucceeded)
-		require.Eventually(t, func() bool { return len(mail.messages()) == 2 }, 20*time.Second, 20*time.Millisecond, "failure and recovery mails")
-		msgs := mail.messages()
-		require.Contains(t, msgs[0], "Subject: [Ringjob] job nightly failed")
-		require.Contains(t, msgs[1], "recovered")
-		require.Eventually(t, func() bool { hookMu.Lock(); defer hookMu.Unlock(); return len(hooks) == 2 }, 20*time.Second, 20*time.Millisecond)
+func testAlarmsOnFailureAndRecovery(t *testing.T, dialect string) {
+	mail := newSMTPSink(t)
+	var hookMu sync.Mutex
+	var hooks []map[string]any
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&m)
 		hookMu.Lock()
-		require.Equal(t, "failure", hooks[0]["kind"])
-		require.EqualValues(t, failed.ID, hooks[0]["run_id"])
-		require.Equal(t, "recovery", hooks[1]["kind"])
-		require.EqualValues(t, ok.ID, hooks[1]["run_id"])
+		hooks = append(hooks, m)
 		hookMu.Unlock()
-		log, err := s.svc.RunLog(ctx, failed.ID, 1)
-		require.NoError(t, err)
-		require.Contains(t, log.Content, "failure alarm sent")
-		require.NotContains(t, log.Content, "secret-token-value", "alarm records never show secrets")
+	}))
+	defer hook.Close()
+	host, port, _ := net.SplitHostPort(mail.ln.Addr().String())
+	cfg := alarm.Config{Channels: map[string]alarm.ChannelConfig{
+		"oncall-mail": {Type: "email", Host: host, Port: atoi(port), From: "ringjob@example.com", To: []string{"oncall@example.com"}, StartTLS: "off"},
+		"oncall-hook": {Type: "webhook", URL: hook.URL + "/hook?token=secret-token-value"},
+	}}
+	senders, err := alarm.Build(cfg)
+	require.NoError(t, err)
+	var st *store.Store
+	d, err := alarm.NewDispatcher(alarm.Options{Senders: senders, Record: func(ctx context.Context, runID int64, r alarm.Result) error {
+		return scheduler.RecordAlarmResult(st)(ctx, runID, r)
+	}})
+	require.NoError(t, err)
+	require.NoError(t, d.Start(context.Background()))
+	defer d.Stop()
+	s := startServer(t, dialect, func(so *scheduler.Options, svo *service.Options) {
+		so.Alarmer = scheduler.DispatcherAlarmer{Dispatcher: d}
+		svo.AlarmChannels = d.Channels()
 	})
+	st = s.st
+	ctx := context.Background()
+
+	g := s.groupWith("alarmed", "local://exit")
+	job, err := s.svc.CreateJob(ctx, service.JobCreateParams{JobSpec: service.JobSpec{GroupID: g.ID, Name: "nightly", ScheduleType: "none",
+		AlarmChannels: []string{"oncall-mail", "oncall-hook"}}})
+	require.NoError(t, err)
+	_, err = s.svc.CreateJob(ctx, service.JobCreateParams{JobSpec: service.JobSpec{GroupID: g.ID, Name: "bad", AlarmChannels: []string{"nope"}}})
+	require.Error(t, err, "a job may name only declared channels")
+
+	failed := s.waitState(s.trigger(job, "3").ID, kind.RunFailed)
+	require.Eventually(t, func() bool { r, _ := s.st.RunGet(ctx, failed.ID); return r.AlarmStatus == kind.AlarmSent }, 20*time.Second, 20*time.Millisecond)
+	ok := s.waitState(s.trigger(job, "0").ID, kind.RunSucceeded)
+	require.Eventually(t, func() bool { return len(mail.messages()) == 2 }, 20*time.Second, 20*time.Millisecond, "failure and recovery mails")
+	msgs := mail.messages()
+	require.Contains(t, msgs[0], "Subject: [Ringjob] job nightly failed")
+	require.Contains(t, msgs[1], "recovered")
+	require.Eventually(t, func() bool { hookMu.Lock(); defer hookMu.Unlock(); return len(hooks) == 2 }, 20*time.Second, 20*time.Millisecond)
+	hookMu.Lock()
+	require.Equal(t, "failure", hooks[0]["kind"])
+	require.EqualValues(t, failed.ID, hooks[0]["run_id"])
+	require.Equal(t, "recovery", hooks[1]["kind"])
+	require.EqualValues(t, ok.ID, hooks[1]["run_id"])
+	hookMu.Unlock()
+	log, err := s.svc.RunLog(ctx, failed.ID, 1)
+	require.NoError(t, err)
+	require.Contains(t, log.Content, "failure alarm sent")
+	require.NotContains(t, log.Content, "secret-token-value", "alarm records never show secrets")
 }
 
 func atoi(s string) int {

@@ -250,123 +250,129 @@ func startExecutor(t *testing.T, s *server, app string, opts ...executor.Option)
 
 func TestSDKExecutorEndToEnd(t *testing.T) {
 	t.Parallel()
-	eachServer(t, func(t *testing.T, dialect string) {
-		s := startServer(t, dialect)
-		g := s.group("demo")
-		e := startExecutor(t, s, "demo")
-		ctx := context.Background()
+	eachServer(t, testSDKExecutorEndToEnd)
+}
 
-		t.Run("dispatch, callback, rolling log through the server", func(t *testing.T) {
-			r := s.trigger(s.job(g, "hello", "SERIAL_EXECUTION", 0), "a; $(b)")
-			r = s.waitState(r.ID, kind.RunSucceeded)
-			require.Equal(t, strings.TrimRight(e.Address(), "/"), r.Target)
-			log, err := s.svc.RunLog(ctx, r.ID, 1)
-			require.NoError(t, err)
-			require.Contains(t, log.Content, "hello line 1, params a; $(b)")
-			require.Contains(t, log.Content, "hello line 2, shard 0 of 1")
-			require.Greater(t, log.ToLine, 2)
-			last, err := s.svc.RunLog(ctx, r.ID, log.ToLine)
-			require.NoError(t, err)
-			require.Equal(t, 1, strings.Count(last.Content, "\n"), "read from a line: only the last line, got %q", last.Content)
-			require.Equal(t, log.ToLine, last.ToLine)
-		})
-		t.Run("failure carries the handler's error", func(t *testing.T) {
-			r := s.waitState(s.trigger(s.job(g, "fail", "SERIAL_EXECUTION", 0), "x").ID, kind.RunFailed)
-			require.Contains(t, r.Message, "boom: x")
-			require.Equal(t, 500, r.ResultCode)
-		})
-		t.Run("serial execution queues", func(t *testing.T) {
-			j := s.job(g, "sleep", "SERIAL_EXECUTION", 0)
-			a, b := s.trigger(j, "300ms"), s.trigger(j, "10ms")
-			ra, rb := s.waitState(a.ID, kind.RunSucceeded), s.waitState(b.ID, kind.RunSucceeded)
-			require.LessOrEqual(t, ra.FinishedMs, rb.FinishedMs, "the second waits for the first")
-		})
-		t.Run("discard later rejects while running", func(t *testing.T) {
-			j := s.job(g, "sleep", "DISCARD_LATER", 0)
-			a := s.trigger(j, "2s")
-			s.waitState(a.ID, kind.RunRunning)
-			b := s.waitState(s.trigger(j, "10ms").ID, kind.RunFailed)
-			require.Contains(t, b.Message, "Discard Later")
-			s.waitState(a.ID, kind.RunSucceeded)
-		})
-		t.Run("cover early ends the running one, a failure as XXL-JOB records it", func(t *testing.T) {
-			j := s.job(g, "sleep", "COVER_EARLY", 0)
-			a := s.trigger(j, "10s")
-			s.waitState(a.ID, kind.RunRunning)
-			b := s.trigger(j, "10ms")
-			// The executor reports code 500: no kill was asked of it, so the
-			// run failed, whatever the message says.
-			ra := s.waitState(a.ID, kind.RunFailed)
-			require.Equal(t, 500, ra.ResultCode)
-			require.Contains(t, ra.Message, "killed")
-			s.waitState(b.ID, kind.RunSucceeded)
-		})
-		t.Run("timeout reports 502 while the handler ignores its context", func(t *testing.T) {
-			r := s.waitState(s.trigger(s.job(g, "stubborn", "SERIAL_EXECUTION", 1), "").ID, kind.RunTimedOut)
-			require.Equal(t, 502, r.ResultCode)
-		})
-		t.Run("kill from the server stops the handler", func(t *testing.T) {
-			r := s.trigger(s.job(g, "sleep", "SERIAL_EXECUTION", 0), "30s")
-			s.waitState(r.ID, kind.RunRunning)
-			_, err := s.svc.KillRun(ctx, r.ID)
-			require.NoError(t, err)
-			got := s.waitState(r.ID, kind.RunKilled)
-			require.Less(t, got.FinishedMs-got.DispatchedMs, int64(10_000), "stopped long before its 30 s")
-			log, err := s.svc.RunLog(ctx, r.ID, 1)
-			require.NoError(t, err)
-			require.Contains(t, log.Content, "stopped:")
-		})
+func testSDKExecutorEndToEnd(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
+	g := s.group("demo")
+	e := startExecutor(t, s, "demo")
+	ctx := context.Background()
+
+	t.Run("dispatch, callback, rolling log through the server", func(t *testing.T) {
+		r := s.trigger(s.job(g, "hello", "SERIAL_EXECUTION", 0), "a; $(b)")
+		r = s.waitState(r.ID, kind.RunSucceeded)
+		require.Equal(t, strings.TrimRight(e.Address(), "/"), r.Target)
+		log, err := s.svc.RunLog(ctx, r.ID, 1)
+		require.NoError(t, err)
+		require.Contains(t, log.Content, "hello line 1, params a; $(b)")
+		require.Contains(t, log.Content, "hello line 2, shard 0 of 1")
+		require.Greater(t, log.ToLine, 2)
+		last, err := s.svc.RunLog(ctx, r.ID, log.ToLine)
+		require.NoError(t, err)
+		require.Equal(t, 1, strings.Count(last.Content, "\n"), "read from a line: only the last line, got %q", last.Content)
+		require.Equal(t, log.ToLine, last.ToLine)
+	})
+	t.Run("failure carries the handler's error", func(t *testing.T) {
+		r := s.waitState(s.trigger(s.job(g, "fail", "SERIAL_EXECUTION", 0), "x").ID, kind.RunFailed)
+		require.Contains(t, r.Message, "boom: x")
+		require.Equal(t, 500, r.ResultCode)
+	})
+	t.Run("serial execution queues", func(t *testing.T) {
+		j := s.job(g, "sleep", "SERIAL_EXECUTION", 0)
+		a, b := s.trigger(j, "300ms"), s.trigger(j, "10ms")
+		ra, rb := s.waitState(a.ID, kind.RunSucceeded), s.waitState(b.ID, kind.RunSucceeded)
+		require.LessOrEqual(t, ra.FinishedMs, rb.FinishedMs, "the second waits for the first")
+	})
+	t.Run("discard later rejects while running", func(t *testing.T) {
+		j := s.job(g, "sleep", "DISCARD_LATER", 0)
+		a := s.trigger(j, "2s")
+		s.waitState(a.ID, kind.RunRunning)
+		b := s.waitState(s.trigger(j, "10ms").ID, kind.RunFailed)
+		require.Contains(t, b.Message, "Discard Later")
+		s.waitState(a.ID, kind.RunSucceeded)
+	})
+	t.Run("cover early ends the running one, a failure as XXL-JOB records it", func(t *testing.T) {
+		j := s.job(g, "sleep", "COVER_EARLY", 0)
+		a := s.trigger(j, "10s")
+		s.waitState(a.ID, kind.RunRunning)
+		b := s.trigger(j, "10ms")
+		// The executor reports code 500: no kill was asked of it, so the
+		// run failed, whatever the message says.
+		ra := s.waitState(a.ID, kind.RunFailed)
+		require.Equal(t, 500, ra.ResultCode)
+		require.Contains(t, ra.Message, "killed")
+		s.waitState(b.ID, kind.RunSucceeded)
+	})
+	t.Run("timeout reports 502 while the handler ignores its context", func(t *testing.T) {
+		r := s.waitState(s.trigger(s.job(g, "stubborn", "SERIAL_EXECUTION", 1), "").ID, kind.RunTimedOut)
+		require.Equal(t, 502, r.ResultCode)
+	})
+	t.Run("kill from the server stops the handler", func(t *testing.T) {
+		r := s.trigger(s.job(g, "sleep", "SERIAL_EXECUTION", 0), "30s")
+		s.waitState(r.ID, kind.RunRunning)
+		_, err := s.svc.KillRun(ctx, r.ID)
+		require.NoError(t, err)
+		got := s.waitState(r.ID, kind.RunKilled)
+		require.Less(t, got.FinishedMs-got.DispatchedMs, int64(10_000), "stopped long before its 30 s")
+		log, err := s.svc.RunLog(ctx, r.ID, 1)
+		require.NoError(t, err)
+		require.Contains(t, log.Content, "stopped:")
 	})
 }
 
 func TestExecutorLeavesOnStop(t *testing.T) {
 	t.Parallel()
-	eachServer(t, func(t *testing.T, dialect string) {
-		s := startServer(t, dialect)
-		s.group("leaver")
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		e, err := executor.New(executor.WithAdminAddresses(s.url()), executor.WithAccessToken(execToken), executor.WithAppName("leaver"),
-			executor.WithLogDir(t.TempDir()), executor.WithShutdownGrace(100*time.Millisecond))
-		require.NoError(t, err)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); _ = e.Serve(ctx, ln) }()
-		require.Eventually(t, func() bool { l, _ := s.ex.List(context.Background(), "leaver", 90_000); return len(l) == 1 }, 10*time.Second, 10*time.Millisecond)
-		cancel()
-		<-done
-		l, err := s.ex.List(context.Background(), "leaver", 90_000)
-		require.NoError(t, err)
-		require.Empty(t, l, "registryRemove on stop drops it at once")
-	})
+	eachServer(t, testExecutorLeavesOnStop)
+}
+
+func testExecutorLeavesOnStop(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
+	s.group("leaver")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	e, err := executor.New(executor.WithAdminAddresses(s.url()), executor.WithAccessToken(execToken), executor.WithAppName("leaver"),
+		executor.WithLogDir(t.TempDir()), executor.WithShutdownGrace(100*time.Millisecond))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = e.Serve(ctx, ln) }()
+	require.Eventually(t, func() bool { l, _ := s.ex.List(context.Background(), "leaver", 90_000); return len(l) == 1 }, 10*time.Second, 10*time.Millisecond)
+	cancel()
+	<-done
+	l, err := s.ex.List(context.Background(), "leaver", 90_000)
+	require.NoError(t, err)
+	require.Empty(t, l, "registryRemove on stop drops it at once")
 }
 
 func TestCallbacksRetriedAfterServerComesBack(t *testing.T) {
 	t.Parallel()
-	eachServer(t, func(t *testing.T, dialect string) {
-		s := startServer(t, dialect)
-		g := s.group("retry")
-		clk := clockwork.NewRealClock()
-		fake := clockwork.NewFakeClockAt(time.Now())
-		_ = clk
-		startExecutor(t, s, "retry", executor.WithClock(fake), executor.WithAdminTimeout(time.Second))
-		j := s.job(g, "sleep", "SERIAL_EXECUTION", 0)
-		r := s.trigger(j, "500ms")
-		s.waitState(r.ID, kind.RunRunning)
-		s.stopAPI() // the server's API goes away while the run finishes
-		// The executor's callback fails against every admin and lands in its retry file.
-		time.Sleep(1500 * time.Millisecond)
+	eachServer(t, testCallbacksRetriedAfterServerComesBack)
+}
+
+func testCallbacksRetriedAfterServerComesBack(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
+	g := s.group("retry")
+	clk := clockwork.NewRealClock()
+	fake := clockwork.NewFakeClockAt(time.Now())
+	_ = clk
+	startExecutor(t, s, "retry", executor.WithClock(fake), executor.WithAdminTimeout(time.Second))
+	j := s.job(g, "sleep", "SERIAL_EXECUTION", 0)
+	r := s.trigger(j, "500ms")
+	s.waitState(r.ID, kind.RunRunning)
+	s.stopAPI() // the server's API goes away while the run finishes
+	// The executor's callback fails against every admin and lands in its retry file.
+	time.Sleep(1500 * time.Millisecond)
+	got, err := s.st.RunGet(context.Background(), r.ID)
+	require.NoError(t, err)
+	require.Equal(t, kind.RunRunning, got.State, "no callback got through")
+	s.restartAPI()
+	// The retry loop runs every 30 s of the executor's clock.
+	require.Eventually(t, func() bool {
+		fake.Advance(executor.DefaultCallbackRetryInterval)
 		got, err := s.st.RunGet(context.Background(), r.ID)
-		require.NoError(t, err)
-		require.Equal(t, kind.RunRunning, got.State, "no callback got through")
-		s.restartAPI()
-		// The retry loop runs every 30 s of the executor's clock.
-		require.Eventually(t, func() bool {
-			fake.Advance(executor.DefaultCallbackRetryInterval)
-			got, err := s.st.RunGet(context.Background(), r.ID)
-			return err == nil && got.State == kind.RunSucceeded
-		}, 20*time.Second, 100*time.Millisecond, "callback resent after the server came back")
-	})
+		return err == nil && got.State == kind.RunSucceeded
+	}, 20*time.Second, 100*time.Millisecond, "callback resent after the server came back")
 }
 
 // rawExecutor speaks the protocol from the reference, without our SDK: it
@@ -416,19 +422,21 @@ func (e *rawExecutor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func TestRawExecutorRunsAJob(t *testing.T) {
 	t.Parallel()
-	eachServer(t, func(t *testing.T, dialect string) {
-		s := startServer(t, dialect)
-		g := s.group("xxl-job-executor-sample")
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		e := &rawExecutor{t: t, admin: s.url(), addr: "http://" + ln.Addr().String() + "/"}
-		e.srv = &http.Server{Handler: e}
-		go func() { _ = e.srv.Serve(ln) }()
-		defer func() { _ = e.srv.Close(); e.wg.Wait() }()
-		out := e.post("/xxl-job-admin/api/registry", map[string]string{"registryGroup": "EXECUTOR", "registryKey": "xxl-job-executor-sample", "registryValue": e.addr})
-		require.EqualValues(t, 200, out["code"], "%v", out)
-		r := s.waitState(s.trigger(s.job(g, "demoJobHandler", "SERIAL_EXECUTION", 0), "p=1").ID, kind.RunSucceeded)
-		require.Equal(t, "raw executor ran demoJobHandler with p=1", r.Message)
-		require.Equal(t, strings.TrimRight(e.addr, "/"), r.Target)
-	})
+	eachServer(t, testRawExecutorRunsAJob)
+}
+
+func testRawExecutorRunsAJob(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
+	g := s.group("xxl-job-executor-sample")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	e := &rawExecutor{t: t, admin: s.url(), addr: "http://" + ln.Addr().String() + "/"}
+	e.srv = &http.Server{Handler: e}
+	go func() { _ = e.srv.Serve(ln) }()
+	defer func() { _ = e.srv.Close(); e.wg.Wait() }()
+	out := e.post("/xxl-job-admin/api/registry", map[string]string{"registryGroup": "EXECUTOR", "registryKey": "xxl-job-executor-sample", "registryValue": e.addr})
+	require.EqualValues(t, 200, out["code"], "%v", out)
+	r := s.waitState(s.trigger(s.job(g, "demoJobHandler", "SERIAL_EXECUTION", 0), "p=1").ID, kind.RunSucceeded)
+	require.Equal(t, "raw executor ran demoJobHandler with p=1", r.Message)
+	require.Equal(t, strings.TrimRight(e.addr, "/"), r.Target)
 }

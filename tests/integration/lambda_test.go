@@ -63,72 +63,74 @@ func withLambda(t *testing.T, s *server) {
 
 func TestLambdaThroughTheServer(t *testing.T) {
 	t.Parallel()
-	eachServer(t, func(t *testing.T, dialect string) {
-		s := startServer(t, dialect)
-		withLambda(t, s)
-		ctx := context.Background()
+	eachServer(t, testLambdaThroughTheServer)
+}
 
-		t.Run("sync: result and log tail", func(t *testing.T) {
-			g := s.groupWith("fn-sync", "lambda://us-east-1/hello")
-			r := s.waitState(s.trigger(s.routedJob(g, "", "first", 1), "world").ID, kind.RunSucceeded)
-			require.Contains(t, r.Message, "Hello, world!")
-			log, err := s.svc.RunLog(ctx, r.ID, 1)
+func testLambdaThroughTheServer(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
+	withLambda(t, s)
+	ctx := context.Background()
+
+	t.Run("sync: result and log tail", func(t *testing.T) {
+		g := s.groupWith("fn-sync", "lambda://us-east-1/hello")
+		r := s.waitState(s.trigger(s.routedJob(g, "", "first", 1), "world").ID, kind.RunSucceeded)
+		require.Contains(t, r.Message, "Hello, world!")
+		log, err := s.svc.RunLog(ctx, r.ID, 1)
+		require.NoError(t, err)
+		require.Contains(t, log.Content, "params: world")
+		require.Contains(t, log.Content, "REPORT RequestId:")
+		// The server computes the end for a function's log too: final, and
+		// nothing after the last line read.
+		if !log.End {
+			log, err = s.svc.RunLog(ctx, r.ID, log.ToLine+1)
 			require.NoError(t, err)
-			require.Contains(t, log.Content, "params: world")
-			require.Contains(t, log.Content, "REPORT RequestId:")
-			// The server computes the end for a function's log too: final, and
-			// nothing after the last line read.
-			if !log.End {
-				log, err = s.svc.RunLog(ctx, r.ID, log.ToLine+1)
-				require.NoError(t, err)
-				require.Empty(t, log.Content)
-			}
-			require.True(t, log.End, "a finished function run's log ends")
-		})
+			require.Empty(t, log.Content)
+		}
+		require.True(t, log.End, "a finished function run's log ends")
+	})
 
-		t.Run("event mode completes through the server's callback", func(t *testing.T) {
-			g := s.groupWith("fn-event", "lambda://us-east-1/hello?mode=event")
-			r := s.trigger(s.routedJob(g, "", "first", 1), "async")
-			got := s.waitState(r.ID, kind.RunSucceeded)
-			require.Equal(t, "lambda://us-east-1/hello?mode=event", got.Target)
-		})
+	t.Run("event mode completes through the server's callback", func(t *testing.T) {
+		g := s.groupWith("fn-event", "lambda://us-east-1/hello?mode=event")
+		r := s.trigger(s.routedJob(g, "", "first", 1), "async")
+		got := s.waitState(r.ID, kind.RunSucceeded)
+		require.Equal(t, "lambda://us-east-1/hello?mode=event", got.Target)
+	})
 
-		t.Run("sharded fan-out of 20 invocations, indexes 0..19 once each", func(t *testing.T) {
-			g := s.groupWith("fn-shards", "lambda://us-east-1/sharded")
-			first := s.trigger(s.routedJob(g, "", "sharding", 20), `{"from":0,"to":1000}`)
-			var runs []store.Run
-			require.Eventually(t, func() bool {
-				runs, _ = s.st.RunList(ctx, store.RunListParams{JobID: first.JobID, States: []kind.RunState{kind.RunSucceeded}, Limit: 50})
-				return len(runs) == 20
-			}, 30*time.Second, 20*time.Millisecond)
-			seen := map[int]bool{}
-			for _, r := range runs {
-				require.Equal(t, 20, r.ShardTotal)
-				require.False(t, seen[r.ShardIndex], "index %d twice", r.ShardIndex)
-				seen[r.ShardIndex] = true
-				var res map[string]any
-				require.NoError(t, json.Unmarshal([]byte(r.Message), &res), r.Message)
-			}
-			require.Len(t, seen, 20)
-		})
+	t.Run("sharded fan-out of 20 invocations, indexes 0..19 once each", func(t *testing.T) {
+		g := s.groupWith("fn-shards", "lambda://us-east-1/sharded")
+		first := s.trigger(s.routedJob(g, "", "sharding", 20), `{"from":0,"to":1000}`)
+		var runs []store.Run
+		require.Eventually(t, func() bool {
+			runs, _ = s.st.RunList(ctx, store.RunListParams{JobID: first.JobID, States: []kind.RunState{kind.RunSucceeded}, Limit: 50})
+			return len(runs) == 20
+		}, 30*time.Second, 20*time.Millisecond)
+		seen := map[int]bool{}
+		for _, r := range runs {
+			require.Equal(t, 20, r.ShardTotal)
+			require.False(t, seen[r.ShardIndex], "index %d twice", r.ShardIndex)
+			seen[r.ShardIndex] = true
+			var res map[string]any
+			require.NoError(t, json.Unmarshal([]byte(r.Message), &res), r.Message)
+		}
+		require.Len(t, seen, 20)
+	})
 
-		t.Run("failover from a wrong function name to an HTTP executor", func(t *testing.T) {
-			g := s.group("fn-failover") // executors register only into a group that exists
-			e := startExecutor(t, s, "fn-failover")
-			httpTarget := strings.TrimRight(e.Address(), "/")
-			// The executor registered in the group; as a static member listed
-			// after the function (and no longer as a registered executor, which
-			// would come first), it is where the failover lands.
-			g, err := s.st.GroupUpdate(ctx, store.GroupUpdateParams{ID: g.ID, Members: []string{"lambda://us-east-1/no-such-function", httpTarget},
-				GroupExecutorSettings: store.GroupExecutorSettings{AcceptRegistrations: false}, NowMs: time.Now().UnixMilli()})
-			require.NoError(t, err)
-			r := s.waitState(s.trigger(s.routedJob(g, "hello", "failover", 1), "p").ID, kind.RunSucceeded)
-			require.Equal(t, httpTarget, r.Target)
-			as := s.attempts(r.ID)
-			require.NotEmpty(t, as)
-			require.Equal(t, "lambda://us-east-1/no-such-function", as[0].Target)
-			require.Contains(t, as[0].Error, "no-such-function")
-		})
+	t.Run("failover from a wrong function name to an HTTP executor", func(t *testing.T) {
+		g := s.group("fn-failover") // executors register only into a group that exists
+		e := startExecutor(t, s, "fn-failover")
+		httpTarget := strings.TrimRight(e.Address(), "/")
+		// The executor registered in the group; as a static member listed
+		// after the function (and no longer as a registered executor, which
+		// would come first), it is where the failover lands.
+		g, err := s.st.GroupUpdate(ctx, store.GroupUpdateParams{ID: g.ID, Members: []string{"lambda://us-east-1/no-such-function", httpTarget},
+			GroupExecutorSettings: store.GroupExecutorSettings{AcceptRegistrations: false}, NowMs: time.Now().UnixMilli()})
+		require.NoError(t, err)
+		r := s.waitState(s.trigger(s.routedJob(g, "hello", "failover", 1), "p").ID, kind.RunSucceeded)
+		require.Equal(t, httpTarget, r.Target)
+		as := s.attempts(r.ID)
+		require.NotEmpty(t, as)
+		require.Equal(t, "lambda://us-east-1/no-such-function", as[0].Target)
+		require.Contains(t, as[0].Error, "no-such-function")
 	})
 }
 
@@ -138,51 +140,53 @@ func TestLambdaThroughTheServer(t *testing.T) {
 // retry, no child job, whatever the late report says.
 func TestKillALambdaRunThroughTheServer(t *testing.T) {
 	t.Parallel()
-	eachServer(t, func(t *testing.T, dialect string) {
-		s := startServer(t, dialect)
-		withLambda(t, s)
-		ctx := context.Background()
-		child := s.outcomeJob(s.groupWith("fn-kill-children", "local://env"), "child", "", 0)
-		for _, mode := range []string{"sync", "event"} {
-			t.Run(mode, func(t *testing.T) {
-				target := "lambda://us-east-1/hello"
-				if mode == "event" {
-					target += "?mode=event"
-				}
-				parent := s.outcomeJob(s.groupWith("fn-kill-"+mode, target), "parent-"+mode, "", 1, child.ID)
-				r := s.trigger(parent, `{"name":"slow","sleep_ms":3000}`)
-				s.waitState(r.ID, kind.RunRunning)
-				k, err := s.svc.KillRun(ctx, r.ID)
-				require.NoError(t, err)
-				require.Equal(t, kind.RunKilled, k.State, "killed at once")
-				// The kill request and the driver each report the kill (which
-				// first depends on the mode); the second is only logged.
-				s.waitLog(r.ID, "ignored a later outcome from the", false)
-				if mode == "event" {
-					// The function ends 3 s later and calls back its success:
-					// logged on the run, not applied.
-					s.waitLog(r.ID, "ignored a later outcome from the executor callback: succeeded (code 200)", false)
-				}
-				got, err := s.st.RunGet(ctx, r.ID)
-				require.NoError(t, err)
-				require.Equal(t, kind.RunKilled, got.State)
+	eachServer(t, testKillALambdaRunThroughTheServer)
+}
 
-				// A success of the same job afterwards gets its child; by then
-				// the follow-up services have looked at the killed run too.
-				ok := s.waitState(s.trigger(parent, "quick").ID, kind.RunSucceeded)
-				require.Eventually(t, func() bool {
-					for _, c := range s.runsOf(child.ID) {
-						if c.IdempotencyKey == store.ParentRunKey(ok.ID) {
-							return true
-						}
-					}
-					return false
-				}, 20*time.Second, 20*time.Millisecond, "the success's child never ran")
+func testKillALambdaRunThroughTheServer(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
+	withLambda(t, s)
+	ctx := context.Background()
+	child := s.outcomeJob(s.groupWith("fn-kill-children", "local://env"), "child", "", 0)
+	for _, mode := range []string{"sync", "event"} {
+		t.Run(mode, func(t *testing.T) {
+			target := "lambda://us-east-1/hello"
+			if mode == "event" {
+				target += "?mode=event"
+			}
+			parent := s.outcomeJob(s.groupWith("fn-kill-"+mode, target), "parent-"+mode, "", 1, child.ID)
+			r := s.trigger(parent, `{"name":"slow","sleep_ms":3000}`)
+			s.waitState(r.ID, kind.RunRunning)
+			k, err := s.svc.KillRun(ctx, r.ID)
+			require.NoError(t, err)
+			require.Equal(t, kind.RunKilled, k.State, "killed at once")
+			// The kill request and the driver each report the kill (which
+			// first depends on the mode); the second is only logged.
+			s.waitLog(r.ID, "ignored a later outcome from the", false)
+			if mode == "event" {
+				// The function ends 3 s later and calls back its success:
+				// logged on the run, not applied.
+				s.waitLog(r.ID, "ignored a later outcome from the executor callback: succeeded (code 200)", false)
+			}
+			got, err := s.st.RunGet(ctx, r.ID)
+			require.NoError(t, err)
+			require.Equal(t, kind.RunKilled, got.State)
+
+			// A success of the same job afterwards gets its child; by then
+			// the follow-up services have looked at the killed run too.
+			ok := s.waitState(s.trigger(parent, "quick").ID, kind.RunSucceeded)
+			require.Eventually(t, func() bool {
 				for _, c := range s.runsOf(child.ID) {
-					require.NotEqual(t, store.ParentRunKey(r.ID), c.IdempotencyKey, "no child for a killed run")
+					if c.IdempotencyKey == store.ParentRunKey(ok.ID) {
+						return true
+					}
 				}
-				require.Len(t, s.runsOf(parent.ID), 2, "no retry for a killed run")
-			})
-		}
-	})
+				return false
+			}, 20*time.Second, 20*time.Millisecond, "the success's child never ran")
+			for _, c := range s.runsOf(child.ID) {
+				require.NotEqual(t, store.ParentRunKey(r.ID), c.IdempotencyKey, "no child for a killed run")
+			}
+			require.Len(t, s.runsOf(parent.ID), 2, "no retry for a killed run")
+		})
+	}
 }

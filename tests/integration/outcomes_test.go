@@ -161,128 +161,134 @@ func (s *server) waitLog(runID int64, want string, fromTarget bool) {
 // applied, and the killed run gets no child and no retry.
 func TestKillIsAnOutcomeNotAMessage(t *testing.T) {
 	t.Parallel()
-	eachServer(t, func(t *testing.T, dialect string) {
-		s := startServer(t, dialect)
-		ctx := context.Background()
-		goAddr := startGoExecutor(t, s)
-		gGo := s.groupWith("goclient", goAddr)
-		gSDK := s.group("sdk-demo")
-		startDemoExecutor(t, s, "sdk-demo")
-		child := s.outcomeJob(s.groupWith("children", "local://env"), "child", "", 0)
+	eachServer(t, testKillIsAnOutcomeNotAMessage)
+}
 
-		for _, tc := range []struct {
-			name  string
-			group store.Group
-			// what the executor calls back after the kill
-			lateCode int
-		}{
-			{"go client", gGo, 200},
-			{"our SDK", gSDK, 500},
-		} {
-			t.Run(tc.name, func(t *testing.T) {
-				parent := s.outcomeJob(tc.group, "parent-"+tc.name, "sleep", 1, child.ID)
-				r := s.trigger(parent, "30s")
-				s.waitState(r.ID, kind.RunRunning)
-				k, err := s.svc.KillRun(ctx, r.ID)
-				require.NoError(t, err)
-				require.Equal(t, kind.RunKilled, k.State, "killed as soon as the executor accepted")
+func testKillIsAnOutcomeNotAMessage(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
+	ctx := context.Background()
+	goAddr := startGoExecutor(t, s)
+	gGo := s.groupWith("goclient", goAddr)
+	gSDK := s.group("sdk-demo")
+	startDemoExecutor(t, s, "sdk-demo")
+	child := s.outcomeJob(s.groupWith("children", "local://env"), "child", "", 0)
 
-				// The executor's own report is only logged. A success (the Go
-				// client) waits for the kill to settle; a failure (our SDK)
-				// that comes while the kill is in flight is recorded killed
-				// itself, and then the kill's own outcome is the one logged.
-				ignored := fmt.Sprintf("ignored a later outcome from the executor callback: %s (code %d)",
-					map[int]kind.RunState{200: kind.RunSucceeded, 500: kind.RunFailed}[tc.lateCode], tc.lateCode)
-				if tc.lateCode != 200 {
-					ignored = "ignored a later outcome from "
-				}
-				s.waitLog(r.ID, ignored, false)
-				got, err := s.st.RunGet(ctx, r.ID)
-				require.NoError(t, err)
-				require.Equal(t, kind.RunKilled, got.State)
-				// The run's log is the executor's; what the server wrote on the
-				// run comes with it.
-				c, err := s.svc.RunLog(ctx, r.ID, 1)
-				require.NoError(t, err)
-				// (For our SDK either report may come first: the executor's
-				// failure or the kill's own; the other is the one logged.)
-				require.Contains(t, c.ServerLog, ignored)
+	for _, tc := range []struct {
+		name  string
+		group store.Group
+		// what the executor calls back after the kill
+		lateCode int
+	}{
+		{"go client", gGo, 200},
+		{"our SDK", gSDK, 500},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			parent := s.outcomeJob(tc.group, "parent-"+tc.name, "sleep", 1, child.ID)
+			r := s.trigger(parent, "30s")
+			s.waitState(r.ID, kind.RunRunning)
+			k, err := s.svc.KillRun(ctx, r.ID)
+			require.NoError(t, err)
+			require.Equal(t, kind.RunKilled, k.State, "killed as soon as the executor accepted")
 
-				// A success of the same job afterwards triggers its child once;
-				// by then the follow-up services have looked at the killed run.
-				ok := s.waitState(s.trigger(parent, "10ms").ID, kind.RunSucceeded)
-				require.Eventually(t, func() bool {
-					for _, c := range s.runsOf(child.ID) {
-						if c.IdempotencyKey == store.ParentRunKey(ok.ID) {
-							return true
-						}
-					}
-					return false
-				}, 20*time.Second, 20*time.Millisecond, "the success's child never ran")
+			// The executor's own report is only logged. A success (the Go
+			// client) waits for the kill to settle; a failure (our SDK)
+			// that comes while the kill is in flight is recorded killed
+			// itself, and then the kill's own outcome is the one logged.
+			ignored := fmt.Sprintf("ignored a later outcome from the executor callback: %s (code %d)",
+				map[int]kind.RunState{200: kind.RunSucceeded, 500: kind.RunFailed}[tc.lateCode], tc.lateCode)
+			if tc.lateCode != 200 {
+				ignored = "ignored a later outcome from "
+			}
+			s.waitLog(r.ID, ignored, false)
+			got, err := s.st.RunGet(ctx, r.ID)
+			require.NoError(t, err)
+			require.Equal(t, kind.RunKilled, got.State)
+			// The run's log is the executor's; what the server wrote on the
+			// run comes with it.
+			c, err := s.svc.RunLog(ctx, r.ID, 1)
+			require.NoError(t, err)
+			// (For our SDK either report may come first: the executor's
+			// failure or the kill's own; the other is the one logged.)
+			require.Contains(t, c.ServerLog, ignored)
+
+			// A success of the same job afterwards triggers its child once;
+			// by then the follow-up services have looked at the killed run.
+			ok := s.waitState(s.trigger(parent, "10ms").ID, kind.RunSucceeded)
+			require.Eventually(t, func() bool {
 				for _, c := range s.runsOf(child.ID) {
-					require.NotEqual(t, store.ParentRunKey(r.ID), c.IdempotencyKey, "no child for a killed run")
+					if c.IdempotencyKey == store.ParentRunKey(ok.ID) {
+						return true
+					}
 				}
-				require.Len(t, s.runsOf(parent.ID), 2, "no retry for a killed run")
-			})
-		}
-		st := readStats(t, goAddr)
-		require.Equal(t, 1, st.Kills)
-		require.Equal(t, 2, st.Runs["sleep"], "the killed run and the later success, nothing else")
-	})
+				return false
+			}, 20*time.Second, 20*time.Millisecond, "the success's child never ran")
+			for _, c := range s.runsOf(child.ID) {
+				require.NotEqual(t, store.ParentRunKey(r.ID), c.IdempotencyKey, "no child for a killed run")
+			}
+			require.Len(t, s.runsOf(parent.ID), 2, "no retry for a killed run")
+		})
+	}
+	st := readStats(t, goAddr)
+	require.Equal(t, 1, st.Kills)
+	require.Equal(t, 2, st.Runs["sleep"], "the killed run and the later success, nothing else")
 }
 
 // A failure is a failure whatever its message says, and is retried.
 func TestFailureMessageSayingKilledIsRetried(t *testing.T) {
 	t.Parallel()
-	eachServer(t, func(t *testing.T, dialect string) {
-		s := startServer(t, dialect)
-		goAddr := startGoExecutor(t, s)
-		g := s.groupWith("goclient-oom", goAddr)
-		j := s.outcomeJob(g, "oom", "oom", 1)
-		r := s.waitState(s.trigger(j, "").ID, kind.RunFailed)
-		require.Equal(t, 500, r.ResultCode)
-		require.Equal(t, "task panic:child process was killed by the OOM killer", r.Message)
-		var retry store.Run
-		require.Eventually(t, func() bool {
-			for _, x := range s.runsOf(j.ID) {
-				if x.RetryOf == r.ID && x.State.Final() {
-					retry = x
-					return true
-				}
+	eachServer(t, testFailureMessageSayingKilledIsRetried)
+}
+
+func testFailureMessageSayingKilledIsRetried(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
+	goAddr := startGoExecutor(t, s)
+	g := s.groupWith("goclient-oom", goAddr)
+	j := s.outcomeJob(g, "oom", "oom", 1)
+	r := s.waitState(s.trigger(j, "").ID, kind.RunFailed)
+	require.Equal(t, 500, r.ResultCode)
+	require.Equal(t, "task panic:child process was killed by the OOM killer", r.Message)
+	var retry store.Run
+	require.Eventually(t, func() bool {
+		for _, x := range s.runsOf(j.ID) {
+			if x.RetryOf == r.ID && x.State.Final() {
+				retry = x
+				return true
 			}
-			return false
-		}, 20*time.Second, 20*time.Millisecond, "the failure was never retried")
-		require.Equal(t, kind.RunFailed, retry.State)
-		require.Equal(t, 1, retry.Attempt)
-		require.Equal(t, 2, readStats(t, goAddr).Runs["oom"], "the first attempt and its one retry, counted at the executor")
-	})
+		}
+		return false
+	}, 20*time.Second, 20*time.Millisecond, "the failure was never retried")
+	require.Equal(t, kind.RunFailed, retry.State)
+	require.Equal(t, 1, retry.Attempt)
+	require.Equal(t, 2, readStats(t, goAddr).Runs["oom"], "the first attempt and its one retry, counted at the executor")
 }
 
 // An executor that never says isEnd (the Java core) still gets end=true
 // from the server once the run is final and the caller has its last line.
 func TestLogEndIsComputedByTheServer(t *testing.T) {
 	t.Parallel()
-	eachServer(t, func(t *testing.T, dialect string) {
-		s := startServer(t, dialect)
-		ctx := context.Background()
-		goAddr := startGoExecutor(t, s)
-		g := s.groupWith("goclient-log", goAddr)
-		running := s.trigger(s.outcomeJob(g, "long", "sleep", 0), "30s")
-		s.waitState(running.ID, kind.RunRunning)
-		s.waitLog(running.ID, "sleeping 30s", true)
-		c, err := s.svc.RunLog(ctx, running.ID, 2)
-		require.NoError(t, err)
-		require.False(t, c.End, "a running run's log does not end, even with nothing new")
+	eachServer(t, testLogEndIsComputedByTheServer)
+}
 
-		r := s.waitState(s.trigger(s.outcomeJob(g, "ok", "ok", 0), "p").ID, kind.RunSucceeded)
-		c, err = s.svc.RunLog(ctx, r.ID, 1)
-		require.NoError(t, err)
-		require.Equal(t, "line one\nline two, params p\n", c.Content)
-		require.Equal(t, 2, c.ToLine)
-		require.False(t, c.End, "the executor may still have lines: read on")
-		c, err = s.svc.RunLog(ctx, r.ID, c.ToLine+1)
-		require.NoError(t, err)
-		require.Empty(t, c.Content)
-		require.True(t, c.End, "final, and nothing after the last line read")
-	})
+func testLogEndIsComputedByTheServer(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
+	ctx := context.Background()
+	goAddr := startGoExecutor(t, s)
+	g := s.groupWith("goclient-log", goAddr)
+	running := s.trigger(s.outcomeJob(g, "long", "sleep", 0), "30s")
+	s.waitState(running.ID, kind.RunRunning)
+	s.waitLog(running.ID, "sleeping 30s", true)
+	c, err := s.svc.RunLog(ctx, running.ID, 2)
+	require.NoError(t, err)
+	require.False(t, c.End, "a running run's log does not end, even with nothing new")
+
+	r := s.waitState(s.trigger(s.outcomeJob(g, "ok", "ok", 0), "p").ID, kind.RunSucceeded)
+	c, err = s.svc.RunLog(ctx, r.ID, 1)
+	require.NoError(t, err)
+	require.Equal(t, "line one\nline two, params p\n", c.Content)
+	require.Equal(t, 2, c.ToLine)
+	require.False(t, c.End, "the executor may still have lines: read on")
+	c, err = s.svc.RunLog(ctx, r.ID, c.ToLine+1)
+	require.NoError(t, err)
+	require.Empty(t, c.Content)
+	require.True(t, c.End, "final, and nothing after the last line read")
 }
