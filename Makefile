@@ -42,7 +42,7 @@ test-faults: ## Long fault-injection suite: 3 replicas, 200 jobs, SIGKILL/SIGSTO
 	RINGJOB_FAULTS=long RINGJOB_FAULTS_REPORT=$(CURDIR)/bin/faults-report.md $(GO) test -count=1 -run 'TestFaultsLong|TestFaultsDatabaseOutage|TestFaultsKillInDispatchWindow' -v -timeout 30m ./tests/faults/
 
 .PHONY: test-crash
-test-crash: ## Crash test of follow-ups: 2 replicas SIGKILLed ~50 times while runs succeed (children) and fail (retries); one child/retry run each, run once at the executor (~2 min)
+test-crash: ## Crash test of follow-ups: 2 replicas SIGKILLed ~50 times while runs succeed (children) and fail (retries); one child/retry run each, run once at the executor (~2 min; again on PostgreSQL with RINGJOB_POSTGRES_DSN)
 	RINGJOB_CRASH_TEST=1 $(GO) test -race -count=1 -timeout 10m -run TestCrashFollowupsExactlyOnce -v ./tests/integration
 
 .PHONY: test-login-load

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/internal/storetest"
 )
 
 // Writers that all read the same version and send it as If-Match race to
@@ -13,7 +15,7 @@ import (
 // object holds the winner's change. A read-then-write check would let
 // several through (each saw the version it read).
 func TestConcurrentIfMatchWritesOneWins(t *testing.T) {
-	for _, dialect := range []string{"sqlite", "mysql"} {
+	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, dialect, setupOpts{noSched: true})

@@ -52,7 +52,7 @@ func (w idleClosing) Run() int {
 }
 
 // kinds are the databases every API test runs on.
-var kinds = []string{"sqlite", "mysql"}
+var kinds = storetest.Dialects
 
 // bundle is what an API test needs: a real store, a real scheduler with the
 // local:// driver, the service, and the app listening on a real port.

@@ -25,7 +25,7 @@ func printTable(out io.Writer, r *result, ds driverStats, perSecond bool) {
 	fmt.Fprintf(w, "late runs / deferrals\t%d late (claimed > 1 s after their time), %.0f deferred by a full pool\n", r.Late, r.Backpressure)
 	fmt.Fprintf(w, "cpu harness\t%.2f cores (%.0f%% of %d)\n", r.CPUSelfCores, 100*r.CPUSelfCores/float64(r.Machine.Cores), r.Machine.Cores)
 	if r.CPUDBCores >= 0 {
-		fmt.Fprintf(w, "cpu mariadbd\t%.2f cores (%.0f%% of %d)\n", r.CPUDBCores, 100*r.CPUDBCores/float64(r.Machine.Cores), r.Machine.Cores)
+		fmt.Fprintf(w, "cpu %s\t%.2f cores (%.0f%% of %d)\n", r.Machine.DBServer, r.CPUDBCores, 100*r.CPUDBCores/float64(r.Machine.Cores), r.Machine.Cores)
 	}
 	fmt.Fprintf(w, "cpu machine busy\t%.2f cores (everything on the host); other processes %.2f cores\n", r.CPUHostCores, r.CPUOtherCores)
 	if r.CPUOtherCores > 0.25 {
@@ -33,7 +33,12 @@ func printTable(out io.Writer, r *result, ds driverStats, perSecond bool) {
 	}
 	fmt.Fprintf(w, "peak RSS\t%.0f MiB\n", r.PeakRSSMiB)
 	fmt.Fprintf(w, "graceful stop\t%d ms\n", r.StopMs)
-	if len(r.DBPerSec) > 0 {
+	if d := r.DBPerSec; len(d) > 0 && r.Machine.DBServer == "postgres" {
+		fmt.Fprintf(w, "db transactions/s\t%.0f commits, %.0f rollbacks\n", d["xact_commit"], d["xact_rollback"])
+		fmt.Fprintf(w, "db rows/s\t%.0f inserted, %.0f updated, %.0f deleted, %.0f fetched by index, %.0f returned by scans\n",
+			d["tup_inserted"], d["tup_updated"], d["tup_deleted"], d["tup_fetched"], d["tup_returned"])
+		fmt.Fprintf(w, "\t(the benchmark database's counters; PostgreSQL counts no statements without pg_stat_statements)\n")
+	} else if len(r.DBPerSec) > 0 {
 		d := r.DBPerSec
 		perStmt := func(rows, stmts float64) string {
 			if stmts == 0 {

@@ -23,19 +23,16 @@ const clockTicks = 100
 type sample struct {
 	wall     time.Time
 	selfCPU  time.Duration // this process: user + sys (getrusage)
-	dbCPU    time.Duration // mariadbd: utime + stime from /proc/<pid>/stat; -1 if unknown
+	dbCPU    time.Duration // the database server: utime + stime from /proc/<pid>/stat; -1 if unknown
 	hostBusy float64       // whole machine: non-idle CPU seconds from /proc/stat
 	hostAll  float64       // whole machine: all CPU seconds from /proc/stat
 	status   map[string]int64
 }
 
-func takeSample(ctx context.Context, admin *sql.DB, dbPID int) sample {
-	s := sample{wall: time.Now(), selfCPU: selfCPU(), dbCPU: -1}
-	if dbPID > 0 {
-		s.dbCPU = procCPU(dbPID)
-	}
+func takeSample(ctx context.Context, b *benchDB) sample {
+	s := sample{wall: time.Now(), selfCPU: selfCPU(), dbCPU: b.cpu()}
 	s.hostBusy, s.hostAll = hostCPU()
-	s.status = globalStatus(ctx, admin)
+	s.status = b.status(ctx)
 	return s
 }
 
@@ -191,6 +188,7 @@ type machine struct {
 	DBFlush   string `json:"innodb_flush_log_at_trx_commit"`
 	DBBufPool string `json:"innodb_buffer_pool_size"`
 	DBLogBin  string `json:"log_bin"`
+	DBServer  string `json:"db_server"` // mariadbd or postgres
 }
 
 func describeMachine(ctx context.Context, admin *sql.DB) machine {

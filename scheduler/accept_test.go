@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/storetest"
 	"github.com/ringjob/ringjob/targets"
 )
 
@@ -15,7 +16,7 @@ import (
 // whose outcome comes right after the send (a fast executor's callback,
 // before the accept is written) is recorded with its target too.
 func TestAcceptAndFastOutcome(t *testing.T) {
-	for _, dialect := range []string{"sqlite", "mysql"} {
+	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, dialect, time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))

@@ -12,7 +12,8 @@
 // caller can drain in-process targets while outcomes are still recorded.
 //
 //   - heartbeat (heartbeat.go): keeps the node's row fresh and its liveness
-//     lock (MySQL GET_LOCK on a dedicated connection) held; refreshes the set
+//     lock (MySQL GET_LOCK, a PostgreSQL session-level advisory lock, on a
+//     dedicated connection) held; refreshes the set
 //     of live peers used to share lock partitions.
 //   - pre-read loop (preread.go): once a second takes free lock partitions
 //     (SELECT ... FOR UPDATE SKIP LOCKED, in a transaction with a timeout,

@@ -73,7 +73,11 @@ func TestRetriesWithBackoff(t *testing.T) {
 
 func TestChildChainAndNoDoubleFollowups(t *testing.T) {
 	t.Parallel()
-	b := setup(t, "mysql", noon)
+	eachServer(t, testChildChainAndNoDoubleFollowups)
+}
+
+func testChildChainAndNoDoubleFollowups(t *testing.T, dialect string) {
+	b := setup(t, dialect, noon)
 	c := b.jobWith("C", func(*store.JobFields) {})
 	bj := b.jobWith("B", func(f *store.JobFields) { f.ChildJobIDs = []int64{c.ID} })
 	a := b.jobWith("A", func(f *store.JobFields) { f.ChildJobIDs = []int64{bj.ID} })

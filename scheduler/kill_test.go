@@ -54,7 +54,11 @@ func (d *fileDriver) Log(context.Context, string, int64, int) (targets.LogChunk,
 // startFileScheduler starts a scheduler whose targets append to path; stop
 // ends the scheduler and closes what it opened.
 func startFileScheduler(ctx context.Context, dsn, node, path string) (s *scheduler.Scheduler, stop func(), err error) {
-	st, err := store.OpenMySQL(ctx, dsn)
+	open := store.OpenMySQL
+	if strings.HasPrefix(dsn, "postgres://") {
+		open = store.OpenPostgres
+	}
+	st, err := open(ctx, dsn)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -130,9 +134,18 @@ func TestLeaderKilledWithSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real-time multi-process test")
 	}
-	ctx := context.Background()
-	dsn := dbtest.MySQL(t)
-	st, err := store.OpenMySQL(ctx, dsn)
+	eachServer(t, func(t *testing.T, dialect string) {
+		ctx := context.Background()
+		dsn, open := dbtest.MySQL, store.OpenMySQL
+		if dialect == "postgres" {
+			dsn, open = dbtest.Postgres, store.OpenPostgres
+		}
+		leaderKilledWithSIGKILL(t, ctx, dsn(t), open)
+	})
+}
+
+func leaderKilledWithSIGKILL(t *testing.T, ctx context.Context, dsn string, open func(context.Context, string) (*store.Store, error)) {
+	st, err := open(ctx, dsn)
 	require.NoError(t, err)
 	defer st.Close()
 	_, err = st.Migrate(ctx)

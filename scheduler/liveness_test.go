@@ -22,6 +22,12 @@ import (
 func killSessions(t *testing.T, b *bundle) int {
 	t.Helper()
 	ctx := context.Background()
+	if b.st.Kind() == "postgres" {
+		var n int
+		require.NoError(t, b.st.DB().QueryRowContext(ctx, `SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity
+ WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&n))
+		return n
+	}
 	var db string
 	require.NoError(t, b.st.DB().QueryRowContext(ctx, "SELECT DATABASE()").Scan(&db))
 	admin, err := sql.Open("mysql", dbtest.MySQLServerDSN(t))
@@ -59,7 +65,11 @@ func requireNoneDeclared(t *testing.T, b *bundle) {
 // others' runs, and every fire goes out once.
 func TestDroppedSessionsAreNotDeath(t *testing.T) {
 	t.Parallel()
-	b := setup(t, "mysql", noon)
+	eachServer(t, testDroppedSessionsAreNotDeath)
+}
+
+func testDroppedSessionsAreNotDeath(t *testing.T, dialect string) {
+	b := setup(t, dialect, noon)
 	var jobs []store.Job
 	for i := 0; i < 20; i++ {
 		jobs = append(jobs, b.job("every-second", "cron", "* * * * * ?", "UTC", "", 0))
@@ -101,7 +111,11 @@ func TestDroppedSessionsAreNotDeath(t *testing.T) {
 // it held is sent twice.
 func TestPausedReplicaHandsOverWithinTheLease(t *testing.T) {
 	t.Parallel()
-	b := setup(t, "mysql", noon)
+	eachServer(t, testPausedReplicaHandsOverWithinTheLease)
+}
+
+func testPausedReplicaHandsOverWithinTheLease(t *testing.T, dialect string) {
+	b := setup(t, dialect, noon)
 	var jobs []store.Job
 	for i := 0; i < 20; i++ {
 		jobs = append(jobs, b.job("every-second", "cron", "* * * * * ?", "UTC", "", 0))

@@ -10,8 +10,8 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ringjob/ringjob/internal/dbtest"
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/storetest"
 	"github.com/ringjob/ringjob/store"
 )
 
@@ -23,21 +23,11 @@ import (
 // scheduled), never an outcome.
 func TestFireOnceNowMakesOneCatchUpWhereverFiresWaited(t *testing.T) {
 	t.Parallel()
-	for _, dialect := range []string{"sqlite", "mysql"} {
+	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			var st *store.Store
-			var err error
-			if dialect == "mysql" {
-				st, err = store.OpenMySQL(ctx, dbtest.MySQL(t))
-			} else {
-				st, err = store.OpenSQLite(ctx, dbtest.SQLitePath(t))
-			}
-			require.NoError(t, err)
-			t.Cleanup(func() { st.Close() })
-			_, err = st.Migrate(ctx)
-			require.NoError(t, err)
+			st := storetest.Open(t, dialect)
 
 			t0 := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 			now := t0.Add(15 * time.Second) // the database was away from t0 to now

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/storetest"
 	"github.com/ringjob/ringjob/store"
 	"github.com/ringjob/ringjob/targets"
 )
@@ -23,7 +24,7 @@ import (
 // TestGroupExecutorTokenRotation under load).
 func TestRestartMarksOnlyAnEarlierIncarnationsRunsLost(t *testing.T) {
 	t.Parallel()
-	for _, dialect := range []string{"sqlite", "mysql"} {
+	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()

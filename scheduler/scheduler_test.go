@@ -38,6 +38,17 @@ func eachDialect(t *testing.T, fn func(t *testing.T, dialect string)) {
 	}
 }
 
+// eachServer is eachDialect over the database servers only (MySQL/MariaDB
+// and PostgreSQL): several replicas at once, named locks, ended sessions.
+func eachServer(t *testing.T, fn func(t *testing.T, dialect string)) {
+	for _, dialect := range storetest.Servers {
+		t.Run(dialect, func(t *testing.T) {
+			t.Parallel()
+			fn(t, dialect)
+		})
+	}
+}
+
 func scheduledTimes(ds []dispatchSeen, jobID int64) []int64 {
 	var out []int64
 	for _, d := range ds {
@@ -109,9 +120,13 @@ func TestScheduleKinds(t *testing.T) {
 
 func TestPreReadCases(t *testing.T) {
 	t.Parallel()
+	eachServer(t, testPreReadCases)
+}
+
+func testPreReadCases(t *testing.T, dialect string) {
 	t.Run("more than 5s late, do_nothing: recorded as misfired, not fired", func(t *testing.T) {
 		t.Parallel()
-		b := setup(t, "mysql", noon)
+		b := setup(t, dialect, noon)
 		j := b.job("late", "cron", "*/10 * * * * ?", "UTC", kind.MisfireDoNothing, at(11, 59, 50))
 		b.startNode("a", nil)
 		b.step(1, 3*time.Second)
@@ -130,7 +145,7 @@ func TestPreReadCases(t *testing.T) {
 	})
 	t.Run("more than 5s late, fire_once_now: fired once now", func(t *testing.T) {
 		t.Parallel()
-		b := setup(t, "mysql", noon)
+		b := setup(t, dialect, noon)
 		j := b.job("late", "cron", "*/10 * * * * ?", "UTC", kind.MisfireFireOnceNow, at(11, 59, 30))
 		b.startNode("a", nil)
 		b.step(1, 3*time.Second)
@@ -243,7 +258,11 @@ func exactlyOnce(t *testing.T, ds []dispatchSeen, jobs []store.Job, fromMs, toMs
 
 func TestTwoInstancesDispatchEveryFireOnce(t *testing.T) {
 	t.Parallel()
-	b := setup(t, "mysql", noon)
+	eachServer(t, testTwoInstancesDispatchEveryFireOnce)
+}
+
+func testTwoInstancesDispatchEveryFireOnce(t *testing.T, dialect string) {
+	b := setup(t, dialect, noon)
 	var jobs []store.Job
 	for i := 0; i < 50; i++ {
 		jobs = append(jobs, b.job("every-second", "cron", "* * * * * ?", "UTC", "", 0))
@@ -264,7 +283,11 @@ func TestTwoInstancesDispatchEveryFireOnce(t *testing.T) {
 
 func TestPartitionsSpreadOverInstances(t *testing.T) {
 	t.Parallel()
-	b := setup(t, "mysql", noon)
+	eachServer(t, testPartitionsSpreadOverInstances)
+}
+
+func testPartitionsSpreadOverInstances(t *testing.T, dialect string) {
+	b := setup(t, dialect, noon)
 	var jobs []store.Job
 	for i := 0; i < 40; i++ {
 		jobs = append(jobs, b.job("every-second", "cron", "* * * * * ?", "UTC", "", 0))

@@ -22,7 +22,7 @@ import (
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
-var kinds = []string{"sqlite", "mysql"}
+var kinds = storetest.Dialects
 
 // fakeDriver serves fake://NAME targets and records kills and log reads.
 type fakeDriver struct {

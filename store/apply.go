@@ -11,12 +11,12 @@ import (
 // dozen statements in one transaction.
 
 // JobListGroups reads every job of the given groups, ordered by id. In a
-// transaction on MySQL, lock (FOR UPDATE) keeps the rows from changing
+// transaction on MySQL or PostgreSQL, lock (FOR UPDATE) keeps the rows from changing
 // until it ends, so a plan checked against them is the plan that is written.
 func (s *Store) JobListGroups(ctx context.Context, groupIDs []int64, lock bool) ([]Job, error) {
 	var out []Job
 	suffix := ""
-	if lock && s.inTx && s.d.name() == "mysql" {
+	if lock && s.inTx && s.d.rowLocks() {
 		suffix = " FOR UPDATE"
 	}
 	for _, chunk := range chunkInt64(groupIDs, 500) {

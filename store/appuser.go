@@ -21,7 +21,7 @@ const AppUserPrivileges = "SELECT, INSERT, UPDATE, DELETE"
 // EnsureAppUser creates (or updates the password of) the database user the
 // replicas connect as, with AppUserPrivileges on this schema and nothing
 // else. It is run by `ringjob migrate`, connected as the schema's owner.
-// MySQL/MariaDB only.
+// MySQL/MariaDB and PostgreSQL.
 func (s *Store) EnsureAppUser(ctx context.Context, name, password string) error {
 	if !s.d.namedLocks() {
 		return fmt.Errorf("app user: %w (SQLite has no users)", ErrNotSupported)
@@ -31,6 +31,9 @@ func (s *Store) EnsureAppUser(ctx context.Context, name, password string) error 
 	}
 	if password == "" {
 		return fmt.Errorf("app user %s: the password is empty", name)
+	}
+	if s.d.name() == "postgres" {
+		return s.ensurePostgresAppUser(ctx, name, password)
 	}
 	if !schemaName.MatchString(s.database) {
 		return fmt.Errorf("app user %s: schema name %q cannot be quoted safely", name, s.database)

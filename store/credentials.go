@@ -232,11 +232,17 @@ func (s *Store) LoginFailureRecord(ctx context.Context, key string, nowMs int64)
 		if n, _ := res.RowsAffected(); n == 1 {
 			return nil
 		}
-		_, err = s.execRetry(ctx, "INSERT INTO login_failures (limiter_key, failures, last_ms) VALUES (?, 1, ?)", key, nowMs)
+		// Someone may insert it first: a duplicate (or, where a failed
+		// statement would end the transaction, an insert skipped by
+		// skipDuplicate) means update again.
+		res, err = s.execRetry(ctx, "INSERT INTO login_failures (limiter_key, failures, last_ms) VALUES (?, 1, ?)"+s.d.skipDuplicate(), key, nowMs)
 		if err == nil {
-			return nil
+			if n, _ := res.RowsAffected(); n == 1 {
+				return nil
+			}
+			continue
 		}
-		if !s.d.isDuplicate(err) { // someone inserted it first: update again
+		if !s.d.isDuplicate(err) {
 			return fmt.Errorf("record login failure: %w", err)
 		}
 	}

@@ -1,19 +1,27 @@
 package store
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
-// dialect holds every difference between MySQL and SQLite. Nothing outside
-// this file branches on the database kind.
+// dialect holds the differences between MySQL, PostgreSQL and SQLite in the
+// statements every database runs. Features of one database (day partitions,
+// the application user, MySQL's multi-table UPDATE) check name() themselves. (PostgreSQL's
+// placeholders, INSERT IGNORE and LastInsertId are translated by its
+// connections: pgconn.go.)
 type dialect interface {
-	// name is "mysql" or "sqlite".
+	// name is "mysql", "postgres" or "sqlite".
 	name() string
 	// ddl fills the dialect tokens of a migration.
 	ddl(sql string) string
+	// ddlHint follows the error of a migration statement: what to do when
+	// a statement written for the other dialects fails here.
+	ddlHint() string
 	// skipLocked is appended to the lock-row SELECT.
 	skipLocked() string
 	// forUpdate is appended to a SELECT in a transaction that must hold
@@ -24,7 +32,8 @@ type dialect interface {
 	// maxParams is the largest number of placeholders one statement may carry.
 	maxParams() int
 	// namedLocks reports whether the database has session-scoped named locks
-	// (MySQL GET_LOCK), which free themselves when the holder's connection dies.
+	// (MySQL GET_LOCK, PostgreSQL advisory locks), which free themselves when
+	// the holder's connection dies.
 	namedLocks() bool
 	// isDuplicate reports whether err is a unique-key violation.
 	isDuplicate(err error) bool
@@ -43,6 +52,46 @@ type dialect interface {
 	// reportUpsert is the clause after a run_reports INSERT that adds the
 	// new counts to an existing bucket row.
 	reportUpsert() string
+	// rowLocks reports whether SELECT ... FOR UPDATE locks rows (SQLite's
+	// transaction is the lock).
+	rowLocks() bool
+	// handoffRoom reports whether a row grown in place by an UPDATE costs
+	// page splits, so schedule-derived runs reserve room for their hand-off
+	// (MySQL/MariaDB: InnoDB updates in place; PostgreSQL writes a new row
+	// version whatever its size, SQLite rewrites the row).
+	handoffRoom() bool
+	// deleteAftermath is the work a deleted row costs after its statement
+	// commits, as a multiple of the statement's time (Store.DeleteAftermath).
+	deleteAftermath() float64
+	// locks are the session-level named locks (namedLocks); nil without.
+	locks() namedLocker
+	// skipDuplicate is the clause after an INSERT that makes a row
+	// violating a unique key insert nothing instead of failing, where a
+	// failed statement would end the transaction around it (PostgreSQL
+	// aborts the whole transaction; "" elsewhere: the error is handled).
+	skipDuplicate() string
+}
+
+// querier is a connection or a pool, for the named-lock statements.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// namedLocker is a database's session-level named locks: held by one
+// session (connection), freed when it ends. Names are scoped by the
+// caller (they carry the schema).
+type namedLocker interface {
+	// get takes the lock on q (a pinned connection), waiting up to wait.
+	get(ctx context.Context, q querier, name string, wait time.Duration) error
+	// release frees a lock q holds.
+	release(ctx context.Context, q querier, name string) error
+	// heldHere reports whether q's own session holds the lock.
+	heldHere(ctx context.Context, q querier, name string) (bool, error)
+	// holder is the session that holds the lock (ok false: free).
+	holder(ctx context.Context, q querier, name string) (session int64, ok bool, err error)
+	// endSession ends a session of the database (fencing: its locks go free).
+	endSession(ctx context.Context, q querier, session int64) error
 }
 
 type mysqlDialect struct{}
@@ -55,8 +104,10 @@ func (mysqlDialect) ddl(sql string) string {
 		"{{LONGTEXT}}", "MEDIUMTEXT",
 		"{{MYSQL_ONLY}}", "",
 		"{{SQLITE_ONLY}}", "-- ",
+		"{{POSTGRES_ONLY}}", "-- ",
 	).Replace(sql)
 }
+func (mysqlDialect) ddlHint() string      { return "" }
 func (mysqlDialect) skipLocked() string   { return " FOR UPDATE SKIP LOCKED" }
 func (mysqlDialect) forUpdate() string    { return " FOR UPDATE" }
 func (mysqlDialect) insertIgnore() string { return "INSERT IGNORE" }
@@ -83,6 +134,11 @@ func (mysqlDialect) reportUpsert() string {
  misfired = misfired + VALUES(misfired), duration_sum_ms = duration_sum_ms + VALUES(duration_sum_ms),
  duration_max_ms = GREATEST(duration_max_ms, VALUES(duration_max_ms))`
 }
+func (mysqlDialect) rowLocks() bool           { return true }
+func (mysqlDialect) handoffRoom() bool        { return true }
+func (mysqlDialect) deleteAftermath() float64 { return 1 }
+func (mysqlDialect) locks() namedLocker       { return mysqlLocks{} }
+func (mysqlDialect) skipDuplicate() string    { return "" }
 func (mysqlDialect) isDuplicate(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "Error 1062")
 }
@@ -99,8 +155,11 @@ func (sqliteDialect) ddl(sql string) string {
 		"{{MYSQL_ONLY}}", "-- ",
 		// A statement whose MySQL form differs: written twice.
 		"{{SQLITE_ONLY}}", "",
+		"{{POSTGRES_ONLY}}", "-- ",
 	).Replace(sql)
 }
+
+func (sqliteDialect) ddlHint() string { return "" }
 
 // SQLite has one writer at a time: the transaction itself is the lock
 // (the connection is opened with _txlock=immediate).
@@ -129,6 +188,49 @@ func (sqliteDialect) reportUpsert() string {
  lost = lost + excluded.lost, misfired = misfired + excluded.misfired, duration_sum_ms = duration_sum_ms + excluded.duration_sum_ms,
  duration_max_ms = MAX(duration_max_ms, excluded.duration_max_ms)`
 }
+func (sqliteDialect) rowLocks() bool           { return false }
+func (sqliteDialect) handoffRoom() bool        { return false }
+func (sqliteDialect) deleteAftermath() float64 { return 0 }
+func (sqliteDialect) locks() namedLocker       { return nil }
+func (sqliteDialect) skipDuplicate() string    { return "" }
 func (sqliteDialect) isDuplicate(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
+
+// mysqlLocks are MySQL's GET_LOCK locks.
+type mysqlLocks struct{}
+
+func (mysqlLocks) get(ctx context.Context, q querier, name string, wait time.Duration) error {
+	var got sql.NullInt64
+	if err := q.QueryRowContext(ctx, "SELECT GET_LOCK(?, ?)", name, int(wait/time.Second)).Scan(&got); err != nil {
+		return err
+	}
+	if !got.Valid || got.Int64 != 1 {
+		return fmt.Errorf("lock %s is held by another session (GET_LOCK returned %v after %s)", name, got, wait)
+	}
+	return nil
+}
+
+func (mysqlLocks) release(ctx context.Context, q querier, name string) error {
+	_, err := q.ExecContext(ctx, "SELECT RELEASE_LOCK(?)", name)
+	return err
+}
+
+func (mysqlLocks) heldHere(ctx context.Context, q querier, name string) (bool, error) {
+	var held sql.NullInt64
+	err := q.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?) = CONNECTION_ID()", name).Scan(&held)
+	return held.Valid && held.Int64 == 1, err
+}
+
+func (mysqlLocks) holder(ctx context.Context, q querier, name string) (int64, bool, error) {
+	var holder sql.NullInt64
+	if err := q.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", name).Scan(&holder); err != nil {
+		return 0, false, err
+	}
+	return holder.Int64, holder.Valid, nil
+}
+
+func (mysqlLocks) endSession(ctx context.Context, q querier, session int64) error {
+	_, err := q.ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", session))
+	return err
 }

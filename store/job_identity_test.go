@@ -24,7 +24,7 @@ func TestMigrateJobNamesUnique(t *testing.T) {
 
 		// Pretend the database predates 0070 and holds duplicates.
 		drop := "DROP INDEX jobs_group_name ON jobs"
-		if st.Kind() == "sqlite" {
+		if st.Kind() != "mysql" {
 			drop = "DROP INDEX jobs_group_name"
 		}
 		_, err = st.DB().ExecContext(ctx, drop)

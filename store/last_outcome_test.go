@@ -138,7 +138,7 @@ func TestJobLastOutcomeBackfill(t *testing.T) {
 		ran, idle := mkJob(t, st, "bf-ran", 0), mkJob(t, st, "bf-idle", 0)
 		for _, ix := range []string{"jobs_outcome", "jobs_outcome_name"} {
 			drop := "DROP INDEX " + ix + " ON jobs"
-			if st.Kind() == "sqlite" {
+			if st.Kind() != "mysql" {
 				drop = "DROP INDEX " + ix
 			}
 			_, err := st.DB().ExecContext(ctx, drop)

@@ -114,7 +114,10 @@ func TestDeclareDeadAgainstHeartbeat(t *testing.T) {
 // for the other replicas before the frozen process wakes up.
 func TestFrozenPreReadFreesItsPartitions(t *testing.T) {
 	t.Parallel()
-	st := storetest.Open(t, "mysql")
+	storetest.EachServer(t, testFrozenPreReadFreesItsPartitions)
+}
+
+func testFrozenPreReadFreesItsPartitions(t *testing.T, st *store.Store) {
 	ctx := context.Background()
 	require.NoError(t, st.LockPartitionsEnsure(ctx, 2))
 	frozen, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "frozen", Preferred: []int{0, 1}, Max: 2, NowMs: t0, IdleTimeoutSec: 1})
@@ -141,7 +144,10 @@ func TestFrozenPreReadFreesItsPartitions(t *testing.T) {
 // that connection (an apply of thousands of jobs) is not ended midway.
 func TestPreReadIdleTimeoutDoesNotOutliveIt(t *testing.T) {
 	t.Parallel()
-	st := storetest.Open(t, "mysql")
+	storetest.EachServer(t, testPreReadIdleTimeoutDoesNotOutliveIt)
+}
+
+func testPreReadIdleTimeoutDoesNotOutliveIt(t *testing.T, st *store.Store) {
 	st.DB().SetMaxOpenConns(1) // the next transaction gets the same connection
 	ctx := context.Background()
 	require.NoError(t, st.LockPartitionsEnsure(ctx, 1))
@@ -149,9 +155,13 @@ func TestPreReadIdleTimeoutDoesNotOutliveIt(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, pre.Commit())
 
-	var idleTimeout int
-	require.NoError(t, st.DB().QueryRowContext(ctx, "SELECT @@session.idle_transaction_timeout").Scan(&idleTimeout))
-	require.Zero(t, idleTimeout, "the pooled connection kept the pre-read's idle timeout")
+	var idleTimeout string
+	q := "SELECT @@session.idle_transaction_timeout"
+	if st.Kind() == "postgres" {
+		q = "SHOW idle_in_transaction_session_timeout"
+	}
+	require.NoError(t, st.DB().QueryRowContext(ctx, q).Scan(&idleTimeout))
+	require.Equal(t, "0", idleTimeout, "the pooled connection kept the pre-read's idle timeout")
 	err = st.Tx(ctx, func(tx *store.Store) error {
 		if err := tx.NodeHeartbeat(ctx, store.NodeHeartbeatParams{ID: "a", Host: "h", NowMs: t0}); err != nil {
 			return err

@@ -255,7 +255,7 @@ func (t *ScheduleTx) RunInsertBatch(ctx context.Context, runs []RunInsert) ([]in
 		per = 1000
 	}
 	ids := make([]int64, len(runs))
-	roomy := t.s.d.name() == "mysql" // SQLite rewrites a row whatever its size
+	roomy := t.s.d.handoffRoom()
 	for start := 0; start < len(runs); start += per {
 		end := min(start+per, len(runs))
 		chunk := runs[start:end]

@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"crypto/md5"
 	"database/sql"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -81,7 +83,8 @@ func Migrations() ([]Migration, error) {
 }
 
 // Migrate applies the migrations that are not applied yet. Concurrent
-// replicas are serialised by a named lock (MySQL) or the write lock (SQLite).
+// replicas are serialised by a named lock (MySQL, PostgreSQL) or the write
+// lock (SQLite).
 func (s *Store) Migrate(ctx context.Context) (applied []string, err error) {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
@@ -91,12 +94,14 @@ func (s *Store) Migrate(ctx context.Context) (applied []string, err error) {
 	if s.d.namedLocks() {
 		// Named locks are server-wide: the name carries the schema, so
 		// installations (and test databases) sharing a server do not wait
-		// for each other. MD5 keeps it under the 64-character limit.
-		var got int
-		if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(CONCAT('ringjob_migrate:', MD5(DATABASE())), 60)").Scan(&got); err != nil || got != 1 {
-			return nil, fmt.Errorf("migrate: take migration lock (got %d): %v", got, err)
+		// for each other. MD5 keeps it under MySQL's 64-character limit
+		// (and is the name releases before this one computed in SQL).
+		sum := md5.Sum([]byte(s.database))
+		name := "ringjob_migrate:" + hex.EncodeToString(sum[:])
+		if err := s.d.locks().get(ctx, conn, name, 60*time.Second); err != nil {
+			return nil, fmt.Errorf("migrate: take migration lock: %w", err)
 		}
-		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK(CONCAT('ringjob_migrate:', MD5(DATABASE())))")
+		defer s.d.locks().release(context.WithoutCancel(ctx), conn, name)
 	}
 	if _, err := conn.ExecContext(ctx, s.d.ddl(`CREATE TABLE IF NOT EXISTS schema_migrations (
   version INT NOT NULL PRIMARY KEY,
@@ -148,18 +153,26 @@ func (s *Store) Migrate(ctx context.Context) (applied []string, err error) {
 			applied = append(applied, m.Name)
 			continue
 		}
-		for _, stmt := range splitStatements(s.d.ddl(m.SQL)) {
-			if _, err := conn.ExecContext(ctx, stmt); err != nil {
-				return applied, fmt.Errorf("migration %s: %w\nstatement: %s", m.Name, err, stmt)
-			}
-		}
-		if _, err := conn.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_ms) VALUES (?, ?, ?)",
-			m.Version, m.Name, time.Now().UnixMilli()); err != nil {
-			return applied, fmt.Errorf("migration %s: record: %w", m.Name, err)
+		if err := s.runSQLMigration(ctx, conn, m); err != nil {
+			return applied, err
 		}
 		applied = append(applied, m.Name)
 	}
 	return applied, nil
+}
+
+// runSQLMigration runs the statements of an SQL migration and records it.
+func (s *Store) runSQLMigration(ctx context.Context, conn *sql.Conn, m Migration) error {
+	for _, stmt := range splitStatements(s.d.ddl(m.SQL)) {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("migration %s: %w\nstatement: %s%s", m.Name, err, stmt, s.d.ddlHint())
+		}
+	}
+	if _, err := conn.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_ms) VALUES (?, ?, ?)",
+		m.Version, m.Name, time.Now().UnixMilli()); err != nil {
+		return fmt.Errorf("migration %s: record: %w", m.Name, err)
+	}
+	return nil
 }
 
 // runDataMigration runs a Go migration and records it in one transaction.

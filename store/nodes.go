@@ -8,12 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/ringjob/ringjob/internal/kind"
 )
 
 // NodeLiveness is a node's hold on its own life-long named lock (MySQL
-// GET_LOCK on a dedicated connection). The database frees the lock the moment
+// GET_LOCK, a PostgreSQL session-level advisory lock, on a dedicated
+// connection). The database frees the lock the moment
 // the process or its connection dies, so other nodes see the death at once
 // instead of after a heartbeat timeout. On SQLite it is a no-op.
 type NodeLiveness struct {
@@ -58,10 +60,10 @@ func (l *NodeLiveness) Ensure(ctx context.Context) (session uint64, err error) {
 		}
 		return l.session, nil
 	}
+	locks := l.s.d.locks()
 	if l.conn != nil {
-		var held sql.NullInt64
-		err := l.conn.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?) = CONNECTION_ID()", l.s.nodeLockName(l.node)).Scan(&held)
-		if err == nil && held.Valid && held.Int64 == 1 {
+		held, err := locks.heldHere(ctx, l.conn, l.s.nodeLockName(l.node))
+		if err == nil && held {
 			return l.session, nil
 		}
 		l.conn.Close()
@@ -71,10 +73,9 @@ func (l *NodeLiveness) Ensure(ctx context.Context) (session uint64, err error) {
 	if err != nil {
 		return 0, fmt.Errorf("node %s liveness lock: get connection: %w", l.node, err)
 	}
-	var got sql.NullInt64
-	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 5)", l.s.nodeLockName(l.node)).Scan(&got); err != nil || !got.Valid || got.Int64 != 1 {
+	if err := locks.get(ctx, conn, l.s.nodeLockName(l.node), 5*time.Second); err != nil {
 		conn.Close()
-		return 0, fmt.Errorf("node %s liveness lock: GET_LOCK returned %v: %v", l.node, got, err)
+		return 0, fmt.Errorf("node %s liveness lock: %w", l.node, err)
 	}
 	l.conn = conn
 	l.session++
@@ -86,7 +87,7 @@ func (l *NodeLiveness) Release(ctx context.Context) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.conn != nil {
-		l.conn.ExecContext(ctx, "SELECT RELEASE_LOCK(?)", l.s.nodeLockName(l.node))
+		_ = l.s.d.locks().release(ctx, l.conn, l.s.nodeLockName(l.node))
 		l.conn.Close()
 		l.conn = nil
 	}
@@ -98,15 +99,15 @@ func (s *Store) NodeLockFree(ctx context.Context, node string) (bool, error) {
 	if !s.d.namedLocks() {
 		return false, nil
 	}
-	var free int
-	if err := s.db.QueryRowContext(ctx, "SELECT IS_FREE_LOCK(?)", s.nodeLockName(node)).Scan(&free); err != nil {
+	_, held, err := s.d.locks().holder(ctx, s.db, s.nodeLockName(node))
+	if err != nil {
 		return false, fmt.Errorf("check liveness lock of node %s: %w", node, err)
 	}
-	return free == 1, nil
+	return !held, nil
 }
 
 // NodeFence ends the database session that holds a node's liveness lock
-// (KILL CONNECTION), so the lock is free. It is for a node that stopped
+// (MySQL KILL CONNECTION, PostgreSQL pg_terminate_backend), so the lock is free. It is for a node that stopped
 // heartbeating while its session lives on (a paused process, a frozen VM):
 // once fenced, and declared dead, it can no longer look alive. It reports
 // whether a session was ended; always false on databases without named locks.
@@ -114,15 +115,15 @@ func (s *Store) NodeFence(ctx context.Context, node string) (bool, error) {
 	if !s.d.namedLocks() {
 		return false, nil
 	}
-	var holder sql.NullInt64
-	if err := s.db.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", s.nodeLockName(node)).Scan(&holder); err != nil {
+	holder, held, err := s.d.locks().holder(ctx, s.db, s.nodeLockName(node))
+	if err != nil {
 		return false, fmt.Errorf("find the liveness session of node %s: %w", node, err)
 	}
-	if !holder.Valid {
+	if !held {
 		return false, nil
 	}
-	if _, err := s.db.ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", holder.Int64)); err != nil {
-		return false, fmt.Errorf("end the liveness session %d of node %s: %w", holder.Int64, node, err)
+	if err := s.d.locks().endSession(ctx, s.db, holder); err != nil {
+		return false, fmt.Errorf("end the liveness session %d of node %s: %w", holder, node, err)
 	}
 	return true, nil
 }

@@ -36,7 +36,11 @@ func (s *Store) RunPartitions(ctx context.Context) (parts []RunPartition, partit
 // rangePartitions lists the range partitions of table in order, with the
 // bounds of each (FromMs/BeforeMs hold run ids for run_logs).
 func (s *Store) rangePartitions(ctx context.Context, table string) (parts []RunPartition, partitioned bool, err error) {
-	if s.d.name() != "mysql" {
+	switch s.d.name() {
+	case "postgres":
+		return s.pgRangePartitions(ctx, table)
+	case "mysql":
+	default:
 		return nil, false, nil
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT PARTITION_NAME, PARTITION_DESCRIPTION FROM information_schema.PARTITIONS
@@ -78,13 +82,17 @@ type RunPartitionsEnsureParams struct {
 // looks at the partitions that exist before changing anything. It returns
 // the partitions it created.
 func (s *Store) RunPartitionsEnsure(ctx context.Context, p RunPartitionsEnsureParams) ([]string, error) {
-	if s.d.name() != "mysql" {
-		return nil, fmt.Errorf("partition runs: %w (retention.partitioned needs MySQL/MariaDB)", ErrNotSupported)
+	if !s.d.namedLocks() {
+		return nil, fmt.Errorf("partition runs: %w (retention.partitioned needs MySQL/MariaDB or PostgreSQL)", ErrNotSupported)
 	}
 	var created []string
 	err := s.withPartitionLock(ctx, "partition runs", func(conn *sql.Conn) error {
 		// What a drop cut short left (dropPartition) is on its way out.
-		if _, err := conn.ExecContext(ctx, "DROP TABLE IF EXISTS runs"+retiringSuffix+", run_logs"+retiringSuffix); err != nil {
+		if s.d.name() == "postgres" {
+			if err := s.pgPartitionsTidy(ctx, conn); err != nil {
+				return fmt.Errorf("partition runs: %w", err)
+			}
+		} else if _, err := conn.ExecContext(ctx, "DROP TABLE IF EXISTS runs"+retiringSuffix+", run_logs"+retiringSuffix); err != nil {
 			return fmt.Errorf("partition runs: drop the scratch tables of an interrupted drop: %w", err)
 		}
 		runs, err := s.runPartitionsEnsure(ctx, conn, p)
@@ -108,11 +116,11 @@ func (s *Store) withPartitionLock(ctx context.Context, what string, f func(conn 
 		return fmt.Errorf("%s: get connection: %w", what, err)
 	}
 	defer conn.Close()
-	var got sql.NullInt64
-	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(CONCAT(DATABASE(), '.ringjob_partitions'), 600)").Scan(&got); err != nil || got.Int64 != 1 {
-		return fmt.Errorf("%s: take the partition lock (got %v): %v", what, got, err)
+	name := s.database + ".ringjob_partitions"
+	if err := s.d.locks().get(ctx, conn, name, 600*time.Second); err != nil {
+		return fmt.Errorf("%s: take the partition lock: %w", what, err)
 	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK(CONCAT(DATABASE(), '.ringjob_partitions'))")
+	defer s.d.locks().release(context.WithoutCancel(ctx), conn, name)
 	return f(conn)
 }
 
@@ -133,7 +141,10 @@ const retiringSuffix = "_retiring"
 // any step leaves either the scratch table, dropped first next time (what
 // it holds was on its way out), or an empty partition, dropped next cycle.
 // The caller holds the partition lock on conn.
-func dropPartition(ctx context.Context, conn *sql.Conn, table, part string) error {
+func (s *Store) dropPartition(ctx context.Context, conn *sql.Conn, table, part string) error {
+	if s.d.name() == "postgres" {
+		return pgDropPartition(ctx, conn, table, part)
+	}
 	scratch := table + retiringSuffix
 	steps := []struct{ what, stmt string }{
 		{"drop a scratch table left by an earlier drop", "DROP TABLE IF EXISTS " + scratch},
@@ -170,12 +181,23 @@ func (s *Store) runPartitionsEnsure(ctx context.Context, conn *sql.Conn, p RunPa
 		if oldest.Valid && oldest.Int64 < today {
 			first = max(oldest.Int64-oldest.Int64%dayMs, today-1000*dayMs)
 		}
-		var defs []string
+		var defs, names []string
+		var bounds [][2]int64
 		for d := first; d <= last; d += dayMs {
 			defs = append(defs, fmt.Sprintf("PARTITION %s VALUES LESS THAN (%d)", partitionName(d), d+dayMs))
 			created = append(created, partitionName(d))
+			names, bounds = append(names, partitionName(d)), append(bounds, [2]int64{d, d + dayMs})
 		}
 		defs = append(defs, "PARTITION pmax VALUES LESS THAN MAXVALUE")
+		if s.d.name() == "postgres" {
+			bounds[0][0] = 0 // the first day takes the older runs too
+			names, bounds = append(names, "pmax"), append(bounds, [2]int64{last + dayMs, 0})
+			if err := s.pgPartitionBy(ctx, conn, "runs", "scheduled_ms", "id, scheduled_ms", names, bounds); err != nil {
+				return nil, fmt.Errorf("partition runs by day: %w", err)
+			}
+			s.hints.partitioned(true)
+			return created, nil
+		}
 		// The key of a partitioned table must hold the partition column:
 		// the primary key becomes (id, scheduled_ms); the idempotency keys
 		// live in run_keys (migrations 0081, 0082). The fire key already
@@ -199,7 +221,11 @@ func (s *Store) runPartitionsEnsure(ctx context.Context, conn *sql.Conn, p RunPa
 	for d := lastBound; d <= last; d += dayMs {
 		day := d - d%dayMs
 		name := partitionName(day)
-		if _, err := conn.ExecContext(ctx, fmt.Sprintf("ALTER TABLE runs REORGANIZE PARTITION pmax INTO (PARTITION %s VALUES LESS THAN (%d), PARTITION pmax VALUES LESS THAN MAXVALUE)",
+		if s.d.name() == "postgres" {
+			if err := pgSplitCatchAll(ctx, conn, "runs", "scheduled_ms", "pmax", name, d, day+dayMs); err != nil {
+				return created, fmt.Errorf("partition runs: %w", err)
+			}
+		} else if _, err := conn.ExecContext(ctx, fmt.Sprintf("ALTER TABLE runs REORGANIZE PARTITION pmax INTO (PARTITION %s VALUES LESS THAN (%d), PARTITION pmax VALUES LESS THAN MAXVALUE)",
 			name, day+dayMs)); err != nil {
 			return created, fmt.Errorf("partition runs: add partition %s: %w", name, err)
 		}
@@ -219,13 +245,13 @@ type RunPartitionSummary struct {
 func (s *Store) RunPartitionSummarize(ctx context.Context, name string, needed []int64) (RunPartitionSummary, error) {
 	var out RunPartitionSummary
 	var maxID sql.NullInt64
-	if err := s.db.QueryRowContext(ctx, "SELECT MAX(id) FROM runs PARTITION ("+name+")").Scan(&maxID); err != nil {
+	if err := s.db.QueryRowContext(ctx, "SELECT MAX(id) FROM "+s.partitionFrom("runs", name)).Scan(&maxID); err != nil {
 		return out, fmt.Errorf("read partition %s: %w", name, err)
 	}
 	out.MaxID = maxID.Int64
 	for _, chunk := range chunkInt64(needed, 1000) {
 		var n int
-		if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM runs PARTITION ("+name+") WHERE id IN ("+placeholders(len(chunk))+")", int64Args(chunk)...).Scan(&n); err != nil {
+		if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+s.partitionFrom("runs", name)+" WHERE id IN ("+placeholders(len(chunk))+")", int64Args(chunk)...).Scan(&n); err != nil {
 			return out, fmt.Errorf("read partition %s: %w", name, err)
 		}
 		out.Needed += n
@@ -233,9 +259,17 @@ func (s *Store) RunPartitionSummarize(ctx context.Context, name string, needed [
 	return out, nil
 }
 
+// partitionFrom is the FROM clause that reads partition name of table alone.
+func (s *Store) partitionFrom(table, name string) string {
+	if s.d.name() == "postgres" {
+		return pgPartitionTable(table, name)
+	}
+	return table + " PARTITION (" + name + ")"
+}
+
 // RunAgesInPartition reads up to limit runs of a partition with id > afterID, in id order.
 func (s *Store) RunAgesInPartition(ctx context.Context, name string, afterID int64, limit int) ([]RunAge, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT "+runAgeCols+" FROM runs PARTITION ("+name+") WHERE id > ? ORDER BY id LIMIT ?", afterID, limit)
+	rows, err := s.db.QueryContext(ctx, "SELECT "+runAgeCols+" FROM "+s.partitionFrom("runs", name)+" WHERE id > ? ORDER BY id LIMIT ?", afterID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read runs of partition %s: %w", name, err)
 	}
@@ -250,7 +284,7 @@ func (s *Store) RunPartitionDrop(ctx context.Context, name string, maxID int64) 
 		return fmt.Errorf("drop partition %s: only day partitions are dropped", name)
 	}
 	if err := s.withPartitionLock(ctx, "drop partition "+name+" of runs", func(conn *sql.Conn) error {
-		return dropPartition(ctx, conn, "runs", name)
+		return s.dropPartition(ctx, conn, "runs", name)
 	}); err != nil {
 		return err
 	}
@@ -302,15 +336,26 @@ func (s *Store) runLogPartitionsEnsure(ctx context.Context, conn *sql.Conn, p Ru
 	}
 	var created []string
 	if !partitioned {
-		var defs []string
+		var defs, names []string
+		var bounds [][2]int64
+		from := int64(0)
 		for b := hi + 1 + span; ; b += span {
 			defs = append(defs, fmt.Sprintf("PARTITION %s VALUES LESS THAN (%d)", runLogPartitionName(b), b))
 			created = append(created, runLogPartitionName(b))
+			names, bounds = append(names, runLogPartitionName(b)), append(bounds, [2]int64{from, b})
+			from = b
 			if b > want {
 				break
 			}
 		}
 		defs = append(defs, "PARTITION lmax VALUES LESS THAN MAXVALUE")
+		if s.d.name() == "postgres" {
+			names, bounds = append(names, "lmax"), append(bounds, [2]int64{from, 0})
+			if err := s.pgPartitionBy(ctx, conn, "run_logs", "run_id", "run_id, seq", names, bounds); err != nil {
+				return nil, fmt.Errorf("partition run_logs by run id: %w", err)
+			}
+			return created, nil
+		}
 		if _, err := conn.ExecContext(ctx, "ALTER TABLE run_logs PARTITION BY RANGE (run_id) ("+strings.Join(defs, ", ")+")"); err != nil {
 			return nil, fmt.Errorf("partition run_logs by run id: %w", err)
 		}
@@ -321,7 +366,11 @@ func (s *Store) runLogPartitionsEnsure(ctx context.Context, conn *sql.Conn, p Ru
 	}
 	lastBound := parts[len(parts)-1].FromMs
 	for b := lastBound + span; lastBound <= want; b += span {
-		if _, err := conn.ExecContext(ctx, fmt.Sprintf("ALTER TABLE run_logs REORGANIZE PARTITION lmax INTO (PARTITION %s VALUES LESS THAN (%d), PARTITION lmax VALUES LESS THAN MAXVALUE)",
+		if s.d.name() == "postgres" {
+			if err := pgSplitCatchAll(ctx, conn, "run_logs", "run_id", "lmax", runLogPartitionName(b), lastBound, b); err != nil {
+				return created, fmt.Errorf("partition run_logs: %w", err)
+			}
+		} else if _, err := conn.ExecContext(ctx, fmt.Sprintf("ALTER TABLE run_logs REORGANIZE PARTITION lmax INTO (PARTITION %s VALUES LESS THAN (%d), PARTITION lmax VALUES LESS THAN MAXVALUE)",
 			runLogPartitionName(b), b)); err != nil {
 			return created, fmt.Errorf("partition run_logs: add partition %s: %w", runLogPartitionName(b), err)
 		}
@@ -361,7 +410,7 @@ func (s *Store) RunLogPartitionDropFirst(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("look for runs after log partition %s: %w", p.Name, err)
 	}
 	if err := s.withPartitionLock(ctx, "drop partition "+p.Name+" of run_logs", func(conn *sql.Conn) error {
-		return dropPartition(ctx, conn, "run_logs", p.Name)
+		return s.dropPartition(ctx, conn, "run_logs", p.Name)
 	}); err != nil {
 		return "", err
 	}

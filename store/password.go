@@ -34,8 +34,11 @@ func OpenWith(ctx context.Context, dbURL string, opts OpenOptions) (*Store, erro
 	if opts.Password == nil && opts.TLS == nil {
 		return Open(ctx, dbURL)
 	}
+	if isPostgresURL(dbURL) {
+		return openPostgres(ctx, dbURL, opts)
+	}
 	if !strings.HasPrefix(dbURL, "mysql://") {
-		return nil, fmt.Errorf("database url %q: a password source and TLS apply to mysql:// only", redactURL(dbURL))
+		return nil, fmt.Errorf("database url %q: a password source and TLS apply to mysql:// and postgres:// only", redactURL(dbURL))
 	}
 	dsn, err := mysqlDSNFromURL(dbURL)
 	if err != nil {

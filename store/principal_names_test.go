@@ -69,7 +69,7 @@ func TestMigratePrincipalNameKeys(t *testing.T) {
 		}
 		// Pretend the database predates 0084: no name_key, the name itself
 		// unique by the database's own comparison.
-		if st.Kind() == "sqlite" {
+		if st.Kind() != "mysql" {
 			exec("DROP INDEX principals_name_key")
 		} else {
 			exec("DROP INDEX principals_name_key ON principals")

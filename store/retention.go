@@ -163,10 +163,7 @@ func ParentRunOfKey(key string) int64 {
 // secondary index, measured at about as much CPU again as the statement
 // (docs/retention.md). SQLite does all of it in the statement.
 func (s *Store) DeleteAftermath() float64 {
-	if s.d.name() == "mysql" {
-		return 1
-	}
-	return 0
+	return s.d.deleteAftermath()
 }
 
 // RunPurgeResult counts what a purge deleted.

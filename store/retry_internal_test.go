@@ -8,7 +8,10 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/internal/dbtest"
 )
 
 func TestClassifyMySQL(t *testing.T) {
@@ -65,4 +68,67 @@ func TestRetryRepeatsOnlyWhatIsSafe(t *testing.T) {
 	err = s.retry(ctx, true, func() error { calls++; return &mysql.MySQLError{Number: 1213} })
 	require.Error(t, err)
 	require.Equal(t, retryConflictMax, calls, "conflicts give up after a bounded number of tries")
+}
+
+func TestClassifyPostgres(t *testing.T) {
+	read := &net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset by peer")}
+	for _, c := range []struct {
+		err  error
+		want errClass
+	}{
+		{&pgconn.PgError{Code: "40001", Message: "could not serialize access"}, errConflict},
+		{fmt.Errorf("claim: %w", &pgconn.PgError{Code: "40P01", Message: "deadlock detected"}), errConflict},
+		{&pgconn.PgError{Code: "55P03"}, errConflict},
+		{&pgconn.PgError{Code: "23505"}, errPermanent},
+		{&pgconn.PgError{Code: "53300"}, errNotSent},
+		{&pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"}, errMaybeApplied},
+		{&pgconn.PgError{Code: "08006"}, errMaybeApplied},
+		{read, errMaybeApplied},
+		{errRaced, errConflict},
+		{errors.New("syntax"), errPermanent},
+	} {
+		require.Equal(t, c.want, classifyPostgres(c.err), "%v", c.err)
+	}
+}
+
+// Two transactions that lock two rows in opposite orders deadlock on a real
+// PostgreSQL: the victim's error is a conflict, which TxRetry runs again.
+func TestPostgresDeadlockIsRetried(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := OpenPostgres(ctx, dbtest.Postgres(t))
+	require.NoError(t, err)
+	defer st.Close()
+	_, err = st.Migrate(ctx)
+	require.NoError(t, err)
+	require.NoError(t, st.LockPartitionsEnsure(ctx, 2))
+
+	held, release := make(chan struct{}, 2), make(chan struct{})
+	var tries [2]int
+	errs := make(chan error, 2)
+	for i, order := range [][2]int{{0, 1}, {1, 0}} {
+		go func() {
+			errs <- st.TxRetry(ctx, func(tx *Store) error {
+				tries[i]++
+				if _, err := tx.db.ExecContext(ctx, "UPDATE lock_partitions SET held_ms = held_ms + 1 WHERE id = ?", order[0]); err != nil {
+					return err
+				}
+				if tries[i] == 1 {
+					held <- struct{}{} // both hold their first row
+					<-release
+				}
+				_, err := tx.db.ExecContext(ctx, "UPDATE lock_partitions SET held_ms = held_ms + 1 WHERE id = ?", order[1])
+				return err
+			})
+		}()
+	}
+	<-held
+	<-held
+	close(release)
+	require.NoError(t, <-errs)
+	require.NoError(t, <-errs)
+	require.Equal(t, 3, tries[0]+tries[1], "the deadlock victim ran again, once")
+	var sum int64
+	require.NoError(t, st.db.QueryRowContext(ctx, "SELECT SUM(held_ms) FROM lock_partitions").Scan(&sum))
+	require.EqualValues(t, 4, sum, "both transactions committed, each once")
 }

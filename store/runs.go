@@ -130,8 +130,13 @@ func (s *Store) insertRun(ctx context.Context, q execQuerier, p RunCreateParams)
 	if p.FollowSuccess {
 		follow = followupArmed
 	}
+	// A schedule fire made before is found by its fire key (runs_fire).
+	skip := ""
+	if sched != nil {
+		skip = s.d.skipDuplicate()
+	}
 	res, err := q.ExecContext(ctx, `INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, sched_fire, trigger_type, state, owner,
- handler, params, message, created_ms, idempotency_key, retry_of, followup) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,'',?,?,?,?)`,
+ handler, params, message, created_ms, idempotency_key, retry_of, followup) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,'',?,?,?,?)`+skip,
 		p.JobID, p.GroupID, p.ScheduledMs, p.ShardIndex, p.ShardTotal, p.Attempt, sched, p.TriggerType, kind.RunScheduled, p.Owner,
 		p.Handler, p.Params, p.CreatedMs, key, p.RetryOf, follow)
 	if err != nil {
@@ -139,6 +144,9 @@ func (s *Store) insertRun(ctx context.Context, q execQuerier, p RunCreateParams)
 			return 0, false, true, nil
 		}
 		return 0, false, false, fmt.Errorf("create run for job %d: %w", p.JobID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 && key == nil {
+		return 0, false, true, nil // skipped as a duplicate (skipDuplicate)
 	}
 	if id, err = res.LastInsertId(); err != nil {
 		return 0, false, false, fmt.Errorf("create run for job %d: read id: %w", p.JobID, err)

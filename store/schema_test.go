@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringjob/ringjob/internal/dbtest"
+	"github.com/ringjob/ringjob/internal/storetest"
 	"github.com/ringjob/ringjob/store"
 )
 
@@ -15,15 +16,18 @@ import (
 // does not know) is reported, and Migrate refuses to touch it.
 func TestSchemaStatus(t *testing.T) {
 	t.Parallel()
-	for _, dialect := range []string{"mysql", "sqlite"} {
+	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			var st *store.Store
 			var err error
-			if dialect == "mysql" {
+			switch dialect {
+			case "mysql":
 				st, err = store.OpenMySQL(ctx, dbtest.MySQL(t))
-			} else {
+			case "postgres":
+				st, err = store.OpenPostgres(ctx, dbtest.Postgres(t))
+			default:
 				st, err = store.OpenSQLite(ctx, dbtest.SQLitePath(t))
 			}
 			require.NoError(t, err)

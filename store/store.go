@@ -24,7 +24,8 @@ type Store struct {
 	pool *sql.DB // always the pool
 	d    dialect
 	inTx bool
-	// database is the MySQL schema name (it scopes server-wide named locks).
+	// database is the MySQL schema name, or PostgreSQL's database.schema
+	// (it scopes the names of named locks).
 	database string
 	// box seals secrets at rest (nil = plaintext); see UseSecrets.
 	box            *secretbox.Box
@@ -34,11 +35,12 @@ type Store struct {
 	hints *runHints
 }
 
-// Kind reports the database kind: "mysql" or "sqlite".
+// Kind reports the database kind: "mysql", "postgres" or "sqlite".
 func (s *Store) Kind() string { return s.d.name() }
 
 // NamedLocks reports whether the database has session-scoped named locks
-// (MySQL GET_LOCK): node liveness is then seen through them.
+// (MySQL GET_LOCK, PostgreSQL advisory locks): node liveness is then seen
+// through them.
 func (s *Store) NamedLocks() bool { return s.d.namedLocks() }
 
 // DB exposes the pool for health checks.
@@ -51,6 +53,7 @@ func (s *Store) Close() error { return s.pool.Close() }
 //
 //	sqlite://PATH             (relative or absolute path; sqlite:///abs/path also works)
 //	mysql://USER:PASS@HOST:PORT/DB[?param=value]
+//	postgres://USER:PASS@HOST:PORT/DB[?sslmode=...]  (or postgresql://)
 //
 // It does not migrate; call Migrate.
 func Open(ctx context.Context, dbURL string) (*Store, error) {
@@ -63,9 +66,16 @@ func Open(ctx context.Context, dbURL string) (*Store, error) {
 			return nil, err
 		}
 		return OpenMySQL(ctx, dsn)
+	case isPostgresURL(dbURL):
+		return OpenPostgres(ctx, dbURL)
 	default:
-		return nil, fmt.Errorf("database url %q: want sqlite://PATH or mysql://USER:PASS@HOST:PORT/DB", redactURL(dbURL))
+		return nil, fmt.Errorf("database url %q: want sqlite://PATH, mysql://USER:PASS@HOST:PORT/DB or postgres://USER:PASS@HOST:PORT/DB", redactURL(dbURL))
 	}
+}
+
+// isPostgresURL reports whether a database URL names PostgreSQL.
+func isPostgresURL(u string) bool {
+	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
 }
 
 func mysqlDSNFromURL(raw string) (string, error) {

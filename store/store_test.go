@@ -155,7 +155,10 @@ func TestScheduleTxInsertsAdvancesAndCommits(t *testing.T) {
 
 func TestScheduleLockSkipsLockedPartitions(t *testing.T) {
 	t.Parallel()
-	st := storetest.Open(t, "mysql")
+	storetest.EachServer(t, testScheduleLockSkipsLockedPartitions)
+}
+
+func testScheduleLockSkipsLockedPartitions(t *testing.T, st *store.Store) {
 	ctx := context.Background()
 	require.NoError(t, st.LockPartitionsEnsure(ctx, 4))
 	a, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "a", Preferred: []int{0, 1, 2, 3}, Max: 2, NowMs: t0})
@@ -434,11 +437,25 @@ func TestNodes(t *testing.T) {
 func TestLivenessLockFreedWhenConnectionDies(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dsn := dbtest.MySQL(t)
-	a, err := store.OpenMySQL(ctx, dsn)
-	require.NoError(t, err)
-	b, err := store.OpenMySQL(ctx, dsn)
-	require.NoError(t, err)
+	for _, dialect := range storetest.Servers {
+		t.Run(dialect, func(t *testing.T) {
+			t.Parallel()
+			dsn, open := dbtest.MySQL, store.OpenMySQL
+			if dialect == "postgres" {
+				dsn, open = dbtest.Postgres, store.OpenPostgres
+			}
+			db := dsn(t)
+			a, err := open(ctx, db)
+			require.NoError(t, err)
+			b, err := open(ctx, db)
+			require.NoError(t, err)
+			livenessLockFreedWhenConnectionDies(t, a, b)
+		})
+	}
+}
+
+func livenessLockFreedWhenConnectionDies(t *testing.T, a, b *store.Store) {
+	ctx := context.Background()
 	defer b.Close()
 	lv, err := a.NodeLivenessAcquire(ctx, "node-a")
 	require.NoError(t, err)
@@ -460,11 +477,13 @@ func TestLivenessLockFreedWhenConnectionDies(t *testing.T) {
 
 func TestOpenURL(t *testing.T) {
 	t.Parallel()
-	_, err := store.Open(context.Background(), "postgres://x")
-	require.ErrorContains(t, err, "want sqlite://PATH or mysql://")
-	_, err = store.Open(context.Background(), "mysql://root:secret@127.0.0.1:1/x")
-	require.Error(t, err)
-	require.False(t, strings.Contains(err.Error(), "secret"), "password must not leak into errors: %v", err)
+	_, err := store.Open(context.Background(), "oracle://x")
+	require.ErrorContains(t, err, "want sqlite://PATH, mysql://")
+	for _, u := range []string{"mysql://root:secret@127.0.0.1:1/x", "postgres://root:secret@127.0.0.1:1/x", "postgresql://root:secret@127.0.0.1:1/x"} {
+		_, err = store.Open(context.Background(), u)
+		require.Error(t, err)
+		require.False(t, strings.Contains(err.Error(), "secret"), "password must not leak into errors: %v", err)
+	}
 }
 
 // TestSQLiteFilesArePrivate: the database, its WAL and shared memory are
@@ -694,5 +713,34 @@ func TestHandOffGivesBackTheRoomReservedAtInsert(t *testing.T) {
 		require.Equal(t, ids[2:3], claimed)
 		room, _ = rowLen(ids[2])
 		require.Zero(t, room, "a claim (a run that fails before its send) gives the room back")
+	})
+}
+
+// A schedule fire created again finds the run made first, also inside a
+// transaction, which goes on (PostgreSQL ends a transaction at its first
+// failed statement, so the duplicate must not fail there).
+func TestDuplicateFireInATransactionFindsTheFirstRun(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		j := mkJob(t, st, "dup", t0)
+		fire := store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0, SchedFire: true,
+			TriggerType: kind.TriggerSchedule, Owner: "n1", CreatedMs: t0}
+		first, created, err := st.RunCreate(ctx, fire)
+		require.NoError(t, err)
+		require.True(t, created)
+		again, created, err := st.RunCreate(ctx, fire)
+		require.NoError(t, err)
+		require.False(t, created)
+		require.Equal(t, first.ID, again.ID)
+		require.NoError(t, st.Tx(ctx, func(tx *store.Store) error {
+			again, created, err := tx.RunCreate(ctx, fire)
+			if err != nil {
+				return err
+			}
+			require.False(t, created)
+			require.Equal(t, first.ID, again.ID)
+			return tx.NodeHeartbeat(ctx, store.NodeHeartbeatParams{ID: "n1", Host: "h", NowMs: t0})
+		}), "the transaction goes on after the duplicate")
 	})
 }

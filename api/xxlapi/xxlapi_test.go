@@ -105,7 +105,7 @@ var token = map[string]string{"XXL-JOB-ACCESS-TOKEN": "global-token-0123456789"}
 
 func TestRegistryWireFormat(t *testing.T) {
 	t.Parallel()
-	for _, dialect := range []string{"sqlite", "mysql"} {
+	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, dialect)
@@ -178,7 +178,7 @@ func TestTokenChecks(t *testing.T) {
 
 func TestCallbackWireFormats(t *testing.T) {
 	t.Parallel()
-	for _, dialect := range []string{"sqlite", "mysql"} {
+	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, dialect)
@@ -254,7 +254,7 @@ func TestRunTokenCallback(t *testing.T) {
 // joined.
 func TestRegistryTrust(t *testing.T) {
 	t.Parallel()
-	for _, dialect := range []string{"sqlite", "mysql"} {
+	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, dialect)
@@ -303,7 +303,7 @@ func TestRegistryTrust(t *testing.T) {
 // it may not report.
 func TestCallbackTrust(t *testing.T) {
 	t.Parallel()
-	for _, dialect := range []string{"sqlite", "mysql"} {
+	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, dialect)

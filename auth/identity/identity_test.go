@@ -20,7 +20,7 @@ import (
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
-var kinds = []string{"sqlite", "mysql"}
+var kinds = storetest.Dialects
 
 // bundle is one database with the identity service and, for tests that need
 // groups to bind roles on, the service layer over it.

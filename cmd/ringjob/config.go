@@ -40,10 +40,11 @@ const (
 // then RINGJOB_* environment variables, then flags (later wins); this file is
 // the only place that maps them onto the component configs.
 type Config struct {
-	// DatabaseURL: sqlite://PATH (default sqlite://./data/ringjob.db) or
-	// mysql://USER:PASS@HOST:PORT/DB. Env RINGJOB_DATABASE_URL; env
+	// DatabaseURL: sqlite://PATH (default sqlite://./data/ringjob.db),
+	// mysql://USER:PASS@HOST:PORT/DB or postgres://USER:PASS@HOST:PORT/DB
+	// (postgresql:// too). Env RINGJOB_DATABASE_URL; env
 	// RINGJOB_DATABASE_PASSWORD supplies the password of a mysql://USER@...
-	// URL that has none.
+	// or postgres://USER@... URL that has none.
 	DatabaseURL string `yaml:"database_url"`
 	// DatabaseMigrations: "auto" (the default) migrates the database at
 	// start; "external" leaves that to `ringjob migrate`, run once before
@@ -352,16 +353,16 @@ func (c *Config) defaults() {
 // Validate reports every invalid field, by its YAML name.
 func (c *Config) Validate() error {
 	var errs []error
-	if !strings.HasPrefix(c.DatabaseURL, "sqlite://") && !strings.HasPrefix(c.DatabaseURL, "mysql://") {
-		errs = append(errs, fmt.Errorf("database_url must be sqlite://PATH or mysql://USER:PASS@HOST:PORT/DB"))
+	if !strings.HasPrefix(c.DatabaseURL, "sqlite://") && !isServerURL(c.DatabaseURL) {
+		errs = append(errs, fmt.Errorf("database_url must be sqlite://PATH, mysql://USER:PASS@HOST:PORT/DB or postgres://USER:PASS@HOST:PORT/DB"))
 	}
 	switch c.DatabaseMigrations {
 	case migrationsAuto, migrationsExternal:
 	default:
 		errs = append(errs, fmt.Errorf("database_migrations must be %s or %s, got %q", migrationsAuto, migrationsExternal, c.DatabaseMigrations))
 	}
-	if c.DatabasePasswordSecretARN != "" && !strings.HasPrefix(c.DatabaseURL, "mysql://") {
-		errs = append(errs, fmt.Errorf("database_password_secret_arn needs a mysql:// database_url"))
+	if c.DatabasePasswordSecretARN != "" && !isServerURL(c.DatabaseURL) {
+		errs = append(errs, fmt.Errorf("database_password_secret_arn needs a mysql:// or postgres:// database_url"))
 	}
 	errs = append(errs, c.validateDatabaseTLS()...)
 	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
@@ -435,8 +436,8 @@ func (c *Config) Validate() error {
 	if err := c.Retention.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if c.Retention.Partitioned && !strings.HasPrefix(c.DatabaseURL, "mysql://") {
-		errs = append(errs, fmt.Errorf("retention.partitioned needs MySQL/MariaDB (database_url mysql://...); SQLite purges by rows"))
+	if c.Retention.Partitioned && !isServerURL(c.DatabaseURL) {
+		errs = append(errs, fmt.Errorf("retention.partitioned needs MySQL/MariaDB or PostgreSQL (database_url mysql://... or postgres://...); SQLite purges by rows"))
 	}
 	if err := c.Reports.Validate(); err != nil {
 		errs = append(errs, err)
@@ -545,11 +546,22 @@ func loadConfig(path string, getenv func(string) string, fl *flagValues) (*Confi
 	return c, nil
 }
 
-// withPassword puts pw into a mysql:// URL that has a user.
+// isServerURL reports whether a database URL names a database server
+// (MySQL/MariaDB or PostgreSQL), not an SQLite file.
+func isServerURL(u string) bool {
+	return strings.HasPrefix(u, "mysql://") || isPostgresURL(u)
+}
+
+// isPostgresURL reports whether a database URL names PostgreSQL.
+func isPostgresURL(u string) bool {
+	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
+}
+
+// withPassword puts pw into a mysql:// or postgres:// URL that has a user.
 func withPassword(dbURL, pw string) (string, error) {
 	u, err := url.Parse(dbURL)
-	if err != nil || u.Scheme != "mysql" || u.User == nil || u.User.Username() == "" {
-		return "", fmt.Errorf("RINGJOB_DATABASE_PASSWORD is set: database_url must then be mysql://USER@HOST:PORT/DB")
+	if err != nil || !isServerURL(dbURL) || u.User == nil || u.User.Username() == "" {
+		return "", fmt.Errorf("RINGJOB_DATABASE_PASSWORD is set: database_url must then be mysql://USER@HOST:PORT/DB or postgres://USER@HOST:PORT/DB")
 	}
 	if _, has := u.User.Password(); has {
 		return "", fmt.Errorf("RINGJOB_DATABASE_PASSWORD is set and database_url has a password too: keep one")
@@ -572,7 +584,7 @@ func (f *flagValues) register(fs *pflag.FlagSet) {
 // serve nothing (migrate).
 func (f *flagValues) registerStore(fs *pflag.FlagSet) {
 	fs.StringVar(&f.config, "config", "", "YAML config file (env RINGJOB_CONFIG)")
-	fs.StringVar(&f.databaseURL, "database-url", "", "sqlite://PATH or mysql://USER:PASS@HOST:PORT/DB (env RINGJOB_DATABASE_URL)")
+	fs.StringVar(&f.databaseURL, "database-url", "", "sqlite://PATH, mysql://USER:PASS@HOST:PORT/DB or postgres://USER:PASS@HOST:PORT/DB (env RINGJOB_DATABASE_URL)")
 	fs.StringVar(&f.logLevel, "log-level", "", "debug, info, warn, error (env RINGJOB_LOG_LEVEL)")
 	fs.StringVar(&f.logFormat, "log-format", "", "text or json (env RINGJOB_LOG_FORMAT)")
 }

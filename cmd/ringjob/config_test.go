@@ -147,7 +147,7 @@ func TestDatabaseTLSSettingsAreChecked(t *testing.T) {
 		want string
 	}{
 		{map[string]string{"RINGJOB_DATABASE_URL": db, "RINGJOB_DATABASE_TLS_MODE": "verify"}, `database_tls_mode must be disable, require or verify-full, got "verify"`},
-		{map[string]string{"RINGJOB_DATABASE_URL": "sqlite://./x.db", "RINGJOB_DATABASE_TLS_CA_FILE": "/ca.pem"}, "database_tls_mode and database_tls_ca_file need a mysql:// database_url"},
+		{map[string]string{"RINGJOB_DATABASE_URL": "sqlite://./x.db", "RINGJOB_DATABASE_TLS_CA_FILE": "/ca.pem"}, "database_tls_mode and database_tls_ca_file need a mysql:// or postgres:// database_url"},
 		{map[string]string{"RINGJOB_DATABASE_URL": db, "RINGJOB_DATABASE_TLS_MODE": "require", "RINGJOB_DATABASE_TLS_CA_FILE": "/ca.pem"}, "database_tls_ca_file is set but database_tls_mode is require"},
 		{map[string]string{"RINGJOB_DATABASE_URL": db + "?tls=true", "RINGJOB_DATABASE_TLS_MODE": "verify-full"}, "database_url has a tls parameter and database_tls_mode/database_tls_ca_file are set too"},
 	} {
@@ -163,4 +163,26 @@ func TestDatabaseTLSSettingsAreChecked(t *testing.T) {
 	if c.DatabaseTLSCAFile != "/ca.pem" {
 		t.Fatalf("database_tls_ca_file %q from RINGJOB_DATABASE_TLS_CA_FILE", c.DatabaseTLSCAFile)
 	}
+}
+
+// postgres:// and postgresql:// select PostgreSQL; the password variable,
+// the Secrets Manager ARN and the TLS settings apply to them as to mysql://.
+func TestPostgresURLs(t *testing.T) {
+	t.Parallel()
+	for _, u := range []string{"postgres://ringjob@db.example:5432/ringjob", "postgresql://ringjob@db.example/ringjob?sslmode=require"} {
+		c, err := loadConfig("", env(map[string]string{"RINGJOB_DATABASE_URL": u, "RINGJOB_DATABASE_PASSWORD": "p@ss/w:rd",
+			"RINGJOB_DATABASE_PASSWORD_SECRET_ARN": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:db"}), nil)
+		require.NoError(t, err, u)
+		parsed, err := url.Parse(c.DatabaseURL)
+		require.NoError(t, err)
+		pw, _ := parsed.User.Password()
+		require.Equal(t, "p@ss/w:rd", pw, u)
+		require.NotContains(t, redact(c.DatabaseURL), "w:rd")
+	}
+	_, err := loadConfig("", env(map[string]string{"RINGJOB_DATABASE_URL": "postgres://u@db.example/r?sslmode=require", "RINGJOB_DATABASE_TLS_MODE": "verify-full"}), nil)
+	require.ErrorContains(t, err, "database_url has a sslmode parameter and database_tls_mode")
+	_, err = loadConfig("", env(map[string]string{"RINGJOB_DATABASE_URL": "postgres://u:old@db.example/r", "RINGJOB_DATABASE_PASSWORD": "x"}), nil)
+	require.ErrorContains(t, err, "RINGJOB_DATABASE_PASSWORD")
+	_, err = loadConfig("", env(map[string]string{"RINGJOB_DATABASE_URL": "pgsql://u@db.example/r"}), nil)
+	require.ErrorContains(t, err, "database_url must be sqlite://PATH, mysql://USER:PASS@HOST:PORT/DB or postgres://")
 }

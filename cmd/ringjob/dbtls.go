@@ -24,16 +24,16 @@ func (c *Config) validateDatabaseTLS() []error {
 	if c.DatabaseTLSMode == "" && c.DatabaseTLSCAFile == "" {
 		return errs
 	}
-	if !strings.HasPrefix(c.DatabaseURL, "mysql://") {
-		return append(errs, fmt.Errorf("database_tls_mode and database_tls_ca_file need a mysql:// database_url"))
+	if !isServerURL(c.DatabaseURL) {
+		return append(errs, fmt.Errorf("database_tls_mode and database_tls_ca_file need a mysql:// or postgres:// database_url"))
 	}
 	if c.DatabaseTLSCAFile != "" && (c.DatabaseTLSMode == dbTLSDisable || c.DatabaseTLSMode == dbTLSRequire) {
 		errs = append(errs, fmt.Errorf("database_tls_ca_file is set but database_tls_mode is %s, which checks no certificate: use %s, or drop the CA file", c.DatabaseTLSMode, dbTLSVerifyFull))
 	}
 	if u, err := url.Parse(c.DatabaseURL); err == nil {
 		for k := range u.Query() {
-			if strings.EqualFold(k, "tls") {
-				errs = append(errs, fmt.Errorf("database_url has a tls parameter and database_tls_mode/database_tls_ca_file are set too: keep one"))
+			if strings.EqualFold(k, "tls") || strings.EqualFold(k, "sslmode") {
+				errs = append(errs, fmt.Errorf("database_url has a %s parameter and database_tls_mode/database_tls_ca_file are set too: keep one", k))
 			}
 		}
 	}

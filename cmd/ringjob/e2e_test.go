@@ -219,14 +219,18 @@ func num(v any) int64 {
 
 func TestEndToEnd(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []string{"sqlite", "mysql"} {
+	for _, kind := range []string{"sqlite", "mysql", "postgres"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			var dbURL, token string
-			if kind == "sqlite" {
+			switch kind {
+			case "sqlite":
 				dbURL = "sqlite://" + dbtest.SQLitePath(t)
-			} else {
+			case "mysql":
 				dbURL = mysqlURL(t, dbtest.MySQL(t))
+				token = "e2e-configured-admin-token-0123456789abcdef"
+			default:
+				dbURL = dbtest.Postgres(t)
 				token = "e2e-configured-admin-token-0123456789abcdef"
 			}
 			s := startServer(t, dbURL, token)

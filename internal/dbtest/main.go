@@ -67,6 +67,12 @@ func shutdown() error {
 	serverOnce.Do(func() { // no server was needed; make sure none is started now
 		serverErr = errors.New("dbtest: MySQL called after the tests ended (after Main or Wrap's Run returned)")
 	})
+	pgOnce.Do(func() {
+		errPGSetup = errors.New("dbtest: Postgres called after the tests ended (after Main or Wrap's Run returned)")
+	})
+	if thePG != nil {
+		_ = thePG.admin.Close()
+	}
 	if theServer == nil {
 		return nil
 	}

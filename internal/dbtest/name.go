@@ -8,10 +8,16 @@ const dbNamePrefix = "ringjob_test_"
 // maxDBName is the longest identifier MySQL and MariaDB accept.
 const maxDBName = 64
 
+// maxPostgresDBName is the longest identifier PostgreSQL keeps (NAMEDATALEN - 1).
+const maxPostgresDBName = 63
+
 // dbName builds ringjob_test_<test name>_<suffix>: the test name is lower
 // cased, every run of characters outside [a-z0-9] becomes one underscore,
 // and it is cut so the whole name fits in 64 characters.
-func dbName(testName, suffix string) string {
+func dbName(testName, suffix string) string { return dbNameFit(testName, suffix, maxDBName) }
+
+// dbNameFit is dbName cut to limit characters.
+func dbNameFit(testName, suffix string, limit int) string {
 	var b strings.Builder
 	pendingSep := false
 	for _, r := range strings.ToLower(testName) {
@@ -26,7 +32,7 @@ func dbName(testName, suffix string) string {
 		pendingSep = true
 	}
 	name := b.String()
-	if room := maxDBName - len(dbNamePrefix) - len("_") - len(suffix); len(name) > room {
+	if room := limit - len(dbNamePrefix) - len("_") - len(suffix); len(name) > room {
 		name = strings.TrimRight(name[:max(room, 0)], "_")
 	}
 	if name == "" {

@@ -63,7 +63,7 @@ type Config struct {
 	Logs Age `yaml:"logs"`
 	// Groups overrides Runs and Logs per group, by app name.
 	Groups map[string]GroupConfig `yaml:"groups"`
-	// Partitioned (MySQL only) range-partitions runs and run_logs by day and
+	// Partitioned (MySQL/MariaDB and PostgreSQL) range-partitions runs and run_logs by day and
 	// purges by dropping whole partitions; see docs/retention.md for when to
 	// choose it.
 	Partitioned bool `yaml:"partitioned"`

@@ -40,8 +40,11 @@ func countRuns(t *testing.T, st *store.Store) int {
 // idempotency keys still hold on the partitioned table.
 func TestPartitionMaintenanceIdempotent(t *testing.T) {
 	t.Parallel()
+	storetest.EachServer(t, testPartitionMaintenanceIdempotent)
+}
+
+func testPartitionMaintenanceIdempotent(t *testing.T, st *store.Store) {
 	ctx := context.Background()
-	st := storetest.Open(t, "mysql")
 	f := newFixture(t, st, "app")
 	now := t0.Add(10 * day)
 	for d := 0; d < 10; d++ {
@@ -105,8 +108,11 @@ func TestPartitionMaintenanceIdempotent(t *testing.T) {
 // dropped once that run is done; partitions ahead keep being created.
 func TestPartitionedRetention(t *testing.T) {
 	t.Parallel()
+	storetest.EachServer(t, testPartitionedRetention)
+}
+
+func testPartitionedRetention(t *testing.T, st *store.Store) {
 	ctx := context.Background()
-	st := storetest.Open(t, "mysql")
 	f := newFixture(t, st, "app")
 	var done []int64
 	for d := 0; d < 5; d++ {
@@ -182,8 +188,11 @@ func logPartitionNames(t *testing.T, st *store.Store) []string {
 // still there stay readable.
 func TestLogPartitions(t *testing.T) {
 	t.Parallel()
+	storetest.EachServer(t, testLogPartitions)
+}
+
+func testLogPartitions(t *testing.T, st *store.Store) {
 	ctx := context.Background()
-	st := storetest.Open(t, "mysql")
 	f := newFixture(t, st, "app")
 	var early []int64
 	for d := 0; d < 3; d++ {
@@ -249,10 +258,22 @@ func TestLogPartitions(t *testing.T) {
 // replicas see the same partitions.
 func TestPartitionedRetentionKeepsNeededRunsAcrossReplicas(t *testing.T) {
 	t.Parallel()
+	for _, dialect := range storetest.Servers {
+		t.Run(dialect, func(t *testing.T) {
+			t.Parallel()
+			dsn, open := dbtest.MySQL, store.OpenMySQL
+			if dialect == "postgres" {
+				dsn, open = dbtest.Postgres, store.OpenPostgres
+			}
+			partitionedRetentionKeepsNeededRunsAcrossReplicas(t, dsn(t), open)
+		})
+	}
+}
+
+func partitionedRetentionKeepsNeededRunsAcrossReplicas(t *testing.T, dsn string, openDSN func(context.Context, string) (*store.Store, error)) {
 	ctx := context.Background()
-	dsn := dbtest.MySQL(t)
 	open := func() *store.Store {
-		st, err := store.OpenMySQL(ctx, dsn)
+		st, err := openDSN(ctx, dsn)
 		require.NoError(t, err)
 		t.Cleanup(func() { st.Close() })
 		return st
@@ -407,4 +428,54 @@ func TestPartitionDropSurvivesACrashMidway(t *testing.T) {
 	require.Contains(t, res.Dropped, "p20260306")
 	require.False(t, f.exists(recent))
 	require.False(t, tableExists(t, st, "runs_retiring"))
+}
+
+// TestPostgresPartitionDropSurvivesACrashMidway: on PostgreSQL a day goes by
+// DETACH PARTITION ... CONCURRENTLY, then DROP TABLE of the detached table.
+// A replica that died between the two leaves that table behind: the next
+// cycle (any replica) drops it, and no other run is touched.
+func TestPostgresPartitionDropSurvivesACrashMidway(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := storetest.Open(t, "postgres")
+	f := newFixture(t, st, "app")
+	var old []int64
+	for d := 0; d < 3; d++ {
+		old = append(old, f.run(runSpec{group: "app", at: t0.Add(time.Duration(d)*day + time.Hour), state: kind.RunSucceeded, log: "old\n"}))
+	}
+	recent := f.run(runSpec{group: "app", at: t0.Add(5 * day), state: kind.RunSucceeded, log: "recent\n"})
+	now := t0.Add(5*day + time.Hour)
+	_, err := st.RunPartitionsEnsure(ctx, store.RunPartitionsEnsureParams{NowMs: now.UnixMilli(), AheadDays: 1})
+	require.NoError(t, err)
+	require.Equal(t, []string{"p20260301", "p20260302", "p20260303", "p20260304", "p20260305", "p20260306", "p20260307", "pmax"}, partitionNames(t, st))
+
+	// Replica 1 died after detaching 03-01 (its rows are out of runs, in a
+	// table of their own).
+	_, err = st.DB().Exec("ALTER TABLE runs DETACH PARTITION runs_p20260301 CONCURRENTLY")
+	require.NoError(t, err)
+	require.False(t, f.exists(old[0]))
+	require.True(t, pgTableExists(t, st, "runs_p20260301"))
+
+	clock := clockwork.NewFakeClockAt(now)
+	w := newWorker(t, st, clock, "n2", retention.Config{Runs: retention.Age(2 * day), Partitioned: true}, false)
+	res, err := w.Cycle(ctx)
+	require.NoError(t, err)
+	require.Subset(t, res.Dropped, []string{"p20260302", "p20260303"})
+	names := partitionNames(t, st)
+	for _, p := range []string{"p20260301", "p20260302", "p20260303"} {
+		require.NotContains(t, names, p)
+		require.False(t, pgTableExists(t, st, "runs_"+p), "no detached table stays behind")
+	}
+	for _, id := range old {
+		require.False(t, f.exists(id))
+	}
+	require.True(t, f.exists(recent))
+	require.True(t, f.hasLog(recent))
+}
+
+func pgTableExists(t *testing.T, st *store.Store, name string) bool {
+	t.Helper()
+	var n int
+	require.NoError(t, st.DB().QueryRow("SELECT COUNT(*) FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relname = ?", name).Scan(&n))
+	return n > 0
 }

@@ -1,5 +1,7 @@
 -- Core scheduling tables: lock partitions, nodes, groups, jobs and the fire ledger (runs).
--- Tokens in {{...}} are filled in per dialect (store/dialect.go).
+-- Tokens in {{...}} are filled in per dialect (store/dialect.go, store/postgres.go).
+-- A statement whose form differs between databases is written once per
+-- database, each line marked {{MYSQL_ONLY}}, {{SQLITE_ONLY}} or {{POSTGRES_ONLY}}.
 
 CREATE TABLE lock_partitions (
   id INT NOT NULL PRIMARY KEY,

@@ -10,3 +10,4 @@
 CREATE INDEX runs_owner_state_time ON runs (owner, state, scheduled_ms);
 {{MYSQL_ONLY}} DROP INDEX runs_owner_state ON runs;
 {{SQLITE_ONLY}} DROP INDEX runs_owner_state;
+{{POSTGRES_ONLY}} DROP INDEX runs_owner_state;

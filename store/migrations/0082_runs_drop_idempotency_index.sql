@@ -5,3 +5,4 @@
 -- runs; queries by job_id use runs_fire, whose first column is job_id.
 {{MYSQL_ONLY}} DROP INDEX IF EXISTS runs_idempotency ON runs;
 {{SQLITE_ONLY}} DROP INDEX IF EXISTS runs_idempotency;
+{{POSTGRES_ONLY}} DROP INDEX IF EXISTS runs_idempotency;

@@ -8,4 +8,5 @@
 ALTER TABLE principals ADD COLUMN name_key VARCHAR(255) NULL;
 {{MYSQL_ONLY}}DROP INDEX principals_name ON principals;
 {{SQLITE_ONLY}}DROP INDEX principals_name;
+{{POSTGRES_ONLY}}DROP INDEX principals_name;
 CREATE UNIQUE INDEX principals_name_key ON principals (name_key);

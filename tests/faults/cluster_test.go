@@ -18,6 +18,7 @@ import (
 	"time"
 
 	_ "github.com/go-sql-driver/mysql"
+	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/stretchr/testify/require"
 )
 
@@ -164,7 +165,7 @@ func (r *replica) running() bool {
 type cluster struct {
 	t        *testing.T
 	bin      string
-	db       *mariadb
+	db       database
 	replicas []*replica
 	exec     countingExecutor
 	jobs     int
@@ -195,7 +196,7 @@ func ringjobBinary(t *testing.T) string {
 	return binPath
 }
 
-// newCluster starts mariadbd, the executor and the replicas, and creates
+// newCluster starts mariadbd (or PostgreSQL), the executor and the replicas, and creates
 // jobs every-second jobs on the executor.
 func newCluster(t *testing.T, replicas, jobs int) *cluster {
 	return newClusterWith(t, replicas, jobs, clusterOptions{})
@@ -213,6 +214,9 @@ type clusterOptions struct {
 	// SDK runs the jobs on an executor built with our executor SDK
 	// (executor/) instead of the Java-style test executor.
 	SDK bool
+	// Postgres runs the replicas on a throwaway PostgreSQL server instead
+	// of a throwaway mariadbd.
+	Postgres bool
 }
 
 // countingExecutor is the executor the jobs run on, counting arrivals.
@@ -229,7 +233,11 @@ type countingExecutor interface {
 func newClusterWith(t *testing.T, replicas, jobs int, o clusterOptions) *cluster {
 	t.Helper()
 	c := &cluster{t: t, bin: ringjobBinary(t), jobs: jobs, jobSpec: o.Job}
-	c.db = startMariaDB(t)
+	if o.Postgres {
+		c.db = startPostgres(t)
+	} else {
+		c.db = startMariaDB(t)
+	}
 	if o.SDK {
 		c.exec = startSDKExecutor(t, o.RunDelay)
 	} else {

@@ -4,5 +4,7 @@
 // SIGSTOP of replicas, mariadbd SIGTERM and SIGKILL with restart, the
 // executor down). Every fire is counted at the executor, by job and
 // scheduled time, and compared with the run ledger. The short form runs in
-// `make test`; `make test-faults` runs the long form (docs/reliability.md).
+// `make test`, on mariadbd and then on a throwaway PostgreSQL server (with
+// RINGJOB_POSTGRES_DSN set, as .ci/run sets it); `make test-faults` runs the
+// long form on mariadbd (docs/reliability.md).
 package faults

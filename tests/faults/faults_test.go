@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/internal/dbtest"
 )
 
 // phase is one fault and the recovery after it; its fires are those
@@ -132,7 +134,7 @@ type ledgerRun struct {
 // and the executor has reported everything.
 func (s *scenario) settle(limit time.Duration) {
 	s.c.t.Helper()
-	db := s.c.db.open("ringjob")
+	db := s.c.db.ringjob()
 	defer db.Close()
 	last := s.phases[len(s.phases)-1].toMs
 	deadline := time.Now().Add(limit)
@@ -153,7 +155,7 @@ func (s *scenario) settle(limit time.Duration) {
 // analyse compares the executor's record with the ledger, phase by phase.
 func (s *scenario) analyse() []result {
 	s.c.t.Helper()
-	db := s.c.db.open("ringjob")
+	db := s.c.db.ringjob()
 	defer db.Close()
 	arrivals := map[fireKey][]arrival{}
 	for _, a := range s.c.exec.all() {
@@ -283,25 +285,43 @@ func (s *scenario) warmUp(d time.Duration) {
 }
 
 // TestFaultsShort is the fault suite's short form (in `make test`): three
-// replicas, 20 every-second jobs, one of each kind of fault.
+// replicas, 20 every-second jobs, one of each kind of fault, on MariaDB and
+// then on PostgreSQL (one after the other: each run is timing-sensitive).
 func TestFaultsShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process fault injection")
 	}
-	c := newCluster(t, 3, 20)
-	s := &scenario{c: c}
-	s.warmUp(3 * time.Second)
-	s.run("replica SIGKILL mid-dispatch, restarted after 2 s", 5*time.Second, s.killReplica(2*time.Second))
-	s.run("replica SIGSTOP 5 s", 5*time.Second, s.pauseReplica(5*time.Second))
-	s.run("mariadbd SIGKILL, restarted after 3 s", 8*time.Second, s.restartDB(syscall.SIGKILL, 3*time.Second))
-	s.settle(40 * time.Second)
-	rs := s.analyse()
-	for _, r := range c.replicas {
-		t.Log(warningSummary(r))
+	for _, db := range []string{"mysql", "postgres"} {
+		t.Run(db, func(t *testing.T) {
+			if db == "postgres" {
+				skipWithoutPostgres(t)
+			}
+			c := newClusterWith(t, 3, 20, clusterOptions{Postgres: db == "postgres"})
+			s := &scenario{c: c}
+			s.warmUp(3 * time.Second)
+			s.run("replica SIGKILL mid-dispatch, restarted after 2 s", 5*time.Second, s.killReplica(2*time.Second))
+			s.run("replica SIGSTOP 5 s", 5*time.Second, s.pauseReplica(5*time.Second))
+			s.run(c.db.name()+" SIGKILL, restarted after 3 s", 8*time.Second, s.restartDB(syscall.SIGKILL, 3*time.Second))
+			s.settle(40 * time.Second)
+			rs := s.analyse()
+			for _, r := range c.replicas {
+				t.Log(warningSummary(r))
+			}
+			check(t, rs)
+			for _, r := range c.replicas {
+				require.NotContains(t, r.logs(), `"level":"fatal"`, r.name)
+			}
+		})
 	}
-	check(t, rs)
-	for _, r := range c.replicas {
-		require.NotContains(t, r.logs(), `"level":"fatal"`, r.name)
+}
+
+// skipWithoutPostgres skips the PostgreSQL runs as the other suites do
+// without RINGJOB_POSTGRES_DSN (dbtest.Postgres), though the fault runs
+// start a server of their own: one switch turns every PostgreSQL run on.
+func skipWithoutPostgres(t *testing.T) {
+	t.Helper()
+	if os.Getenv(dbtest.EnvPostgresDSN) == "" {
+		t.Skipf("%s is not set, so the PostgreSQL run is skipped (the fault runs start their own server; set it, or run `make test`)", dbtest.EnvPostgresDSN)
 	}
 }
 
@@ -429,7 +449,7 @@ func TestFaultsDebug(t *testing.T) {
 	for _, r := range c.replicas {
 		t.Log(warningSummary(r))
 	}
-	db := c.db.open("ringjob")
+	db := c.db.ringjob()
 	defer db.Close()
 	rows, _ := db.Query("SELECT state, LEFT(message, 120), COUNT(*) FROM runs GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 10")
 	for rows.Next() {

@@ -47,7 +47,7 @@ func TestFaultsDatabaseOutageFollowsMisfirePolicy(t *testing.T) {
 		t.Log(warningSummary(r))
 	}
 
-	db := c.db.open("ringjob")
+	db := c.db.ringjob()
 	defer db.Close()
 	jobIDs := map[int64]string{} // job id -> misfire policy
 	rows, err := db.Query("SELECT id, misfire_policy FROM jobs")

@@ -102,6 +102,10 @@ func (s *smtpSink) messages() []string {
 
 func TestAlarmsOnFailureAndRecovery(t *testing.T) {
 	t.Parallel()
+	eachServer(t, testAlarmsOnFailureAndRecovery)
+}
+
+func testAlarmsOnFailureAndRecovery(t *testing.T, dialect string) {
 	mail := newSMTPSink(t)
 	var hookMu sync.Mutex
 	var hooks []map[string]any
@@ -127,7 +131,7 @@ func TestAlarmsOnFailureAndRecovery(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, d.Start(context.Background()))
 	defer d.Stop()
-	s := startServer(t, func(so *scheduler.Options, svo *service.Options) {
+	s := startServer(t, dialect, func(so *scheduler.Options, svo *service.Options) {
 		so.Alarmer = scheduler.DispatcherAlarmer{Dispatcher: d}
 		svo.AlarmChannels = d.Channels()
 	})

@@ -50,7 +50,7 @@ func runReplica(spec string) int {
 	l := logrus.New()
 	l.SetLevel(logrus.WarnLevel)
 	log := logrus.NewEntry(l).WithField("node", node)
-	st, err := store.OpenMySQL(ctx, dsn)
+	st, err := openStore(ctx, dsn)
 	if err != nil {
 		log.WithError(err).Error("open store")
 		return 1
@@ -135,9 +135,26 @@ func TestCrashFollowupsExactlyOnce(t *testing.T) {
 	if os.Getenv("RINGJOB_CRASH_TEST") == "" {
 		t.Skip("the crash test takes a minute or two: make test-crash (RINGJOB_CRASH_TEST=1)")
 	}
+	eachServer(t, func(t *testing.T, dialect string) {
+		dsn := dbtest.MySQL
+		if dialect == "postgres" {
+			dsn = dbtest.Postgres
+		}
+		crashFollowupsExactlyOnce(t, dsn(t))
+	})
+}
+
+// openStore opens a MySQL DSN or a postgres:// URL.
+func openStore(ctx context.Context, dsn string) (*store.Store, error) {
+	if strings.HasPrefix(dsn, "postgres://") {
+		return store.OpenPostgres(ctx, dsn)
+	}
+	return store.OpenMySQL(ctx, dsn)
+}
+
+func crashFollowupsExactlyOnce(t *testing.T, dsn string) {
 	ctx := context.Background()
-	dsn := dbtest.MySQL(t)
-	st, err := store.OpenMySQL(ctx, dsn)
+	st, err := openStore(ctx, dsn)
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	_, err = st.Migrate(ctx)
@@ -200,14 +217,23 @@ func TestCrashFollowupsExactlyOnce(t *testing.T) {
 	require.NoError(t, err)
 
 	// Settle: nothing in flight, no follow-up pending.
-	require.Eventually(t, func() bool {
+	var unsettled []store.Run
+	for settleBy := time.Now().Add(90 * time.Second); ; {
 		rs, err := st.RunList(ctx, store.RunListParams{States: []kind.RunState{kind.RunScheduled, kind.RunDispatching, kind.RunRunning}, Limit: 10})
-		if err != nil || len(rs) > 0 {
-			return false
-		}
+		require.NoError(t, err)
 		pending, err := st.RunListFollowups(ctx, append([]kind.RunState{kind.RunSucceeded}, store.FailedStates...), 10)
-		return err == nil && len(pending) == 0
-	}, 90*time.Second, 200*time.Millisecond, "runs still in flight or follow-ups pending")
+		require.NoError(t, err)
+		if unsettled = append(rs, pending...); len(unsettled) == 0 {
+			break
+		}
+		if time.Now().After(settleBy) {
+			for _, r := range unsettled {
+				t.Logf("unsettled: run %d job %d %s owner %s scheduled %d handed %d: %s", r.ID, r.JobID, r.State, r.Owner, r.ScheduledMs, r.HandedMs, r.Message)
+			}
+			t.Fatalf("runs still in flight or follow-ups pending after 90 s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 
 	all := map[int64]store.Run{}
 	for _, j := range []int64{parent.ID, child.ID, failing.ID} {

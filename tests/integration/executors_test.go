@@ -55,10 +55,22 @@ type server struct {
 // serverOpt adjusts how startServer builds the scheduler and the service.
 type serverOpt func(*scheduler.Options, *service.Options)
 
-func startServer(t *testing.T, opts ...serverOpt) *server {
+// eachServer runs fn as a parallel subtest per database server (MySQL/MariaDB,
+// PostgreSQL), named after it.
+func eachServer(t *testing.T, fn func(t *testing.T, dialect string)) {
+	t.Helper()
+	for _, dialect := range storetest.Servers {
+		t.Run(dialect, func(t *testing.T) {
+			t.Parallel()
+			fn(t, dialect)
+		})
+	}
+}
+
+func startServer(t *testing.T, dialect string, opts ...serverOpt) *server {
 	t.Helper()
 	ctx := context.Background()
-	st := storetest.Open(t, "mysql")
+	st := storetest.Open(t, dialect)
 	l := logrus.New()
 	l.SetLevel(logrus.WarnLevel)
 	log := logrus.NewEntry(l)
@@ -238,7 +250,11 @@ func startExecutor(t *testing.T, s *server, app string, opts ...executor.Option)
 
 func TestSDKExecutorEndToEnd(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	eachServer(t, testSDKExecutorEndToEnd)
+}
+
+func testSDKExecutorEndToEnd(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
 	g := s.group("demo")
 	e := startExecutor(t, s, "demo")
 	ctx := context.Background()
@@ -307,7 +323,11 @@ func TestSDKExecutorEndToEnd(t *testing.T) {
 
 func TestExecutorLeavesOnStop(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	eachServer(t, testExecutorLeavesOnStop)
+}
+
+func testExecutorLeavesOnStop(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
 	s.group("leaver")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -327,7 +347,11 @@ func TestExecutorLeavesOnStop(t *testing.T) {
 
 func TestCallbacksRetriedAfterServerComesBack(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	eachServer(t, testCallbacksRetriedAfterServerComesBack)
+}
+
+func testCallbacksRetriedAfterServerComesBack(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
 	g := s.group("retry")
 	clk := clockwork.NewRealClock()
 	fake := clockwork.NewFakeClockAt(time.Now())
@@ -398,7 +422,11 @@ func (e *rawExecutor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func TestRawExecutorRunsAJob(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	eachServer(t, testRawExecutorRunsAJob)
+}
+
+func testRawExecutorRunsAJob(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
 	g := s.group("xxl-job-executor-sample")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

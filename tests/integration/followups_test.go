@@ -22,7 +22,11 @@ func (s *server) job2(spec service.JobSpec) store.Job {
 
 func TestChildJobCycleRejected(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	eachServer(t, testChildJobCycleRejected)
+}
+
+func testChildJobCycleRejected(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
 	ctx := context.Background()
 	g := s.groupWith("cycles", "local://env")
 	c := s.job2(service.JobSpec{GroupID: g.ID, Name: "C"})
@@ -43,7 +47,11 @@ func TestChildJobCycleRejected(t *testing.T) {
 
 func TestFailedShardIsRetriedAlone(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	eachServer(t, testFailedShardIsRetriedAlone)
+}
+
+func testFailedShardIsRetriedAlone(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
 	g := s.groupWith("shard-retry", "local://flaky-shard")
 	j := s.job2(service.JobSpec{GroupID: g.ID, Name: "shards", RouteStrategy: "sharding", ShardCount: 3, RetryCount: 2})
 	marker := filepath.Join(t.TempDir(), "shard1-failed-once")
@@ -72,7 +80,11 @@ func TestFailedShardIsRetriedAlone(t *testing.T) {
 
 func TestMaxInFlightAndBlockStrategiesOnLocalTargets(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	eachServer(t, testMaxInFlightAndBlockStrategiesOnLocalTargets)
+}
+
+func testMaxInFlightAndBlockStrategiesOnLocalTargets(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
 	ctx := context.Background()
 
 	t.Run("max in flight caps concurrent shards", func(t *testing.T) {

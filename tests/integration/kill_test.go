@@ -17,7 +17,11 @@ import (
 // A kill sent to one replica stops a local process that runs on another.
 func TestKillReachesTheReplicaThatRunsTheProcess(t *testing.T) {
 	t.Parallel()
-	a := startServer(t) // runs the process
+	eachServer(t, testKillReachesTheReplicaThatRunsTheProcess)
+}
+
+func testKillReachesTheReplicaThatRunsTheProcess(t *testing.T, dialect string) {
+	a := startServer(t, dialect) // runs the process
 	ctx := context.Background()
 
 	// Replica B: same database, its own scheduler and local driver, and the

@@ -101,7 +101,11 @@ func (p *pyxxlExecutor) stats() (kills int, callbackTook time.Duration) {
 // the run.
 func TestKillOfAnExecutorThatReportsBeforeAnswering(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	eachServer(t, testKillOfAnExecutorThatReportsBeforeAnswering)
+}
+
+func testKillOfAnExecutorThatReportsBeforeAnswering(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name string
@@ -222,7 +226,11 @@ func TestKillIsSentOnce(t *testing.T) {
 // recorded killed, neither failed, and neither retried.
 func TestKillByJobStopsAndRecordsEveryRunOfTheJob(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	eachServer(t, testKillByJobStopsAndRecordsEveryRunOfTheJob)
+}
+
+func testKillByJobStopsAndRecordsEveryRunOfTheJob(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
 	ctx := context.Background()
 	g := s.group("sdk-kill-scope")
 	startDemoExecutor(t, s, "sdk-kill-scope")

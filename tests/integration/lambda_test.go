@@ -63,7 +63,11 @@ func withLambda(t *testing.T, s *server) {
 
 func TestLambdaThroughTheServer(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	eachServer(t, testLambdaThroughTheServer)
+}
+
+func testLambdaThroughTheServer(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
 	withLambda(t, s)
 	ctx := context.Background()
 
@@ -136,7 +140,11 @@ func TestLambdaThroughTheServer(t *testing.T) {
 // retry, no child job, whatever the late report says.
 func TestKillALambdaRunThroughTheServer(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	eachServer(t, testKillALambdaRunThroughTheServer)
+}
+
+func testKillALambdaRunThroughTheServer(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
 	withLambda(t, s)
 	ctx := context.Background()
 	child := s.outcomeJob(s.groupWith("fn-kill-children", "local://env"), "child", "", 0)

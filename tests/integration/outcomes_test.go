@@ -161,7 +161,11 @@ func (s *server) waitLog(runID int64, want string, fromTarget bool) {
 // applied, and the killed run gets no child and no retry.
 func TestKillIsAnOutcomeNotAMessage(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	eachServer(t, testKillIsAnOutcomeNotAMessage)
+}
+
+func testKillIsAnOutcomeNotAMessage(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
 	ctx := context.Background()
 	goAddr := startGoExecutor(t, s)
 	gGo := s.groupWith("goclient", goAddr)
@@ -226,7 +230,11 @@ func TestKillIsAnOutcomeNotAMessage(t *testing.T) {
 // A failure is a failure whatever its message says, and is retried.
 func TestFailureMessageSayingKilledIsRetried(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	eachServer(t, testFailureMessageSayingKilledIsRetried)
+}
+
+func testFailureMessageSayingKilledIsRetried(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
 	goAddr := startGoExecutor(t, s)
 	g := s.groupWith("goclient-oom", goAddr)
 	j := s.outcomeJob(g, "oom", "oom", 1)
@@ -252,7 +260,11 @@ func TestFailureMessageSayingKilledIsRetried(t *testing.T) {
 // from the server once the run is final and the caller has its last line.
 func TestLogEndIsComputedByTheServer(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	eachServer(t, testLogEndIsComputedByTheServer)
+}
+
+func testLogEndIsComputedByTheServer(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
 	ctx := context.Background()
 	goAddr := startGoExecutor(t, s)
 	g := s.groupWith("goclient-log", goAddr)

@@ -61,7 +61,11 @@ func deadAddress(t *testing.T) string {
 
 func TestFailoverAcrossTargetKinds(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	eachServer(t, testFailoverAcrossTargetKinds)
+}
+
+func testFailoverAcrossTargetKinds(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
 
 	t.Run("a stopped HTTP executor fails its beat; the local target runs", func(t *testing.T) {
 		dead := deadAddress(t)
@@ -110,7 +114,11 @@ func TestFailoverAcrossTargetKinds(t *testing.T) {
 
 func TestShardingFanOut(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	eachServer(t, testShardingFanOut)
+}
+
+func testShardingFanOut(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
 
 	t.Run("three executors get indexes 0..2 exactly once", func(t *testing.T) {
 		g := s.group("fleet")
@@ -172,7 +180,11 @@ func allTargeted(runs []store.Run) bool {
 
 func TestPinnedTargetsAndChosenTarget(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	eachServer(t, testPinnedTargetsAndChosenTarget)
+}
+
+func testPinnedTargetsAndChosenTarget(t *testing.T, dialect string) {
+	s := startServer(t, dialect)
 	ctx := context.Background()
 	g := s.group("pinned-fleet") // executors register only into a group that exists
 	a := startExecutor(t, s, "pinned-fleet")

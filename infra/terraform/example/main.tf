@@ -59,6 +59,7 @@ module "scheduler" {
     kms_key_arn         = module.database.kms_key_arn
     security_group_id   = module.database.security_group_id
     instance_identifier = module.database.instance_identifier
+    engine              = module.database.engine_name
   }
   # Tasks must not start before the tokens have a value.
   depends_on = [aws_secretsmanager_secret_version.admin, aws_secretsmanager_secret_version.executor, aws_secretsmanager_secret_version.secrets_key, aws_secretsmanager_secret_version.app_database]

@@ -21,13 +21,27 @@ variable "subnet_ids" {
   }
 }
 
-variable "engine_version" {
-  description = "RDS for MariaDB major version: 10.11 or 11.4 (the versions Ringjob's test suite runs against a live server). RDS picks the newest minor version and upgrades minors in the maintenance window."
+variable "engine" {
+  description = "mariadb (RDS for MariaDB, the default), postgres (RDS for PostgreSQL) or aurora-postgresql (an Aurora PostgreSQL cluster: a writer, and a reader in another zone to fail over to when multi_az). Ringjob's test suite runs against live MariaDB and PostgreSQL servers; see docs/postgresql.md."
   type        = string
-  default     = "10.11"
+  default     = "mariadb"
   validation {
-    condition     = contains(["10.11", "11.4"], var.engine_version)
-    error_message = "engine_version must be \"10.11\" or \"11.4\" (RDS for MariaDB; other engines are not supported: see docs/deploy-aws.md)."
+    condition     = contains(["mariadb", "postgres", "aurora-postgresql"], var.engine)
+    error_message = "engine must be mariadb, postgres or aurora-postgresql (MySQL and Aurora MySQL are not supported: see docs/deploy-aws.md)."
+  }
+}
+
+variable "engine_version" {
+  description = "Engine version. mariadb: the major version, 10.11 (default) or 11.4. postgres: the major version, 15 (default; the version the test suite runs live), 16 or 17; RDS picks the newest minor version and upgrades minors in the maintenance window. aurora-postgresql: required, a full Aurora version of major 15, 16 or 17 (for example 15.10)."
+  type        = string
+  default     = null
+  validation {
+    condition = (
+      var.engine == "mariadb" ? (var.engine_version == null || contains(["10.11", "11.4"], coalesce(var.engine_version, "-"))) :
+      var.engine == "postgres" ? (var.engine_version == null || contains(["15", "16", "17"], coalesce(var.engine_version, "-"))) :
+      can(regex("^1[5-7]\\.[0-9]+$", coalesce(var.engine_version, "-")))
+    )
+    error_message = "engine_version must be 10.11 or 11.4 for mariadb, 15, 16 or 17 for postgres, and a full Aurora version of major 15, 16 or 17 (such as 15.10) for aurora-postgresql."
   }
 }
 
@@ -42,13 +56,13 @@ variable "instance_class" {
 }
 
 variable "multi_az" {
-  description = "Keep a synchronous standby in a second availability zone that RDS fails over to (about a minute). false only for trials."
+  description = "Keep a standby in a second availability zone that the database fails over to (RDS: a synchronous standby, about a minute; Aurora: a reader instance, about 30 s). false only for trials."
   type        = bool
   default     = true
 }
 
 variable "allocated_storage_gb" {
-  description = "Initial gp3 storage in GB."
+  description = "Initial gp3 storage in GB (not used by Aurora, whose storage grows by itself)."
   type        = number
   default     = 20
   validation {
@@ -152,7 +166,7 @@ variable "kms_key_arn" {
 }
 
 variable "lock_wait_timeout_seconds" {
-  description = "innodb_lock_wait_timeout: how long a statement waits for a row lock. Ringjob's transactions are short; a low value surfaces contention instead of stalling the scheduler."
+  description = "How long a statement waits for a row lock (MariaDB innodb_lock_wait_timeout, PostgreSQL lock_timeout). Ringjob's transactions are short; a low value surfaces contention instead of stalling the scheduler."
   type        = number
   default     = 10
   validation {

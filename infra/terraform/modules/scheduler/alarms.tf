@@ -49,7 +49,8 @@ locals {
       dimensions  = { ClusterName = aws_ecs_cluster.this.name, ServiceName = aws_ecs_service.this.name }
     }
   }
-  database_alarms = var.database.instance_identifier == null ? {} : {
+  # Aurora's storage grows by itself: no free-storage alarm there.
+  database_alarms = var.database.instance_identifier == null ? {} : { for k, v in {
     db_cpu = {
       description = "The database's CPU is above 80 %"
       namespace   = "AWS/RDS"
@@ -77,7 +78,7 @@ locals {
       threshold   = var.alarm_database_free_storage_gb * 1024 * 1024 * 1024
       dimensions  = { DBInstanceIdentifier = var.database.instance_identifier }
     }
-  }
+  } : k => v if !(k == "db_storage" && var.database.engine == "aurora-postgresql") }
   function_alarms = merge([for f in local.function_names : {
     "lambda_errors_${f}" = {
       description = "Lambda function ${f} returns errors (runs fail)"

@@ -7,10 +7,11 @@ locals {
   container = "ringjob"
   # The password is not in the URL: RINGJOB_DATABASE_PASSWORD comes from the
   # secret and Ringjob puts it in.
-  database_url = "mysql://${local.replica_user}@${var.database.endpoint}:${var.database.port}/${var.database.name}"
+  database_scheme = var.database.engine == "mariadb" ? "mysql" : "postgres"
+  database_url    = "${local.database_scheme}://${local.replica_user}@${var.database.endpoint}:${var.database.port}/${var.database.name}"
   # migrate connects as the master user (it changes tables and creates the
   # application user); the replicas as the application user when there is one.
-  migrate_database_url = "mysql://${var.database.username}@${var.database.endpoint}:${var.database.port}/${var.database.name}"
+  migrate_database_url = "${local.database_scheme}://${var.database.username}@${var.database.endpoint}:${var.database.port}/${var.database.name}"
   # TLS to the database: verify-full checks the server's certificate against
   # the RDS CA bundle built into the image (make image DATABASE_CA_BUNDLE=...)
   # and the endpoint's name; the database refuses plaintext either way.

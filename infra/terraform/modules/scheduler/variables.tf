@@ -152,7 +152,7 @@ variable "public_url" {
 }
 
 variable "database" {
-  description = "Database to use (the database module's outputs): endpoint, port, schema, user, the Secrets Manager secret with the password (JSON key \"password\"), the KMS key that encrypts it, its security group, and optionally its DB instance identifier (for the CPU, connections and storage alarms)."
+  description = "Database to use (the database module's outputs): endpoint, port, schema, user, the Secrets Manager secret with the password (JSON key \"password\"), the KMS key that encrypts it, its security group, optionally its DB instance identifier (for the CPU, connections and storage alarms), and its engine (mariadb, the default, postgres or aurora-postgresql: the database module's engine_name)."
   type = object({
     endpoint            = string
     port                = number
@@ -162,10 +162,15 @@ variable "database" {
     kms_key_arn         = string
     security_group_id   = string
     instance_identifier = optional(string)
+    engine              = optional(string, "mariadb")
   })
   validation {
     condition     = can(regex("^arn:aws[a-z-]*:secretsmanager:", var.database.password_secret_arn))
     error_message = "database.password_secret_arn must be a Secrets Manager secret ARN."
+  }
+  validation {
+    condition     = contains(["mariadb", "postgres", "aurora-postgresql"], var.database.engine)
+    error_message = "database.engine must be mariadb, postgres or aurora-postgresql."
   }
 }
 

@@ -346,6 +346,63 @@ run "application_user" {
   }
 }
 
+# PostgreSQL (RDS or Aurora): the replicas and the migrate task get a
+# postgres:// URL; Aurora has no free-storage alarm (its storage grows).
+run "postgres_database" {
+  command = plan
+  variables {
+    alarm_email       = "ops@example.com"
+    database_app_user = { username = "ringjob_app", password_secret_arn = "arn:aws:secretsmanager:eu-central-1:123456789012:secret:ringjob/app-db" }
+    database = {
+      endpoint            = "rj.cluster-x.eu-central-1.rds.amazonaws.com"
+      port                = 5432
+      name                = "ringjob"
+      username            = "ringjob"
+      password_secret_arn = "arn:aws:secretsmanager:eu-central-1:123456789012:secret:rds!cluster-abc"
+      kms_key_arn         = "arn:aws:kms:eu-central-1:123456789012:key/abc"
+      security_group_id   = "sg-db000000"
+      instance_identifier = "rj-test-1"
+      engine              = "aurora-postgresql"
+    }
+  }
+  override_resource {
+    target          = aws_kms_key.alarms[0]
+    override_during = plan
+    values          = { arn = "arn:aws:kms:eu-central-1:123456789012:key/alarms" }
+  }
+  assert {
+    condition = contains([for e in jsondecode(aws_ecs_task_definition.migrate.container_definitions)[0].environment : e.value],
+    "postgres://ringjob@rj.cluster-x.eu-central-1.rds.amazonaws.com:5432/ringjob")
+    error_message = "the migrate task connects to PostgreSQL as the master user"
+  }
+  assert {
+    condition = contains([for e in jsondecode(aws_ecs_task_definition.this.container_definitions)[0].environment : e.value],
+    "postgres://ringjob_app@rj.cluster-x.eu-central-1.rds.amazonaws.com:5432/ringjob")
+    error_message = "the replicas connect to PostgreSQL as the application user"
+  }
+  assert {
+    condition     = !contains(keys(aws_cloudwatch_metric_alarm.this), "db_storage") && contains(keys(aws_cloudwatch_metric_alarm.this), "db_cpu")
+    error_message = "Aurora has CPU and connection alarms but no free-storage alarm"
+  }
+}
+
+run "unknown_database_engine_is_refused" {
+  command = plan
+  variables {
+    database = {
+      endpoint            = "db.x.eu-central-1.rds.amazonaws.com"
+      port                = 3306
+      name                = "ringjob"
+      username            = "ringjob"
+      password_secret_arn = "arn:aws:secretsmanager:eu-central-1:123456789012:secret:rds!db-abc"
+      kms_key_arn         = "arn:aws:kms:eu-central-1:123456789012:key/abc"
+      security_group_id   = "sg-db000000"
+      engine              = "aurora-mysql"
+    }
+  }
+  expect_failures = [var.database]
+}
+
 # Failure destinations: each kind gets only the action that delivers a record.
 run "task_role_delivers_failure_records_only_where_told" {
   command = plan

@@ -1,0 +1,75 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/storetest"
+	"github.com/ringjob/ringjob/store"
+)
+
+// explainPostgres is PostgreSQL's plan of q, as text.
+func explainPostgres(t *testing.T, st *store.Store, q string) string {
+	t.Helper()
+	rows, err := st.DB().QueryContext(context.Background(), "EXPLAIN "+q)
+	require.NoError(t, err)
+	defer rows.Close()
+	var lines []string
+	for rows.Next() {
+		var l string
+		require.NoError(t, rows.Scan(&l))
+		lines = append(lines, l)
+	}
+	require.NoError(t, rows.Err())
+	return strings.Join(lines, "\n")
+}
+
+// The pre-read's due-jobs query and a replica's overdue sweep read their
+// indexes on PostgreSQL too (TestDueQueryUsesIndex and
+// TestOverdueSweepUsesIndex check MariaDB's plans): no scan of every job or
+// run.
+func TestPostgresHotQueriesUseTheirIndexes(t *testing.T) {
+	t.Parallel()
+	st := storetest.Open(t, "postgres")
+	ctx := context.Background()
+	g := mkJob(t, st, "plan", 0).GroupID
+	ps := make([]store.JobCreateParams, 5000)
+	for i := range ps {
+		ps[i] = store.JobCreateParams{JobFields: store.JobFields{GroupID: g, Name: fmt.Sprintf("plan-%05d", i), ScheduleType: "none", TimeZone: "UTC",
+			MisfirePolicy: kind.MisfireDoNothing, ShardCount: 1}, Enabled: true, NextFireMs: t0 + int64(i)*100_000, NowMs: t0}
+	}
+	_, err := st.JobInsertMany(ctx, ps)
+	require.NoError(t, err)
+	require.NoError(t, st.LockPartitionsEnsure(ctx, 4))
+
+	j := mkJob(t, st, "sweep", t0)
+	var vals []string
+	for i := 0; i < 20000; i++ {
+		owner := fmt.Sprintf("n%d", i%5)
+		vals = append(vals, fmt.Sprintf("(%d, %d, %d, 1, 'schedule', 'scheduled', '%s', '', '', %d)", j.ID, j.GroupID, t0+int64(i)*10, owner, t0))
+	}
+	_, err = st.DB().ExecContext(ctx, "INSERT INTO runs (job_id, group_id, scheduled_ms, sched_fire, trigger_type, state, owner, params, message, created_ms) VALUES "+strings.Join(vals, ", "))
+	require.NoError(t, err)
+	_, err = st.DB().ExecContext(ctx, "ANALYZE jobs, runs")
+	require.NoError(t, err)
+
+	plan := explainPostgres(t, st, fmt.Sprintf("SELECT id FROM jobs WHERE lock_partition IN (0) AND next_fire_ms BETWEEN 1 AND %d AND enabled = 1 ORDER BY next_fire_ms LIMIT 10", t0+5000))
+	require.Contains(t, plan, "jobs_due", plan)
+	require.NotContains(t, plan, "Seq Scan", plan)
+
+	plan = explainPostgres(t, st, fmt.Sprintf("SELECT id FROM runs WHERE owner = 'n1' AND state = 'scheduled' AND scheduled_ms < %d ORDER BY scheduled_ms LIMIT 5000", t0+500))
+	// The index range holds the overdue runs only (PostgreSQL may sort
+	// those few, not every scheduled run of the replica).
+	require.Contains(t, plan, "runs_owner_state_time", plan)
+	require.Regexp(t, `Index Cond: .*scheduled_ms < `, plan)
+	require.NotContains(t, plan, "Seq Scan", plan)
+
+	overdue, err := st.RunTakeOver(ctx, store.RunTakeOverParams{From: "n1", To: "n1", DueBeforeMs: t0 + 500, Limit: 5000})
+	require.NoError(t, err)
+	require.Len(t, overdue, 10, "scheduled_ms t0+10, t0+60, ... of n1 before t0+500")
+}
