@@ -149,75 +149,77 @@ func testKillOfAnExecutorThatReportsBeforeAnswering(t *testing.T, dialect string
 // is recorded as it came; the kill is a no-op, and a failure so reported
 // is retried like any other.
 func TestKillRefusedAfterAResultRecordsTheResult(t *testing.T) {
-	t.Parallel()
-	s := startServer(t)
-	ctx := context.Background()
-	for _, tc := range []struct {
-		name string
-		code int
-		want kind.RunState
-		runs int // the run and its retries
-	}{
-		{"success", 200, kind.RunSucceeded, 1},
-		{"failure", 500, kind.RunFailed, 2},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p := newPyxxl(s.url(), tc.code, "ended on its own")
-			p.killAnswer = `{"code":500,"msg":"job thread is not running"}`
-			srv := httptest.NewServer(p)
-			t.Cleanup(srv.Close)
-			j := s.outcomeJob(s.groupWith("refuses-"+tc.name, srv.URL), "refused-kill-"+tc.name, "sleep", 1)
-			r := s.trigger(j, "")
-			s.waitState(r.ID, kind.RunRunning)
+	eachServer(t, func(t *testing.T, dialect string) {
+		s := startServer(t, dialect)
+		ctx := context.Background()
+		for _, tc := range []struct {
+			name string
+			code int
+			want kind.RunState
+			runs int // the run and its retries
+		}{
+			{"success", 200, kind.RunSucceeded, 1},
+			{"failure", 500, kind.RunFailed, 2},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				p := newPyxxl(s.url(), tc.code, "ended on its own")
+				p.killAnswer = `{"code":500,"msg":"job thread is not running"}`
+				srv := httptest.NewServer(p)
+				t.Cleanup(srv.Close)
+				j := s.outcomeJob(s.groupWith("refuses-"+tc.name, srv.URL), "refused-kill-"+tc.name, "sleep", 1)
+				r := s.trigger(j, "")
+				s.waitState(r.ID, kind.RunRunning)
 
-			k, err := s.svc.KillRun(ctx, r.ID)
-			require.NoError(t, err, "the run ended: the kill was a no-op")
-			require.Equal(t, tc.want, k.State, k.Message)
-			require.Equal(t, tc.code, k.ResultCode)
-			require.Equal(t, "ended on its own", k.Message)
-			require.Eventually(t, func() bool { return len(s.runsOf(j.ID)) == tc.runs }, 10*time.Second, 20*time.Millisecond,
-				"a success is not retried, a failure is")
-			time.Sleep(time.Second)
-			require.Len(t, s.runsOf(j.ID), tc.runs)
-			kills, _ := p.stats()
-			require.Equal(t, 1, kills)
-		})
-	}
+				k, err := s.svc.KillRun(ctx, r.ID)
+				require.NoError(t, err, "the run ended: the kill was a no-op")
+				require.Equal(t, tc.want, k.State, k.Message)
+				require.Equal(t, tc.code, k.ResultCode)
+				require.Equal(t, "ended on its own", k.Message)
+				require.Eventually(t, func() bool { return len(s.runsOf(j.ID)) == tc.runs }, 10*time.Second, 20*time.Millisecond,
+					"a success is not retried, a failure is")
+				time.Sleep(time.Second)
+				require.Len(t, s.runsOf(j.ID), tc.runs)
+				kills, _ := p.stats()
+				require.Equal(t, 1, kills)
+			})
+		}
+	})
 }
 
 // A kill is sent once: a second kill of the run while the first waits for
 // its answer sends nothing and says why.
 func TestKillIsSentOnce(t *testing.T) {
-	t.Parallel()
-	s := startServer(t)
-	ctx := context.Background()
-	p := newPyxxl(s.url(), 500, "CancelledError")
-	p.killDelay = 500 * time.Millisecond
-	srv := httptest.NewServer(p)
-	t.Cleanup(srv.Close)
-	j := s.outcomeJob(s.groupWith("two-clicks", srv.URL), "two-clicks", "sleep", 1)
-	r := s.trigger(j, "")
-	s.waitState(r.ID, kind.RunRunning)
+	eachServer(t, func(t *testing.T, dialect string) {
+		s := startServer(t, dialect)
+		ctx := context.Background()
+		p := newPyxxl(s.url(), 500, "CancelledError")
+		p.killDelay = 500 * time.Millisecond
+		srv := httptest.NewServer(p)
+		t.Cleanup(srv.Close)
+		j := s.outcomeJob(s.groupWith("two-clicks", srv.URL), "two-clicks", "sleep", 1)
+		r := s.trigger(j, "")
+		s.waitState(r.ID, kind.RunRunning)
 
-	first := make(chan error, 1)
-	go func() {
+		first := make(chan error, 1)
+		go func() {
+			_, err := s.svc.KillRun(ctx, r.ID)
+			first <- err
+		}()
+		require.Eventually(t, func() bool { k, _ := p.stats(); return k == 1 }, 5*time.Second, 5*time.Millisecond)
 		_, err := s.svc.KillRun(ctx, r.ID)
-		first <- err
-	}()
-	require.Eventually(t, func() bool { k, _ := p.stats(); return k == 1 }, 5*time.Second, 5*time.Millisecond)
-	_, err := s.svc.KillRun(ctx, r.ID)
-	var conflict *service.ConflictError
-	require.ErrorAs(t, err, &conflict)
-	require.Contains(t, err.Error(), "already in flight")
-	require.NoError(t, <-first)
-	got, err := s.st.RunGet(ctx, r.ID)
-	require.NoError(t, err)
-	require.Equal(t, kind.RunKilled, got.State)
-	kills, _ := p.stats()
-	require.Equal(t, 1, kills, "one /kill")
-	_, err = s.svc.KillRun(ctx, r.ID)
-	require.ErrorAs(t, err, &conflict, "a killed run has nothing left to kill")
-	require.Contains(t, err.Error(), "already ended")
+		var conflict *service.ConflictError
+		require.ErrorAs(t, err, &conflict)
+		require.Contains(t, err.Error(), "already in flight")
+		require.NoError(t, <-first)
+		got, err := s.st.RunGet(ctx, r.ID)
+		require.NoError(t, err)
+		require.Equal(t, kind.RunKilled, got.State)
+		kills, _ := p.stats()
+		require.Equal(t, 1, kills, "one /kill")
+		_, err = s.svc.KillRun(ctx, r.ID)
+		require.ErrorAs(t, err, &conflict, "a killed run has nothing left to kill")
+		require.Contains(t, err.Error(), "already ended")
+	})
 }
 
 // XXL-JOB's /kill is per job: killing either of two runs of a
@@ -271,33 +273,34 @@ func testKillByJobStopsAndRecordsEveryRunOfTheJob(t *testing.T, dialect string) 
 // another. The report is held in the database, where the sender's answer
 // finds it: killed in under 1 s, one /kill, no retry.
 func TestKillAndReportOnTwoReplicas(t *testing.T) {
-	t.Parallel()
-	a := startServer(t) // takes the executor's report
-	ctx := context.Background()
-	regB := targets.NewRegistry()
-	regB.Register("http", httptarget.New(httptarget.Config{
-		AuthFor: func(ctx context.Context, target string, jobID int64) (httptarget.Auth, error) {
-			app, tok, v35, err := a.ex.AuthFor(ctx, target, jobID)
-			return httptarget.Auth{AppName: app, AccessToken: tok, Protocol35: v35}, err
-		},
-	}))
-	svcB := service.New(service.Options{Store: a.st, Scheduler: a.sched, Drivers: regB})
+	eachServer(t, func(t *testing.T, dialect string) {
+		a := startServer(t, dialect) // takes the executor's report
+		ctx := context.Background()
+		regB := targets.NewRegistry()
+		regB.Register("http", httptarget.New(httptarget.Config{
+			AuthFor: func(ctx context.Context, target string, jobID int64) (httptarget.Auth, error) {
+				app, tok, v35, err := a.ex.AuthFor(ctx, target, jobID)
+				return httptarget.Auth{AppName: app, AccessToken: tok, Protocol35: v35}, err
+			},
+		}))
+		svcB := service.New(service.Options{Store: a.st, Scheduler: a.sched, Drivers: regB})
 
-	p := newPyxxl(a.url(), 200, "stopped")
-	srv := httptest.NewServer(p)
-	t.Cleanup(srv.Close)
-	j := a.outcomeJob(a.groupWith("two-replicas", srv.URL), "two-replicas", "sleep", 1)
-	r := a.trigger(j, "")
-	a.waitState(r.ID, kind.RunRunning)
+		p := newPyxxl(a.url(), 200, "stopped")
+		srv := httptest.NewServer(p)
+		t.Cleanup(srv.Close)
+		j := a.outcomeJob(a.groupWith("two-replicas", srv.URL), "two-replicas", "sleep", 1)
+		r := a.trigger(j, "")
+		a.waitState(r.ID, kind.RunRunning)
 
-	start := time.Now()
-	k, err := svcB.KillRun(ctx, r.ID)
-	require.NoError(t, err)
-	require.Less(t, time.Since(start), time.Second)
-	require.Equal(t, kind.RunKilled, k.State, k.Message)
-	a.waitLog(r.ID, "ignored a later outcome from the executor callback: succeeded (code 200): stopped", false)
-	time.Sleep(2 * time.Second)
-	require.Len(t, a.runsOf(j.ID), 1, "no retry of a killed run")
-	kills, _ := p.stats()
-	require.Equal(t, 1, kills)
+		start := time.Now()
+		k, err := svcB.KillRun(ctx, r.ID)
+		require.NoError(t, err)
+		require.Less(t, time.Since(start), time.Second)
+		require.Equal(t, kind.RunKilled, k.State, k.Message)
+		a.waitLog(r.ID, "ignored a later outcome from the executor callback: succeeded (code 200): stopped", false)
+		time.Sleep(2 * time.Second)
+		require.Len(t, a.runsOf(j.ID), 1, "no retry of a killed run")
+		kills, _ := p.stats()
+		require.Equal(t, 1, kills)
+	})
 }
