@@ -101,9 +101,14 @@ func nonNilIDs(s []int64) []int64 {
 	return s
 }
 
-// runViews views runs with their jobs' names, read once for all of them.
+// runViews views runs with their jobs' names and, for failed runs, what
+// follows them, each read once for all of them.
 func (s *server) runViews(ctx context.Context, runs ...store.Run) ([]apitypes.Run, error) {
 	names, err := s.svc.RunJobNames(ctx, runs...)
+	if err != nil {
+		return nil, err
+	}
+	retries, err := s.svc.RunRetries(ctx, runs...)
 	if err != nil {
 		return nil, err
 	}
@@ -112,6 +117,9 @@ func (s *server) runViews(ctx context.Context, runs ...store.Run) ([]apitypes.Ru
 		out[i] = viewRun(r)
 		n := names[r.JobID]
 		out[i].JobName, out[i].AppName = n.Name, n.AppName
+		if rt, ok := retries[r.ID]; ok {
+			out[i].Retry, out[i].RetryRunID = string(rt.Status), rt.RunID
+		}
 	}
 	return out, nil
 }

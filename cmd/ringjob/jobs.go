@@ -401,7 +401,12 @@ func (a *app) newJobsTriggerCommand() *cobra.Command {
 		Short: "Run a job once now",
 		Long: `Run a job once now. With --wait, wait for the run's outcome, print it and
 exit with it (0 succeeded, 1 any other end); --follow also prints the run's
-log as it is written.`,
+log as it is written.
+
+When the run fails and the job has retries left, --wait and --follow say so
+on standard error (the attempt, the retry's run id and when it is due) and
+wait for the retry, until the last attempt ends: the outcome printed and the
+exit code are those of the last attempt.`,
 		Args:              exactArgs(1, "one job, GROUP/NAME or id"),
 		ValidArgsFunction: a.completeJobs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -425,14 +430,9 @@ log as it is written.`,
 			if !wait && !follow {
 				return printObjects(a.stdout, out, r, func() *table { return runsTable([]client.Run{r}) })
 			}
-			if follow {
-				if err := a.followLog(ctx, c, r.ID, poll); err != nil {
-					return err
-				}
-			}
-			r, err = c.WaitRun(ctx, r.ID, poll)
+			r, err = a.followAttempts(ctx, c, r.ID, poll, follow)
 			if err != nil {
-				return fmt.Errorf("wait for run %d: %w", r.ID, err)
+				return err
 			}
 			w := a.stdout
 			if follow && out == "table" {
@@ -448,7 +448,7 @@ log as it is written.`,
 	f.StringVar(&params, "param", "", "parameters of this run instead of the job's")
 	f.StringVar(&target, "target", "", "run on this target of the group instead of routing")
 	f.StringVar(&key, "idempotency-key", "", "a key that makes a retried trigger return the first run instead of a new one")
-	f.BoolVar(&wait, "wait", false, "wait for the outcome and exit with it (0 succeeded, 1 otherwise)")
+	f.BoolVar(&wait, "wait", false, "wait for the outcome, through the retries, and exit with it (0 succeeded, 1 otherwise)")
 	f.BoolVar(&follow, "follow", false, "print the run's log as it is written, then its outcome (implies --wait)")
 	f.DurationVar(&poll, "poll", 500*time.Millisecond, "how often to ask the server while waiting")
 	addOutputFlag(cmd, &out)

@@ -152,7 +152,10 @@ func (a *app) newRunsLogsCommand() *cobra.Command {
 		Use:   "logs RUN_ID [--follow]",
 		Short: "Print a run's log",
 		Long: `Print a run's log. With --follow, keep printing it as it is written until
-the run ends, then exit with its outcome (0 succeeded, 1 otherwise).`,
+the run ends, then exit with its outcome (0 succeeded, 1 otherwise). When the
+run failed and the scheduler retries it, --follow says so on standard error
+(the attempt, the retry's run id and when it is due) and follows the retry,
+until the last attempt ends.`,
 		Args: exactArgs(1, "one run id"),
 		RunE: a.withRun(func(ctx context.Context, c *client.Client, id int64) error {
 			if !follow {
@@ -163,17 +166,14 @@ the run ends, then exit with its outcome (0 succeeded, 1 otherwise).`,
 				a.writeLog(ch.Content)
 				return nil
 			}
-			if err := a.followLog(ctx, c, id, poll); err != nil {
-				return err
-			}
-			r, err := c.GetRun(ctx, id)
+			r, err := a.followAttempts(ctx, c, id, poll, true)
 			if err != nil {
-				return fmt.Errorf("run %d: %w", id, err)
+				return err
 			}
 			return runOutcome(r)
 		}),
 	}
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing until the run ends")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing until the run ends, following its retries")
 	cmd.Flags().DurationVar(&poll, "poll", 500*time.Millisecond, "how often to ask the server for more")
 	return cmd
 }
@@ -209,6 +209,48 @@ func (a *app) followLog(ctx context.Context, c *client.Client, id int64, poll ti
 			return ctx.Err()
 		case <-time.After(poll):
 		}
+	}
+}
+
+// followAttempts waits for run id to end (printing its log as it is
+// written when withLog) and, while the scheduler retries it, for each retry
+// in turn; it answers the last attempt. A failure is final only once the
+// server has decided what follows it (the run's retry), so a run that
+// failed with retries left is never taken for the fire's outcome.
+func (a *app) followAttempts(ctx context.Context, c *client.Client, id int64, poll time.Duration, withLog bool) (client.Run, error) {
+	for {
+		if withLog {
+			if err := a.followLog(ctx, c, id, poll); err != nil {
+				return client.Run{}, err
+			}
+		}
+		r, err := c.WaitRun(ctx, id, poll)
+		for err == nil && r.Retry == string(kind.RetryPending) {
+			select {
+			case <-ctx.Done():
+				return r, ctx.Err()
+			case <-time.After(poll):
+			}
+			r, err = c.GetRun(ctx, id)
+		}
+		if err != nil {
+			return r, fmt.Errorf("wait for run %d: %w", id, err)
+		}
+		if r.Retry != string(kind.RetryScheduled) || r.RetryRunID == 0 {
+			return r, nil
+		}
+		next, err := c.GetRun(ctx, r.RetryRunID)
+		if err != nil {
+			return r, fmt.Errorf("run %d failed and is retried by run %d, which cannot be read: %w; follow it with: ringjob runs logs --follow %d",
+				r.ID, r.RetryRunID, err, r.RetryRunID)
+		}
+		due := "now"
+		if next.ScheduledAt != nil {
+			due = "at " + *next.ScheduledAt
+		}
+		fmt.Fprintf(a.stderr, "Run %d %s (attempt %d); the scheduler retries it: attempt %d is run %d, due %s. Following it.\n",
+			r.ID, strings.ReplaceAll(r.State, "_", " "), r.Attempt+1, next.Attempt+1, next.ID, due)
+		id = next.ID
 	}
 }
 
