@@ -16,6 +16,7 @@ import (
 	"github.com/ringjob/ringjob/client"
 	"github.com/ringjob/ringjob/internal/kind"
 	schedulepkg "github.com/ringjob/ringjob/schedule"
+	"github.com/ringjob/ringjob/service"
 )
 
 func (a *app) newJobsCommand() *cobra.Command {
@@ -50,11 +51,14 @@ func lastRun(j client.Job) string {
 
 func (a *app) newJobsListCommand() *cobra.Command {
 	var out outputFormat
-	var group, name string
+	var group, name, scheduleType, lastOutcome string
 	var enabled bool
 	cmd := &cobra.Command{
-		Use:   "list [--group APP_NAME]",
+		Use:   "list [--group APP_NAME] [--name S] [--enabled] [--schedule-type T] [--last-outcome O]",
 		Short: "List jobs",
+		Long: `List jobs, with the console's filters: a group, a part of the name, started
+or stopped, the schedule type, and the outcome of each job's newest finished
+run (never: jobs that have not finished a run).`,
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -76,6 +80,7 @@ func (a *app) newJobsListCommand() *cobra.Command {
 			if cmd.Flags().Changed("enabled") {
 				filters["enabled"] = strconv.FormatBool(enabled)
 			}
+			filters["schedule_type"], filters["last_outcome"] = scheduleType, lastOutcome
 			jobs, err := c.AllJobs(ctx, filters)
 			if err != nil {
 				return fmt.Errorf("list jobs: %w", err)
@@ -93,7 +98,12 @@ func (a *app) newJobsListCommand() *cobra.Command {
 	cmd.Flags().StringVar(&group, "group", "", "only the jobs of this group (app name or id)")
 	cmd.Flags().StringVar(&name, "name", "", "only jobs whose name contains this")
 	cmd.Flags().BoolVar(&enabled, "enabled", false, "only started (--enabled) or stopped (--enabled=false) jobs")
+	cmd.Flags().StringVar(&scheduleType, "schedule-type", "", "only jobs scheduled this way, one of "+kindJoin(schedulepkg.Kinds))
+	outcomes := append(kindNames(kind.FinalRunStates), service.LastOutcomeNever)
+	cmd.Flags().StringVar(&lastOutcome, "last-outcome", "", "only jobs whose newest finished run ended so, one of "+strings.Join(outcomes, ", "))
 	_ = cmd.RegisterFlagCompletionFunc("group", a.completeGroups)
+	_ = cmd.RegisterFlagCompletionFunc("schedule-type", cobra.FixedCompletions(kindNames(schedulepkg.Kinds), cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("last-outcome", cobra.FixedCompletions(outcomes, cobra.ShellCompDirectiveNoFileComp))
 	addOutputFlag(cmd, &out)
 	return cmd
 }

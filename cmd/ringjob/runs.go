@@ -15,6 +15,7 @@ import (
 
 	"github.com/ringjob/ringjob/client"
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/servicekit"
 )
 
 func (a *app) newRunsCommand() *cobra.Command {
@@ -56,14 +57,28 @@ func parseRunID(arg string) (int64, error) {
 
 func (a *app) newRunsListCommand() *cobra.Command {
 	var out outputFormat
-	var job, group, state, trigger string
+	var job, group, state, trigger, cursor string
 	var limit int
+	var every bool
 	cmd := &cobra.Command{
-		Use:   "list [--job GROUP/NAME|ID] [--state S] [--limit N]",
+		Use:   "list [--job GROUP/NAME|ID] [--state S] [--limit N] [--cursor C | --all]",
 		Short: "List runs, newest first",
-		Args:  exactArgs(0, "no arguments"),
+		Long: `List runs, newest first, --limit at a time. When more follow, the command
+that shows the next page is printed on stderr (its --cursor); --all lists
+every page (in pages of --limit, or of the server's largest page when
+--limit is not given).`,
+		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			if every && cursor != "" {
+				return usageErrorf("give --cursor or --all, not both")
+			}
+			if limit < 1 || limit > servicekit.MaxPageLimit {
+				return usageErrorf("--limit must be between 1 and %d, got %d; page with --cursor or --all for more", servicekit.MaxPageLimit, limit)
+			}
+			if every && !cmd.Flags().Changed("limit") {
+				limit = servicekit.MaxPageLimit
+			}
 			c, err := a.apiClient(cmd)
 			if err != nil {
 				return err
@@ -89,14 +104,22 @@ func (a *app) newRunsListCommand() *cobra.Command {
 			if trigger != "" {
 				filters["trigger_type"] = trigger
 			}
-			p, err := c.ListRuns(ctx, client.ListOptions{Limit: limit, Filters: filters})
-			if err != nil {
-				return fmt.Errorf("list runs: %w", err)
+			runs := []client.Run{}
+			for {
+				p, err := c.ListRuns(ctx, client.ListOptions{Limit: limit, Cursor: cursor, Filters: filters})
+				if err != nil {
+					return fmt.Errorf("list runs: %w", err)
+				}
+				runs = append(runs, p.Items...)
+				cursor = p.NextCursor
+				if cursor == "" || !every {
+					break
+				}
 			}
-			if p.Items == nil {
-				p.Items = []client.Run{}
+			if cursor != "" {
+				fmt.Fprintf(a.stderr, "More runs follow: add --cursor %s (or --all)\n", cursor)
 			}
-			return printObjects(a.stdout, out, p.Items, func() *table { return runsTable(p.Items) })
+			return printObjects(a.stdout, out, runs, func() *table { return runsTable(runs) })
 		},
 	}
 	f := cmd.Flags()
@@ -104,7 +127,9 @@ func (a *app) newRunsListCommand() *cobra.Command {
 	f.StringVar(&group, "group", "", "only the runs of this group (app name or id)")
 	f.StringVar(&state, "state", "", "only runs in these states (comma-separated), one of "+kindJoin(kind.RunStates))
 	f.StringVar(&trigger, "trigger", "", "only runs fired this way, one of "+kindJoin(kind.Triggers))
-	f.IntVar(&limit, "limit", 50, "at most this many runs")
+	f.IntVar(&limit, "limit", 50, fmt.Sprintf("at most this many runs (a page; 1 to %d)", servicekit.MaxPageLimit))
+	f.StringVar(&cursor, "cursor", "", "the page after this cursor (printed by the previous page)")
+	f.BoolVar(&every, "all", false, "every run that matches, page after page")
 	_ = cmd.RegisterFlagCompletionFunc("job", a.completeJobs)
 	_ = cmd.RegisterFlagCompletionFunc("group", a.completeGroups)
 	_ = cmd.RegisterFlagCompletionFunc("state", cobra.FixedCompletions(kindNames(kind.RunStates), cobra.ShellCompDirectiveNoFileComp))
