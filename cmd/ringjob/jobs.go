@@ -59,7 +59,7 @@ func (a *app) newJobsListCommand() *cobra.Command {
 		Long: `List jobs, with the console's filters: a group, a part of the name, started
 or stopped, the schedule type, and the outcome of each job's newest finished
 run (never: jobs that have not finished a run).`,
-		Args:  exactArgs(0, "no arguments"),
+		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			c, err := a.apiClient(cmd)
