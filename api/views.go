@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/ringjob/ringjob/apitypes"
@@ -39,7 +40,7 @@ func viewJob(j store.Job, purged bool) apitypes.Job {
 		ScheduleType: j.ScheduleType, ScheduleConf: j.ScheduleConf, TimeZone: j.TimeZone, MisfirePolicy: string(j.MisfirePolicy),
 		Handler: j.Handler, Params: j.Params, RouteStrategy: string(j.RouteStrategy), BlockStrategy: string(j.BlockStrategy),
 		TimeoutSec: j.TimeoutSec, RetryCount: j.RetryCount, ShardCount: j.ShardCount, PinnedTargets: nonNilStrings(j.PinnedTargets), Enabled: j.Enabled,
-		RetryBackoff: string(j.RetryBackoff), RetryDelaySec: j.RetryDelaySec, RetryMaxDelaySec: j.RetryMaxDelaySec, ChildJobIDs: nonNilIDs(j.ChildJobIDs),
+		RetryBackoff: string(j.RetryBackoff), RetryDelaySec: j.RetryDelaySec, RetryMaxDelaySec: j.RetryMaxDelaySec, ChildJobIDs: nonNilIDs(j.ChildJobIDs), ChildJobs: childIDs(j.ChildJobIDs),
 		MaxInFlight: j.MaxInFlight, AlarmChannels: nonNilStrings(j.AlarmChannels), AlarmState: string(j.AlarmState), JobOptions: service.JobOptionsView(j.JobOptions),
 		NextFireAt: rfc3339(j.NextFireMs), LastFireAt: rfc3339(j.LastFireMs), CreatedAt: rfc3339(j.CreatedMs), UpdatedAt: rfc3339(j.UpdatedMs),
 		LastOutcome: string(j.LastOutcome), LastFinishedAt: rfc3339(j.LastFinishedMs), LastRunID: j.LastRunID, LastRunPurged: purged,
@@ -92,6 +93,16 @@ func nonNilStrings(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// childIDs is the child_jobs of a view before the children are named:
+// each id in decimal (what a reader who may not see the child gets).
+func childIDs(ids []int64) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = strconv.FormatInt(id, 10)
+	}
+	return out
 }
 
 func nonNilIDs(s []int64) []int64 {
