@@ -519,9 +519,12 @@ func TestConsoleInBrowser(t *testing.T) {
 	checkA11y(t, ctx, "child run page")
 	flakyRun := srv.call("POST", fmt.Sprintf("jobs/%v/trigger", flaky["id"]), nil)
 	var chain []string
+	var retriedBy, lastRetry string
 	run(t, ctx, "retry chain on the run page",
 		chromedp.Navigate(fmt.Sprintf("%s/#/runs/%v", srv.base, flakyRun["id"])),
 		chromedp.Poll(`document.querySelectorAll("#retry-chain li").length === 2 && document.querySelector("#retry-chain li:nth-child(2) a")`, nil,
+			chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Poll(`(() => { const a = document.querySelector("#run-retry a"); return a && a.textContent; })()`, &retriedBy,
 			chromedp.WithPollingTimeout(20*time.Second)),
 		chromedp.Click("#retry-chain li:nth-child(2) a", chromedp.ByQuery),
 		// The page renders anew: wait until the marked run is the one shown.
@@ -529,9 +532,13 @@ func TestConsoleInBrowser(t *testing.T) {
 			document.querySelector("#retry-chain li[aria-current]").dataset.run === location.hash.match(/\d+$/)[0] &&
 			[...document.querySelectorAll("#retry-chain li")].map(li => (li.getAttribute("aria-current") ? "*" : "") + li.dataset.run)`, &chain,
 			chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Poll(`(() => { const t = document.querySelector("#run-retry").textContent; return t.startsWith("none") && t; })()`, &lastRetry,
+			chromedp.WithPollingTimeout(20*time.Second)),
 	)
 	retries := srv.call("GET", fmt.Sprintf("runs?job_id=%v&trigger_type=retry", flaky["id"]), nil)["items"].([]any)
 	require.Len(t, retries, 1)
+	require.Equal(t, fmt.Sprintf("run #%v", retries[0].(map[string]any)["id"]), retriedBy, "the failed run says which run retries it")
+	require.Equal(t, "none: this was the last attempt", lastRetry)
 	require.Equal(t, []string{fmt.Sprint(flakyRun["id"]), fmt.Sprintf("*%v", retries[0].(map[string]any)["id"])}, chain,
 		"the chain, first to last, on the retry's page (marked as this run)")
 
