@@ -420,14 +420,17 @@ func TestConsoleInBrowser(t *testing.T) {
 	)
 	// The Kill button asks first, showing what the kill stops; Cancel
 	// changes nothing.
-	var sleeperRun, scopeSummary string
+	var sleeperRun, scopeSummary, scopeJob string
 	run(t, ctx, "kill asks first",
 		chromedp.Evaluate(`location.hash.match(/\d+/)[0]`, &sleeperRun),
 		chromedp.Click("#kill-run", chromedp.ByQuery),
 		chromedp.WaitVisible("#kill-dialog", chromedp.ByQuery),
 		chromedp.Poll(`(() => { const b = document.querySelector("#kill-confirm"); return b && !b.disabled && document.querySelector("#kill-scope-summary").textContent; })()`, &scopeSummary),
+		chromedp.Text(`#kill-scope-runs tr[data-run] td:nth-child(2)`, &scopeJob, chromedp.ByQuery),
 	)
 	require.Equal(t, fmt.Sprintf("The kill stops run %s on local://sleeper, and nothing else.", sleeperRun), scopeSummary)
+	sleeper := srv.call("GET", "runs/"+sleeperRun, nil)
+	require.Equal(t, fmt.Sprintf("%v/%v", sleeper["app_name"], sleeper["job_name"]), scopeJob, "the runs the kill stops name their job")
 	checkA11y(t, ctx, "kill dialog")
 	run(t, ctx, "cancel the kill",
 		chromedp.Click("#kill-cancel", chromedp.ByQuery),

@@ -335,13 +335,13 @@ func (a *app) confirmKill(ctx context.Context, c *client.Client, id int64) (bool
 		return false, exitCode{code: exitFailure, msg: scope.Summary}
 	}
 	fmt.Fprintln(a.stderr, scope.Summary)
-	t := &table{header: []string{"RUN", "JOB ID", "SHARD", "STATE", "TARGET"}}
+	t := &table{header: []string{"RUN", "JOB", "SHARD", "STATE", "TARGET"}}
 	for _, r := range scope.Stops {
 		shard := "-"
 		if r.ShardTotal > 1 {
 			shard = fmt.Sprintf("%d of %d", r.ShardIndex+1, r.ShardTotal)
 		}
-		t.add(r.ID, r.JobID, shard, r.State, r.Target)
+		t.add(r.ID, runJobName(r), shard, r.State, r.Target)
 	}
 	if err := t.write(a.stderr); err != nil {
 		return false, err

@@ -247,7 +247,7 @@ function askKill(id) {
         h("thead", {}, h("tr", {}, ["Run", "Job", "Shard", "State", "Target"].map((c) => h("th", { scope: "col" }, c)))),
         h("tbody", {}, s.stops.map((r) => h("tr", { "data-run": r.id },
           h("td", {}, `#${r.id}`, String(r.id) === String(id) ? " (this run)" : ""),
-          h("td", {}, `job ${r.job_id}`),
+          h("td", {}, jobName(r)),
           h("td", {}, r.shard_total > 1 ? `${r.shard_index + 1} of ${r.shard_total}` : "—"),
           h("td", {}, stateBadge(r.state)),
           h("td", {}, r.target || "—"))))));
