@@ -28,6 +28,7 @@ type jobRequest struct {
 	// The read-only fields of a job's GET output are accepted and ignored,
 	// so GET-edit-PUT works; id, when sent, must be the job's own.
 	ID         int64           `json:"id"`
+	ChildJobs  json.RawMessage `json:"child_jobs"`
 	AlarmState json.RawMessage `json:"alarm_state"`
 	NextFireAt json.RawMessage `json:"next_fire_at"`
 	LastFireAt json.RawMessage `json:"last_fire_at"`
@@ -115,11 +116,11 @@ func (s *server) listJobs(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	purged, err := s.svc.PurgedLastRuns(c.UserContext(), p.Items)
+	views, err := s.jobViews(c, p.Items...)
 	if err != nil {
 		return err
 	}
-	return c.JSON(viewPage(p, func(j store.Job) apitypes.Job { return viewJob(j, purged[j.ID]) }))
+	return c.JSON(apitypes.Page[apitypes.Job]{Items: views, NextCursor: p.NextCursor})
 }
 
 func (s *server) getJob(c *fiber.Ctx) error {
@@ -136,12 +137,35 @@ func (s *server) getJob(c *fiber.Ctx) error {
 
 // sendJob answers a job with its ETag.
 func (s *server) sendJob(c *fiber.Ctx, j store.Job) error {
-	purged, err := s.svc.PurgedLastRuns(c.UserContext(), []store.Job{j})
+	views, err := s.jobViews(c, j)
 	if err != nil {
 		return err
 	}
 	c.Set(fiber.HeaderETag, objectETag(j.ID, j.Version))
-	return c.JSON(viewJob(j, purged[j.ID]))
+	return c.JSON(views[0])
+}
+
+// jobViews views jobs with whether their last run is purged and their
+// child jobs' names, each read once for all of them.
+func (s *server) jobViews(c *fiber.Ctx, js ...store.Job) ([]apitypes.Job, error) {
+	purged, err := s.svc.PurgedLastRuns(c.UserContext(), js)
+	if err != nil {
+		return nil, err
+	}
+	names, err := s.svc.ChildJobNames(c.UserContext(), js, visibleGroups(c, access.PermJobsRead))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]apitypes.Job, len(js))
+	for i, j := range js {
+		out[i] = viewJob(j, purged[j.ID])
+		for k, id := range out[i].ChildJobIDs {
+			if n, ok := names[id]; ok {
+				out[i].ChildJobs[k] = n
+			}
+		}
+	}
+	return out, nil
 }
 
 func (s *server) updateJob(c *fiber.Ctx) error {
@@ -195,6 +219,10 @@ func (s *server) patchJob(c *fiber.Ctx) error {
 	var patch map[string]any
 	if err := decodeJSON(c, &patch, false); err != nil {
 		return err
+	}
+	if _, ok := patch["child_jobs"]; ok {
+		// Ignoring it, as PUT does, would drop the change the patch asks for.
+		return badRequest("child_jobs", "is read-only (the names of child_job_ids); set the children with child_job_ids")
 	}
 	for attempt := 1; ; attempt++ {
 		cur, err := s.svc.GetJob(c.UserContext(), id)

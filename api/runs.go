@@ -128,12 +128,12 @@ func (s *server) killScope(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v := apitypes.KillScope{RunID: p.Run.ID, State: string(p.Run.State), Killable: p.Killable, Target: p.Run.Target,
-		KillsWholeJob: p.KillsWholeJob, Stops: make([]apitypes.Run, 0, len(p.Stops)), Summary: p.Summary}
-	for _, r := range p.Stops {
-		v.Stops = append(v.Stops, viewRun(r))
+	stops, err := s.runViews(c.UserContext(), p.Stops...) // named, as every run the API shows
+	if err != nil {
+		return err
 	}
-	return c.JSON(v)
+	return c.JSON(apitypes.KillScope{RunID: p.Run.ID, State: string(p.Run.State), Killable: p.Killable, Target: p.Run.Target,
+		KillsWholeJob: p.KillsWholeJob, Stops: stops, Summary: p.Summary})
 }
 
 func (s *server) killRun(c *fiber.Ctx) error {

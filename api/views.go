@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/ringjob/ringjob/apitypes"
@@ -39,7 +40,7 @@ func viewJob(j store.Job, purged bool) apitypes.Job {
 		ScheduleType: j.ScheduleType, ScheduleConf: j.ScheduleConf, TimeZone: j.TimeZone, MisfirePolicy: string(j.MisfirePolicy),
 		Handler: j.Handler, Params: j.Params, RouteStrategy: string(j.RouteStrategy), BlockStrategy: string(j.BlockStrategy),
 		TimeoutSec: j.TimeoutSec, RetryCount: j.RetryCount, ShardCount: j.ShardCount, PinnedTargets: nonNilStrings(j.PinnedTargets), Enabled: j.Enabled,
-		RetryBackoff: string(j.RetryBackoff), RetryDelaySec: j.RetryDelaySec, RetryMaxDelaySec: j.RetryMaxDelaySec, ChildJobIDs: nonNilIDs(j.ChildJobIDs),
+		RetryBackoff: string(j.RetryBackoff), RetryDelaySec: j.RetryDelaySec, RetryMaxDelaySec: j.RetryMaxDelaySec, ChildJobIDs: nonNilIDs(j.ChildJobIDs), ChildJobs: childIDs(j.ChildJobIDs),
 		MaxInFlight: j.MaxInFlight, AlarmChannels: nonNilStrings(j.AlarmChannels), AlarmState: string(j.AlarmState), JobOptions: service.JobOptionsView(j.JobOptions),
 		NextFireAt: rfc3339(j.NextFireMs), LastFireAt: rfc3339(j.LastFireMs), CreatedAt: rfc3339(j.CreatedMs), UpdatedAt: rfc3339(j.UpdatedMs),
 		LastOutcome: string(j.LastOutcome), LastFinishedAt: rfc3339(j.LastFinishedMs), LastRunID: j.LastRunID, LastRunPurged: purged,
@@ -94,6 +95,16 @@ func nonNilStrings(s []string) []string {
 	return s
 }
 
+// childIDs is the child_jobs of a view before the children are named:
+// each id in decimal (what a reader who may not see the child gets).
+func childIDs(ids []int64) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = strconv.FormatInt(id, 10)
+	}
+	return out
+}
+
 func nonNilIDs(s []int64) []int64 {
 	if s == nil {
 		return []int64{}
@@ -101,9 +112,14 @@ func nonNilIDs(s []int64) []int64 {
 	return s
 }
 
-// runViews views runs with their jobs' names, read once for all of them.
+// runViews views runs with their jobs' names and, for failed runs, what
+// follows them, each read once for all of them.
 func (s *server) runViews(ctx context.Context, runs ...store.Run) ([]apitypes.Run, error) {
 	names, err := s.svc.RunJobNames(ctx, runs...)
+	if err != nil {
+		return nil, err
+	}
+	retries, err := s.svc.RunRetries(ctx, runs...)
 	if err != nil {
 		return nil, err
 	}
@@ -112,6 +128,9 @@ func (s *server) runViews(ctx context.Context, runs ...store.Run) ([]apitypes.Ru
 		out[i] = viewRun(r)
 		n := names[r.JobID]
 		out[i].JobName, out[i].AppName = n.Name, n.AppName
+		if rt, ok := retries[r.ID]; ok {
+			out[i].Retry, out[i].RetryRunID = string(rt.Status), rt.RunID
+		}
 	}
 	return out, nil
 }

@@ -96,8 +96,13 @@ type Job struct {
 	RetryDelaySec    int      `json:"retry_delay_sec"`
 	RetryMaxDelaySec int      `json:"retry_max_delay_sec"`
 	ChildJobIDs      []int64  `json:"child_job_ids"`
-	MaxInFlight      int      `json:"max_in_flight"`
-	AlarmChannels    []string `json:"alarm_channels"`
+	// ChildJobs names child_job_ids in the same order, as GROUP/NAME (its
+	// group's app name and its name, as jobs as code names children), or
+	// as the id in decimal for a child in a group the caller may not read.
+	// Read-only: a write sets the children with child_job_ids.
+	ChildJobs     []string `json:"child_jobs"`
+	MaxInFlight   int      `json:"max_in_flight"`
+	AlarmChannels []string `json:"alarm_channels"`
 	// The schedule options, each left out when not set.
 	JobOptions
 	AlarmState string  `json:"alarm_state"`

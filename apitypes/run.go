@@ -33,7 +33,13 @@ type Run struct {
 	Message        string  `json:"message"`
 	IdempotencyKey string  `json:"idempotency_key,omitempty"`
 	RetryOf        int64   `json:"retry_of,omitempty"`
-	AlarmStatus    string  `json:"alarm_status"`
+	// Retry says what follows a run that failed, timed out or was lost:
+	// pending (not decided yet, for up to the scheduler's follow-up
+	// interval), scheduled (RetryRunID is the retry) or none (this was the
+	// last attempt); empty for any other run.
+	Retry       string `json:"retry,omitempty"`
+	RetryRunID  int64  `json:"retry_run_id,omitempty"`
+	AlarmStatus string `json:"alarm_status"`
 	// Attempts lists the routing probes and dispatches when one failed
 	// (failover), as [{target, op, error, at_ms}]; empty otherwise.
 	Attempts json.RawMessage `json:"attempts"`

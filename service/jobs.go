@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -132,6 +133,31 @@ func (s *Service) GetJob(ctx context.Context, id int64) (store.Job, error) {
 		return store.Job{}, notFoundOr(err, "job", id, fmt.Sprintf("read job %d", id))
 	}
 	return j, nil
+}
+
+// ChildJobNames names the child jobs of js (app_name/name by child id) in
+// one read, for views that show a job's children by name as jobs as code
+// does. A child in a group outside onlyGroups (when not nil: the groups the
+// caller may read) or gone is absent from the map.
+func (s *Service) ChildJobNames(ctx context.Context, js []store.Job, onlyGroups []int64) (map[int64]string, error) {
+	var ids []int64
+	for _, j := range js {
+		ids = append(ids, j.ChildJobIDs...)
+	}
+	out := map[int64]string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	names, err := s.st.JobNamesGet(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("name the child jobs of %d jobs: %w", len(js), err)
+	}
+	for id, n := range names {
+		if n.AppName != "" && (onlyGroups == nil || slices.Contains(onlyGroups, n.GroupID)) {
+			out[id] = n.AppName + "/" + n.Name
+		}
+	}
+	return out, nil
 }
 
 // PurgedLastRuns gives the jobs of js whose last finished run

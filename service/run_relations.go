@@ -128,3 +128,46 @@ func (s *Service) runByKey(ctx context.Context, k store.RunKey) (store.Run, bool
 	}
 	return r, err == nil, err
 }
+
+// RunRetry is what follows a failed run: its retry, or why there is none yet.
+type RunRetry struct {
+	Status kind.Retry
+	RunID  int64 // the retry run when Status is scheduled
+}
+
+// RunRetries says, for each run that failed, timed out or was lost, what
+// follows it, in one read of the retry keys: a client that waits for a
+// fire's final outcome follows the retry instead of ending at a failure
+// the scheduler will try again. Other runs are not in the map.
+func (s *Service) RunRetries(ctx context.Context, runs ...store.Run) (map[int64]RunRetry, error) {
+	keys := make([]store.RunKey, 0, len(runs))
+	for _, r := range runs {
+		if slices.Contains(store.FailedStates, r.State) {
+			keys = append(keys, store.RunKey{JobID: r.JobID, Key: store.RetryRunKey(r.ID)})
+		}
+	}
+	out := make(map[int64]RunRetry, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	found, err := s.st.RunIDsByKeys(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("find the retries of %d runs: %w", len(keys), err)
+	}
+	for _, r := range runs {
+		if !slices.Contains(store.FailedStates, r.State) {
+			continue
+		}
+		// The retry is created before the failure's follow-up is marked
+		// done, so a retry found is scheduled even while still pending.
+		switch id := found[store.RunKey{JobID: r.JobID, Key: store.RetryRunKey(r.ID)}]; {
+		case id > 0:
+			out[r.ID] = RunRetry{Status: kind.RetryScheduled, RunID: id}
+		case r.FollowupPending:
+			out[r.ID] = RunRetry{Status: kind.RetryPending}
+		default:
+			out[r.ID] = RunRetry{Status: kind.RetryNone}
+		}
+	}
+	return out, nil
+}

@@ -135,6 +135,7 @@ func (s *Store) GroupIDByAppName(ctx context.Context, appName string) (int64, er
 type JobName struct {
 	Name    string
 	AppName string
+	GroupID int64
 }
 
 // JobNamesGet reads the identities of jobs by id in one query per 1000 ids
@@ -147,14 +148,14 @@ func (s *Store) JobNamesGet(ctx context.Context, ids []int64) (map[int64]JobName
 		for i, id := range chunk {
 			args[i] = id
 		}
-		rows, err := s.db.QueryContext(ctx, "SELECT j.id, j.name, COALESCE(g.app_name, '') FROM jobs j LEFT JOIN job_groups g ON g.id = j.group_id WHERE j.id IN ("+placeholders(len(chunk))+")", args...)
+		rows, err := s.db.QueryContext(ctx, "SELECT j.id, j.name, COALESCE(g.app_name, ''), j.group_id FROM jobs j LEFT JOIN job_groups g ON g.id = j.group_id WHERE j.id IN ("+placeholders(len(chunk))+")", args...)
 		if err != nil {
 			return nil, fmt.Errorf("read the names of %d jobs: %w", len(chunk), err)
 		}
 		for rows.Next() {
 			var id int64
 			var n JobName
-			if err := rows.Scan(&id, &n.Name, &n.AppName); err != nil {
+			if err := rows.Scan(&id, &n.Name, &n.AppName, &n.GroupID); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read job names: %w", err)
 			}

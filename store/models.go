@@ -101,6 +101,10 @@ type Run struct {
 	// WindowOffsetMs is how far the job's flexible window moved the fire:
 	// its schedule time is ScheduledMs - WindowOffsetMs.
 	WindowOffsetMs int64
+	// FollowupPending says a follow-up service has yet to act on the run's
+	// outcome: for a failure, the retry (or the last failure's alarm and
+	// record) is still to be decided (see the followup column).
+	FollowupPending bool
 }
 
 // Node is a scheduler replica as seen through its heartbeat row.

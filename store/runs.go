@@ -10,15 +10,15 @@ import (
 	"github.com/ringjob/ringjob/internal/kind"
 )
 
-const runCols = "id, job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, trigger_type, state, owner, target, handler, params, created_ms, dispatched_ms, finished_ms, late, result_code, message, COALESCE(idempotency_key, ''), COALESCE(attempts, ''), retry_of, alarm_status, handed_ms, kill_requested, window_offset_ms"
+const runCols = "id, job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, trigger_type, state, owner, target, handler, params, created_ms, dispatched_ms, finished_ms, late, result_code, message, COALESCE(idempotency_key, ''), COALESCE(attempts, ''), retry_of, alarm_status, handed_ms, kill_requested, window_offset_ms, CASE WHEN followup = 0 THEN 1 ELSE 0 END"
 
 func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 	var r Run
-	var late, kill int
+	var late, kill, pending int
 	err := sc.Scan(&r.ID, &r.JobID, &r.GroupID, &r.ScheduledMs, &r.ShardIndex, &r.ShardTotal, &r.Attempt, &r.TriggerType, &r.State,
 		&r.Owner, &r.Target, &r.Handler, &r.Params, &r.CreatedMs, &r.DispatchedMs, &r.FinishedMs, &late, &r.ResultCode, &r.Message, &r.IdempotencyKey, &r.Attempts, &r.RetryOf, &r.AlarmStatus,
-		&r.HandedMs, &kill, &r.WindowOffsetMs)
-	r.Late, r.KillRequested = late != 0, kill != 0
+		&r.HandedMs, &kill, &r.WindowOffsetMs, &pending)
+	r.Late, r.KillRequested, r.FollowupPending = late != 0, kill != 0, pending != 0
 	return r, err
 }
 

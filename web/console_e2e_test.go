@@ -420,14 +420,17 @@ func TestConsoleInBrowser(t *testing.T) {
 	)
 	// The Kill button asks first, showing what the kill stops; Cancel
 	// changes nothing.
-	var sleeperRun, scopeSummary string
+	var sleeperRun, scopeSummary, scopeJob string
 	run(t, ctx, "kill asks first",
 		chromedp.Evaluate(`location.hash.match(/\d+/)[0]`, &sleeperRun),
 		chromedp.Click("#kill-run", chromedp.ByQuery),
 		chromedp.WaitVisible("#kill-dialog", chromedp.ByQuery),
 		chromedp.Poll(`(() => { const b = document.querySelector("#kill-confirm"); return b && !b.disabled && document.querySelector("#kill-scope-summary").textContent; })()`, &scopeSummary),
+		chromedp.Text(`#kill-scope-runs tr[data-run] td:nth-child(2)`, &scopeJob, chromedp.ByQuery),
 	)
 	require.Equal(t, fmt.Sprintf("The kill stops run %s on local://sleeper, and nothing else.", sleeperRun), scopeSummary)
+	sleeper := srv.call("GET", "runs/"+sleeperRun, nil)
+	require.Equal(t, fmt.Sprintf("%v/%v", sleeper["app_name"], sleeper["job_name"]), scopeJob, "the runs the kill stops name their job")
 	checkA11y(t, ctx, "kill dialog")
 	run(t, ctx, "cancel the kill",
 		chromedp.Click("#kill-cancel", chromedp.ByQuery),
@@ -519,9 +522,12 @@ func TestConsoleInBrowser(t *testing.T) {
 	checkA11y(t, ctx, "child run page")
 	flakyRun := srv.call("POST", fmt.Sprintf("jobs/%v/trigger", flaky["id"]), nil)
 	var chain []string
+	var retriedBy, lastRetry string
 	run(t, ctx, "retry chain on the run page",
 		chromedp.Navigate(fmt.Sprintf("%s/#/runs/%v", srv.base, flakyRun["id"])),
 		chromedp.Poll(`document.querySelectorAll("#retry-chain li").length === 2 && document.querySelector("#retry-chain li:nth-child(2) a")`, nil,
+			chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Poll(`(() => { const a = document.querySelector("#run-retry a"); return a && a.textContent; })()`, &retriedBy,
 			chromedp.WithPollingTimeout(20*time.Second)),
 		chromedp.Click("#retry-chain li:nth-child(2) a", chromedp.ByQuery),
 		// The page renders anew: wait until the marked run is the one shown.
@@ -529,9 +535,13 @@ func TestConsoleInBrowser(t *testing.T) {
 			document.querySelector("#retry-chain li[aria-current]").dataset.run === location.hash.match(/\d+$/)[0] &&
 			[...document.querySelectorAll("#retry-chain li")].map(li => (li.getAttribute("aria-current") ? "*" : "") + li.dataset.run)`, &chain,
 			chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Poll(`(() => { const t = document.querySelector("#run-retry").textContent; return t.startsWith("none") && t; })()`, &lastRetry,
+			chromedp.WithPollingTimeout(20*time.Second)),
 	)
 	retries := srv.call("GET", fmt.Sprintf("runs?job_id=%v&trigger_type=retry", flaky["id"]), nil)["items"].([]any)
 	require.Len(t, retries, 1)
+	require.Equal(t, fmt.Sprintf("run #%v", retries[0].(map[string]any)["id"]), retriedBy, "the failed run says which run retries it")
+	require.Equal(t, "none: this was the last attempt", lastRetry)
 	require.Equal(t, []string{fmt.Sprint(flakyRun["id"]), fmt.Sprintf("*%v", retries[0].(map[string]any)["id"])}, chain,
 		"the chain, first to last, on the retry's page (marked as this run)")
 

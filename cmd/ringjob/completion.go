@@ -74,3 +74,9 @@ func (a *app) completeContexts(cmd *cobra.Command, args []string, toComplete str
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp
 }
+
+// completeJobFlag completes a flag that names a job (--child), whatever
+// the command's arguments.
+func (a *app) completeJobFlag(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	return a.completeJobs(cmd, nil, toComplete)
+}

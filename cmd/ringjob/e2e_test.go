@@ -123,6 +123,8 @@ local:
       argv: ["/bin/sh", "-c", "echo failing; exit 3"]
     - name: talk
       argv: ["/bin/sh", "-c", "echo one; sleep 1; echo two"]
+    - name: flaky
+      argv: ["/bin/sh", "-c", "n=$(cat \"$RINGJOB_PARAMS\" 2>/dev/null || echo 0); echo \"attempt $n\"; echo $((n+1)) > \"$RINGJOB_PARAMS\"; [ \"$n\" -ge 2 ] || exit 4"]
 `, dbURL, port) + extra
 	cfgPath := filepath.Join(dir, "ringjob.yaml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o600))

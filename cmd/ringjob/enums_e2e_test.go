@@ -86,6 +86,25 @@ func TestHelpListsWhatTheServerTakes(t *testing.T) {
 		require.Equal(t, 1, c.run("runs", "list", "--"+tc.flag, "cron").code, "--%s cron is refused", tc.flag)
 	}
 
+	listHelp := c.ok("jobs", "list", "--help")
+	for _, tc := range []struct {
+		flag, field string
+		want        []string
+	}{
+		{"schedule-type", "schedule_type", names(schedulepkg.Kinds)},
+		{"last-outcome", "last_outcome", append(names(kind.FinalRunStates), "never")},
+	} {
+		listed := flagChoices(t, listHelp, tc.flag)
+		require.Equal(t, tc.want, listed, "jobs list --%s lists the server's set", tc.flag)
+		for _, v := range listed {
+			r := c.run("jobs", "list", "--"+tc.flag, v)
+			require.Equal(t, 0, r.code, "the server takes --%s %s: %s", tc.flag, v, r.stderr)
+		}
+		r := c.run("jobs", "list", "--"+tc.flag, "nosuch")
+		require.Equal(t, 1, r.code, "--%s nosuch", tc.flag)
+		require.Contains(t, r.stderr, tc.field, "the refusal names the field")
+	}
+
 	// The protocol's values are quoted: one of them is empty.
 	groupsHelp := c.ok("groups", "create", "--help")
 	line := regexp.MustCompile(`(?m)^\s+--protocol\s.*$`).FindString(groupsHelp)

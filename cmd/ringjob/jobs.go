@@ -16,6 +16,7 @@ import (
 	"github.com/ringjob/ringjob/client"
 	"github.com/ringjob/ringjob/internal/kind"
 	schedulepkg "github.com/ringjob/ringjob/schedule"
+	"github.com/ringjob/ringjob/service"
 )
 
 func (a *app) newJobsCommand() *cobra.Command {
@@ -50,12 +51,15 @@ func lastRun(j client.Job) string {
 
 func (a *app) newJobsListCommand() *cobra.Command {
 	var out outputFormat
-	var group, name string
+	var group, name, scheduleType, lastOutcome string
 	var enabled bool
 	cmd := &cobra.Command{
-		Use:   "list [--group APP_NAME]",
+		Use:   "list [--group APP_NAME] [--name S] [--enabled] [--schedule-type T] [--last-outcome O]",
 		Short: "List jobs",
-		Args:  exactArgs(0, "no arguments"),
+		Long: `List jobs, with the console's filters: a group, a part of the name, started
+or stopped, the schedule type, and the outcome of each job's newest finished
+run (never: jobs that have not finished a run).`,
+		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			c, err := a.apiClient(cmd)
@@ -76,6 +80,7 @@ func (a *app) newJobsListCommand() *cobra.Command {
 			if cmd.Flags().Changed("enabled") {
 				filters["enabled"] = strconv.FormatBool(enabled)
 			}
+			filters["schedule_type"], filters["last_outcome"] = scheduleType, lastOutcome
 			jobs, err := c.AllJobs(ctx, filters)
 			if err != nil {
 				return fmt.Errorf("list jobs: %w", err)
@@ -93,7 +98,12 @@ func (a *app) newJobsListCommand() *cobra.Command {
 	cmd.Flags().StringVar(&group, "group", "", "only the jobs of this group (app name or id)")
 	cmd.Flags().StringVar(&name, "name", "", "only jobs whose name contains this")
 	cmd.Flags().BoolVar(&enabled, "enabled", false, "only started (--enabled) or stopped (--enabled=false) jobs")
+	cmd.Flags().StringVar(&scheduleType, "schedule-type", "", "only jobs scheduled this way, one of "+kindJoin(schedulepkg.Kinds))
+	outcomes := append(kindNames(kind.FinalRunStates), service.LastOutcomeNever)
+	cmd.Flags().StringVar(&lastOutcome, "last-outcome", "", "only jobs whose newest finished run ended so, one of "+strings.Join(outcomes, ", "))
 	_ = cmd.RegisterFlagCompletionFunc("group", a.completeGroups)
+	_ = cmd.RegisterFlagCompletionFunc("schedule-type", cobra.FixedCompletions(kindNames(schedulepkg.Kinds), cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("last-outcome", cobra.FixedCompletions(outcomes, cobra.ShellCompDirectiveNoFileComp))
 	addOutputFlag(cmd, &out)
 	return cmd
 }
@@ -114,9 +124,15 @@ func (a *app) withJob(f func(ctx context.Context, c *client.Client, j client.Job
 }
 
 func (a *app) printJob(ctx context.Context, c *client.Client, out outputFormat, j client.Job, ref client.JobRef) error {
-	return printObjects(a.stdout, out, j, func() *table {
+	if err := printObjects(a.stdout, out, j, func() *table {
 		return jobsTable([]client.Job{j}, map[int64]string{j.GroupID: ref.AppName})
-	})
+	}); err != nil {
+		return err
+	}
+	if out == "table" && len(j.ChildJobs) > 0 {
+		fmt.Fprintf(a.stdout, "Child jobs (run after a success): %s\n", strings.Join(j.ChildJobs, ", "))
+	}
+	return nil
 }
 
 func (a *app) newJobsGetCommand() *cobra.Command {
@@ -157,7 +173,7 @@ func jobFieldFlags() []jobFieldFlag {
 		{"shards", "shard_count", "runs per fire for sharding broadcast"},
 		{"max-in-flight", "max_in_flight", "runs of this job at once (0: no limit)"},
 		{"pinned-target", "pinned_targets", "run only on these targets (repeatable)"},
-		{"child-id", "child_job_ids", "ids of jobs to trigger after a success (repeatable)"},
+		{"child", "child_jobs", "a job to trigger after a success, GROUP/NAME or id (repeatable; --child= alone clears them)"},
 		{"alarm-channel", "alarm_channels", "alarm channels to notify (repeatable)"},
 		{"active-from", "active_from", "no fire before this time (RFC 3339, e.g. 2027-01-01T00:00:00Z; empty: open)"},
 		{"active-until", "active_until", "no fire after this time (RFC 3339; empty: open)"},
@@ -174,10 +190,8 @@ func addJobFieldFlags(fs *pflag.FlagSet) {
 		switch f.field {
 		case "timeout_sec", "retry_count", "retry_delay_sec", "retry_max_delay_sec", "shard_count", "max_in_flight", "flexible_window_min", "max_event_age_sec":
 			fs.Int(f.flag, 0, f.usage)
-		case "pinned_targets", "alarm_channels":
+		case "pinned_targets", "alarm_channels", "child_jobs":
 			fs.StringArray(f.flag, nil, f.usage)
-		case "child_job_ids":
-			fs.Int64Slice(f.flag, nil, f.usage)
 		case "enabled":
 			fs.Bool(f.flag, false, f.usage)
 		default:
@@ -196,10 +210,8 @@ func jobFieldPatch(fs *pflag.FlagSet) map[string]any {
 		switch f.field {
 		case "timeout_sec", "retry_count", "retry_delay_sec", "retry_max_delay_sec", "shard_count", "max_in_flight", "flexible_window_min", "max_event_age_sec":
 			patch[f.field], _ = fs.GetInt(f.flag)
-		case "pinned_targets", "alarm_channels":
+		case "pinned_targets", "alarm_channels", "child_jobs":
 			patch[f.field], _ = fs.GetStringArray(f.flag)
-		case "child_job_ids":
-			patch[f.field], _ = fs.GetInt64Slice(f.flag)
 		case "enabled":
 			patch[f.field], _ = fs.GetBool(f.flag)
 		default:
@@ -207,6 +219,60 @@ func jobFieldPatch(fs *pflag.FlagSet) map[string]any {
 		}
 	}
 	return patch
+}
+
+// namedChildren turns the child jobs named in a job document or patch
+// (child_jobs: GROUP/NAME or id each, from --child, a file or the editor)
+// into the child_job_ids the API sets them with. A document that also
+// changes child_job_ids to other jobs is refused: which one was meant
+// cannot be told.
+func namedChildren(ctx context.Context, c *client.Client, doc map[string]any) error {
+	raw, ok := doc["child_jobs"]
+	if !ok {
+		return nil
+	}
+	delete(doc, "child_jobs")
+	var refs []string
+	switch v := raw.(type) {
+	case nil:
+	case []string:
+		refs = v
+	case []any:
+		for _, x := range v {
+			refs = append(refs, fmt.Sprint(x))
+		}
+	default:
+		return usageErrorf("child_jobs: want a list of jobs (GROUP/NAME or id), got %v", raw)
+	}
+	ids := []int64{}
+	for _, r := range refs {
+		if r = strings.TrimSpace(r); r == "" {
+			continue // --child= clears the children
+		}
+		j, _, err := resolveJob(ctx, c, r)
+		if err != nil {
+			return fmt.Errorf("child_jobs: %s: %w", r, err)
+		}
+		ids = append(ids, j.ID)
+	}
+	if prev, ok := doc["child_job_ids"]; ok && fmt.Sprint(toIDs(prev)) != fmt.Sprint(ids) {
+		return usageErrorf("child_jobs and child_job_ids name different jobs; give the children one way (child_jobs by name, or child_job_ids)")
+	}
+	doc["child_job_ids"] = ids
+	return nil
+}
+
+// toIDs reads a list of ids decoded from JSON or YAML (numbers).
+func toIDs(v any) []int64 {
+	out := []int64{}
+	if xs, ok := v.([]any); ok {
+		for _, x := range xs {
+			if f, ok := x.(float64); ok {
+				out = append(out, int64(f))
+			}
+		}
+	}
+	return out
 }
 
 // readDocument reads -f PATH ("-" is stdin).
@@ -248,14 +314,28 @@ give a YAML or JSON document with -f (the fields of GET /api/v1/jobs/{id};
 				if err != nil {
 					return err
 				}
-				var in client.JobInput
+				// A file may name the children (child_jobs) as jobs as
+				// code and job views do.
+				var in struct {
+					client.JobInput
+					ChildJobs []string `json:"child_jobs"`
+				}
 				if err := fromYAMLOrJSON(b, &in); err != nil {
 					return fmt.Errorf("%s: %w", file, err)
 				}
-				doc = toMap(in)
+				doc = toMap(in.JobInput)
+				if in.ChildJobs != nil {
+					doc["child_jobs"] = in.ChildJobs
+				}
 			}
 			for k, v := range jobFieldPatch(cmd.Flags()) {
+				if k == "child_jobs" {
+					delete(doc, "child_job_ids") // --child overrides the file's children
+				}
 				doc[k] = v
+			}
+			if err := namedChildren(ctx, c, doc); err != nil {
+				return err
 			}
 			var ref client.JobRef
 			if len(args) == 1 {
@@ -289,6 +369,7 @@ give a YAML or JSON document with -f (the fields of GET /api/v1/jobs/{id};
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "YAML or JSON document of the job (- for stdin)")
 	addJobFieldFlags(cmd.Flags())
+	_ = cmd.RegisterFlagCompletionFunc("child", a.completeJobFlag)
 	addOutputFlag(cmd, &out)
 	return cmd
 }
@@ -327,6 +408,12 @@ you saved does not parse, your edit stays in the file the error names.`,
 						return err
 					}
 				}
+				if err := namedChildren(ctx, c, patch); err != nil {
+					if kept != "" {
+						return editKept(fmt.Errorf("edit job %s: %w", ref, err), kept, "ringjob jobs edit "+ref.String())
+					}
+					return err
+				}
 				nj, err := c.PatchJob(ctx, ref, patch, j.ETag)
 				if err != nil {
 					err = fmt.Errorf("edit job %s: %w", ref, err)
@@ -343,6 +430,7 @@ you saved does not parse, your edit stays in the file the error names.`,
 		},
 	}
 	addJobFieldFlags(cmd.Flags())
+	_ = cmd.RegisterFlagCompletionFunc("child", a.completeJobFlag)
 	addOutputFlag(cmd, &out)
 	return cmd
 }
@@ -401,7 +489,12 @@ func (a *app) newJobsTriggerCommand() *cobra.Command {
 		Short: "Run a job once now",
 		Long: `Run a job once now. With --wait, wait for the run's outcome, print it and
 exit with it (0 succeeded, 1 any other end); --follow also prints the run's
-log as it is written.`,
+log as it is written.
+
+When the run fails and the job has retries left, --wait and --follow say so
+on standard error (the attempt, the retry's run id and when it is due) and
+wait for the retry, until the last attempt ends: the outcome printed and the
+exit code are those of the last attempt.`,
 		Args:              exactArgs(1, "one job, GROUP/NAME or id"),
 		ValidArgsFunction: a.completeJobs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -425,14 +518,9 @@ log as it is written.`,
 			if !wait && !follow {
 				return printObjects(a.stdout, out, r, func() *table { return runsTable([]client.Run{r}) })
 			}
-			if follow {
-				if err := a.followLog(ctx, c, r.ID, poll); err != nil {
-					return err
-				}
-			}
-			r, err = c.WaitRun(ctx, r.ID, poll)
+			r, err = a.followAttempts(ctx, c, r.ID, poll, follow)
 			if err != nil {
-				return fmt.Errorf("wait for run %d: %w", r.ID, err)
+				return err
 			}
 			w := a.stdout
 			if follow && out == "table" {
@@ -448,7 +536,7 @@ log as it is written.`,
 	f.StringVar(&params, "param", "", "parameters of this run instead of the job's")
 	f.StringVar(&target, "target", "", "run on this target of the group instead of routing")
 	f.StringVar(&key, "idempotency-key", "", "a key that makes a retried trigger return the first run instead of a new one")
-	f.BoolVar(&wait, "wait", false, "wait for the outcome and exit with it (0 succeeded, 1 otherwise)")
+	f.BoolVar(&wait, "wait", false, "wait for the outcome, through the retries, and exit with it (0 succeeded, 1 otherwise)")
 	f.BoolVar(&follow, "follow", false, "print the run's log as it is written, then its outcome (implies --wait)")
 	f.DurationVar(&poll, "poll", 500*time.Millisecond, "how often to ask the server while waiting")
 	addOutputFlag(cmd, &out)

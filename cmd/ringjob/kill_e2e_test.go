@@ -76,6 +76,7 @@ func TestRunsKillAsksFirst(t *testing.T) {
 	out, code := answer(id, "no")
 	require.Equal(t, exitFailure, code, out)
 	require.Contains(t, out, fmt.Sprintf("The kill stops run %d on local://longnap, and nothing else.", id))
+	require.Regexp(t, fmt.Sprintf(`(?m)^%d\s+kill-nap/nap\s`, id), out, "the runs it stops name their job")
 	require.Contains(t, out, "Kill this run? Only 'yes' kills: ")
 	require.Contains(t, out, "Not killed.")
 	require.Equal(t, "running", state(id), "cancel changes nothing")

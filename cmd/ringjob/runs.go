@@ -15,6 +15,7 @@ import (
 
 	"github.com/ringjob/ringjob/client"
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/servicekit"
 )
 
 func (a *app) newRunsCommand() *cobra.Command {
@@ -56,14 +57,28 @@ func parseRunID(arg string) (int64, error) {
 
 func (a *app) newRunsListCommand() *cobra.Command {
 	var out outputFormat
-	var job, group, state, trigger string
+	var job, group, state, trigger, cursor string
 	var limit int
+	var every bool
 	cmd := &cobra.Command{
-		Use:   "list [--job GROUP/NAME|ID] [--state S] [--limit N]",
+		Use:   "list [--job GROUP/NAME|ID] [--state S] [--limit N] [--cursor C | --all]",
 		Short: "List runs, newest first",
-		Args:  exactArgs(0, "no arguments"),
+		Long: `List runs, newest first, --limit at a time. When more follow, the command
+that shows the next page is printed on stderr (its --cursor); --all lists
+every page (in pages of --limit, or of the server's largest page when
+--limit is not given).`,
+		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			if every && cursor != "" {
+				return usageErrorf("give --cursor or --all, not both")
+			}
+			if limit < 1 || limit > servicekit.MaxPageLimit {
+				return usageErrorf("--limit must be between 1 and %d, got %d; page with --cursor or --all for more", servicekit.MaxPageLimit, limit)
+			}
+			if every && !cmd.Flags().Changed("limit") {
+				limit = servicekit.MaxPageLimit
+			}
 			c, err := a.apiClient(cmd)
 			if err != nil {
 				return err
@@ -89,14 +104,22 @@ func (a *app) newRunsListCommand() *cobra.Command {
 			if trigger != "" {
 				filters["trigger_type"] = trigger
 			}
-			p, err := c.ListRuns(ctx, client.ListOptions{Limit: limit, Filters: filters})
-			if err != nil {
-				return fmt.Errorf("list runs: %w", err)
+			runs := []client.Run{}
+			for {
+				p, err := c.ListRuns(ctx, client.ListOptions{Limit: limit, Cursor: cursor, Filters: filters})
+				if err != nil {
+					return fmt.Errorf("list runs: %w", err)
+				}
+				runs = append(runs, p.Items...)
+				cursor = p.NextCursor
+				if cursor == "" || !every {
+					break
+				}
 			}
-			if p.Items == nil {
-				p.Items = []client.Run{}
+			if cursor != "" {
+				fmt.Fprintf(a.stderr, "More runs follow: add --cursor %s (or --all)\n", cursor)
 			}
-			return printObjects(a.stdout, out, p.Items, func() *table { return runsTable(p.Items) })
+			return printObjects(a.stdout, out, runs, func() *table { return runsTable(runs) })
 		},
 	}
 	f := cmd.Flags()
@@ -104,7 +127,9 @@ func (a *app) newRunsListCommand() *cobra.Command {
 	f.StringVar(&group, "group", "", "only the runs of this group (app name or id)")
 	f.StringVar(&state, "state", "", "only runs in these states (comma-separated), one of "+kindJoin(kind.RunStates))
 	f.StringVar(&trigger, "trigger", "", "only runs fired this way, one of "+kindJoin(kind.Triggers))
-	f.IntVar(&limit, "limit", 50, "at most this many runs")
+	f.IntVar(&limit, "limit", 50, fmt.Sprintf("at most this many runs (a page; 1 to %d)", servicekit.MaxPageLimit))
+	f.StringVar(&cursor, "cursor", "", "the page after this cursor (printed by the previous page)")
+	f.BoolVar(&every, "all", false, "every run that matches, page after page")
 	_ = cmd.RegisterFlagCompletionFunc("job", a.completeJobs)
 	_ = cmd.RegisterFlagCompletionFunc("group", a.completeGroups)
 	_ = cmd.RegisterFlagCompletionFunc("state", cobra.FixedCompletions(kindNames(kind.RunStates), cobra.ShellCompDirectiveNoFileComp))
@@ -152,7 +177,10 @@ func (a *app) newRunsLogsCommand() *cobra.Command {
 		Use:   "logs RUN_ID [--follow]",
 		Short: "Print a run's log",
 		Long: `Print a run's log. With --follow, keep printing it as it is written until
-the run ends, then exit with its outcome (0 succeeded, 1 otherwise).`,
+the run ends, then exit with its outcome (0 succeeded, 1 otherwise). When the
+run failed and the scheduler retries it, --follow says so on standard error
+(the attempt, the retry's run id and when it is due) and follows the retry,
+until the last attempt ends.`,
 		Args: exactArgs(1, "one run id"),
 		RunE: a.withRun(func(ctx context.Context, c *client.Client, id int64) error {
 			if !follow {
@@ -163,17 +191,14 @@ the run ends, then exit with its outcome (0 succeeded, 1 otherwise).`,
 				a.writeLog(ch.Content)
 				return nil
 			}
-			if err := a.followLog(ctx, c, id, poll); err != nil {
-				return err
-			}
-			r, err := c.GetRun(ctx, id)
+			r, err := a.followAttempts(ctx, c, id, poll, true)
 			if err != nil {
-				return fmt.Errorf("run %d: %w", id, err)
+				return err
 			}
 			return runOutcome(r)
 		}),
 	}
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing until the run ends")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing until the run ends, following its retries")
 	cmd.Flags().DurationVar(&poll, "poll", 500*time.Millisecond, "how often to ask the server for more")
 	return cmd
 }
@@ -209,6 +234,48 @@ func (a *app) followLog(ctx context.Context, c *client.Client, id int64, poll ti
 			return ctx.Err()
 		case <-time.After(poll):
 		}
+	}
+}
+
+// followAttempts waits for run id to end (printing its log as it is
+// written when withLog) and, while the scheduler retries it, for each retry
+// in turn; it answers the last attempt. A failure is final only once the
+// server has decided what follows it (the run's retry), so a run that
+// failed with retries left is never taken for the fire's outcome.
+func (a *app) followAttempts(ctx context.Context, c *client.Client, id int64, poll time.Duration, withLog bool) (client.Run, error) {
+	for {
+		if withLog {
+			if err := a.followLog(ctx, c, id, poll); err != nil {
+				return client.Run{}, err
+			}
+		}
+		r, err := c.WaitRun(ctx, id, poll)
+		for err == nil && r.Retry == string(kind.RetryPending) {
+			select {
+			case <-ctx.Done():
+				return r, ctx.Err()
+			case <-time.After(poll):
+			}
+			r, err = c.GetRun(ctx, id)
+		}
+		if err != nil {
+			return r, fmt.Errorf("wait for run %d: %w", id, err)
+		}
+		if r.Retry != string(kind.RetryScheduled) || r.RetryRunID == 0 {
+			return r, nil
+		}
+		next, err := c.GetRun(ctx, r.RetryRunID)
+		if err != nil {
+			return r, fmt.Errorf("run %d failed and is retried by run %d, which cannot be read: %w; follow it with: ringjob runs logs --follow %d",
+				r.ID, r.RetryRunID, err, r.RetryRunID)
+		}
+		due := "now"
+		if next.ScheduledAt != nil {
+			due = "at " + *next.ScheduledAt
+		}
+		fmt.Fprintf(a.stderr, "Run %d %s (attempt %d); the scheduler retries it: attempt %d is run %d, due %s. Following it.\n",
+			r.ID, strings.ReplaceAll(r.State, "_", " "), r.Attempt+1, next.Attempt+1, next.ID, due)
+		id = next.ID
 	}
 }
 
@@ -268,13 +335,13 @@ func (a *app) confirmKill(ctx context.Context, c *client.Client, id int64) (bool
 		return false, exitCode{code: exitFailure, msg: scope.Summary}
 	}
 	fmt.Fprintln(a.stderr, scope.Summary)
-	t := &table{header: []string{"RUN", "JOB ID", "SHARD", "STATE", "TARGET"}}
+	t := &table{header: []string{"RUN", "JOB", "SHARD", "STATE", "TARGET"}}
 	for _, r := range scope.Stops {
 		shard := "-"
 		if r.ShardTotal > 1 {
 			shard = fmt.Sprintf("%d of %d", r.ShardIndex+1, r.ShardTotal)
 		}
-		t.add(r.ID, r.JobID, shard, r.State, r.Target)
+		t.add(r.ID, runJobName(r), shard, r.State, r.Target)
 	}
 	if err := t.write(a.stderr); err != nil {
 		return false, err

@@ -98,6 +98,17 @@ func (t Trigger) Valid() bool {
 	return false
 }
 
+// Retry is what follows a run that failed, timed out or was lost, as the
+// API shows it on the run.
+type Retry string
+
+// What follows a failed run.
+const (
+	RetryPending   Retry = "pending"   // the scheduler has yet to decide (within its follow-up interval)
+	RetryScheduled Retry = "scheduled" // a retry run exists (the run's retry_run_id)
+	RetryNone      Retry = "none"      // no retry follows: none left, or the fire is too old
+)
+
 // Misfire is what the scheduler does with a fire time it missed by more
 // than the pre-read window.
 type Misfire string

@@ -1,6 +1,6 @@
-// The dashboard: runs by outcome over time, jobs, executors and function
-// targets, scheduler replicas, the last failures. It refreshes itself every
-// 15 s while it is open.
+// The dashboard: runs by outcome over time, jobs, executors, Lambda
+// functions and local commands, scheduler replicas, the last failures. It
+// refreshes itself every 15 s while it is open.
 import uPlot from "../vendor/uplot-1.6.32/uPlot.esm.js";
 import { APIError, get, query } from "./api.js";
 import { ago, can, describe, h, jobLink, me, seconds, stateBadge, table, visit, when } from "./core.js";
@@ -86,14 +86,21 @@ async function dashboardPage(m, params) {
       get("runs" + query({ group_id: gid, state: "failed,timed_out,lost", limit: 10 })),
       user.admin ? get("replicas") : Promise.resolve(null),
     ]);
-    const members = groups.filter((g) => !gid || String(g.id) === gid).flatMap((g) => g.members);
-    const lambdas = members.filter((t) => t.startsWith("lambda://")).length;
-    const locals = members.filter((t) => t.startsWith("local://")).length;
+    // Functions (Lambda) and the scheduler's local commands are different
+    // things to run jobs on, so each has its tile: distinct targets, and
+    // the groups that name them.
+    const shownGroups = groups.filter((g) => !gid || String(g.id) === gid);
+    const targetsOf = (isKind) => {
+      const ts = new Set(shownGroups.flatMap((g) => g.members.filter(isKind)));
+      const inGroups = shownGroups.filter((g) => g.members.some(isKind)).length;
+      return [String(ts.size), ts.size ? `in ${inGroups} group${inGroups === 1 ? "" : "s"}` : "none in a group"];
+    };
     const fresh = execs.items.filter((e) => e.heartbeat_age_ms < 90_000).length;
     tiles.replaceChildren(
       tile("tile-jobs", "Jobs", String(counts.jobs), `${counts.enabled} enabled`),
       tile("tile-executors", "Live executors", String(fresh), `${execs.items.length} registered`),
-      tile("tile-functions", "Function targets", String(lambdas), `${locals} local commands`),
+      tile("tile-functions", "Lambda functions", ...targetsOf((t) => t.startsWith("lambda://") || t.startsWith("arn:"))),
+      tile("tile-commands", "Local commands", ...targetsOf((t) => t.startsWith("local://"))),
       ...(reps ? [tile("tile-replicas", "Scheduler replicas", String(reps.items.filter((r) => !r.stopped_at && r.heartbeat_age_ms < 30_000).length), `${reps.items.length} known`)] : []));
 
     chartBox.replaceChildren();

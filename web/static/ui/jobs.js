@@ -120,7 +120,7 @@ const jobSections = [
     ["retry_delay_sec", "Retry delay (seconds)", "number"],
     ["retry_max_delay_sec", "Longest retry delay (seconds, 0 = no cap)", "number"],
     ["max_event_age_sec", "Max event age (seconds, 0 = no limit)", "number", "a fire older than this is neither retried nor caught up"],
-    ["child_job_ids", "Child jobs (ids, comma separated)", "ids", "run after a success of this job"],
+    ["child_job_ids", "Child jobs", "children", "run after a success of this job; pick them by name (group/name)"],
     ["alarm_channels", "Alarm channels", "channels", "where failures are reported: the channels this server declares"],
     ["failure_destination", "Failure destination", "text", "SQS queue, SNS topic or EventBridge bus ARN, or a webhook URL; empty = the group's"],
   ]],
@@ -138,15 +138,58 @@ async function candidates(g) {
   return [...new Set([...g.members, ...execs.items.map((e) => e.address)])];
 }
 
+// pickChildren is the job form's child jobs: the chosen ones by name, each
+// with a Remove button, and a box to add one by its group/name (suggested
+// from the jobs this user may see; a name not among them is looked up).
+// A child in a group this user may not read keeps its id.
+function pickChildren(job, jobsOf, groups, errorBox) {
+  const appOf = Object.fromEntries(groups.map((g) => [g.id, g.app_name]));
+  const named = Object.fromEntries(jobsOf.items.filter((j) => j.id !== job.id && appOf[j.group_id])
+    .map((j) => [`${appOf[j.group_id]}/${j.name}`, j.id]));
+  const chosen = (job.child_job_ids || []).map((id, i) => ({ id, name: (job.child_jobs || [])[i] || `job ${id}` }));
+  const list = h("ul", { class: "children", id: "child-jobs-chosen" });
+  const pick = h("input", { id: "child-pick", type: "text", list: "child-job-names", placeholder: "group/name", autocomplete: "off",
+    "aria-label": "Add a child job by group/name" });
+  const names = h("datalist", { id: "child-job-names" }, Object.keys(named).sort().map((n) => h("option", { value: n })));
+  function draw() {
+    list.replaceChildren(...(chosen.length ? chosen.map((c, i) => h("li", {}, c.name, " ",
+      h("button", { type: "button", class: "secondary small", "aria-label": `Remove child job ${c.name}`,
+        onclick: () => { chosen.splice(i, 1); draw(); } }, "Remove")))
+      : [h("li", { class: "hint" }, "No child job.")]));
+  }
+  async function add() {
+    const name = pick.value.trim();
+    errorBox().textContent = "";
+    if (!name) return;
+    let cid = named[name];
+    if (!cid && name.includes("/")) { // beyond the suggestions: ask the server
+      const at = name.indexOf("/");
+      cid = (await get(`groups/${encodeURIComponent(name.slice(0, at))}/jobs/${encodeURIComponent(name.slice(at + 1))}`).catch(() => null))?.id;
+    }
+    if (!cid) { errorBox().textContent = `No job is named “${name}”: name it as group/name.`; pick.focus(); return; }
+    if (cid === job.id) { errorBox().textContent = "A job cannot be its own child."; pick.focus(); return; }
+    if (!chosen.some((c) => c.id === cid)) chosen.push({ id: cid, name });
+    pick.value = "";
+    draw();
+  }
+  pick.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.preventDefault(); add(); } });
+  draw();
+  return {
+    box: h("div", {}, list, h("div", { class: "pick" }, pick, names, " ", h("button", { type: "button", class: "secondary", id: "child-add", onclick: add }, "Add"))),
+    ids: () => chosen.map((c) => c.id),
+  };
+}
+
 // jobFormPage edits job id, creates a job, or (copyOf) creates a copy.
 async function jobFormPage(id, copyOf) {
   const v = visit();
   const editing = id !== undefined;
   const meta = {}; // the job's ETag: a save is refused if someone changed it since
-  const [loaded, groups, alarmChannels] = await Promise.all([
+  const [loaded, groups, alarmChannels, jobsOf] = await Promise.all([
     editing ? call("GET", `jobs/${id}`, undefined, undefined, meta) : copyOf ? get(`jobs/${copyOf}`) : Promise.resolve(newJob),
     get("groups" + query({ limit: 500 })),
     get("alarm-channels").catch(() => ({ items: [] })),
+    get("jobs" + query({ limit: 500, sort: "name" })).catch(() => ({ items: [] })),
   ]);
   const job = copyOf ? { ...loaded, name: `${loaded.name}-copy`, enabled: false } : loaded;
   const writable = groups.items.filter((g) => can("jobs.write", g.id));
@@ -171,6 +214,7 @@ async function jobFormPage(id, copyOf) {
       h("input", { type: "checkbox", id: `pin-${i}`, value: t, checked: pinned.has(t), onchange: (ev) => { if (ev.target.checked) pinned.add(t); else pinned.delete(t); } }), " ", t))
       : [h("p", { class: "hint" }, "The group has no candidates yet.")]));
   }
+  const childPicker = pickChildren(job, jobsOf, groups.items, () => errors.child_job_ids);
   const sections = [];
   for (const [legend, fields] of jobSections) {
     const grid = h("div", { class: "grid" });
@@ -197,8 +241,8 @@ async function jobFormPage(id, copyOf) {
             h("input", { type: "checkbox", id: `alarm-${i}`, name: "alarm_channel", value: n, checked: (job[f] || []).includes(n) }), " ", n,
             kindOf[n] ? ` (${kindOf[n]})` : " (not declared by this server)"))
             : h("p", { class: "hint" }, "This server declares no alarm channel."));
-      } else if (kind === "ids") {
-        input = h("input", { id: idAttr, name: f, type: "text", value: (job[f] || []).join(", ") });
+      } else if (kind === "children") {
+        input = h("fieldset", { id: idAttr, tabindex: -1 }, h("legend", {}, label), childPicker.box);
       } else {
         input = h("input", { id: idAttr, name: f, type: kind, min: kind === "number" ? 0 : null, value: job[f] ?? (kind === "number" ? 0 : "") });
       }
@@ -207,7 +251,7 @@ async function jobFormPage(id, copyOf) {
       errors[f] = h("div", { class: "field-error", id: errId, "aria-live": "polite" });
       input.setAttribute("aria-describedby", (typeof extra === "string" ? hintId + " " : "") + errId);
       inputs[f] = input;
-      const boxes = kind === "targets" || kind === "channels";
+      const boxes = kind === "targets" || kind === "channels" || kind === "children";
       grid.append(h("div", { class: boxes ? "wide" : null },
         kind === "checkbox" ? h("label", { for: idAttr }, input, " ", label) : boxes ? input : [h("label", { for: idAttr }, label), input],
         typeof extra === "string" ? h("div", { class: "hint", id: hintId }, extra) : null,
@@ -259,7 +303,6 @@ async function jobFormPage(id, copyOf) {
   const schedulePreview = () => { clearTimeout(previewTimer); previewTimer = setTimeout(preview, 250); };
   for (const f of ["schedule_type", "schedule_conf", "time_zone", "active_from", "active_until", "flexible_window_min"]) inputs[f].addEventListener("input", schedulePreview);
 
-  const splitList = (s) => s.split(",").map((x) => x.trim()).filter(Boolean);
   const form = h("form", { novalidate: true, onsubmit: async (ev) => {
     ev.preventDefault();
     clearErrors();
@@ -270,7 +313,7 @@ async function jobFormPage(id, copyOf) {
       else if (kind === "number" || kind === "group") body[f] = Number(v.value);
       else if (kind === "targets") body[f] = [...pinned];
       else if (kind === "channels") body[f] = [...v.querySelectorAll("input:checked")].map((c) => c.value);
-      else if (kind === "ids") body[f] = splitList(v.value).map(Number);
+      else if (kind === "children") body[f] = childPicker.ids();
       else body[f] = v.value;
     }
     try {
@@ -296,13 +339,10 @@ async function jobPage(id) {
   const v = visit();
   const [job, runs, nf] = await Promise.all([get(`jobs/${id}`), get("runs" + query({ job_id: id, limit: 20 })),
     get(`jobs/${id}/next-fires?n=1`).catch(() => null)]);
-  // The group and the child jobs, named (a child in a group this user may
+  // The group; the child jobs come named (a child in a group this user may
   // not read keeps its id).
-  const [group, children] = await Promise.all([get(`groups/${job.group_id}`).catch(() => null),
-    Promise.all((job.child_job_ids || []).map((c) => get(`jobs/${c}`).catch(() => ({ id: c }))))]);
-  const childGroups = Object.fromEntries(await Promise.all([...new Set(children.filter((c) => c.group_id && c.group_id !== job.group_id).map((c) => c.group_id))]
-    .map(async (g) => [g, (await get(`groups/${g}`).catch(() => ({}))).app_name])));
-  if (group) childGroups[group.id] = group.app_name;
+  const group = await get(`groups/${job.group_id}`).catch(() => null);
+  const children = (job.child_job_ids || []).map((c, i) => ({ id: c, name: (job.child_jobs || [])[i] }));
   const actions = h("div", { class: "actions" });
   if (can("jobs.write", job.group_id)) {
     actions.append(h("a", { class: "button", href: `#/jobs/${id}/edit`, id: "edit-job" }, "Edit"),
@@ -397,7 +437,7 @@ async function jobPage(id) {
       h("dt", {}, "Timeout"), h("dd", {}, job.timeout_sec ? `${job.timeout_sec} s` : "none"),
       h("dt", {}, "Max in flight"), h("dd", {}, job.max_in_flight || "no limit"),
       h("dt", {}, "Child jobs"), h("dd", { id: "job-children" }, children.length ? children.flatMap((c, i) => [i ? ", " : "",
-        h("a", { href: `#/jobs/${c.id}` }, c.name ? `${childGroups[c.group_id] || "group " + c.group_id}/${c.name}` : `job ${c.id}`)]) : "—"),
+        h("a", { href: `#/jobs/${c.id}` }, c.name && c.name !== String(c.id) ? c.name : `job ${c.id}`)]) : "—"),
       h("dt", {}, "Alarms"), h("dd", {}, list(job.alarm_channels) + (job.alarm_state ? ` (${typeof job.alarm_state === "string" ? job.alarm_state : JSON.stringify(job.alarm_state)})` : "")),
       h("dt", {}, "Created"), h("dd", {}, when(job.created_at)),
       h("dt", {}, "Updated"), h("dd", {}, when(job.updated_at)),

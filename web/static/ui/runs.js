@@ -111,6 +111,8 @@ async function runPage(id) {
   // then starts after it): named, not linked.
   let retryOfPurged = false;
   async function showRelated() {
+    // A failure's retry is decided by the scheduler shortly after it ends.
+    if (run.retry === "pending") { run = await get(`runs/${id}`); showRun(); }
     const rel = await get(`runs/${id}/related`);
     const purged = Boolean(run.retry_of) && !rel.retry_chain.some((r) => r.id === run.retry_of);
     if (purged !== retryOfPurged) { retryOfPurged = purged; showRun(); }
@@ -125,6 +127,15 @@ async function runPage(id) {
       : h("p", { class: "hint", id: "child-runs" }, "None (a success triggers the job's child jobs)."));
     if (rel.children_hidden) parts.push(h("p", { class: "hint" }, `${rel.children_hidden} more in groups you may not read.`));
     relatedBox.replaceChildren(...parts);
+  }
+  // What follows a failed run (the API's retry): its retry, or why none.
+  function retryOf(r) {
+    switch (r.retry) {
+      case "pending": return ["being decided: a retry follows if the job has retries left"];
+      case "scheduled": return ["retried by ", runLink({ id: r.retry_run_id }, `run #${r.retry_run_id}`)];
+      case "none": return ["none: this was the last attempt"];
+      default: return ["—"];
+    }
   }
   function showRun() {
     details.replaceChildren(...[
@@ -142,6 +153,7 @@ async function runPage(id) {
       h("dt", {}, "Shard"), h("dd", { id: "run-shard" }, run.shard_total > 1 ? `${run.shard_index + 1} of ${run.shard_total}` : "not sharded"),
       h("dt", {}, "Attempt"), h("dd", { id: "run-attempt" }, ...(run.attempt === 0 ? ["first"] : !run.retry_of ? [`retry ${run.attempt}`]
         : [`retry ${run.attempt} of `, retryOfPurged ? `run #${run.retry_of} (purged by retention)` : h("a", { href: `#/runs/${run.retry_of}` }, `run #${run.retry_of}`)])),
+      h("dt", {}, "Retry"), h("dd", { id: "run-retry" }, ...retryOf(run)),
       h("dt", {}, "Alarm"), h("dd", { id: "run-alarm" }, run.alarm_status || "—"),
       h("dt", {}, "Result code"), h("dd", {}, run.result_code || "—"),
       h("dt", {}, "Message"), h("dd", {}, run.message || "—")].flat().filter(Boolean));
@@ -235,7 +247,7 @@ function askKill(id) {
         h("thead", {}, h("tr", {}, ["Run", "Job", "Shard", "State", "Target"].map((c) => h("th", { scope: "col" }, c)))),
         h("tbody", {}, s.stops.map((r) => h("tr", { "data-run": r.id },
           h("td", {}, `#${r.id}`, String(r.id) === String(id) ? " (this run)" : ""),
-          h("td", {}, `job ${r.job_id}`),
+          h("td", {}, jobName(r)),
           h("td", {}, r.shard_total > 1 ? `${r.shard_index + 1} of ${r.shard_total}` : "—"),
           h("td", {}, stateBadge(r.state)),
           h("td", {}, r.target || "—"))))));
