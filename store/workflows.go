@@ -413,15 +413,15 @@ type NodeRun struct {
 	// Try counts the attempts of the current series: 1 for an attempt
 	// started by its start rule or a user's retry, one more for each
 	// automatic retry after it.
-	Try           int
-	State         kind.NodeState
-	RunID         int64
-	Superseded    bool
-	Output        string
-	Message       string
-	CreatedMs     int64
-	StartedMs     int64
-	FinishedMs    int64
+	Try        int
+	State      kind.NodeState
+	RunID      int64
+	Superseded bool
+	Output     string
+	Message    string
+	CreatedMs  int64
+	StartedMs  int64
+	FinishedMs int64
 }
 
 const nodeRunCols = "id, workflow_run_id, node, attempt, try_no, state, run_id, superseded, output, message, created_ms, started_ms, finished_ms"
