@@ -50,9 +50,9 @@ func (d *paramsDriver) Run(_ context.Context, req targets.Request) (targets.Disp
 	}
 	return targets.Dispatch{Done: &targets.Outcome{State: kind.RunSucceeded, Code: 200, Message: "out(" + p + ")"}}, nil
 }
-func (d *paramsDriver) Beat(context.Context, string) error                 { return nil }
-func (d *paramsDriver) IdleBeat(context.Context, string, int64) error      { return nil }
-func (d *paramsDriver) Kill(context.Context, string, int64, int64) error   { return nil }
+func (d *paramsDriver) Beat(context.Context, string) error               { return nil }
+func (d *paramsDriver) IdleBeat(context.Context, string, int64) error    { return nil }
+func (d *paramsDriver) Kill(context.Context, string, int64, int64) error { return nil }
 func (d *paramsDriver) Log(context.Context, string, int64, int) (targets.LogChunk, error) {
 	return targets.LogChunk{}, nil
 }
