@@ -28,7 +28,7 @@ const (
 	// maxOutputLine bounds the last stdout line a success reports as its
 	// message (a workflow node's output).
 	maxOutputLine = 4 << 10
-	stderrPrefix   = "[stderr] "
+	stderrPrefix  = "[stderr] "
 )
 
 // truncatedMarker is the line that ends a log cut at the cap.
