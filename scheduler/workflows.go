@@ -245,10 +245,13 @@ func (w *workflows) step(ctx context.Context, wr *wfRun) (bool, error) {
 		changed = true
 	}
 	if plan.Done && !changed {
-		if _, err := w.st.WorkflowRunFinish(ctx, r.ID, plan.Outcome, plan.Message, now.UnixMilli()); err != nil {
+		ok, err := w.st.WorkflowRunFinish(ctx, r.ID, plan.Outcome, plan.Message, now.UnixMilli())
+		if err != nil {
 			return false, err
 		}
-		w.log.WithFields(logrus.Fields{"workflow_run_id": r.ID, "workflow_id": r.WorkflowID, "state": plan.Outcome}).Info("workflow run ended")
+		if ok {
+			w.ended(r, plan.Outcome)
+		}
 		return false, nil
 	}
 	return changed, nil
@@ -263,9 +266,11 @@ func (w *workflows) follow(ctx context.Context, wr *wfRun, n store.NodeRun, runs
 	case !ok:
 		return w.fail(ctx, wr, n, fmt.Sprintf("its run %d is gone (purged or deleted)", n.RunID), now)
 	case run.State == kind.RunSucceeded:
-		return w.st.NodeRunFinish(ctx, n.ID, kind.NodeRunning, kind.NodeSucceeded, workflow.Output(run.Message), fmt.Sprintf("run %d succeeded", run.ID), now.UnixMilli())
+		// The node ends when its run did: its children's start delay is
+		// counted from there.
+		return w.st.NodeRunFinish(ctx, n.ID, kind.NodeRunning, kind.NodeSucceeded, workflow.Output(run.Message), fmt.Sprintf("run %d succeeded", run.ID), runEnd(run, now))
 	case run.State.Final():
-		return w.fail(ctx, wr, n, fmt.Sprintf("run %d %s: %s", run.ID, run.State, run.Message), now)
+		return w.fail(ctx, wr, n, fmt.Sprintf("run %d %s: %s", run.ID, run.State, run.Message), time.UnixMilli(runEnd(run, now)))
 	case node.TimeoutSec > 0 && now.UnixMilli() >= n.StartedMs+int64(node.TimeoutSec)*1000:
 		if _, err := w.st.RunRequestKill(ctx, run.ID); err != nil {
 			return false, err
@@ -273,6 +278,14 @@ func (w *workflows) follow(ctx context.Context, wr *wfRun, n store.NodeRun, runs
 		return w.fail(ctx, wr, n, fmt.Sprintf("timed out after %ds; run %d was asked to stop", node.TimeoutSec, run.ID), now)
 	}
 	return false, nil
+}
+
+// runEnd is when a run ended (now when it did not say).
+func runEnd(r store.Run, now time.Time) int64 {
+	if r.FinishedMs > 0 {
+		return r.FinishedMs
+	}
+	return now.UnixMilli()
 }
 
 // fail ends a node's attempt as failed, adding the next attempt when the
@@ -312,7 +325,32 @@ func (w *workflows) startNode(ctx context.Context, wr *wfRun, n store.NodeRun, n
 	if err != nil {
 		return false, fmt.Errorf("start node %s of workflow run %d: %w", n.Node, wr.run.ID, err)
 	}
-	return w.st.NodeRunStarted(ctx, n.ID, run.ID, now.UnixMilli())
+	ok, err := w.st.NodeRunStarted(ctx, n.ID, run.ID, now.UnixMilli())
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		// Another replica recorded it first (the same run), or the
+		// workflow run was stopped meanwhile and the attempt cancelled:
+		// its run must not go on alone.
+		if rows, err := w.st.NodeRunList(ctx, []int64{wr.run.ID}); err == nil {
+			for _, r := range rows {
+				if r.ID == n.ID && r.State == kind.NodeCancelled {
+					_, err = w.st.RunRequestKill(ctx, run.ID)
+				}
+			}
+		}
+		return false, err
+	}
+	// The delay from the last parent's outcome (a root: the run's start).
+	from := wr.run.StartedMs
+	for _, p := range wr.g.Parents[n.Node] {
+		from = max(from, wr.cur[p].FinishedMs)
+	}
+	if from > 0 && w.metrics != nil {
+		w.metrics.NodeStartDelay.Observe(float64(now.UnixMilli()-from) / 1000)
+	}
+	return true, nil
 }
 
 // NodeRunKey is the idempotency key of the run of one attempt of a node of
@@ -338,8 +376,19 @@ func (w *workflows) stop(ctx context.Context, wr *wfRun, state kind.WorkflowRunS
 			return err
 		}
 	}
-	_, err := w.st.WorkflowRunFinish(ctx, wr.run.ID, state, msg, now)
+	ok, err := w.st.WorkflowRunFinish(ctx, wr.run.ID, state, msg, now)
+	if ok {
+		w.ended(wr.run, state)
+	}
 	return err
+}
+
+// ended counts and logs a workflow run this node ended.
+func (w *workflows) ended(r store.WorkflowRun, state kind.WorkflowRunState) {
+	if w.metrics != nil {
+		w.metrics.WorkflowRuns.WithLabelValues(string(state)).Inc()
+	}
+	w.log.WithFields(logrus.Fields{"workflow_run_id": r.ID, "workflow_id": r.WorkflowID, "state": state}).Info("workflow run ended")
 }
 
 // fireDue fires the due workflow schedules: one run per fire time (or
