@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -187,7 +188,7 @@ func (w *workflows) step(ctx context.Context, wr *wfRun) (bool, error) {
 	var ids []int64
 	for _, n := range wr.cur {
 		if n.State == kind.NodeRunning {
-			ids = append(ids, n.RunID)
+			ids = append(ids, nodeRuns(n)...)
 		}
 	}
 	if len(ids) > 0 {
@@ -257,27 +258,66 @@ func (w *workflows) step(ctx context.Context, wr *wfRun) (bool, error) {
 	return changed, nil
 }
 
-// follow moves a running node on when its run has ended or its timeout
-// has passed.
+// nodeRuns are the runs of a node's attempt.
+func nodeRuns(n store.NodeRun) []int64 {
+	if len(n.RunIDs) > 0 {
+		return n.RunIDs
+	}
+	if n.RunID > 0 {
+		return []int64{n.RunID}
+	}
+	return nil
+}
+
+// follow moves a running node on when its runs have ended (all of them,
+// for a node that fans out) or its timeout has passed.
 func (w *workflows) follow(ctx context.Context, wr *wfRun, n store.NodeRun, runs map[int64]store.Run, now time.Time) (bool, error) {
 	node := wr.g.Nodes[n.Node]
-	run, ok := runs[n.RunID]
-	switch {
-	case !ok:
-		return w.fail(ctx, wr, n, fmt.Sprintf("its run %d is gone (purged or deleted)", n.RunID), now)
-	case run.State == kind.RunSucceeded:
-		// The node ends when its run did: its children's start delay is
-		// counted from there.
-		return w.st.NodeRunFinish(ctx, n.ID, kind.NodeRunning, kind.NodeSucceeded, workflow.Output(run.Message), fmt.Sprintf("run %d succeeded", run.ID), runEnd(run, now))
-	case run.State.Final():
-		return w.fail(ctx, wr, n, fmt.Sprintf("run %d %s: %s", run.ID, run.State, run.Message), time.UnixMilli(runEnd(run, now)))
-	case node.TimeoutSec > 0 && now.UnixMilli() >= n.StartedMs+int64(node.TimeoutSec)*1000:
-		if _, err := w.st.RunRequestKill(ctx, run.ID); err != nil {
+	ids := nodeRuns(n)
+	var ended int64
+	var failed []string
+	outputs := make([]string, 0, len(ids))
+	for _, id := range ids {
+		run, ok := runs[id]
+		switch {
+		case !ok:
+			return w.fail(ctx, wr, n, fmt.Sprintf("its run %d is gone (purged or deleted)", id), now)
+		case !run.State.Final():
+			if node.TimeoutSec > 0 && now.UnixMilli() >= n.StartedMs+int64(node.TimeoutSec)*1000 {
+				for _, id := range ids {
+					if _, err := w.st.RunRequestKill(ctx, id); err != nil {
+						return false, err
+					}
+				}
+				return w.fail(ctx, wr, n, fmt.Sprintf("timed out after %ds; its runs were asked to stop", node.TimeoutSec), now)
+			}
+			return false, nil
+		case run.State != kind.RunSucceeded:
+			failed = append(failed, fmt.Sprintf("run %d %s: %s", run.ID, run.State, run.Message))
+		}
+		outputs = append(outputs, run.Message)
+		// The node ends when its last run did: its children's start delay
+		// is counted from there.
+		ended = max(ended, runEnd(run, now))
+	}
+	if len(failed) > 0 {
+		msg := failed[0]
+		if len(ids) > 1 {
+			msg = fmt.Sprintf("%d of %d runs did not succeed; %s", len(failed), len(ids), msg)
+		}
+		return w.fail(ctx, wr, n, msg, time.UnixMilli(ended))
+	}
+	out := ""
+	if node.FanOut() {
+		js, err := json.Marshal(outputs) // the runs' outputs, in shard or item order
+		if err != nil {
 			return false, err
 		}
-		return w.fail(ctx, wr, n, fmt.Sprintf("timed out after %ds; run %d was asked to stop", node.TimeoutSec, run.ID), now)
+		out = string(js)
+	} else if len(outputs) == 1 {
+		out = outputs[0]
 	}
-	return false, nil
+	return w.st.NodeRunFinish(ctx, n.ID, kind.NodeRunning, kind.NodeSucceeded, workflow.Output(out), fmt.Sprintf("%d run(s) succeeded", len(ids)), ended)
 }
 
 // runEnd is when a run ended (now when it did not say).
@@ -298,49 +338,103 @@ func (w *workflows) fail(ctx context.Context, wr *wfRun, n store.NodeRun, msg st
 	return w.st.NodeRunFinish(ctx, n.ID, n.State, kind.NodeFailed, "", msg, now.UnixMilli())
 }
 
-// startNode triggers the run of a pending attempt (idempotent: the key is
-// the attempt's) and records it.
+// startNode triggers the runs of a pending attempt (idempotent: each key
+// is the attempt's and the run's index) and records them.
 func (w *workflows) startNode(ctx context.Context, wr *wfRun, n store.NodeRun, now time.Time) (bool, error) {
 	node := wr.g.Nodes[n.Node]
-	var params *string
-	if node.Params != nil {
-		outputs := map[string]string{}
-		for name, c := range wr.cur {
-			if c.State == kind.NodeSucceeded {
-				outputs[name] = c.Output
-			}
+	vals := workflow.Values{Input: wr.input, Outputs: map[string]string{}}
+	for name, c := range wr.cur {
+		if c.State == kind.NodeSucceeded {
+			vals.Outputs[name] = c.Output
 		}
-		p, err := workflow.Render(*node.Params, wr.input, outputs)
+	}
+	failNode := func(msg string) (bool, error) {
+		return w.st.NodeRunFinish(ctx, n.ID, kind.NodePending, kind.NodeFailed, "", msg, now.UnixMilli())
+	}
+	// One trigger per run of the attempt: its params and shard.
+	type one struct {
+		params       *string
+		shard, total int
+	}
+	var todo []one
+	// A node without params runs with its job's, or with its item.
+	tmpl := node.Params
+	if tmpl == nil && node.ForEach != "" {
+		item := "{{ item }}"
+		tmpl = &item
+	}
+	render := func(item json.RawMessage) (*string, error) {
+		if tmpl == nil {
+			return nil, nil
+		}
+		v := vals
+		v.Item = item
+		s, err := workflow.Render(*tmpl, v)
+		return &s, err
+	}
+	switch {
+	case node.ForEach != "":
+		items, err := workflow.Items(node.ForEach, vals)
 		if err != nil {
-			return w.st.NodeRunFinish(ctx, n.ID, kind.NodePending, kind.NodeFailed, "", "render params: "+err.Error(), now.UnixMilli())
+			return failNode(err.Error())
 		}
-		params = &p
+		if len(items) == 0 {
+			return w.st.NodeRunFinish(ctx, n.ID, kind.NodePending, kind.NodeSucceeded, "[]", "for_each gave no items: nothing to run", now.UnixMilli())
+		}
+		for _, it := range items {
+			p, err := render(it)
+			if err != nil {
+				return failNode("render params: " + err.Error())
+			}
+			todo = append(todo, one{params: p, total: 1})
+		}
+	default:
+		p, err := render(nil)
+		if err != nil {
+			return failNode("render params: " + err.Error())
+		}
+		total := max(node.Shards, 1)
+		for i := 0; i < total; i++ {
+			todo = append(todo, one{params: p, shard: i, total: total})
+		}
 	}
-	one := 1
-	run, _, err := w.trigger(ctx, TriggerParams{JobID: node.JobID, Params: params, TriggerType: kind.TriggerWorkflow,
-		IdempotencyKey: NodeRunKey(wr.run.ID, n.Node, n.Attempt), ShardTotal: one, OnlyShard: new(int)})
-	if errors.Is(err, store.ErrNotFound) {
-		return w.st.NodeRunFinish(ctx, n.ID, kind.NodePending, kind.NodeFailed, "", fmt.Sprintf("job %d is gone", node.JobID), now.UnixMilli())
+	ids := make([]int64, 0, len(todo))
+	for i, o := range todo {
+		key := NodeRunKey(wr.run.ID, n.Node, n.Attempt)
+		if node.FanOut() {
+			key += ":" + strconv.Itoa(i)
+		}
+		shard := o.shard
+		run, _, err := w.trigger(ctx, TriggerParams{JobID: node.JobID, Params: o.params, TriggerType: kind.TriggerWorkflow,
+			IdempotencyKey: key, ShardTotal: o.total, OnlyShard: &shard})
+		if errors.Is(err, store.ErrNotFound) {
+			return failNode(fmt.Sprintf("job %d is gone", node.JobID))
+		}
+		if err != nil {
+			return false, fmt.Errorf("start node %s of workflow run %d: %w", n.Node, wr.run.ID, err)
+		}
+		ids = append(ids, run.ID)
 	}
-	if err != nil {
-		return false, fmt.Errorf("start node %s of workflow run %d: %w", n.Node, wr.run.ID, err)
-	}
-	ok, err := w.st.NodeRunStarted(ctx, n.ID, run.ID, now.UnixMilli())
+	ok, err := w.st.NodeRunStarted(ctx, n.ID, ids, now.UnixMilli())
 	if err != nil {
 		return false, err
 	}
 	if !ok {
-		// Another replica recorded it first (the same run), or the
+		// Another replica recorded them first (the same runs), or the
 		// workflow run was stopped meanwhile and the attempt cancelled:
-		// its run must not go on alone.
+		// its runs must not go on alone.
 		if rows, err := w.st.NodeRunList(ctx, []int64{wr.run.ID}); err == nil {
 			for _, r := range rows {
 				if r.ID == n.ID && r.State == kind.NodeCancelled {
-					_, err = w.st.RunRequestKill(ctx, run.ID)
+					for _, id := range ids {
+						if _, err := w.st.RunRequestKill(ctx, id); err != nil {
+							return false, err
+						}
+					}
 				}
 			}
 		}
-		return false, err
+		return false, nil
 	}
 	// The delay from the last parent's outcome (a root: the run's start).
 	from := wr.run.StartedMs
@@ -367,8 +461,8 @@ func (w *workflows) stop(ctx context.Context, wr *wfRun, state kind.WorkflowRunS
 		if n.State.Final() {
 			continue
 		}
-		if n.RunID > 0 {
-			if _, err := w.st.RunRequestKill(ctx, n.RunID); err != nil {
+		for _, id := range nodeRuns(n) {
+			if _, err := w.st.RunRequestKill(ctx, id); err != nil {
 				return err
 			}
 		}

@@ -21,6 +21,7 @@ import (
 
 // paramsDriver is a target whose outcome is told by the run's params:
 // "fail..." fails, "flaky:N" fails the first N dispatches of its job,
+// "json:TEXT" succeeds with TEXT as its message,
 // "hold" never reports, anything else succeeds with "out(PARAMS)" as its
 // message (the node's output).
 type paramsDriver struct {
@@ -39,6 +40,8 @@ func (d *paramsDriver) Run(_ context.Context, req targets.Request) (targets.Disp
 	switch {
 	case p == "hold":
 		return targets.Dispatch{Message: "accepted"}, nil
+	case strings.HasPrefix(p, "json:"):
+		return targets.Dispatch{Done: &targets.Outcome{State: kind.RunSucceeded, Code: 200, Message: strings.TrimPrefix(p, "json:")}}, nil
 	case strings.HasPrefix(p, "fail"):
 		return targets.Dispatch{Done: &targets.Outcome{State: kind.RunFailed, Code: 500, Message: "failed:" + p}}, nil
 	case strings.HasPrefix(p, "flaky:"):
@@ -482,6 +485,74 @@ func TestWorkflowNodeStartIsIdempotent(t *testing.T) {
 			cur, _ := b.nodeRuns(r.ID)
 			require.Equal(t, first.ID, cur["a"].RunID, "the node recorded the run made before")
 			require.Len(t, b.workflowRuns("a"), 1)
+		})
+	}
+}
+
+func TestWorkflowShardsAndListFanOut(t *testing.T) {
+	t.Parallel()
+	for _, dialect := range storetest.Dialects {
+		t.Run(dialect, func(t *testing.T) {
+			t.Parallel()
+			b := setupWorkflows(t, dialect, 2)
+			sh := b.node("sharded", "s", "")
+			sh.Shards = 3
+			each := b.node("each", "d={{ item }}", "")
+			each.ForEach = "{{ nodes.list.output }}"
+			days := b.node("days", "", "")
+			days.ForEach = "{{ input.days }}"
+			w := b.workflow("fan", workflow.Definition{Nodes: []workflow.Node{
+				sh,
+				b.node("list", `json:["mon","tue","wed"]`, ""),
+				each,
+				days,
+				b.node("join", "{{ nodes.sharded.output }}|{{ nodes.each.output }}|{{ nodes.days.output }}", ""),
+			}, Edges: edges("sharded>join", "list>each", "each>join", "days>join")}, kind.BlockSerial)
+			r := b.trigger(w, `{"days":["sat","sun"]}`)
+			got := b.waitFinal(r.ID)
+			require.Equal(t, kind.WorkflowSucceeded, got.State, got.Message)
+			cur, _ := b.nodeRuns(r.ID)
+
+			shRuns := b.workflowRuns("sharded")
+			require.Len(t, shRuns, 3, "one run per shard, with two replicas")
+			seen := map[int]bool{}
+			for _, run := range shRuns {
+				require.Equal(t, 3, run.ShardTotal)
+				seen[run.ShardIndex] = true
+			}
+			require.Len(t, seen, 3)
+			require.Len(t, cur["sharded"].RunIDs, 3)
+			require.Equal(t, `["out(s)","out(s)","out(s)"]`, cur["sharded"].Output)
+
+			var params []string
+			for _, run := range b.workflowRuns("each") {
+				params = append(params, run.Params)
+			}
+			require.ElementsMatch(t, []string{"d=mon", "d=tue", "d=wed"}, params, "one run per item of the parent's output")
+			require.Equal(t, `["out(d=mon)","out(d=tue)","out(d=wed)"]`, cur["each"].Output, "outputs in item order")
+			require.Equal(t, `["out(sat)","out(sun)"]`, cur["days"].Output, "an item is the run's params when the node has none")
+			join := b.workflowRuns("join")
+			require.Len(t, join, 1)
+			require.Equal(t, `["out(s)","out(s)","out(s)"]|["out(d=mon)","out(d=tue)","out(d=wed)"]|["out(sat)","out(sun)"]`, join[0].Params)
+			require.GreaterOrEqual(t, cur["join"].StartedMs, cur["each"].FinishedMs, "the fan-in waited for every item")
+			require.Equal(t, 1, b.drv.maxPerRun())
+
+			// One item failing fails the node; an empty list succeeds at once.
+			bad := b.node("bad", "{{ item }}", "")
+			bad.ForEach = "{{ input.items }}"
+			none := b.node("none", "", "")
+			none.ForEach = "{{ input.empty }}"
+			w2 := b.workflow("fan-fail", workflow.Definition{Nodes: []workflow.Node{bad, none, b.node("after", "", "")},
+				Edges: edges("bad>after")}, kind.BlockSerial)
+			r2 := b.trigger(w2, `{"items":["ok","fail-this"],"empty":[]}`)
+			got = b.waitFinal(r2.ID)
+			require.Equal(t, kind.WorkflowFailed, got.State)
+			cur, _ = b.nodeRuns(r2.ID)
+			require.Contains(t, cur["bad"].Message, "1 of 2 runs did not succeed")
+			require.Equal(t, kind.NodeSkipped, cur["after"].State)
+			require.Equal(t, kind.NodeSucceeded, cur["none"].State)
+			require.Equal(t, "[]", cur["none"].Output)
+			require.Empty(t, b.workflowRuns("none"))
 		})
 	}
 }

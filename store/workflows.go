@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -413,9 +414,12 @@ type NodeRun struct {
 	// Try counts the attempts of the current series: 1 for an attempt
 	// started by its start rule or a user's retry, one more for each
 	// automatic retry after it.
-	Try        int
-	State      kind.NodeState
-	RunID      int64
+	Try   int
+	State kind.NodeState
+	RunID int64
+	// RunIDs are every run of the attempt of a node that fans out (RunID
+	// is the first); nil for a node of one run.
+	RunIDs     []int64
 	Superseded bool
 	Output     string
 	Message    string
@@ -424,7 +428,7 @@ type NodeRun struct {
 	FinishedMs int64
 }
 
-const nodeRunCols = "id, workflow_run_id, node, attempt, try_no, state, run_id, superseded, output, message, created_ms, started_ms, finished_ms"
+const nodeRunCols = "id, workflow_run_id, node, attempt, try_no, state, run_id, run_ids, superseded, output, message, created_ms, started_ms, finished_ms"
 
 // NodeRunList lists the node rows of workflow runs, by run, node and attempt.
 func (s *Store) NodeRunList(ctx context.Context, workflowRunIDs []int64) ([]NodeRun, error) {
@@ -445,11 +449,17 @@ func (s *Store) NodeRunList(ctx context.Context, workflowRunIDs []int64) ([]Node
 	for rows.Next() {
 		var n NodeRun
 		var sup int
-		if err := rows.Scan(&n.ID, &n.WorkflowRunID, &n.Node, &n.Attempt, &n.Try, &n.State, &n.RunID, &sup, &n.Output, &n.Message,
+		var ids sql.NullString
+		if err := rows.Scan(&n.ID, &n.WorkflowRunID, &n.Node, &n.Attempt, &n.Try, &n.State, &n.RunID, &ids, &sup, &n.Output, &n.Message,
 			&n.CreatedMs, &n.StartedMs, &n.FinishedMs); err != nil {
 			return nil, fmt.Errorf("list node runs: %w", err)
 		}
 		n.Superseded = sup == 1
+		if ids.Valid && ids.String != "" {
+			if err := json.Unmarshal([]byte(ids.String), &n.RunIDs); err != nil {
+				return nil, fmt.Errorf("read the runs of node attempt %d: %w", n.ID, err)
+			}
+		}
 		out = append(out, n)
 	}
 	return out, rows.Err()
@@ -468,11 +478,23 @@ func (s *Store) NodeRunInsert(ctx context.Context, n NodeRun) (bool, error) {
 	return k == 1, err
 }
 
-// NodeRunStarted records the run an attempt started (pending -> running,
-// compare-and-set).
-func (s *Store) NodeRunStarted(ctx context.Context, id, runID, nowMs int64) (bool, error) {
-	return s.casOne(ctx, "record the run of node attempt", id, "UPDATE workflow_node_runs SET state = ?, run_id = ?, started_ms = ? WHERE id = ? AND state = ?",
-		kind.NodeRunning, runID, nowMs, id, kind.NodePending)
+// NodeRunStarted records the runs an attempt started (pending -> running,
+// compare-and-set): one run, or every run of a node that fans out.
+func (s *Store) NodeRunStarted(ctx context.Context, id int64, runIDs []int64, nowMs int64) (bool, error) {
+	var first int64
+	var all any
+	if len(runIDs) > 0 {
+		first = runIDs[0]
+	}
+	if len(runIDs) != 1 {
+		js, err := json.Marshal(runIDs)
+		if err != nil {
+			return false, err
+		}
+		all = string(js)
+	}
+	return s.casOne(ctx, "record the runs of node attempt", id, "UPDATE workflow_node_runs SET state = ?, run_id = ?, run_ids = ?, started_ms = ? WHERE id = ? AND state = ?",
+		kind.NodeRunning, first, all, nowMs, id, kind.NodePending)
 }
 
 // NodeRunFinish gives an attempt its final state (compare-and-set from

@@ -19,6 +19,9 @@ const (
 	MaxTimeoutSec = 7 * 24 * 3600
 	// MaxOutput bounds the output of a node kept for later nodes' params.
 	MaxOutput = 16 << 10
+	// MaxFanOut bounds the runs of one node that fans out (shards or
+	// items of a list).
+	MaxFanOut = 100
 )
 
 // Definition is what a workflow runs: its nodes and the edges between them.
@@ -44,7 +47,18 @@ type Node struct {
 	TimeoutSec int `json:"timeout_sec,omitempty"`
 	// StartRule says when the node starts; "" is all_succeeded.
 	StartRule kind.StartRule `json:"start_rule,omitempty"`
+	// Shards, when 2 or more, runs the node as that many runs of its job
+	// (shard index 0..Shards-1 of Shards); the node succeeds when all do.
+	Shards int `json:"shards,omitempty"`
+	// ForEach, when set, is one template ({{ input.KEY }} or
+	// {{ nodes.NAME.output }}) that gives a JSON array: the node runs once
+	// per item (at most MaxFanOut), its params reading the item as
+	// {{ item }}; it succeeds when all do.
+	ForEach string `json:"for_each,omitempty"`
 }
+
+// FanOut reports whether the node runs as several runs.
+func (n Node) FanOut() bool { return n.Shards > 1 || n.ForEach != "" }
 
 // Edge makes To a child of From: To's start rule looks at From's outcome.
 type Edge struct {
@@ -125,6 +139,12 @@ func (d Definition) Validate(jobExists func(ids []int64) (map[int64]bool, error)
 		if n.TimeoutSec < 0 || n.TimeoutSec > MaxTimeoutSec {
 			add(f+".timeout_sec", "%d: use 0 (none) to %d", n.TimeoutSec, MaxTimeoutSec)
 		}
+		if n.Shards < 0 || n.Shards > MaxFanOut {
+			add(f+".shards", "%d: use 0 (one run) or 2 to %d", n.Shards, MaxFanOut)
+		}
+		if n.Shards > 1 && n.ForEach != "" {
+			add(f+".for_each", "a node fans out by shards or by for_each, not both")
+		}
 		if n.StartRule != "" && !n.StartRule.Valid() {
 			add(f+".start_rule", "unknown start rule %q: use one of %s", n.StartRule, kind.Join(kind.StartRules))
 		}
@@ -166,18 +186,31 @@ func (d Definition) Validate(jobExists func(ids []int64) (map[int64]bool, error)
 		return errs
 	}
 	for i, n := range d.Nodes {
-		if n.Params == nil {
-			continue
-		}
-		refs, err := parseTemplate(*n.Params)
-		if err != nil {
-			add(fmt.Sprintf("nodes[%d].params", i), "%v", err)
-			continue
-		}
 		anc := g.Ancestors(n.Name)
-		for _, r := range refs {
-			if r.node != "" && !anc[r.node] {
-				add(fmt.Sprintf("nodes[%d].params", i), "%s: node %q is not upstream of %q, so its output is not known when %q starts", r.text, r.node, n.Name, n.Name)
+		check := func(field, tmpl string) []ref {
+			refs, err := parseTemplate(tmpl)
+			if err != nil {
+				add(field, "%v", err)
+				return nil
+			}
+			for _, r := range refs {
+				if r.node != "" && !anc[r.node] {
+					add(field, "%s: node %q is not upstream of %q, so its output is not known when %q starts", r.text, r.node, n.Name, n.Name)
+				}
+				if r.item && n.ForEach == "" {
+					add(field, "%s: only a node with for_each has an item", r.text)
+				}
+			}
+			return refs
+		}
+		if n.Params != nil {
+			check(fmt.Sprintf("nodes[%d].params", i), *n.Params)
+		}
+		if n.ForEach != "" {
+			f := fmt.Sprintf("nodes[%d].for_each", i)
+			refs := check(f, n.ForEach)
+			if len(refs) != 1 || strings.TrimSpace(n.ForEach) != refs[0].text || refs[0].item {
+				add(f, "%q: give one template, {{ input.KEY }} or {{ nodes.NAME.output }}, whose value is a JSON array", n.ForEach)
 			}
 		}
 	}

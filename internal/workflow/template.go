@@ -11,6 +11,7 @@ import (
 //
 //	{{ input.KEY }}         the workflow run's input param KEY
 //	{{ nodes.NAME.output }} the output of the upstream node NAME
+//	{{ item }}              in a node with for_each: its run's item
 //
 // A string value is put in as it is, any other JSON value as its JSON
 // text; an input key the run was not given, or the output of a node that
@@ -26,7 +27,8 @@ var (
 type ref struct {
 	text  string // as written, braces included
 	input string // the input key, or
-	node  string // the node whose output
+	node  string // the node whose output, or
+	item  bool   // the item of a for_each run
 }
 
 // parseTemplate lists the references of a params template, or says which
@@ -40,8 +42,10 @@ func parseTemplate(s string) ([]ref, error) {
 			refs = append(refs, ref{text: m[0], input: inputRef.FindStringSubmatch(expr)[1]})
 		case nodeRef.MatchString(expr):
 			refs = append(refs, ref{text: m[0], node: nodeRef.FindStringSubmatch(expr)[1]})
+		case expr == "item":
+			refs = append(refs, ref{text: m[0], item: true})
 		default:
-			return nil, fmt.Errorf("%s: use {{ input.KEY }} or {{ nodes.NAME.output }}", m[0])
+			return nil, fmt.Errorf("%s: use {{ input.KEY }}, {{ nodes.NAME.output }} or {{ item }}", m[0])
 		}
 	}
 	if i := strings.Index(placeholder.ReplaceAllString(s, ""), "{{"); i >= 0 {
@@ -50,22 +54,57 @@ func parseTemplate(s string) ([]ref, error) {
 	return refs, nil
 }
 
-// Render fills a params template from the workflow run's input (a JSON
-// object) and the outputs of the nodes that succeeded.
-func Render(tmpl string, input map[string]json.RawMessage, outputs map[string]string) (string, error) {
+// Values are what templates read: the workflow run's input (a JSON
+// object), the outputs of the nodes that succeeded, and a for_each run's
+// item.
+type Values struct {
+	Input   map[string]json.RawMessage
+	Outputs map[string]string
+	Item    json.RawMessage
+}
+
+// Render fills a params template.
+func Render(tmpl string, v Values) (string, error) {
 	if _, err := parseTemplate(tmpl); err != nil {
 		return "", err
 	}
 	return placeholder.ReplaceAllStringFunc(tmpl, func(m string) string {
 		expr := strings.TrimSpace(m[2 : len(m)-2])
 		if sm := inputRef.FindStringSubmatch(expr); sm != nil {
-			return valueText(input[sm[1]])
+			return valueText(v.Input[sm[1]])
 		}
 		if sm := nodeRef.FindStringSubmatch(expr); sm != nil {
-			return outputs[sm[1]]
+			return v.Outputs[sm[1]]
+		}
+		if expr == "item" {
+			return valueText(v.Item)
 		}
 		return ""
 	}), nil
+}
+
+// Items evaluates a for_each template to its items: a JSON array of at
+// most MaxFanOut values.
+func Items(forEach string, v Values) ([]json.RawMessage, error) {
+	text, err := Render(forEach, v)
+	if err != nil {
+		return nil, err
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal([]byte(strings.TrimSpace(text)), &items); err != nil {
+		return nil, fmt.Errorf("for_each %s is not a JSON array: %q", forEach, cut(text, 200))
+	}
+	if len(items) > MaxFanOut {
+		return nil, fmt.Errorf("for_each %s has %d items; at most %d", forEach, len(items), MaxFanOut)
+	}
+	return items, nil
+}
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
 func valueText(v json.RawMessage) string {

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -35,10 +36,14 @@ func TestValidate(t *testing.T) {
 		{"unknown edge end", def([]Node{n("a", "")}, [2]string{"a", "zz"}), `edges[0].to: no node is named "zz"`},
 		{"bad rule", def([]Node{n("a", "sometimes")}), `nodes[0].start_rule: unknown start rule "sometimes"`},
 		{"duplicate name", def([]Node{n("a", ""), n("a", "")}), `nodes[1].name: "a" is also the name of nodes[0]`},
-		{"bad template", def([]Node{{Name: "a", JobID: 1, Params: strp("{{ env.HOME }}")}}), "nodes[0].params: {{ env.HOME }}: use {{ input.KEY }} or {{ nodes.NAME.output }}"},
+		{"bad template", def([]Node{{Name: "a", JobID: 1, Params: strp("{{ env.HOME }}")}}), "nodes[0].params: {{ env.HOME }}: use {{ input.KEY }}, {{ nodes.NAME.output }} or {{ item }}"},
 		{"output of a node not upstream", def([]Node{n("a", ""), {Name: "b", JobID: 1, Params: strp("{{ nodes.a.output }}")}}),
 			`nodes[1].params: {{ nodes.a.output }}: node "a" is not upstream of "b"`},
 		{"no nodes", Definition{}, "nodes: a workflow needs at least one node"},
+		{"item without for_each", def([]Node{{Name: "a", JobID: 1, Params: strp("{{ item }}")}}), "nodes[0].params: {{ item }}: only a node with for_each has an item"},
+		{"for_each not one template", def([]Node{{Name: "a", JobID: 1, ForEach: "[{{ input.x }}]"}}), "nodes[0].for_each"},
+		{"shards and for_each", def([]Node{{Name: "a", JobID: 1, ForEach: "{{ input.x }}", Shards: 3}}), "nodes[0].for_each: a node fans out by shards or by for_each, not both"},
+		{"too many shards", def([]Node{{Name: "a", JobID: 1, Shards: 101}}), "nodes[0].shards"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.d.Validate(jobs)
@@ -112,14 +117,29 @@ func TestEvaluateSkipPropagationAndOutcome(t *testing.T) {
 	require.Contains(t, p.Message, "a")
 }
 
+func TestItems(t *testing.T) {
+	t.Parallel()
+	items, err := Items("{{ nodes.list.output }}", Values{Outputs: map[string]string{"list": `["a", 2, {"k":1}]`}})
+	require.NoError(t, err)
+	require.Len(t, items, 3)
+	out, err := Render("day={{ item }}", Values{Item: items[0]})
+	require.NoError(t, err)
+	require.Equal(t, "day=a", out)
+	_, err = Items("{{ input.x }}", Values{Input: map[string]json.RawMessage{"x": json.RawMessage(`"nope"`)}})
+	require.ErrorContains(t, err, "is not a JSON array")
+	big := "[" + strings.Repeat("1,", MaxFanOut) + "1]"
+	_, err = Items("{{ nodes.l.output }}", Values{Outputs: map[string]string{"l": big}})
+	require.ErrorContains(t, err, "at most 100")
+}
+
 func TestRender(t *testing.T) {
 	t.Parallel()
 	in, err := ParseInput(`{"date":"2026-01-02","n":3,"o":{"k":1}}`)
 	require.NoError(t, err)
-	out, err := Render(`{{input.date}} {{ input.n }} {{ input.o }} [{{ input.missing }}] {{ nodes.x.output }}`, in, map[string]string{"x": "rows=7"})
+	out, err := Render(`{{input.date}} {{ input.n }} {{ input.o }} [{{ input.missing }}] {{ nodes.x.output }}`, Values{Input: in, Outputs: map[string]string{"x": "rows=7"}})
 	require.NoError(t, err)
 	require.Equal(t, `2026-01-02 3 {"k":1} [] rows=7`, out)
-	_, err = Render("{{ input.date", in, nil)
+	_, err = Render("{{ input.date", Values{Input: in})
 	require.Error(t, err)
 	_, err = ParseInput("[1]")
 	require.Error(t, err)
