@@ -42,8 +42,8 @@ test-faults: ## Long fault-injection suite: 3 replicas, 200 jobs, SIGKILL/SIGSTO
 	RINGJOB_FAULTS=long RINGJOB_FAULTS_REPORT=$(CURDIR)/bin/faults-report.md $(GO) test -count=1 -run 'TestFaultsLong|TestFaultsDatabaseOutage|TestFaultsKillInDispatchWindow' -v -timeout 30m ./tests/faults/
 
 .PHONY: test-crash
-test-crash: ## Crash test of follow-ups: 2 replicas SIGKILLed ~50 times while runs succeed (children) and fail (retries); one child/retry run each, run once at the executor (~2 min; again on PostgreSQL with RINGJOB_POSTGRES_DSN)
-	RINGJOB_CRASH_TEST=1 $(GO) test -race -count=1 -timeout 10m -run TestCrashFollowupsExactlyOnce -v ./tests/integration
+test-crash: ## Crash tests of follow-ups and workflows: 2 replicas SIGKILLed at random while runs succeed (children), fail (retries) and workflows run; each follow-up and node attempt made once, run once at the executor (~3 min; again on PostgreSQL with RINGJOB_POSTGRES_DSN)
+	RINGJOB_CRASH_TEST=1 $(GO) test -race -count=1 -timeout 10m -run 'TestCrashFollowupsExactlyOnce|TestCrashWorkflowsExactlyOncePerAttempt' -v ./tests/integration
 
 .PHONY: test-login-load
 test-login-load: ## Login under attack: 200 clients sending wrong passwords to a real server (SQLite, MariaDB); peak RSS, other endpoints, a real user signing in (~1 min, both cores)

@@ -229,6 +229,7 @@ func New(o Options) *fiber.App {
 	v1.post("/plan", checkedInHandler(access.PermJobsRead), s.planApply)
 	v1.post("/apply", checkedInHandler(access.PermJobsWrite), s.applyPlan)
 
+	s.workflowRoutes(v1)
 	s.accountRoutes(v1)
 	s.ssoRoutes(v1)
 	return app

@@ -45,6 +45,8 @@ type matrixFixture struct {
 	groupA    int64
 	groupB    int64
 	jobs      map[int64]int64 // group -> job
+	workflows map[int64]int64 // group -> workflow
+	wfRuns    map[int64]int64 // group -> workflow run
 	runs      map[int64]int64 // group -> run
 	userID    int64           // a local user (password known)
 	password  string
@@ -290,6 +292,50 @@ var permissionMatrix = map[string]matrixRow{
 	"GET /api/v1/sso/callback": {api.Rule{Scope: api.ScopePublic}, fixed("/api/v1/sso/callback?state=x&code=y", nil)},
 
 	"GET /api/v1/audit": {api.Rule{Scope: api.ScopeSystem, Perm: access.PermAuditRead}, fixed("/api/v1/audit", nil)},
+
+	"POST /api/v1/workflows": {api.Rule{Scope: api.ScopeHandler, Perm: access.PermJobsWrite}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return "/api/v1/workflows", f.workflowBody(g, f.uniq("wf"))
+	}},
+	"GET /api/v1/workflows": {api.Rule{Scope: api.ScopeHandler, Perm: access.PermJobsRead}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return fmt.Sprintf("/api/v1/workflows?group_id=%d", g), nil
+	}},
+	"GET /api/v1/workflows/:id": {api.Rule{Scope: api.ScopeWorkflow, Perm: access.PermJobsRead}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return fmt.Sprintf("/api/v1/workflows/%d", f.workflows[g]), nil
+	}},
+	"PUT /api/v1/workflows/:id": {api.Rule{Scope: api.ScopeWorkflow, Perm: access.PermJobsWrite}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return fmt.Sprintf("/api/v1/workflows/%d", f.workflows[g]), f.workflowBody(g, f.uniq("wf-renamed"))
+	}},
+	"DELETE /api/v1/workflows/:id": {api.Rule{Scope: api.ScopeWorkflow, Perm: access.PermJobsWrite}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return fmt.Sprintf("/api/v1/workflows/%d", f.freshWorkflow(g)), nil
+	}},
+	"POST /api/v1/workflows/:id/trigger": {api.Rule{Scope: api.ScopeWorkflow, Perm: access.PermJobsOperate}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return fmt.Sprintf("/api/v1/workflows/%d/trigger", f.workflows[g]), map[string]any{"input": map[string]any{"day": "mon"}}
+	}},
+	"GET /api/v1/workflow-runs": {api.Rule{Scope: api.ScopeHandler, Perm: access.PermRunsRead}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return fmt.Sprintf("/api/v1/workflow-runs?workflow_id=%d", f.workflows[g]), nil
+	}},
+	"GET /api/v1/workflow-runs/:id": {api.Rule{Scope: api.ScopeWorkflowRun, Perm: access.PermRunsRead}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return fmt.Sprintf("/api/v1/workflow-runs/%d", f.wfRuns[g]), nil
+	}},
+	"POST /api/v1/workflow-runs/:id/cancel": {api.Rule{Scope: api.ScopeWorkflowRun, Perm: access.PermRunsKill}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return fmt.Sprintf("/api/v1/workflow-runs/%d/cancel", f.wfRuns[g]), nil
+	}},
+	"POST /api/v1/workflow-runs/:id/nodes/:node/retry": {api.Rule{Scope: api.ScopeWorkflowRun, Perm: access.PermJobsOperate}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return fmt.Sprintf("/api/v1/workflow-runs/%d/nodes/only/retry", f.wfRuns[g]), nil
+	}},
+	"POST /api/v1/workflow-runs/:id/nodes/:node/mark-succeeded": {api.Rule{Scope: api.ScopeWorkflowRun, Perm: access.PermJobsOperate}, func(f *matrixFixture, _ *caller, g int64) (string, any) {
+		return fmt.Sprintf("/api/v1/workflow-runs/%d/nodes/only/mark-succeeded", f.wfRuns[g]), nil
+	}},
+}
+
+// workflowBody is a workflow of group g with one node running the
+// group's job.
+func (f *matrixFixture) workflowBody(g int64, name string) map[string]any {
+	return map[string]any{"group_id": g, "name": name, "definition": map[string]any{"nodes": []any{map[string]any{"name": "only", "job_id": f.jobs[g]}}}}
+}
+
+func (f *matrixFixture) freshWorkflow(g int64) int64 {
+	return id(f.b.must(201, "POST", "/api/v1/workflows", f.workflowBody(g, f.uniq("doomed-wf"))))
 }
 
 // expectAllowed is the matrix's verdict: may role make a call ruled by r on
@@ -319,7 +365,7 @@ func expectAllowed(role string, r api.Rule, g, groupA int64) bool {
 
 func groupScoped(r api.Rule) bool {
 	switch r.Scope {
-	case api.ScopeGroup, api.ScopeJob, api.ScopeRun, api.ScopeJobName, api.ScopeHandler:
+	case api.ScopeGroup, api.ScopeJob, api.ScopeRun, api.ScopeJobName, api.ScopeHandler, api.ScopeWorkflow, api.ScopeWorkflowRun:
 		return true
 	}
 	return false
@@ -327,7 +373,7 @@ func groupScoped(r api.Rule) bool {
 
 func setupMatrix(t *testing.T, b *bundle) *matrixFixture {
 	ctx := context.Background()
-	f := &matrixFixture{b: b, jobs: map[int64]int64{}, runs: map[int64]int64{}, callers: map[string]*caller{}, password: "matrix password 0123"}
+	f := &matrixFixture{b: b, jobs: map[int64]int64{}, runs: map[int64]int64{}, workflows: map[int64]int64{}, wfRuns: map[int64]int64{}, callers: map[string]*caller{}, password: "matrix password 0123"}
 	f.groupA = b.group("group-a", "local://echo")
 	f.groupB = b.group("group-b", "local://echo")
 	f.appNameOf = map[int64]string{f.groupA: "group-a", f.groupB: "group-b"}
@@ -339,6 +385,9 @@ func setupMatrix(t *testing.T, b *bundle) *matrixFixture {
 			ShardTotal: 1, TriggerType: kind.TriggerManual, Owner: "nobody", CreatedMs: time.Now().UnixMilli()})
 		require.NoError(t, err)
 		f.runs[g] = r.ID
+		w := b.must(201, "POST", "/api/v1/workflows", f.workflowBody(g, "wf"))
+		f.workflows[g] = id(w)
+		f.wfRuns[g] = id(b.must(201, "POST", fmt.Sprintf("/api/v1/workflows/%d/trigger", id(w)), nil))
 	}
 	u := b.must(201, "POST", "/api/v1/users", map[string]any{"name": "matrix-user", "password": f.password})
 	f.userID = id(u)

@@ -35,6 +35,10 @@ const (
 	// ScopeJobName routes check it on the group named by the :app_name path
 	// parameter (the job :name is looked up within it).
 	ScopeJobName Scope = "job_name"
+	// ScopeWorkflow routes check it on the group of the workflow :id.
+	ScopeWorkflow Scope = "workflow"
+	// ScopeWorkflowRun routes check it on the group of the workflow run :id.
+	ScopeWorkflowRun Scope = "workflow_run"
 	// ScopeHandler routes need the permission on at least one group; the
 	// handler then checks the group named in the body, or lists only what
 	// the principal may see.
@@ -57,6 +61,8 @@ func onJob(p access.Perm) Rule            { return Rule{Perm: p, Scope: ScopeJob
 func onRun(p access.Perm) Rule            { return Rule{Perm: p, Scope: ScopeRun} }
 func onJobName(p access.Perm) Rule        { return Rule{Perm: p, Scope: ScopeJobName} }
 func checkedInHandler(p access.Perm) Rule { return Rule{Perm: p, Scope: ScopeHandler} }
+func onWorkflow(p access.Perm) Rule       { return Rule{Perm: p, Scope: ScopeWorkflow} }
+func onWorkflowRun(p access.Perm) Rule    { return Rule{Perm: p, Scope: ScopeWorkflowRun} }
 
 // routeNamePrefix marks a route's name as its rule ("rule:job:jobs.read"),
 // so the rule can be read back from the router itself (ParseRouteRule).
@@ -125,7 +131,7 @@ func (s *server) authorize(rule Rule) fiber.Handler {
 			if !p.CanSomewhere(rule.Perm) {
 				return &access.Denied{Perm: rule.Perm}
 			}
-		case ScopeGroup, ScopeJob, ScopeRun, ScopeJobName:
+		case ScopeGroup, ScopeJob, ScopeRun, ScopeJobName, ScopeWorkflow, ScopeWorkflowRun:
 			if p.IsAdmin() {
 				break
 			}
@@ -176,6 +182,8 @@ func (s *server) groupOf(c *fiber.Ctx, sc Scope) (group int64, found bool, err e
 	case ScopeRun:
 		g, err := s.id.GroupOfRun(ctx, id)
 		return g, err == nil, ignoreNotFound(err)
+	case ScopeWorkflow, ScopeWorkflowRun:
+		return s.groupOfWorkflow(ctx, sc, id)
 	}
 	return 0, false, nil
 }

@@ -57,6 +57,14 @@ func TestTypesMatchOpenAPI(t *testing.T) {
 		{"ApplyJob", client.ApplyJob{}, false},
 		{"PlanChange", client.PlanChange{}, false},
 		{"Plan", client.Plan{}, false},
+		{"Workflow", client.Workflow{}, false},
+		{"WorkflowInput", client.WorkflowInput{}, false},
+		{"WorkflowDefinition", client.WorkflowDefinition{}, false},
+		{"WorkflowNode", client.WorkflowNode{}, false},
+		{"WorkflowEdge", client.WorkflowEdge{}, false},
+		{"WorkflowRun", client.WorkflowRun{}, false},
+		{"WorkflowNodeRun", client.WorkflowNodeRun{}, false},
+		{"WorkflowTriggerInput", client.WorkflowTriggerInput{}, false},
 	}
 	for _, c := range cases {
 		s, ok := doc.Components.Schemas[c.schema]

@@ -39,6 +39,7 @@ type Job struct {
 	Timeout       time.Duration // executorTimeout; 0 = none
 	BlockStrategy string        // SERIAL_EXECUTION, DISCARD_LATER or COVER_EARLY as sent
 
+	output     string
 	log        *runLog
 	loggerOnce sync.Once
 	logger     *log.Logger
@@ -49,6 +50,12 @@ type Job struct {
 func (j *Job) Log(format string, args ...any) {
 	j.log.write(fmt.Sprintf(format, args...))
 }
+
+// SetOutput sets the message a successful run reports (its handle
+// message): in a Ringjob workflow, what later nodes read as
+// {{ nodes.NAME.output }}. Call it from the handler before it returns nil;
+// a failure reports its error instead.
+func (j *Job) SetOutput(s string) { j.output = s }
 
 // Logger returns a standard logger writing to the run's log file; each entry
 // becomes one line as with Log. Use it to hand the run's log to other code.

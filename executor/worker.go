@@ -290,7 +290,7 @@ func invoke(ctx context.Context, h Handler, job *Job) (code int, msg string) {
 		}
 		return CodeFail, msg
 	}
-	return CodeSuccess, ""
+	return CodeSuccess, job.output
 }
 
 // finishLocked marks r reported and returns its report; a zero report if r

@@ -27,6 +27,11 @@ type Metrics struct {
 	// (delivered, failed); DeliveriesPending is what is owed.
 	Deliveries        *prometheus.CounterVec
 	DeliveriesPending prometheus.Gauge
+	// WorkflowRuns counts workflow runs ended by this node, by final state;
+	// NodeStartDelay is how long a workflow node waited from its last
+	// parent's outcome (or its run's start) to the creation of its run.
+	WorkflowRuns   *prometheus.CounterVec
+	NodeStartDelay prometheus.Histogram
 }
 
 // NewMetrics creates the collectors and registers them on reg (nil: not registered).
@@ -52,10 +57,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ringjob_failure_deliveries_total",
 			Help: "Tries to send a failure record to its destination, by result (delivered, failed: tried again later)."}, []string{"result"}),
 		DeliveriesPending: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ringjob_failure_deliveries_pending", Help: "Failure records owed to their destinations and not delivered yet."}),
+		WorkflowRuns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ringjob_workflow_runs_total",
+			Help: "Workflow runs ended (by the node that ended them), by final state."}, []string{"state"}),
+		NodeStartDelay: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ringjob_workflow_node_start_delay_seconds",
+			Help:    "From a workflow node's last parent's outcome (a root node: its workflow run's start) to the creation of the node's run.",
+			Buckets: []float64{.01, .05, .1, .25, .5, 1, 2, 5, 10, 30}}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.Scheduled, m.Dispatched, m.Misfired, m.Skipped, m.Lost, m.TakenOver, m.ClaimLost, m.Backpressure, m.Backlog,
-			m.DispatchLag, m.LockHold, m.Outcomes, m.Partitions, m.Leader, m.Deliveries, m.DeliveriesPending)
+			m.DispatchLag, m.LockHold, m.Outcomes, m.Partitions, m.Leader, m.Deliveries, m.DeliveriesPending, m.WorkflowRuns, m.NodeStartDelay)
 	}
 	return m
 }

@@ -67,7 +67,8 @@ func (r *retries) follow(ctx context.Context, run store.Run) error {
 		}
 		fresh = !tooOld(&job, first.ScheduledMs-first.WindowOffsetMs, r.clock.Now().UnixMilli())
 	}
-	if run.Attempt < job.RetryCount && fresh {
+	// A workflow's node is retried by the workflow engine, as the node says.
+	if run.Attempt < job.RetryCount && fresh && run.TriggerType != kind.TriggerWorkflow {
 		if err := r.retry(ctx, job, run); err != nil {
 			return err
 		}

@@ -151,6 +151,7 @@ func New(o Options) (*Scheduler, error) {
 	lostLog, lostWarns := svc("lost_runs")
 	alarmsLog, alarmsWarns := svc("alarms")
 	deliveriesLog, deliveriesWarns := svc("failure_deliveries")
+	workflowsLog, workflowsWarns := svc("workflows")
 	s.followups = append(s.followups,
 		&retries{followupDeps: fd, log: retriesLog, warns: retriesWarns},
 		&children{followupDeps: fd, log: childrenLog, warns: childrenWarns},
@@ -160,6 +161,7 @@ func New(o Options) (*Scheduler, error) {
 		&alarmSender{followupDeps: fd, log: alarmsLog, warns: alarmsWarns},
 		&deliveries{followupDeps: fd, sender: o.Deliverer, log: deliveriesLog, warns: deliveriesWarns},
 		&completions{followupDeps: fd, cache: s.preread.cache, log: log.WithField("service", "completions")},
+		&workflows{followupDeps: fd, log: workflowsLog, warns: workflowsWarns},
 	)
 	s.recording, s.firing = s.services()
 	return s, nil
@@ -411,7 +413,9 @@ func (s *Scheduler) Trigger(ctx context.Context, p TriggerParams) (run store.Run
 		for k, i := range shards {
 			p := store.RunCreateParams{
 				JobID: job.ID, GroupID: job.GroupID, ScheduledMs: now.UnixMilli(), ShardIndex: i, ShardTotal: n, TriggerType: tt,
-				Owner: s.node, Handler: job.Handler, Params: params, CreatedMs: now.UnixMilli(), FollowSuccess: len(job.ChildJobIDs) > 0,
+				Owner: s.node, Handler: job.Handler, Params: params, CreatedMs: now.UnixMilli(),
+				// A workflow's node triggers no child jobs: its workflow says what follows.
+				FollowSuccess: len(job.ChildJobIDs) > 0 && tt != kind.TriggerWorkflow,
 			}
 			if k == 0 {
 				p.IdempotencyKey = p0key

@@ -45,7 +45,7 @@ func (a *app) commandGroups() []func() *cobra.Command {
 		a.newServerCommand, a.newMigrateCommand, a.newAdminCommand, a.newDevCommand, a.newVersionCommand,
 		// Clients of the REST API (contexts.go: apiClient).
 		a.newLoginCommand, a.newContextCommand, a.newJobsCommand, a.newRunsCommand, a.newGroupsCommand,
-		a.newExecutorsCommand, a.newNextFiresCommand,
+		a.newExecutorsCommand, a.newNextFiresCommand, a.newWorkflowsCommand,
 		// Access (access.go, audit.go).
 		a.newUsersCommand, a.newServiceAccountsCommand, a.newTokensCommand, a.newRoleBindingsCommand, a.newAuditCommand,
 		// Jobs as code (jobsascode.go).

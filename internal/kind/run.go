@@ -86,7 +86,7 @@ const (
 )
 
 // Triggers lists the trigger types.
-var Triggers = []Trigger{TriggerSchedule, TriggerMisfire, TriggerManual, TriggerRetry, TriggerParent}
+var Triggers = []Trigger{TriggerSchedule, TriggerMisfire, TriggerManual, TriggerRetry, TriggerParent, TriggerWorkflow}
 
 // Valid reports whether t is a known trigger type.
 func (t Trigger) Valid() bool {

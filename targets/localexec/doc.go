@@ -9,7 +9,9 @@
 // returns at once with Dispatch{Done: nil}; a goroutine owned by the driver
 // supervises the process and reports the outcome through targets.Sink.Complete:
 //
-//	exit status 0             succeeded, code 200, "exit status 0"
+//	exit status 0             succeeded, code 200, its last stdout line (at most
+//	                          4 KiB; a workflow node's output), or "exit status 0"
+//	                          when it printed none
 //	exit status N             failed, code N, "exit status N: <last stderr line>"
 //	ended by a signal         failed, code 128+signal (not one the driver sent)
 //	Kill / Close              killed, code 500

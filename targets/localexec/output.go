@@ -25,7 +25,10 @@ const (
 	maxLine = 64 << 10
 	// maxMessageTail bounds the stderr line quoted in a failure message.
 	maxMessageTail = 512
-	stderrPrefix   = "[stderr] "
+	// maxOutputLine bounds the last stdout line a success reports as its
+	// message (a workflow node's output).
+	maxOutputLine = 4 << 10
+	stderrPrefix  = "[stderr] "
 )
 
 // truncatedMarker is the line that ends a log cut at the cap.
@@ -62,6 +65,7 @@ type runLog struct {
 	kept      int  // bytes kept in the log, newlines and prefixes included
 	truncated bool // the cap was reached and the marker queued
 	stderrEnd string
+	stdoutEnd string
 
 	kick    chan struct{} // asks for an early flush; buffered 1
 	done    chan struct{} // closed by close: flush the rest and stop
@@ -95,6 +99,13 @@ func (l *runLog) add(raw []byte, stderr bool) {
 			l.mu.Unlock()
 		}
 		line = stderrPrefix + line
+	} else if tail := strings.TrimSpace(line); tail != "" {
+		if len(tail) > maxOutputLine {
+			tail = strings.ToValidUTF8(tail[:maxOutputLine], "")
+		}
+		l.mu.Lock()
+		l.stdoutEnd = tail
+		l.mu.Unlock()
 	}
 
 	l.mu.Lock()
@@ -129,6 +140,13 @@ func (l *runLog) lastStderr() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.stderrEnd
+}
+
+// lastStdout is the last non-empty line the process printed on stdout.
+func (l *runLog) lastStdout() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.stdoutEnd
 }
 
 // flushLoop sends pending lines to the sink until close.

@@ -222,6 +222,10 @@ func (r *run) outcome(waitErr error, reason *stopReason, how string) targets.Out
 		return targets.Outcome{State: reason.state, Code: code, Message: msg}
 	}
 	if waitErr == nil {
+		// The last line it printed is its result (a workflow node's output).
+		if last := r.out.lastStdout(); last != "" {
+			return targets.Outcome{State: kind.RunSucceeded, Code: 200, Message: last}
+		}
 		return targets.Outcome{State: kind.RunSucceeded, Code: 200, Message: "exit status 0"}
 	}
 	var msg string

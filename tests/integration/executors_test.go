@@ -112,6 +112,8 @@ func startServer(t *testing.T, dialect string, opts ...serverOpt) *server {
 		// tests wait for it.
 		{Name: "nap", Argv: []string{"/bin/sleep", "1"}},
 		{Name: "sleep30", Argv: []string{"/bin/sleep", "30"}},
+		// Prints its params as its last stdout line (a workflow node's output).
+		{Name: "echo-params", Argv: []string{"/bin/sh", "-c", `echo working; printf '%s\n' "$RINGJOB_PARAMS"`}},
 	}}, sched.Sink(), log)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = local.Close(context.Background()) })
