@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/schedule"
 )
 
 // WorkflowFields are the user-editable fields of a workflow.
@@ -24,6 +25,14 @@ type WorkflowFields struct {
 	TimeZone      string
 	MisfirePolicy kind.Misfire
 	BlockStrategy kind.Block
+	// The active window (0 = open): no scheduled start outside it.
+	ActiveFromMs  int64
+	ActiveUntilMs int64
+}
+
+// Window is the workflow's active window, for schedule.Bound.
+func (f WorkflowFields) Window() schedule.Window {
+	return JobOptions{ActiveFromMs: f.ActiveFromMs, ActiveUntilMs: f.ActiveUntilMs}.Window("")
 }
 
 // Workflow is a stored workflow.
@@ -38,13 +47,13 @@ type Workflow struct {
 }
 
 const workflowCols = `id, group_id, name, description, definition, timeout_sec, schedule_type, schedule_conf, time_zone,
- misfire_policy, block_strategy, enabled, next_fire_ms, version, created_ms, updated_ms`
+ misfire_policy, block_strategy, active_from_ms, active_until_ms, enabled, next_fire_ms, version, created_ms, updated_ms`
 
 func scanWorkflow(r interface{ Scan(...any) error }) (Workflow, error) {
 	var w Workflow
 	var enabled int
 	err := r.Scan(&w.ID, &w.GroupID, &w.Name, &w.Description, &w.Definition, &w.TimeoutSec, &w.ScheduleType, &w.ScheduleConf,
-		&w.TimeZone, &w.MisfirePolicy, &w.BlockStrategy, &enabled, &w.NextFireMs, &w.Version, &w.CreatedMs, &w.UpdatedMs)
+		&w.TimeZone, &w.MisfirePolicy, &w.BlockStrategy, &w.ActiveFromMs, &w.ActiveUntilMs, &enabled, &w.NextFireMs, &w.Version, &w.CreatedMs, &w.UpdatedMs)
 	w.Enabled = enabled == 1
 	return w, err
 }
@@ -53,9 +62,10 @@ func scanWorkflow(r interface{ Scan(...any) error }) (Workflow, error) {
 // workflow of that name.
 func (s *Store) WorkflowCreate(ctx context.Context, f WorkflowFields, enabled bool, nextFireMs, nowMs int64) (Workflow, error) {
 	res, err := s.db.ExecContext(ctx, `INSERT INTO workflows (group_id, name, description, definition, timeout_sec, schedule_type, schedule_conf,
- time_zone, misfire_policy, block_strategy, enabled, next_fire_ms, version, created_ms, updated_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,1,?,?)`,
+ time_zone, misfire_policy, block_strategy, active_from_ms, active_until_ms, enabled, next_fire_ms, version, created_ms, updated_ms)
+ VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?)`,
 		f.GroupID, f.Name, f.Description, f.Definition, f.TimeoutSec, f.ScheduleType, f.ScheduleConf, f.TimeZone, f.MisfirePolicy, f.BlockStrategy,
-		boolInt(enabled), nextFireMs, nowMs, nowMs)
+		f.ActiveFromMs, f.ActiveUntilMs, boolInt(enabled), nextFireMs, nowMs, nowMs)
 	if s.d.isDuplicate(err) {
 		return Workflow{}, fmt.Errorf("create workflow %q: the group has a workflow of that name: %w", f.Name, ErrConflict)
 	}
@@ -118,10 +128,11 @@ func (s *Store) WorkflowList(ctx context.Context, p WorkflowListParams) ([]Workf
 // when 0) and its schedule state; it bumps the version.
 func (s *Store) WorkflowUpdate(ctx context.Context, id, ifVersion int64, f WorkflowFields, enabled bool, nextFireMs, nowMs int64) (Workflow, error) {
 	res, err := s.db.ExecContext(ctx, `UPDATE workflows SET group_id = ?, name = ?, description = ?, definition = ?, timeout_sec = ?, schedule_type = ?,
- schedule_conf = ?, time_zone = ?, misfire_policy = ?, block_strategy = ?, enabled = ?, next_fire_ms = ?, version = version + 1, updated_ms = ?
+ schedule_conf = ?, time_zone = ?, misfire_policy = ?, block_strategy = ?, active_from_ms = ?, active_until_ms = ?, enabled = ?, next_fire_ms = ?,
+ version = version + 1, updated_ms = ?
  WHERE id = ?`+ifVersionCond,
 		f.GroupID, f.Name, f.Description, f.Definition, f.TimeoutSec, f.ScheduleType, f.ScheduleConf, f.TimeZone, f.MisfirePolicy, f.BlockStrategy,
-		boolInt(enabled), nextFireMs, nowMs, id, ifVersion, ifVersion)
+		f.ActiveFromMs, f.ActiveUntilMs, boolInt(enabled), nextFireMs, nowMs, id, ifVersion, ifVersion)
 	if s.d.isDuplicate(err) {
 		return Workflow{}, fmt.Errorf("update workflow %d: the group has a workflow named %q: %w", id, f.Name, ErrConflict)
 	}

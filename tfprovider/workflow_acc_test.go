@@ -59,6 +59,7 @@ resource "ringjob_workflow" "nightly" {
   time_zone      = "Europe/Berlin"
   block_strategy = "DISCARD_LATER"
   timeout_sec    = 7200
+  active_until   = "2099-01-01T00:00:00Z"
   enabled        = true
 %s}
 `, description, loadParams, extra)
@@ -119,6 +120,8 @@ func TestWorkflowLifecycle(t *testing.T) {
 								require.Equal(t, "DISCARD_LATER", w.BlockStrategy)
 								require.Equal(t, 7200, w.TimeoutSec)
 								require.True(t, w.Enabled)
+								require.Equal(t, "2099-01-01T00:00:00Z", w.ActiveUntil)
+								require.Empty(t, w.ActiveFrom)
 								require.NotNil(t, w.NextFireAt, "an enabled cron workflow has a next start")
 								return nil
 							},
@@ -144,7 +147,7 @@ func TestWorkflowLifecycle(t *testing.T) {
 							w := apiWorkflow(t, s)
 							in := client.WorkflowInput{GroupID: w.GroupID, Name: w.Name, Description: "edited in the console", Definition: w.Definition,
 								TimeoutSec: w.TimeoutSec, ScheduleType: w.ScheduleType, ScheduleConf: w.ScheduleConf, TimeZone: w.TimeZone,
-								MisfirePolicy: w.MisfirePolicy, BlockStrategy: w.BlockStrategy, Version: w.Version}
+								MisfirePolicy: w.MisfirePolicy, BlockStrategy: w.BlockStrategy, ActiveUntil: w.ActiveUntil, Version: w.Version}
 							in.Definition.Edges = in.Definition.Edges[:1]
 							_, err := s.API.UpdateWorkflow(ctxT(t), w.ID, in)
 							require.NoError(t, err)

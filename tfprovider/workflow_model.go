@@ -27,6 +27,8 @@ type workflowModel struct {
 	TimeZone      types.String `tfsdk:"time_zone"`
 	MisfirePolicy types.String `tfsdk:"misfire_policy"`
 	BlockStrategy types.String `tfsdk:"block_strategy"`
+	ActiveFrom    types.String `tfsdk:"active_from"`
+	ActiveUntil   types.String `tfsdk:"active_until"`
 	Enabled       types.Bool   `tfsdk:"enabled"`
 }
 
@@ -64,7 +66,8 @@ func (m workflowModel) input(ctx context.Context, d *diag.Diagnostics) client.Wo
 	}
 	in := client.WorkflowInput{GroupID: gid, Name: m.Name.ValueString(), Description: m.Description.ValueString(),
 		TimeoutSec: int(m.TimeoutSec.ValueInt64()), ScheduleType: m.ScheduleType.ValueString(), ScheduleConf: m.ScheduleConf.ValueString(),
-		TimeZone: m.TimeZone.ValueString(), MisfirePolicy: m.MisfirePolicy.ValueString(), BlockStrategy: m.BlockStrategy.ValueString()}
+		TimeZone: m.TimeZone.ValueString(), MisfirePolicy: m.MisfirePolicy.ValueString(), BlockStrategy: m.BlockStrategy.ValueString(),
+		ActiveFrom: m.ActiveFrom.ValueString(), ActiveUntil: m.ActiveUntil.ValueString()}
 	if !m.Enabled.IsNull() && !m.Enabled.IsUnknown() {
 		on := m.Enabled.ValueBool()
 		in.Enabled = &on
@@ -138,6 +141,8 @@ func workflowModelOf(w client.Workflow, appName string) (workflowModel, diag.Dia
 		TimeZone:      types.StringValue(w.TimeZone),
 		MisfirePolicy: types.StringValue(w.MisfirePolicy),
 		BlockStrategy: types.StringValue(w.BlockStrategy),
+		ActiveFrom:    types.StringValue(w.ActiveFrom),
+		ActiveUntil:   types.StringValue(w.ActiveUntil),
 		Enabled:       types.BoolValue(w.Enabled),
 	}, diags
 }

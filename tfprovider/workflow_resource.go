@@ -76,6 +76,8 @@ var workflowAttributeDocs = map[string]string{
 	"time_zone":         "IANA time zone the schedule is read in. The server's default (UTC) when left out.",
 	"misfire_policy":    "What happens to a start missed by more than the pre-read window: " + validMisfirePolicy.list() + ". The server's default when left out.",
 	"block_strategy":    "What a new run does while another run of the workflow is going on: " + validBlockStrategy.list() + ". The server's default when left out.",
+	"active_from":       "An RFC 3339 instant (`2027-01-01T00:00:00Z`) before which the schedule starts nothing; empty = open. The server writes it in UTC, so give it in UTC to keep plans empty.",
+	"active_until":      "An RFC 3339 instant after which the schedule starts nothing and ends; empty = open.",
 	"enabled":           "Whether the workflow starts on its schedule. Defaults to false.",
 }
 
@@ -125,6 +127,8 @@ func (r *workflowResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			"time_zone":      str("time_zone"),
 			"misfire_policy": str("misfire_policy", validMisfirePolicy),
 			"block_strategy": str("block_strategy", validBlockStrategy),
+			"active_from":    emptyStr("active_from"),
+			"active_until":   emptyStr("active_until"),
 			"enabled":        schema.BoolAttribute{Optional: true, Computed: true, Description: doc["enabled"], Default: booldefault.StaticBool(false)},
 		},
 	}
