@@ -592,3 +592,48 @@ func (s *Store) WorkflowRunRetryNode(ctx context.Context, runID int64, node stri
 		return nil
 	})
 }
+
+// WorkflowUsingJob is a workflow with a node that runs a given job.
+type WorkflowUsingJob struct {
+	ID      int64
+	AppName string // its group's app name
+	Name    string
+}
+
+// WorkflowsUsingJob lists the workflows with a node that runs job id. The
+// definition is JSON, so a LIKE on `"job_id":ID` narrows the rows in SQL and
+// the exact match is made here (job 1 is not run by a node of job 12).
+func (s *Store) WorkflowsUsingJob(ctx context.Context, id int64) ([]WorkflowUsingJob, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT w.id, COALESCE(g.app_name, ''), w.name, w.definition FROM workflows w
+ LEFT JOIN job_groups g ON g.id = w.group_id WHERE w.definition LIKE ? ORDER BY w.id`, fmt.Sprintf(`%%"job_id":%d%%`, id))
+	if err != nil {
+		return nil, fmt.Errorf("find the workflows that run job %d: %w", id, err)
+	}
+	defer rows.Close()
+	var out []WorkflowUsingJob
+	for rows.Next() {
+		var w WorkflowUsingJob
+		var def string
+		if err := rows.Scan(&w.ID, &w.AppName, &w.Name, &def); err != nil {
+			return nil, fmt.Errorf("find the workflows that run job %d: %w", id, err)
+		}
+		var d struct {
+			Nodes []struct {
+				JobID int64 `json:"job_id"`
+			} `json:"nodes"`
+		}
+		if json.Unmarshal([]byte(def), &d) != nil {
+			continue
+		}
+		for _, n := range d.Nodes {
+			if n.JobID == id {
+				out = append(out, w)
+				break
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find the workflows that run job %d: %w", id, err)
+	}
+	return out, nil
+}

@@ -182,3 +182,31 @@ func TestWorkflowActiveWindowIsChecked(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, ws.Items, 1, "the refused workflows were not stored")
 }
+
+// A job that a workflow's node runs is not deleted: the refusal names the
+// workflow; once the workflow lets go of it, the delete goes through.
+func TestJobRunByAWorkflowIsNotDeleted(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	ctx := context.Background()
+	g := s.groupWith("wf-refs", "local://env")
+	keep := s.job2(service.JobSpec{GroupID: g.ID, Name: "keep"})
+	used := s.job2(service.JobSpec{GroupID: g.ID, Name: "used"})
+	other := s.job2(service.JobSpec{GroupID: g.ID, Name: "used-not"})
+	w, err := s.svc.CreateWorkflow(ctx, service.WorkflowSpec{GroupID: g.ID, Name: "uses-it", Definition: workflow.Definition{
+		Nodes: []workflow.Node{{Name: "a", JobID: keep.ID}, {Name: "b", JobID: used.ID}}}}, false)
+	require.NoError(t, err)
+
+	err = s.svc.DeleteJob(ctx, used.ID)
+	var ce *service.ConflictError
+	require.ErrorAs(t, err, &ce)
+	require.Contains(t, ce.Message, "wf-refs/uses-it (workflow")
+	_, err = s.svc.GetJob(ctx, used.ID)
+	require.NoError(t, err, "the refused delete deleted nothing")
+	require.NoError(t, s.svc.DeleteJob(ctx, other.ID), "a job no workflow runs is deleted")
+
+	_, err = s.svc.UpdateWorkflow(ctx, w.ID, service.WorkflowSpec{GroupID: g.ID, Name: "uses-it", Definition: workflow.Definition{
+		Nodes: []workflow.Node{{Name: "a", JobID: keep.ID}}}}, nil, 0)
+	require.NoError(t, err)
+	require.NoError(t, s.svc.DeleteJob(ctx, used.ID), "once no workflow runs it, it is deleted")
+}
