@@ -33,7 +33,8 @@ func (s *server) workflowRoutes(v1 routes) {
 
 func (r workflowRequest) spec() service.WorkflowSpec {
 	return service.WorkflowSpec{GroupID: r.GroupID, Name: r.Name, Description: r.Description, Definition: r.Definition, TimeoutSec: r.TimeoutSec,
-		ScheduleType: r.ScheduleType, ScheduleConf: r.ScheduleConf, TimeZone: r.TimeZone, MisfirePolicy: r.MisfirePolicy, BlockStrategy: r.BlockStrategy}
+		ScheduleType: r.ScheduleType, ScheduleConf: r.ScheduleConf, TimeZone: r.TimeZone, MisfirePolicy: r.MisfirePolicy, BlockStrategy: r.BlockStrategy,
+		ActiveFrom: r.ActiveFrom, ActiveUntil: r.ActiveUntil}
 }
 
 // workflowRequest is the body of POST and PUT /api/v1/workflows[/{id}]; the
@@ -235,9 +236,11 @@ func (s *server) retryWorkflowNode(mark bool) fiber.Handler {
 func viewWorkflow(w store.Workflow) apitypes.Workflow {
 	var d workflow.Definition
 	_ = json.Unmarshal([]byte(w.Definition), &d)
+	window := service.JobOptionsView(store.JobOptions{ActiveFromMs: w.ActiveFromMs, ActiveUntilMs: w.ActiveUntilMs})
 	return apitypes.Workflow{ID: w.ID, GroupID: w.GroupID, Name: w.Name, Description: w.Description, Definition: nonNilDefinition(d),
 		TimeoutSec: w.TimeoutSec, ScheduleType: w.ScheduleType, ScheduleConf: w.ScheduleConf, TimeZone: w.TimeZone,
 		MisfirePolicy: string(w.MisfirePolicy), BlockStrategy: string(w.BlockStrategy), Enabled: w.Enabled, NextFireAt: rfc3339(w.NextFireMs),
+		ActiveFrom: window.ActiveFrom, ActiveUntil: window.ActiveUntil,
 		Version: w.Version, CreatedAt: rfc3339(w.CreatedMs), UpdatedAt: rfc3339(w.UpdatedMs)}
 }
 

@@ -33,6 +33,10 @@ type WorkflowInput struct {
 	// workflow is running: SERIAL_EXECUTION (waits), DISCARD_LATER (is
 	// cancelled) or COVER_EARLY (cancels the running one).
 	BlockStrategy string `json:"block_strategy"`
+	// ActiveFrom and ActiveUntil bound the schedule, as a job's: RFC 3339
+	// instants, "" = open; no scheduled start outside them.
+	ActiveFrom  string `json:"active_from,omitempty"`
+	ActiveUntil string `json:"active_until,omitempty"`
 	// Enabled starts the schedule (nil on update: unchanged).
 	Enabled *bool `json:"enabled"`
 	// Version, when set on update, must be the workflow's current one.
@@ -52,6 +56,8 @@ type Workflow struct {
 	TimeZone      string             `json:"time_zone"`
 	MisfirePolicy string             `json:"misfire_policy"`
 	BlockStrategy string             `json:"block_strategy"`
+	ActiveFrom    string             `json:"active_from,omitempty"`
+	ActiveUntil   string             `json:"active_until,omitempty"`
 	Enabled       bool               `json:"enabled"`
 	NextFireAt    *string            `json:"next_fire_at"`
 	Version       int64              `json:"version"`

@@ -500,9 +500,13 @@ func (w *workflows) fireDue(ctx context.Context) error {
 			w.warns.note("workflow_schedule_invalid", logrus.Fields{"workflow_id": wf.ID, "error": err.Error()}, "a workflow's schedule cannot be parsed; not fired")
 			continue
 		}
+		sched = schedule.Bound(sched, wf.Window())
 		fireAt := time.UnixMilli(wf.NextFireMs)
 		tt, key := kind.TriggerSchedule, fmt.Sprintf("fire:%d", wf.NextFireMs)
-		create := true
+		// A fire time outside the active window (the window was changed
+		// after it was computed) starts nothing; the next is within it.
+		win := wf.Window()
+		create := (win.Start.IsZero() || !fireAt.Before(win.Start)) && (win.End.IsZero() || !fireAt.After(win.End))
 		after := fireAt
 		if now.Sub(fireAt) > w.cfg.MisfireThreshold {
 			after = now // catch up once: the next fire is after now

@@ -556,3 +556,28 @@ func TestWorkflowShardsAndListFanOut(t *testing.T) {
 		})
 	}
 }
+
+// A workflow's active window, as a job's: no scheduled start before it
+// opens (even from a fire time computed before the window was set) nor
+// after it closes, and the schedule ends with it.
+func TestWorkflowActiveWindow(t *testing.T) {
+	t.Parallel()
+	b := setupWorkflows(t, "sqlite", 1)
+	js, _ := json.Marshal(workflow.Definition{Nodes: []workflow.Node{b.node("tick", "", "")}})
+	w, err := b.st.WorkflowCreate(context.Background(), store.WorkflowFields{GroupID: b.group.ID, Name: "windowed", Definition: string(js),
+		ScheduleType: "cron", ScheduleConf: "*/5 * * * * ?", TimeZone: "UTC", MisfirePolicy: kind.MisfireDoNothing, BlockStrategy: kind.BlockSerial,
+		ActiveFromMs: noon.Add(10 * time.Second).UnixMilli(), ActiveUntilMs: noon.Add(20 * time.Second).UnixMilli()},
+		true, noon.Add(5*time.Second).UnixMilli(), noon.UnixMilli())
+	require.NoError(t, err)
+	b.step(1, 41*time.Second)
+	runs, err := b.st.WorkflowRunList(context.Background(), store.WorkflowRunListParams{WorkflowID: w.ID, Limit: 100})
+	require.NoError(t, err)
+	var at []string
+	for _, r := range runs {
+		at = append(at, time.UnixMilli(r.CreatedMs).UTC().Format("15:04:05"))
+	}
+	require.Len(t, runs, 3, "starts at :10, :15 and :20 only, got %v", at)
+	wf, err := b.st.WorkflowGet(context.Background(), w.ID)
+	require.NoError(t, err)
+	require.Zero(t, wf.NextFireMs, "no start after the window: the schedule ended")
+}

@@ -673,7 +673,8 @@ func triggerFingerprint(p TriggerParams) string {
 }
 
 // refuseReferencedDelete answers a *ConflictError naming the jobs that have
-// j among their children (at most five of them, and how many more).
+// j among their children, or else the workflows with a node that runs it
+// (at most five of them, and how many more).
 func refuseReferencedDelete(ctx context.Context, tx *store.Store, j store.Job) error {
 	parents, err := tx.JobParentsOf(ctx, j.ID)
 	if err != nil {
@@ -690,10 +691,27 @@ func refuseReferencedDelete(ctx context.Context, tx *store.Store, j store.Job) e
 		}
 		names = append(names, fmt.Sprintf("%s/%s (job %d)", p.AppName, p.Name, p.ID))
 	}
-	if len(names) == 0 {
-		return nil
+	if len(names) > 0 {
+		return &ConflictError{Field: "child_job_ids", Message: fmt.Sprintf(
+			"job %d (%s) is a child job of %s; remove it from their child_job_ids first, then delete it",
+			j.ID, j.Name, strings.Join(names, ", "))}
 	}
-	return &ConflictError{Field: "child_job_ids", Message: fmt.Sprintf(
-		"job %d (%s) is a child job of %s; remove it from their child_job_ids first, then delete it",
-		j.ID, j.Name, strings.Join(names, ", "))}
+	// A workflow's node that runs the job would fail at every run.
+	flows, err := tx.WorkflowsUsingJob(ctx, j.ID)
+	if err != nil {
+		return err
+	}
+	for i, w := range flows {
+		if i == 5 {
+			names = append(names, fmt.Sprintf("and %d more", len(flows)-5))
+			break
+		}
+		names = append(names, fmt.Sprintf("%s/%s (workflow %d)", w.AppName, w.Name, w.ID))
+	}
+	if len(names) > 0 {
+		return &ConflictError{Message: fmt.Sprintf(
+			"job %d (%s) is run by a node of %s; take it out of those workflows first, then delete it",
+			j.ID, j.Name, strings.Join(names, ", "))}
+	}
+	return nil
 }

@@ -38,6 +38,9 @@ type WorkflowSpec struct {
 	TimeZone      string
 	MisfirePolicy string
 	BlockStrategy string
+	// ActiveFrom, ActiveUntil: the active window, as a job's (RFC 3339,
+	// "" = open).
+	ActiveFrom, ActiveUntil string
 }
 
 // MaxWorkflowTimeoutSec bounds a workflow run's timeout (a week).
@@ -87,6 +90,14 @@ func (s *Service) checkWorkflow(ctx context.Context, w WorkflowSpec, cur *store.
 	sched, err := parseSchedule(f.ScheduleType, f.ScheduleConf, f.TimeZone)
 	if err != nil {
 		return f, nil, err
+	}
+	window, err := checkJobOptions(JobSpec{ActiveFrom: w.ActiveFrom, ActiveUntil: w.ActiveUntil})
+	if err != nil {
+		return f, nil, err
+	}
+	f.ActiveFromMs, f.ActiveUntilMs = window.ActiveFromMs, window.ActiveUntilMs
+	if sched != nil {
+		sched = schedule.Bound(sched, f.Window())
 	}
 	if !f.MisfirePolicy.Valid() {
 		return f, nil, invalid("misfire_policy", "%q is unknown; use do_nothing (skip missed fires) or fire_once_now (run once at once)", w.MisfirePolicy)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/schedule"
 )
 
 // WorkflowFields are the user-editable fields of a workflow.
@@ -24,6 +25,14 @@ type WorkflowFields struct {
 	TimeZone      string
 	MisfirePolicy kind.Misfire
 	BlockStrategy kind.Block
+	// The active window (0 = open): no scheduled start outside it.
+	ActiveFromMs  int64
+	ActiveUntilMs int64
+}
+
+// Window is the workflow's active window, for schedule.Bound.
+func (f WorkflowFields) Window() schedule.Window {
+	return JobOptions{ActiveFromMs: f.ActiveFromMs, ActiveUntilMs: f.ActiveUntilMs}.Window("")
 }
 
 // Workflow is a stored workflow.
@@ -38,13 +47,13 @@ type Workflow struct {
 }
 
 const workflowCols = `id, group_id, name, description, definition, timeout_sec, schedule_type, schedule_conf, time_zone,
- misfire_policy, block_strategy, enabled, next_fire_ms, version, created_ms, updated_ms`
+ misfire_policy, block_strategy, active_from_ms, active_until_ms, enabled, next_fire_ms, version, created_ms, updated_ms`
 
 func scanWorkflow(r interface{ Scan(...any) error }) (Workflow, error) {
 	var w Workflow
 	var enabled int
 	err := r.Scan(&w.ID, &w.GroupID, &w.Name, &w.Description, &w.Definition, &w.TimeoutSec, &w.ScheduleType, &w.ScheduleConf,
-		&w.TimeZone, &w.MisfirePolicy, &w.BlockStrategy, &enabled, &w.NextFireMs, &w.Version, &w.CreatedMs, &w.UpdatedMs)
+		&w.TimeZone, &w.MisfirePolicy, &w.BlockStrategy, &w.ActiveFromMs, &w.ActiveUntilMs, &enabled, &w.NextFireMs, &w.Version, &w.CreatedMs, &w.UpdatedMs)
 	w.Enabled = enabled == 1
 	return w, err
 }
@@ -53,9 +62,10 @@ func scanWorkflow(r interface{ Scan(...any) error }) (Workflow, error) {
 // workflow of that name.
 func (s *Store) WorkflowCreate(ctx context.Context, f WorkflowFields, enabled bool, nextFireMs, nowMs int64) (Workflow, error) {
 	res, err := s.db.ExecContext(ctx, `INSERT INTO workflows (group_id, name, description, definition, timeout_sec, schedule_type, schedule_conf,
- time_zone, misfire_policy, block_strategy, enabled, next_fire_ms, version, created_ms, updated_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,1,?,?)`,
+ time_zone, misfire_policy, block_strategy, active_from_ms, active_until_ms, enabled, next_fire_ms, version, created_ms, updated_ms)
+ VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?)`,
 		f.GroupID, f.Name, f.Description, f.Definition, f.TimeoutSec, f.ScheduleType, f.ScheduleConf, f.TimeZone, f.MisfirePolicy, f.BlockStrategy,
-		boolInt(enabled), nextFireMs, nowMs, nowMs)
+		f.ActiveFromMs, f.ActiveUntilMs, boolInt(enabled), nextFireMs, nowMs, nowMs)
 	if s.d.isDuplicate(err) {
 		return Workflow{}, fmt.Errorf("create workflow %q: the group has a workflow of that name: %w", f.Name, ErrConflict)
 	}
@@ -118,10 +128,11 @@ func (s *Store) WorkflowList(ctx context.Context, p WorkflowListParams) ([]Workf
 // when 0) and its schedule state; it bumps the version.
 func (s *Store) WorkflowUpdate(ctx context.Context, id, ifVersion int64, f WorkflowFields, enabled bool, nextFireMs, nowMs int64) (Workflow, error) {
 	res, err := s.db.ExecContext(ctx, `UPDATE workflows SET group_id = ?, name = ?, description = ?, definition = ?, timeout_sec = ?, schedule_type = ?,
- schedule_conf = ?, time_zone = ?, misfire_policy = ?, block_strategy = ?, enabled = ?, next_fire_ms = ?, version = version + 1, updated_ms = ?
+ schedule_conf = ?, time_zone = ?, misfire_policy = ?, block_strategy = ?, active_from_ms = ?, active_until_ms = ?, enabled = ?, next_fire_ms = ?,
+ version = version + 1, updated_ms = ?
  WHERE id = ?`+ifVersionCond,
 		f.GroupID, f.Name, f.Description, f.Definition, f.TimeoutSec, f.ScheduleType, f.ScheduleConf, f.TimeZone, f.MisfirePolicy, f.BlockStrategy,
-		boolInt(enabled), nextFireMs, nowMs, id, ifVersion, ifVersion)
+		f.ActiveFromMs, f.ActiveUntilMs, boolInt(enabled), nextFireMs, nowMs, id, ifVersion, ifVersion)
 	if s.d.isDuplicate(err) {
 		return Workflow{}, fmt.Errorf("update workflow %d: the group has a workflow named %q: %w", id, f.Name, ErrConflict)
 	}
@@ -580,4 +591,49 @@ func (s *Store) WorkflowRunRetryNode(ctx context.Context, runID int64, node stri
 		}
 		return nil
 	})
+}
+
+// WorkflowUsingJob is a workflow with a node that runs a given job.
+type WorkflowUsingJob struct {
+	ID      int64
+	AppName string // its group's app name
+	Name    string
+}
+
+// WorkflowsUsingJob lists the workflows with a node that runs job id. The
+// definition is JSON, so a LIKE on `"job_id":ID` narrows the rows in SQL and
+// the exact match is made here (job 1 is not run by a node of job 12).
+func (s *Store) WorkflowsUsingJob(ctx context.Context, id int64) ([]WorkflowUsingJob, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT w.id, COALESCE(g.app_name, ''), w.name, w.definition FROM workflows w
+ LEFT JOIN job_groups g ON g.id = w.group_id WHERE w.definition LIKE ? ORDER BY w.id`, fmt.Sprintf(`%%"job_id":%d%%`, id))
+	if err != nil {
+		return nil, fmt.Errorf("find the workflows that run job %d: %w", id, err)
+	}
+	defer rows.Close()
+	var out []WorkflowUsingJob
+	for rows.Next() {
+		var w WorkflowUsingJob
+		var def string
+		if err := rows.Scan(&w.ID, &w.AppName, &w.Name, &def); err != nil {
+			return nil, fmt.Errorf("find the workflows that run job %d: %w", id, err)
+		}
+		var d struct {
+			Nodes []struct {
+				JobID int64 `json:"job_id"`
+			} `json:"nodes"`
+		}
+		if json.Unmarshal([]byte(def), &d) != nil {
+			continue
+		}
+		for _, n := range d.Nodes {
+			if n.JobID == id {
+				out = append(out, w)
+				break
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find the workflows that run job %d: %w", id, err)
+	}
+	return out, nil
 }

@@ -15,6 +15,7 @@ import (
 	dschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/stretchr/testify/require"
 )
@@ -63,7 +64,13 @@ func TestDocs(t *testing.T) {
 		r.Schema(ctx, resource.SchemaRequest{}, &sr)
 		var attrs []docAttr
 		for name, a := range sr.Schema.Attributes {
-			attrs = append(attrs, docAttr{name: name, typ: typeName(a.GetType()), desc: a.GetDescription(), optional: a.IsOptional(), required: a.IsRequired(), secret: a.IsSensitive()})
+			da := docAttr{name: name, typ: typeName(a.GetType()), desc: a.GetDescription(), optional: a.IsOptional(), required: a.IsRequired(), secret: a.IsSensitive()}
+			if n, ok := a.(rschema.ListNestedAttribute); ok {
+				for nn, na := range n.NestedObject.Attributes {
+					da.nested = append(da.nested, docAttr{name: nn, typ: typeName(na.GetType()), desc: na.GetDescription()})
+				}
+			}
+			attrs = append(attrs, da)
 		}
 		page := filepath.Join(docsDir, "resources", strings.TrimPrefix(md.TypeName, "ringjob_")+".md")
 		t.Run(md.TypeName, func(t *testing.T) {

@@ -193,6 +193,7 @@ func (p *Provider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		newGroupResource,
 		newJobResource,
+		newWorkflowResource,
 		newServiceAccountResource,
 		newRoleBindingResource,
 		newAPITokenResource,

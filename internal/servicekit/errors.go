@@ -88,8 +88,11 @@ func (e *PreconditionError) Is(target error) bool { return target == store.ErrVe
 
 // NotFoundOr turns a store.ErrNotFound into a *NotFoundError (and a
 // store.ErrVersionMismatch into a *PreconditionError) and wraps other errors
-// with what was being done.
+// with what was being done; nil stays nil.
 func NotFoundOr(err error, resource string, id int64, doing string) error {
+	if err == nil {
+		return nil
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return &NotFoundError{Resource: resource, ID: id}
 	}

@@ -152,3 +152,65 @@ func TestWorkflowRetryFailureBranchAndCancelOnRealTargets(t *testing.T) {
 		require.Less(t, r.FinishedMs-r.DispatchedMs, int64(20_000), "the process was stopped, not waited for")
 	})
 }
+
+// A workflow's active window through the service: the first start is the
+// first schedule time in the window, the window is shown as given, and bad
+// bounds are refused naming the field, changing nothing.
+func TestWorkflowActiveWindowIsChecked(t *testing.T) {
+	eachServer(t, func(t *testing.T, dialect string) {
+		s := startServer(t, dialect)
+		ctx := context.Background()
+		g := s.groupWith("windowed", "local://env")
+		j := s.job2(service.JobSpec{GroupID: g.ID, Name: "tick"})
+		def := workflow.Definition{Nodes: []workflow.Node{{Name: "tick", JobID: j.ID}}}
+		from := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Hour)
+		w, err := s.svc.CreateWorkflow(ctx, service.WorkflowSpec{GroupID: g.ID, Name: "later", Definition: def, ScheduleType: "cron", ScheduleConf: "0 0 * * * ?",
+			ActiveFrom: from.Format(time.RFC3339), ActiveUntil: from.Add(3 * time.Hour).Format(time.RFC3339)}, true)
+		require.NoError(t, err)
+		require.Equal(t, from.UnixMilli(), w.NextFireMs, "the first start is the window's first hour, not the next hour from now")
+		require.Equal(t, from.UnixMilli(), w.ActiveFromMs)
+
+		for _, bad := range []struct{ from, until, field string }{
+			{"tomorrow", "", "active_from"},
+			{from.Format(time.RFC3339), from.Add(-time.Hour).Format(time.RFC3339), "active_until"},
+		} {
+			_, err := s.svc.CreateWorkflow(ctx, service.WorkflowSpec{GroupID: g.ID, Name: "bad", Definition: def, ScheduleType: "cron", ScheduleConf: "0 0 * * * ?",
+				ActiveFrom: bad.from, ActiveUntil: bad.until}, true)
+			var ve *service.ValidationError
+			require.ErrorAs(t, err, &ve, "from %q until %q", bad.from, bad.until)
+			require.Equal(t, bad.field, ve.Field)
+		}
+		ws, err := s.svc.ListWorkflows(ctx, service.WorkflowListParams{GroupID: g.ID, Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, ws.Items, 1, "the refused workflows were not stored")
+	})
+}
+
+// A job that a workflow's node runs is not deleted: the refusal names the
+// workflow; once the workflow lets go of it, the delete goes through.
+func TestJobRunByAWorkflowIsNotDeleted(t *testing.T) {
+	eachServer(t, func(t *testing.T, dialect string) {
+		s := startServer(t, dialect)
+		ctx := context.Background()
+		g := s.groupWith("wf-refs", "local://env")
+		keep := s.job2(service.JobSpec{GroupID: g.ID, Name: "keep"})
+		used := s.job2(service.JobSpec{GroupID: g.ID, Name: "used"})
+		other := s.job2(service.JobSpec{GroupID: g.ID, Name: "used-not"})
+		w, err := s.svc.CreateWorkflow(ctx, service.WorkflowSpec{GroupID: g.ID, Name: "uses-it", Definition: workflow.Definition{
+			Nodes: []workflow.Node{{Name: "a", JobID: keep.ID}, {Name: "b", JobID: used.ID}}}}, false)
+		require.NoError(t, err)
+
+		err = s.svc.DeleteJob(ctx, used.ID)
+		var ce *service.ConflictError
+		require.ErrorAs(t, err, &ce)
+		require.Contains(t, ce.Message, "wf-refs/uses-it (workflow")
+		_, err = s.svc.GetJob(ctx, used.ID)
+		require.NoError(t, err, "the refused delete deleted nothing")
+		require.NoError(t, s.svc.DeleteJob(ctx, other.ID), "a job no workflow runs is deleted")
+
+		_, err = s.svc.UpdateWorkflow(ctx, w.ID, service.WorkflowSpec{GroupID: g.ID, Name: "uses-it", Definition: workflow.Definition{
+			Nodes: []workflow.Node{{Name: "a", JobID: keep.ID}}}}, nil, 0)
+		require.NoError(t, err)
+		require.NoError(t, s.svc.DeleteJob(ctx, used.ID), "once no workflow runs it, it is deleted")
+	})
+}

@@ -9,9 +9,10 @@ import * as dashboard from "./dashboard.js";
 import * as groups from "./groups.js";
 import * as jobs from "./jobs.js";
 import * as runs from "./runs.js";
+import * as workflows from "./workflows.js";
 
 // Order matters: the first route whose pattern matches the path wins.
-const modules = [dashboard, jobs, runs, groups, admin, account];
+const modules = [dashboard, jobs, runs, workflows, groups, admin, account];
 const routes = modules.flatMap((m) => m.routes || []);
 const menu = modules.flatMap((m) => m.nav || []);
 
