@@ -311,7 +311,7 @@ func (s *Service) DeleteWorkflow(ctx context.Context, id int64) error {
 		if err := tx.WorkflowDelete(ctx, id); err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, auditEntry{Action: ActWorkflowDelete, ObjectType: "workflow", ObjectID: id, GroupID: cur.GroupID, Changes: diffFields(fieldsOf(cur), nil)})
+		return s.audit(ctx, tx, auditEntry{Action: ActWorkflowDelete, ObjectType: "workflow", ObjectID: id, GroupID: cur.GroupID, Changes: map[string]any{"name": cur.Name}})
 	})
 	if errors.Is(err, store.ErrWorkflowActive) {
 		return &ConflictError{Message: fmt.Sprintf("workflow %d has runs queued or running; cancel them first (POST /api/v1/workflow-runs/{id}/cancel)", id)}

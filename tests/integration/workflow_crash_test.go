@@ -29,8 +29,8 @@ import (
 // kills fell, every workflow run ends; every node attempt has exactly one
 // run in the ledger, made with the attempt's key and recorded on it; no run
 // of a workflow exists without its attempt; and the executor ran each run
-// once (except a run whose replica died while handing it over, recorded
-// lost, as in TestCrashFollowupsExactlyOnce). The issue asks for 200
+// once, never twice (a run whose replica died while handing it over may not
+// have reached it, and is then recorded lost and its node retried). The issue asks for 200
 // workflows and database restarts too: this machine's MariaDB is shared, so
 // it is not restarted here. Run with `make test-crash`.
 func TestCrashWorkflowsExactlyOncePerAttempt(t *testing.T) {
@@ -208,7 +208,13 @@ func TestCrashWorkflowsExactlyOncePerAttempt(t *testing.T) {
 			require.Len(t, made, 1, "attempt %d of node %s of workflow run %d: runs made for key %s", nd.Attempt, nd.Node, nd.WorkflowRunID, key)
 			require.Equal(t, made[0].ID, runID, "the attempt recorded the run made for its key")
 			x := made[0]
-			if executed[x.ID] == 0 && x.State == kind.RunLost && strings.Contains(x.Message, "whether it arrived is unknown") {
+			// A run whose replica died as it handed it over may never have
+			// reached the executor: it is recorded lost (at once when its
+			// delivery is unknown; a minute past its timeout when the
+			// takeover took the executor's answer to /log, which this
+			// executor gives for any run, as the Java core does, for "held")
+			// and its node's retry runs the node again.
+			if executed[x.ID] == 0 && x.State == kind.RunLost {
 				unsent++
 				continue
 			}
@@ -222,6 +228,6 @@ func TestCrashWorkflowsExactlyOncePerAttempt(t *testing.T) {
 		require.True(t, keys[key], "runs %v were made for %s, which no node attempt records", rs, key)
 	}
 	t.Logf("%d SIGKILLs; %d workflow runs ended %v; %d node attempts, each with its runs made once and run once at the executor, "+
-		"except %d whose replica died as it handed them over (recorded lost); %d runs lost after they ran (their result never came)", kills, total, states, attempts, unsent, lost)
+		"except %d lost without reaching the executor (their replica died as it handed them over); %d runs lost after they ran (their result never came)", kills, total, states, attempts, unsent, lost)
 	require.Greater(t, states[kind.WorkflowSucceeded], total/2)
 }
