@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 
@@ -99,4 +100,30 @@ func (c *Client) MarkWorkflowNodeSucceeded(ctx context.Context, runID int64, nod
 	var r WorkflowRun
 	_, err := c.do(ctx, http.MethodPost, "/api/v1/workflow-runs/"+id(runID)+"/nodes/"+url.PathEscape(node)+"/mark-succeeded", nil, nil, &r)
 	return r, err
+}
+
+// GetWorkflowByName finds a workflow by its group's app name and its name
+// (the same APP/NAME form as a job's).
+func (c *Client) GetWorkflowByName(ctx context.Context, ref JobRef) (Workflow, error) {
+	g, err := c.GetGroupByAppName(ctx, ref.AppName)
+	if err != nil {
+		return Workflow{}, err
+	}
+	o := ListOptions{Limit: 200, Filters: map[string]string{"group_id": id(g.ID)}}
+	for {
+		page, err := c.ListWorkflows(ctx, o)
+		if err != nil {
+			return Workflow{}, err
+		}
+		for _, w := range page.Items {
+			if w.Name == ref.Name {
+				return w, nil
+			}
+		}
+		if page.NextCursor == "" {
+			return Workflow{}, &Error{Status: http.StatusNotFound, Code: "not_found",
+				Message: fmt.Sprintf("group %s has no workflow named %q", ref.AppName, ref.Name)}
+		}
+		o.Cursor = page.NextCursor
+	}
 }

@@ -283,26 +283,11 @@ func (r *workflowResource) resolveImport(ctx context.Context, id string) (int64,
 	if err != nil {
 		return 0, fmt.Errorf("give the workflow's id (3) or its group's app name and its name (etl/nightly): %w", err)
 	}
-	g, err := r.c.GetGroupByAppName(ctx, ref.AppName)
+	w, err := r.c.GetWorkflowByName(ctx, ref)
 	if err != nil {
 		return 0, err
 	}
-	o := client.ListOptions{Limit: 200, Filters: map[string]string{"group_id": formatID(g.ID)}}
-	for {
-		page, err := r.c.ListWorkflows(ctx, o)
-		if err != nil {
-			return 0, err
-		}
-		for _, w := range page.Items {
-			if w.Name == ref.Name {
-				return w.ID, nil
-			}
-		}
-		if page.NextCursor == "" {
-			return 0, fmt.Errorf("group %s has no workflow named %q", ref.AppName, ref.Name)
-		}
-		o.Cursor = page.NextCursor
-	}
+	return w.ID, nil
 }
 
 // store writes the workflow as the server answered it into the state, with

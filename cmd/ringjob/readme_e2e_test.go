@@ -87,6 +87,10 @@ func TestReadmeQuickStart(t *testing.T) {
 	require.NoError(t, err, "build the sample function: %s", out)
 	cfg, err := filepath.Abs("../../configs/ringjob.sample.yaml")
 	require.NoError(t, err)
+	// The sample workflow, where a clone has it (the README creates it).
+	require.NoError(t, os.MkdirAll(filepath.Join(work, "configs"), 0o755))
+	out, err = exec.Command("cp", "../../configs/workflow.sample.yaml", filepath.Join(work, "configs")).CombinedOutput()
+	require.NoError(t, err, "%s", out)
 
 	port := freePort(t)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)

@@ -26,6 +26,23 @@ func (a *app) newWorkflowsCommand() *cobra.Command {
 	return wf
 }
 
+// workflowID resolves a workflow named by its id or by GROUP/NAME (its
+// group's app name and its name).
+func workflowID(ctx context.Context, c *client.Client, arg string) (int64, error) {
+	if id, err := strconv.ParseInt(arg, 10, 64); err == nil && id > 0 {
+		return id, nil
+	}
+	ref, err := client.ParseJobRef(arg)
+	if err != nil {
+		return 0, usageErrorf("%q: name a workflow by its id or as GROUP/NAME", arg)
+	}
+	w, err := c.GetWorkflowByName(ctx, ref)
+	if err != nil {
+		return 0, fmt.Errorf("find workflow %s: %w", arg, err)
+	}
+	return w.ID, nil
+}
+
 func parseID(arg, what string) (int64, error) {
 	id, err := strconv.ParseInt(arg, 10, 64)
 	if err != nil || id <= 0 {
@@ -118,15 +135,15 @@ func (a *app) newWorkflowsListCommand() *cobra.Command {
 func (a *app) newWorkflowsGetCommand() *cobra.Command {
 	var out outputFormat
 	cmd := &cobra.Command{
-		Use:   "get WORKFLOW_ID",
+		Use:   "get WORKFLOW",
 		Short: "Show a workflow with its definition",
-		Args:  exactArgs(1, "one workflow id"),
+		Args:  exactArgs(1, "one workflow: its id or GROUP/NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0], "workflow")
+			c, err := a.apiClient(cmd)
 			if err != nil {
 				return err
 			}
-			c, err := a.apiClient(cmd)
+			id, err := workflowID(cmd.Context(), c, args[0])
 			if err != nil {
 				return err
 			}
@@ -145,8 +162,10 @@ func (a *app) newWorkflowsGetCommand() *cobra.Command {
 }
 
 // readWorkflowFile reads a workflow's fields from a YAML or JSON file (the
-// fields of POST /api/v1/workflows).
-func readWorkflowFile(path string) (client.WorkflowInput, error) {
+// fields of POST /api/v1/workflows). Names may stand for ids, as in jobs as
+// code: `group: APP_NAME` for group_id, and a node's `job: GROUP/NAME` for
+// its job_id; they are looked up through the API.
+func readWorkflowFile(ctx context.Context, c *client.Client, path string) (client.WorkflowInput, error) {
 	var in client.WorkflowInput
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -155,6 +174,9 @@ func readWorkflowFile(path string) (client.WorkflowInput, error) {
 	var doc any
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
 		return in, usageErrorf("%s: %v", path, err)
+	}
+	if err := resolveWorkflowNames(ctx, c, path, doc); err != nil {
+		return in, err
 	}
 	js, err := json.Marshal(doc)
 	if err != nil {
@@ -168,37 +190,85 @@ func readWorkflowFile(path string) (client.WorkflowInput, error) {
 	return in, nil
 }
 
+// resolveWorkflowNames replaces, in a decoded workflow file, `group` by
+// group_id and each node's `job` by job_id. A name that is not found is an
+// error naming the field; giving both a name and its id is one too.
+func resolveWorkflowNames(ctx context.Context, c *client.Client, path string, doc any) error {
+	top, ok := doc.(map[string]any)
+	if !ok {
+		return nil // the strict decode says what is wrong
+	}
+	if g, ok := top["group"].(string); ok {
+		if _, both := top["group_id"]; both {
+			return usageErrorf("%s: give group or group_id, not both", path)
+		}
+		grp, err := c.GetGroupByAppName(ctx, g)
+		if err != nil {
+			return fmt.Errorf("%s: group %q: %w", path, g, err)
+		}
+		top["group_id"] = grp.ID
+		delete(top, "group")
+	}
+	def, _ := top["definition"].(map[string]any)
+	nodes, _ := def["nodes"].([]any)
+	for i, n := range nodes {
+		node, ok := n.(map[string]any)
+		if !ok {
+			continue
+		}
+		name, ok := node["job"].(string)
+		if !ok {
+			continue
+		}
+		if _, both := node["job_id"]; both {
+			return usageErrorf("%s: definition.nodes[%d]: give job or job_id, not both", path, i)
+		}
+		ref, err := client.ParseJobRef(name)
+		if err != nil {
+			return usageErrorf("%s: definition.nodes[%d].job: %v", path, i, err)
+		}
+		j, err := c.GetJobByName(ctx, ref)
+		if err != nil {
+			return fmt.Errorf("%s: definition.nodes[%d].job %s: %w", path, i, name, err)
+		}
+		node["job_id"] = j.ID
+		delete(node, "job")
+	}
+	return nil
+}
+
 func (a *app) newWorkflowsSaveCommand(verb string) *cobra.Command {
 	var out outputFormat
 	var file string
 	use, short, args := "create -f FILE", "Create a workflow from a YAML or JSON file", exactArgs(0, "no arguments (the workflow is in --file)")
 	if verb == "update" {
-		use, short, args = "update WORKFLOW_ID -f FILE", "Replace a workflow's fields from a YAML or JSON file", exactArgs(1, "one workflow id")
+		use, short, args = "update WORKFLOW -f FILE", "Replace a workflow's fields from a YAML or JSON file", exactArgs(1, "one workflow: its id or GROUP/NAME")
 	}
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
 		Long: short + `. The file holds the fields of POST /api/v1/workflows:
-group_id, name, description, definition (nodes: name, job_id, params,
-retries, timeout_sec, start_rule; edges: from, to), timeout_sec,
+group_id (or group: its app name), name, description, definition (nodes:
+name, job_id (or job: GROUP/NAME), params, retries, timeout_sec,
+start_rule, shards, for_each; edges: from, to), timeout_sec,
 schedule_type, schedule_conf, time_zone, misfire_policy, block_strategy,
-enabled. See docs/workflows.md.`,
+active_from, active_until, enabled. See docs/workflows.md.`,
 		Args: args,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if file == "" {
 				return usageErrorf("--file is required")
 			}
-			in, err := readWorkflowFile(file)
+			c, err := a.apiClient(cmd)
 			if err != nil {
 				return err
 			}
-			c, err := a.apiClient(cmd)
+			in, err := readWorkflowFile(cmd.Context(), c, file)
 			if err != nil {
 				return err
 			}
 			var w client.Workflow
 			if verb == "update" {
-				id, err := parseID(args[0], "workflow")
+				id, err := workflowID(cmd.Context(), c, args[0])
 				if err != nil {
 					return err
 				}
@@ -218,15 +288,15 @@ enabled. See docs/workflows.md.`,
 
 func (a *app) newWorkflowsDeleteCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:   "delete WORKFLOW_ID",
+		Use:   "delete WORKFLOW",
 		Short: "Delete a workflow and its finished runs",
-		Args:  exactArgs(1, "one workflow id"),
+		Args:  exactArgs(1, "one workflow: its id or GROUP/NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0], "workflow")
+			c, err := a.apiClient(cmd)
 			if err != nil {
 				return err
 			}
-			c, err := a.apiClient(cmd)
+			id, err := workflowID(cmd.Context(), c, args[0])
 			if err != nil {
 				return err
 			}
@@ -246,18 +316,14 @@ func (a *app) newWorkflowsTriggerCommand() *cobra.Command {
 	var follow bool
 	var poll time.Duration
 	cmd := &cobra.Command{
-		Use:   "trigger WORKFLOW_ID [--input KEY=VALUE ...] [--follow]",
+		Use:   "trigger WORKFLOW [--input KEY=VALUE ...] [--follow]",
 		Short: "Run a workflow once now",
 		Long: `Run a workflow once now. --input KEY=VALUE gives an input param (a
 JSON value, or else a string), read by node params as {{ input.KEY }}.
 With --follow, print the nodes' states until the run ends, then exit
 with its outcome (0 succeeded, 1 otherwise).`,
-		Args: exactArgs(1, "one workflow id"),
+		Args: exactArgs(1, "one workflow: its id or GROUP/NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0], "workflow")
-			if err != nil {
-				return err
-			}
 			input := map[string]json.RawMessage{}
 			for _, kv := range inputs {
 				k, v, ok := strings.Cut(kv, "=")
@@ -272,6 +338,10 @@ with its outcome (0 succeeded, 1 otherwise).`,
 				}
 			}
 			c, err := a.apiClient(cmd)
+			if err != nil {
+				return err
+			}
+			id, err := workflowID(cmd.Context(), c, args[0])
 			if err != nil {
 				return err
 			}

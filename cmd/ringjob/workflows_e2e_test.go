@@ -106,16 +106,24 @@ definition: {nodes: [{name: a, job_id: %d, params: "{{ nodes.b.output }}"}, {nam
 	require.Equal(t, "hello from e2e, params: day=mon", outputs["extract"])
 	require.Equal(t, "hello from e2e, params: got hello from e2e, params: day=mon", outputs["load"])
 
+	// Names stand for ids in a file (group: APP, job: GROUP/NAME) and on
+	// the command line (GROUP/NAME); a name not found names its field.
+	c.fails(1, "definition.nodes[0].job wf-ok/nope", "workflows", "create", "-f", write("nope.yaml", `group: wf-ok
+name: nope
+definition: {nodes: [{name: a, job: wf-ok/nope}]}
+`))
 	// Without the failure branch the run fails (exit 1); marking the
 	// failed node succeeded lets what depends on it run.
-	plain := write("plain.yaml", fmt.Sprintf(`group_id: %d
+	plain := write("plain.yaml", `group: wf-ok
 name: plain
 definition:
-  nodes: [{name: check, job_id: %d}, {name: after, job_id: %d}]
+  nodes: [{name: check, job: wf-fail/fail}, {name: after, job: wf-ok/hello}]
   edges: [{from: check, to: after}]
-`, group, fail, hello))
+`)
 	c.json(&w, "workflows", "create", "-f", plain)
-	r = c.run("workflows", "trigger", fmt.Sprint(num(w["id"])), "--follow", "--poll", "100ms")
+	require.Equal(t, group, num(w["group_id"]))
+	require.Equal(t, float64(fail), w["definition"].(map[string]any)["nodes"].([]any)[0].(map[string]any)["job_id"])
+	r = c.run("workflows", "trigger", "wf-ok/plain", "--follow", "--poll", "100ms")
 	require.Equal(t, exitFailure, r.code, r.stdout+r.stderr)
 	require.Contains(t, r.stdout, "after: skipped")
 	require.Regexp(t, `workflow run \d+ failed: failed without a failure branch: check`, r.stdout)
