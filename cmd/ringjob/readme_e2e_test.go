@@ -45,13 +45,34 @@ func commandLines(block string) (cmds, comments []string) {
 			continue
 		}
 		cur += line + "\n"
-		if strings.HasSuffix(trimmed, "\\") || strings.Count(cur, "'")%2 == 1 {
+		if strings.HasSuffix(trimmed, "\\") || openQuote(cur) {
 			continue // the command goes on (a line end, or inside quotes)
 		}
 		cmds, comments = append(cmds, cur), append(comments, comment)
 		cur = ""
 	}
 	return cmds, comments
+}
+
+// openQuote reports whether a shell command ends inside single quotes; a
+// comment (a # after a blank, outside quotes) is not read, so an apostrophe
+// in it ("# the job's log") does not open a quote.
+func openQuote(cmd string) bool {
+	in := false
+	for i, r := range cmd {
+		switch {
+		case r == '\'':
+			in = !in
+		case r == '#' && !in && (i == 0 || cmd[i-1] == ' ' || cmd[i-1] == '\t'):
+			// skip to the end of the line
+			end := strings.IndexByte(cmd[i:], '\n')
+			if end < 0 {
+				return false
+			}
+			return openQuote(cmd[i+end+1:])
+		}
+	}
+	return in
 }
 
 // TestReadmeQuickStart follows README.md's quick start as a new user does,
@@ -175,4 +196,18 @@ func TestReadmeQuickStart(t *testing.T) {
 		ran++
 	}
 	require.GreaterOrEqual(t, ran, len(cmds)-4, "all but the commands for a person ran")
+}
+
+// A README command goes on while a single quote is open; an apostrophe in
+// a comment opens none.
+func TestOpenQuote(t *testing.T) {
+	for cmd, open := range map[string]bool{
+		"bin/ringjob runs logs 1 --follow   # the job's log\n": false,
+		"curl -d '{\"a\":\n":                            true,
+		"curl -d '{\"a\": 1}' # it's sent\n":            false,
+		"echo 'a # b'\n":                                false,
+		"echo 'it''s'   # a comment's quote\necho 'x\n": true,
+	} {
+		require.Equal(t, open, openQuote(cmd), "%q", cmd)
+	}
 }
