@@ -64,6 +64,7 @@ type options struct {
 	noCalls   bool
 	maxConns  int
 	extraYAML string
+	workflows int
 }
 
 type rowSpec struct {
@@ -136,6 +137,7 @@ func main() {
 	flag.IntVar(&o.maxConns, "max-conns", 0, "the server's executors.max_connections_per_executor (0 = its default)")
 	flag.StringVar(&o.extraYAML, "server-yaml", "", "YAML appended to the server's configuration (for A/B runs), e.g. $'scheduler:\\n  fast_pool:\\n    workers: 1000'")
 	flag.IntVar(&o.lambdaCon, "lambda-concurrency", 64, "function processes the emulator may run at once")
+	flag.IntVar(&o.workflows, "workflows", 0, "instead of -rows: N workflows of 10 nodes (1 -> 4 -> 4 -> 1) over the xxl-batch executor, each triggered once, all in the same second; counts every node run at the executor and in the API")
 	flag.StringVar(&role, "role", "", "internal: run as a target process (xxl-batch, xxl-sdk, local-cmd)")
 	flag.StringVar(&ro.admin, "admin", "", "internal (role): server URL")
 	flag.StringVar(&ro.token, "token", "", "internal (role): executor token")
@@ -219,6 +221,18 @@ func orchestrate(ctx context.Context, o options) error {
 	env.dbPID = dbPID(ctx, env.admin)
 	env.machine = describeMachine(ctx, env.admin)
 
+	if o.workflows > 0 {
+		fmt.Fprintf(os.Stderr, "== %d workflow runs of %d nodes, triggered in the same second\n", o.workflows, wfNodes)
+		r, err := runWorkflowRow(ctx, env, o.workflows)
+		if err != nil {
+			return fmt.Errorf("workflows: %w", err)
+		}
+		printWorkflowRow(os.Stdout, r)
+		if o.out != "" {
+			return appendJSON(o.out, r)
+		}
+		return nil
+	}
 	var results []*rowResult
 	for _, spec := range o.rows {
 		fmt.Fprintf(os.Stderr, "== %s, %d every-second jobs\n", spec.target, spec.jobs)
