@@ -51,30 +51,30 @@ const wfNodes = 10
 
 // wfResult is the workflow row's figures (one JSON line).
 type wfResult struct {
-	Label          string         `json:"label,omitempty"`
-	Workflows      int            `json:"workflows"`
-	Nodes          int            `json:"nodes_per_workflow"`
-	TriggerS       float64        `json:"trigger_s"`        // first trigger sent -> last answered
-	WallS          float64        `json:"wall_s"`           // first trigger sent -> every workflow run final
-	NodeRunsExp    int            `json:"node_runs_expected"`
-	Arrived        int            `json:"node_runs_arrived"` // distinct runs at the executor
-	Missing        int            `json:"missing"`
-	Duplicates     int            `json:"duplicates"`
-	NodeRunsPerS   float64        `json:"node_runs_per_s"`
-	RunStates      map[string]int `json:"workflow_run_states"`
-	NodeStates     map[string]int `json:"node_states"`
-	Delay          pct            `json:"parent_outcome_to_child_arrival_ms"`
-	DelayMetric    string         `json:"node_start_delay_metric"` // the server's histogram, bucket counts
-	StmtsPerNode   float64        `json:"db_statements_per_node_run"`
-	ServerMsNode   float64        `json:"server_cpu_ms_per_node_run"`
-	CPUServer      float64        `json:"cpu_server_cores"`
-	CPUDB          float64        `json:"cpu_db_cores"`
-	CPUTargets     float64        `json:"cpu_targets_cores"`
-	CPUOther       float64        `json:"cpu_other_cores"`
-	LoadAvg        string         `json:"loadavg"`
-	ServerRSSMiB   float64        `json:"server_peak_rss_mib"`
-	Machine        machine        `json:"machine"`
-	StartedAt      string         `json:"started_at"`
+	Label        string         `json:"label,omitempty"`
+	Workflows    int            `json:"workflows"`
+	Nodes        int            `json:"nodes_per_workflow"`
+	TriggerS     float64        `json:"trigger_s"` // first trigger sent -> last answered
+	WallS        float64        `json:"wall_s"`    // first trigger sent -> every workflow run final
+	NodeRunsExp  int            `json:"node_runs_expected"`
+	Arrived      int            `json:"node_runs_arrived"` // distinct runs at the executor
+	Missing      int            `json:"missing"`
+	Duplicates   int            `json:"duplicates"`
+	NodeRunsPerS float64        `json:"node_runs_per_s"`
+	RunStates    map[string]int `json:"workflow_run_states"`
+	NodeStates   map[string]int `json:"node_states"`
+	Delay        pct            `json:"parent_outcome_to_child_arrival_ms"`
+	DelayMetric  string         `json:"node_start_delay_metric"` // the server's histogram, bucket counts
+	StmtsPerNode float64        `json:"db_statements_per_node_run"`
+	ServerMsNode float64        `json:"server_cpu_ms_per_node_run"`
+	CPUServer    float64        `json:"cpu_server_cores"`
+	CPUDB        float64        `json:"cpu_db_cores"`
+	CPUTargets   float64        `json:"cpu_targets_cores"`
+	CPUOther     float64        `json:"cpu_other_cores"`
+	LoadAvg      string         `json:"loadavg"`
+	ServerRSSMiB float64        `json:"server_peak_rss_mib"`
+	Machine      machine        `json:"machine"`
+	StartedAt    string         `json:"started_at"`
 }
 
 func runWorkflowRow(ctx context.Context, env *environment, n int) (*wfResult, error) {
@@ -129,7 +129,9 @@ executors:
 		return nil, err
 	}
 	children = append(children, server)
-	api := &restClient{base: base + "/api/v1", token: adminToken, http: &http.Client{Timeout: 60 * time.Second}}
+	api := &restClient{base: base + "/api/v1", token: adminToken, http: &http.Client{Timeout: 60 * time.Second,
+		// Enough kept-alive connections that the triggers are not spent on connecting.
+		Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	var g struct {
 		ID int64 `json:"id"`
 	}
@@ -179,7 +181,7 @@ executors:
 	}
 	s0 := takeSample(ctx, env, server.pid(), executor.pid())
 	runIDs := make([]int64, n)
-	if err := parallel(ctx, 32, n, func(i int) error {
+	if err := parallel(ctx, 64, n, func(i int) error {
 		var r struct {
 			ID int64 `json:"id"`
 		}
