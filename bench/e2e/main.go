@@ -24,6 +24,10 @@
 //     database's counters, statements per fire; and, a few seconds after the
 //     interval, the runs of the interval that have no final state yet.
 //
+// With -workflows N it runs instead one workflow row (workflow.go): N
+// workflows of ten nodes over the xxl-batch executor, each triggered once in
+// the same second, every node run counted at the executor and in the API.
+//
 // It prints one table row per (target, N) and, with -doc, writes the table
 // into docs/benchmarks.md between its bench-e2e markers. -out appends one
 // JSON line per row. Target processes are this binary started again with
