@@ -103,6 +103,15 @@ bench-e2e: ## End-to-end throughput through real targets (bench/e2e): table into
 	cp $(BIN)/bench-e2e.jsonl docs/bench/e2e.jsonl
 	$(GO) run ./bench/chart -in docs/bench/e2e.jsonl -out docs/bench
 
+# Workflows (bench/e2e -workflows): 1,000 workflow runs of 10 nodes (1 -> 4 ->
+# 4 -> 1) over the xxl-batch executor, triggered in the same second, on the
+# benchmark's own MariaDB; about 2 minutes. Result line into docs/bench/workflows.jsonl.
+WF_RUNS ?= 1000
+.PHONY: bench-workflows
+bench-workflows: ## Workflows: 1,000 runs of 10 nodes triggered in the same second (bench/e2e -workflows), result line into docs/bench
+	$(GO) build -o $(BIN)/bench-e2e ./bench/e2e
+	$(BIN)/bench-e2e -workflows $(WF_RUNS) -label "$$(git rev-parse --short HEAD)" -out docs/bench/workflows.jsonl
+
 .PHONY: bench-lifecycle
 bench-lifecycle: ## Data lifecycle and scale (bench/lifecycle, private mariadbd, ~40 min): 1M daily jobs, a big runs table with retention, the stats endpoint
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ringjob ./cmd/ringjob

@@ -24,6 +24,10 @@
 //     database's counters, statements per fire; and, a few seconds after the
 //     interval, the runs of the interval that have no final state yet.
 //
+// With -workflows N it runs instead one workflow row (workflow.go): N
+// workflows of ten nodes over the xxl-batch executor, each triggered once in
+// the same second, every node run counted at the executor and in the API.
+//
 // It prints one table row per (target, N) and, with -doc, writes the table
 // into docs/benchmarks.md between its bench-e2e markers. -out appends one
 // JSON line per row. Target processes are this binary started again with
@@ -64,6 +68,7 @@ type options struct {
 	noCalls   bool
 	maxConns  int
 	extraYAML string
+	workflows int
 }
 
 type rowSpec struct {
@@ -136,6 +141,7 @@ func main() {
 	flag.IntVar(&o.maxConns, "max-conns", 0, "the server's executors.max_connections_per_executor (0 = its default)")
 	flag.StringVar(&o.extraYAML, "server-yaml", "", "YAML appended to the server's configuration (for A/B runs), e.g. $'scheduler:\\n  fast_pool:\\n    workers: 1000'")
 	flag.IntVar(&o.lambdaCon, "lambda-concurrency", 64, "function processes the emulator may run at once")
+	flag.IntVar(&o.workflows, "workflows", 0, "instead of -rows: N workflows of 10 nodes (1 -> 4 -> 4 -> 1) over the xxl-batch executor, each triggered once, all in the same second; counts every node run at the executor and in the API")
 	flag.StringVar(&role, "role", "", "internal: run as a target process (xxl-batch, xxl-sdk, local-cmd)")
 	flag.StringVar(&ro.admin, "admin", "", "internal (role): server URL")
 	flag.StringVar(&ro.token, "token", "", "internal (role): executor token")
@@ -219,6 +225,18 @@ func orchestrate(ctx context.Context, o options) error {
 	env.dbPID = dbPID(ctx, env.admin)
 	env.machine = describeMachine(ctx, env.admin)
 
+	if o.workflows > 0 {
+		fmt.Fprintf(os.Stderr, "== %d workflow runs of %d nodes, triggered in the same second\n", o.workflows, wfNodes)
+		r, err := runWorkflowRow(ctx, env, o.workflows)
+		if err != nil {
+			return fmt.Errorf("workflows: %w", err)
+		}
+		printWorkflowRow(os.Stdout, r)
+		if o.out != "" {
+			return appendJSON(o.out, r)
+		}
+		return nil
+	}
 	var results []*rowResult
 	for _, spec := range o.rows {
 		fmt.Fprintf(os.Stderr, "== %s, %d every-second jobs\n", spec.target, spec.jobs)

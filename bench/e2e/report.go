@@ -48,7 +48,7 @@ func printRow(w io.Writer, r *rowResult, header bool) {
 	}
 }
 
-func appendJSON(path string, r *rowResult) error {
+func appendJSON(path string, r any) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
