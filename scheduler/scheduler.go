@@ -135,9 +135,11 @@ func New(o Options) (*Scheduler, error) {
 	s.registry = &registryMonitor{cfg: cfg, st: o.Store, clock: clock, log: log.WithField("service", "registry")}
 	s.outcomes = newOutcomeWriter(o.Store, log.WithField("service", "outcomes"), m)
 	s.takeover.record = s.outcomes.record
+	var wf *workflows // below, with the other follow-ups
 	s.outcomes.settled = func(ids []int64) {
 		s.ledger.settled(ids)
 		s.disp.waits.settled(ids)
+		wf.settled(ids)
 	}
 	fd := &followupDeps{cfg: cfg, node: s.node, st: o.Store, clock: clock, metrics: m, alarmer: o.Alarmer, ring: s.ring,
 		drivers: o.Drivers, record: s.outcomes.record, trigger: s.Trigger}
@@ -152,6 +154,7 @@ func New(o Options) (*Scheduler, error) {
 	alarmsLog, alarmsWarns := svc("alarms")
 	deliveriesLog, deliveriesWarns := svc("failure_deliveries")
 	workflowsLog, workflowsWarns := svc("workflows")
+	wf = &workflows{followupDeps: fd, log: workflowsLog, warns: workflowsWarns, wake: make(chan struct{}, 1)}
 	s.followups = append(s.followups,
 		&retries{followupDeps: fd, log: retriesLog, warns: retriesWarns},
 		&children{followupDeps: fd, log: childrenLog, warns: childrenWarns},
@@ -161,7 +164,7 @@ func New(o Options) (*Scheduler, error) {
 		&alarmSender{followupDeps: fd, log: alarmsLog, warns: alarmsWarns},
 		&deliveries{followupDeps: fd, sender: o.Deliverer, log: deliveriesLog, warns: deliveriesWarns},
 		&completions{followupDeps: fd, cache: s.preread.cache, log: log.WithField("service", "completions")},
-		&workflows{followupDeps: fd, log: workflowsLog, warns: workflowsWarns},
+		wf,
 	)
 	s.recording, s.firing = s.services()
 	return s, nil

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -42,15 +44,52 @@ type workflows struct {
 	*followupDeps
 	log   *logrus.Entry
 	warns *warnEvery
+	// wake asks for a look before the interval is over (capacity 1): an
+	// outcome this replica recorded may end a node, and its children should
+	// not wait for the next interval. active says whether the last look
+	// found workflow runs going on (without any, outcomes wake nothing).
+	wake   chan struct{}
+	active atomic.Bool
 }
 
-// workflowScan is how many active workflow runs one look takes.
-const workflowScan = 500
+// workflowScan is how many active workflow runs one look takes;
+// workflowParallel how many of them it advances at once (each is its own
+// rows, and every change is a compare-and-set or a unique insert, as when
+// two replicas look at the same run).
+const (
+	workflowScan     = 500
+	workflowParallel = 8
+)
 
 func (w *workflows) Start(ctx context.Context) {
 	w.Loop.Start(ctx, func(ctx context.Context) {
-		every(ctx, w.clock, w.cfg.FollowupInterval, w.log, "advance workflow runs", w.tick)
+		for {
+			if err := w.tick(ctx); err != nil && ctx.Err() == nil {
+				w.log.WithError(err).Warn("advance workflow runs")
+			}
+			t := w.clock.NewTimer(w.cfg.FollowupInterval)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-w.wake:
+				t.Stop()
+			case <-t.Chan():
+			}
+		}
 	})
+}
+
+// settled hears the runs whose outcome this replica recorded: while
+// workflow runs go on, the engine looks at once.
+func (w *workflows) settled([]int64) {
+	if !w.active.Load() {
+		return
+	}
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
 }
 
 func (w *workflows) Stop() { w.Loop.Stop() }
@@ -63,12 +102,16 @@ func (w *workflows) tick(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	w.active.Store(len(runs) > 0)
 	running := map[int64][]int64{} // workflow -> its running runs
 	for _, r := range runs {
 		if r.State == kind.WorkflowRunning && !r.CancelRequested {
 			running[r.WorkflowID] = append(running[r.WorkflowID], r.ID)
 		}
 	}
+	// Admission in order (the block strategies count the runs before);
+	// then the running ones advance, workflowParallel at a time.
+	var advance []store.WorkflowRun
 	for _, r := range runs {
 		if r.State == kind.WorkflowQueued {
 			started, err := w.admit(ctx, r, running[r.WorkflowID])
@@ -85,14 +128,22 @@ func (w *workflows) tick(ctx context.Context) error {
 			running[r.WorkflowID] = append(running[r.WorkflowID], r.ID)
 			r.State, r.StartedMs = kind.WorkflowRunning, w.clock.Now().UnixMilli()
 		}
-		if err := w.advance(ctx, r); err != nil {
-			if ctx.Err() != nil {
-				return err
-			}
-			w.warns.note("workflow_advance_failed", logrus.Fields{"workflow_run_id": r.ID, "error": err.Error()}, "advance a workflow run; trying again at the next look")
-		}
+		advance = append(advance, r)
 	}
-	return nil
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, workflowParallel)
+	for _, r := range advance {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			if err := w.advance(ctx, r); err != nil && ctx.Err() == nil {
+				w.warns.note("workflow_advance_failed", logrus.Fields{"workflow_run_id": r.ID, "error": err.Error()}, "advance a workflow run; trying again at the next look")
+			}
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
 }
 
 // admit starts a queued run as its block strategy says, given the
