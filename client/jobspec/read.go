@@ -81,7 +81,7 @@ type Set struct {
 	Workflows []Workflow
 	pos       map[string]Pos
 	bareJobs  map[string]bool // node job fields written as a bare name
-	zones  schedule.Zones
+	zones     schedule.Zones
 }
 
 func newSet() *Set { return &Set{pos: map[string]Pos{}, bareJobs: map[string]bool{}} }

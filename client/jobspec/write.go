@@ -104,7 +104,7 @@ func (s *Set) GroupNames() []string {
 
 // document is one YAML document of a file.
 type document struct {
-	Groups []client.ApplyGroup `yaml:"groups,omitempty"`
+	Groups    []client.ApplyGroup `yaml:"groups,omitempty"`
 	Jobs      []client.ApplyJob   `yaml:"jobs,omitempty"`
 	Workflows []Workflow          `yaml:"workflows,omitempty"`
 }
