@@ -276,13 +276,27 @@ func (w Workflow) Diff(current Workflow) map[string]client.FieldChange {
 			out[k] = client.FieldChange{Before: before, After: after}
 		}
 	}
+	for k, before := range a {
+		if _, ok := b[k]; !ok {
+			out[k] = client.FieldChange{Before: before}
+		}
+	}
 	return out
 }
 
+// toMap is the workflow's fields by name, each node's as nodes[i].FIELD so
+// that a plan shows the field of the node that changed.
 func toMap(w Workflow) map[string]any {
 	b, _ := json.Marshal(w)
 	var m map[string]any
 	_ = json.Unmarshal(b, &m)
+	nodes, _ := m["nodes"].([]any)
+	delete(m, "nodes")
+	for i, n := range nodes {
+		for k, v := range n.(map[string]any) {
+			m[fmt.Sprintf("nodes[%d].%s", i, k)] = v
+		}
+	}
 	return m
 }
 

@@ -134,11 +134,11 @@ cannot answer.`,
 				return trouble(err)
 			}
 			f.dryRun = true
-			plan, err := a.plan(cmd, cl, set, f, "")
+			plan, wf, err := a.plan(cmd, cl, set, f, "")
 			if err != nil {
 				return trouble(err)
 			}
-			if plan.Changed() {
+			if wf.merge(plan).Changed() {
 				return exitCode{code: exitFailure}
 			}
 			return nil
@@ -272,8 +272,9 @@ func loadFiles(files []string) (*jobspec.Set, error) {
 	return set, err
 }
 
-// plan asks the server for the plan of set and prints it.
-func (a *app) plan(cmd *cobra.Command, cl *client.Client, set *jobspec.Set, f applyFlags, where string) (client.Plan, error) {
+// plan asks the server for the plan of set's groups and jobs, plans its
+// workflows, and prints both.
+func (a *app) plan(cmd *cobra.Command, cl *client.Client, set *jobspec.Set, f applyFlags, where string) (client.Plan, workflowPlan, error) {
 	var scope []string
 	if f.group != "" {
 		set = set.Only(f.group)
@@ -281,15 +282,19 @@ func (a *app) plan(cmd *cobra.Command, cl *client.Client, set *jobspec.Set, f ap
 	}
 	plan, err := cl.PlanApply(cmd.Context(), set.Input(scope, f.prune))
 	if err != nil {
-		return plan, explain(set, err)
+		return plan, workflowPlan{}, explain(set, err)
 	}
-	printPlan(cmd.OutOrStdout(), plan, f.verbose, where)
-	return plan, nil
+	wf, err := planWorkflows(cmd.Context(), cl, set, scope, f.prune)
+	if err != nil {
+		return plan, wf, err
+	}
+	printPlan(cmd.OutOrStdout(), wf.merge(plan), f.verbose, where)
+	return plan, wf, nil
 }
 
 // planAndApply shows the plan, then applies exactly that plan.
 func (a *app) planAndApply(cmd *cobra.Command, cl *client.Client, set *jobspec.Set, f applyFlags, where string) error {
-	plan, err := a.plan(cmd, cl, set, f, where)
+	plan, wf, err := a.plan(cmd, cl, set, f, where)
 	if err != nil {
 		return err
 	}
@@ -298,7 +303,7 @@ func (a *app) planAndApply(cmd *cobra.Command, cl *client.Client, set *jobspec.S
 	case f.dryRun:
 		fmt.Fprintln(out, "Dry run: nothing was applied.")
 		return nil
-	case !plan.Changed():
+	case !wf.merge(plan).Changed():
 		fmt.Fprintln(out, "Nothing to change.")
 		return nil
 	case f.confirm:
@@ -320,11 +325,25 @@ func (a *app) planAndApply(cmd *cobra.Command, cl *client.Client, set *jobspec.S
 			in.Expect = append(in.Expect, c)
 		}
 	}
-	res, err := cl.Apply(cmd.Context(), in)
-	if err != nil {
-		return explain(set, err)
+	done := map[string]int{}
+	if err := wf.apply(cmd.Context(), cl, true, done); err != nil {
+		return err
 	}
-	fmt.Fprintf(out, "Applied: %d created, %d updated, %d deleted.\n", res.Summary["create"], res.Summary["update"], res.Summary["delete"])
+	// An empty Expect would apply whatever the server plans now, so the
+	// jobs are applied only when the plan shown changes some.
+	if plan.Changed() {
+		res, err := cl.Apply(cmd.Context(), in)
+		if err != nil {
+			return explain(set, err)
+		}
+		for k, v := range res.Summary {
+			done[k] += v
+		}
+	}
+	if err := wf.apply(cmd.Context(), cl, false, done); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Applied: %d created, %d updated, %d deleted.\n", done["create"], done["update"], done["delete"])
 	return nil
 }
 
@@ -428,6 +447,9 @@ func exportSet(ctx context.Context, cl *client.Client, group string, warn io.Wri
 	}
 	if group != "" {
 		set = set.Only(group)
+	}
+	if err := exportWorkflows(ctx, cl, set, groups, warn); err != nil {
+		return nil, err
 	}
 	return set, nil
 }
