@@ -239,6 +239,27 @@ func keepStopped(ctx context.Context, dst *client.Client, set *jobspec.Set) erro
 		j := &set.Jobs[i]
 		j.Enabled = there[j.Group+"/"+j.Name] // false when new
 	}
+	// Workflows likewise: a schedule starts only where someone starts it.
+	ids := make(map[string]int64, len(groups))
+	for _, g := range groups {
+		ids[g.AppName] = g.ID
+	}
+	flows := map[string]bool{}
+	listed := map[string]bool{}
+	for i := range set.Workflows {
+		w := &set.Workflows[i]
+		if id, ok := ids[w.Group]; ok && !listed[w.Group] {
+			listed[w.Group] = true
+			cur, err := groupWorkflows(ctx, dst, id)
+			if err != nil {
+				return err
+			}
+			for _, c := range cur {
+				flows[w.Group+"/"+c.Name] = c.Enabled
+			}
+		}
+		w.Enabled = flows[w.Ref()]
+	}
 	return nil
 }
 

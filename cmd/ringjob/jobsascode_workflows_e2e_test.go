@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -91,6 +93,27 @@ func TestWorkflowsAsCode(t *testing.T) {
 		writeFile(t, out, r.stdout)
 		r = jac(t, env, "diff", "-f", out, "--prune")
 		require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	})
+
+	t.Run("sync copies workflows, their groups and node jobs mapped", func(t *testing.T) {
+		prod := startServer(t, "sqlite://"+dbtest.SQLitePath(t), "rj_wfcode_prod_token_0123456789abcdef01")
+		cfgDir := filepath.Join(work, "config", "ringjob")
+		writeFile(t, filepath.Join(cfgDir, "config.yaml"), fmt.Sprintf("current_context: staging\ncontexts:\n"+
+			"  - {name: staging, server: %s, token: %s}\n  - {name: prod, server: %s, token: %s}\n", s.base, s.token, prod.base, prod.token))
+		require.NoError(t, os.Chmod(filepath.Join(cfgDir, "config.yaml"), 0o600))
+		mapping := filepath.Join(work, "map.yaml")
+		writeFile(t, mapping, "groups:\n  etl-wf: etl-prod\n")
+		ctxEnv := []string{env[0]}
+		r := jac(t, ctxEnv, "sync", "--from", "staging", "--to", "prod", "--map", mapping, "--group", "etl-wf")
+		require.Equal(t, 0, r.code, r.stderr)
+		require.Contains(t, r.stdout, "+ workflow etl-prod/nightly\n")
+		w := workflowsOf(t, prod, "etl-prod/load")["nightly"]
+		require.NotNil(t, w)
+		_, load := getJob(t, prod, "etl-prod/load")
+		require.Equal(t, load["id"], w["definition"].(map[string]any)["nodes"].([]any)[1].(map[string]any)["job_id"])
+		r = jac(t, ctxEnv, "sync", "--from", "staging", "--to", "prod", "--map", mapping, "--group", "etl-wf")
+		require.Equal(t, 0, r.code, r.stderr)
+		require.Contains(t, r.stdout, "Nothing to change.")
 	})
 
 	// An edit is an update of that field, applied with the version read.
