@@ -245,7 +245,7 @@ func (p workflowPlan) apply(ctx context.Context, cl *client.Client, deletes bool
 		}
 		g, ok := p.apps[c.Group]
 		if !ok {
-			return fmt.Errorf("workflow %s: group %s does not exist; declare it under groups:", c.Ref(), c.Group)
+			return fmt.Errorf("workflow %s: group %s does not exist (declare it under groups)", c.Ref(), c.Group)
 		}
 		var idErr error
 		in := c.decl.Input(g.ID, func(ref string) int64 {
