@@ -305,7 +305,7 @@ func (a *app) plan(cmd *cobra.Command, cl *client.Client, set *jobspec.Set, f ap
 	if err != nil {
 		return plan, workflowPlan{}, explain(set, err)
 	}
-	wf, err := planWorkflows(cmd.Context(), cl, set, scope, f.prune)
+	wf, err := planWorkflows(cmd.Context(), cl, set, plan, scope, f.prune)
 	if err != nil {
 		return plan, wf, err
 	}

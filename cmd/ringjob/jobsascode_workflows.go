@@ -105,8 +105,8 @@ func groupWorkflows(ctx context.Context, cl *client.Client, groupID int64) ([]cl
 // groups the set covers (those it declares or puts jobs or workflows in,
 // and scope): create, update, unchanged, and with prune delete of the
 // undeclared ones. A node's job that is neither in the files nor on the
-// server is a problem at its file and line.
-func planWorkflows(ctx context.Context, cl *client.Client, set *jobspec.Set, scope []string, prune bool) (workflowPlan, error) {
+// server, or that the jobs' plan deletes, is a problem at its file and line.
+func planWorkflows(ctx context.Context, cl *client.Client, set *jobspec.Set, jobs client.Plan, scope []string, prune bool) (workflowPlan, error) {
 	p := workflowPlan{apps: map[string]client.Group{}}
 	covered := append(set.GroupNames(), scope...)
 	if len(set.Workflows) == 0 && !prune {
@@ -124,10 +124,22 @@ func planWorkflows(ctx context.Context, cl *client.Client, set *jobspec.Set, sco
 	for _, j := range set.Jobs {
 		declaredJobs[j.Group+"/"+j.Name] = true
 	}
+	pruned := map[string]bool{}
+	for _, c := range jobs.Changes {
+		if c.Kind == "job" && c.Op == "delete" {
+			pruned[c.Ref()] = true
+		}
+	}
 	var probs jobspec.Problems
 	for _, w := range set.Workflows {
 		for i, n := range w.Nodes {
 			if declaredJobs[n.Job] {
+				continue
+			}
+			if pruned[n.Job] {
+				field := fmt.Sprintf("nodes[%d].job", i)
+				probs = append(probs, jobspec.Problem{Pos: set.Locate("workflow", w.Group, w.Name, field), Field: field,
+					Msg: fmt.Sprintf("job %s would be deleted by --prune (these files do not declare it); declare it or take the node out", n.Job)})
 				continue
 			}
 			id, err := refs.id(ctx, n.Job)

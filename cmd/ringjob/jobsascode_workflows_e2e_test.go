@@ -134,6 +134,14 @@ func TestWorkflowsAsCode(t *testing.T) {
 	require.Equal(t, 1, r.code)
 	require.Contains(t, r.stderr, "etl.yaml:19: nodes[1].job: job other/load is neither declared in these files nor on the server")
 
+	// A node job that --prune would delete: file:line, nothing applied.
+	writeFile(t, file, strings.Replace(strings.Replace(etlYAML, "job: load\n", "job: etl-wf/load\n", 1), "  - group: etl-wf\n    name: load\n", "", 1))
+	r = jac(t, env, "apply", "-f", file, "--prune")
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, "etl.yaml:17: nodes[1].job: job etl-wf/load would be deleted by --prune")
+	code, _ := getJob(t, s, "etl-wf/load")
+	require.Equal(t, 200, code, "nothing was applied")
+
 	// Without the workflow, --prune deletes it; without --prune it stays.
 	noFlow, _, _ := strings.Cut(etlYAML, "workflows:")
 	writeFile(t, file, noFlow)
