@@ -2,6 +2,7 @@ package jobspec
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/ringjob/ringjob/client"
 	"github.com/ringjob/ringjob/internal/kind"
+	"github.com/ringjob/ringjob/internal/workflow"
 )
 
 // Workflow is a workflow as declared in the files: its group and node jobs
@@ -90,12 +92,13 @@ func (s *Set) readWorkflow(file string, n *yaml.Node) Problems {
 	// Split off nodes and edges; decodeFields reads the rest.
 	rest := &yaml.Node{Kind: yaml.MappingNode, Line: n.Line}
 	var nodesN, edgesN *yaml.Node
+	var nodesLine, edgesLine int // of the keys: a list's own line is its first item's
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		switch n.Content[i].Value {
 		case "nodes":
-			nodesN = n.Content[i+1]
+			nodesN, nodesLine = n.Content[i+1], n.Content[i].Line
 		case "edges":
-			edgesN = n.Content[i+1]
+			edgesN, edgesLine = n.Content[i+1], n.Content[i].Line
 		default:
 			rest.Content = append(rest.Content, n.Content[i], n.Content[i+1])
 		}
@@ -127,7 +130,7 @@ func (s *Set) readWorkflow(file string, n *yaml.Node) Problems {
 	} else if nodesN.Kind != yaml.SequenceNode {
 		bad(nodesN.Line, "nodes", "must be a list (each item starting with \"- \")")
 	} else {
-		seen := map[string]int{}
+		s.pos[fieldKey(key, "nodes")] = Pos{file, nodesLine}
 		for i, it := range nodesN.Content {
 			field := fmt.Sprintf("nodes[%d]", i)
 			if it.Kind != yaml.MappingNode {
@@ -151,10 +154,6 @@ func (s *Set) readWorkflow(file string, n *yaml.Node) Problems {
 			}
 			if node.Name == "" {
 				bad(it.Line, field+".name", "is required: the node's name, unique within the workflow")
-			} else if first, dup := seen[node.Name]; dup {
-				bad(it.Line, field+".name", "node %q is declared twice (first at line %d)", node.Name, first)
-			} else {
-				seen[node.Name] = it.Line
 			}
 			if node.Job == "" {
 				bad(it.Line, field+".job", "is required: the job the node runs, GROUP/NAME or the name of a job of the workflow's group")
@@ -162,10 +161,10 @@ func (s *Set) readWorkflow(file string, n *yaml.Node) Problems {
 				node.Job = w.Group + "/" + node.Job
 				s.bareJobs[fieldKey(key, field+".job")] = true
 			}
-			if r := kind.StartRule(node.StartRule); r != "" && !r.Valid() {
-				bad(s.pos[fieldKey(key, field+".start_rule")].Line, field+".start_rule", "%q is unknown; use all_succeeded, all_finished, any_succeeded or any_failed", node.StartRule)
-			}
 			w.Nodes = append(w.Nodes, node)
+		}
+		if edgesN != nil {
+			s.pos[fieldKey(key, "edges")] = Pos{file, edgesLine}
 		}
 		if edgesN != nil && edgesN.Kind != yaml.SequenceNode && edgesN.Tag != "!!null" {
 			bad(edgesN.Line, "edges", "must be a list of from:/to: mappings")
@@ -177,24 +176,58 @@ func (s *Set) readWorkflow(file string, n *yaml.Node) Problems {
 					bad(it.Line, field, "each edge must be a mapping with from: and to:")
 					continue
 				}
-				_, ep := decodeFields(file, it, &e, "workflow edge")
+				el, ep := decodeFields(file, it, &e, "workflow edge")
 				for k := range ep {
 					ep[k].Field = field + "." + ep[k].Field
 				}
 				probs = append(probs, ep...)
-				for _, end := range []struct{ f, v string }{{"from", e.From}, {"to", e.To}} {
-					if _, ok := seen[end.v]; !ok {
-						bad(it.Line, field+"."+end.f, "%q is not a node of this workflow", end.v)
-					}
+				s.pos[fieldKey(key, field)] = Pos{file, it.Line}
+				for fl, l := range el {
+					s.pos[fieldKey(key, field+"."+fl)] = Pos{file, l}
 				}
 				w.Edges = append(w.Edges, e)
 			}
 		}
 	}
+	if len(w.Nodes) > 0 {
+		probs = append(probs, s.checkDefinition(key, w)...)
+	}
 	if _, err := kind.ParseBlock(w.BlockStrategy); err != nil {
 		bad(s.Locate("workflow", w.Group, w.Name, "block_strategy").Line, "block_strategy", "%q is unknown; use SERIAL_EXECUTION, DISCARD_LATER or COVER_EARLY", w.BlockStrategy)
 	}
 	s.Workflows = append(s.Workflows, w)
+	return probs
+}
+
+// checkDefinition runs the server's own checks of a definition that need
+// no job (names, limits, edges, cycles, templates), each problem placed at
+// its field's line, or the nearest enclosing one known.
+func (s *Set) checkDefinition(key string, w Workflow) Problems {
+	in := w.Input(0, func(string) int64 { return 1 }) // jobs are checked by name elsewhere
+	err := in.Definition.Validate(nil)
+	var errs workflow.Errors
+	if !errors.As(err, &errs) {
+		return nil
+	}
+	var probs Problems
+	for _, e := range errs {
+		if strings.HasSuffix(e.Field, ".job_id") {
+			continue
+		}
+		at := s.pos[key]
+		for f := e.Field; f != ""; {
+			if p, ok := s.pos[fieldKey(key, f)]; ok {
+				at = p
+				break
+			}
+			i := strings.LastIndexByte(f, '.')
+			if i < 0 {
+				break
+			}
+			f = f[:i]
+		}
+		probs = append(probs, Problem{Pos: at, Field: e.Field, Msg: e.Message})
+	}
 	return probs
 }
 

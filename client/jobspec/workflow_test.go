@@ -86,11 +86,41 @@ workflows:
 	for _, want := range []string{
 		"wf.yaml:7: colour: unknown field of a workflow",
 		"wf.yaml:10: nodes[0].job: no job billing/missing is declared in these files",
-		"wf.yaml:13: nodes[1].start_rule: \"sometimes\" is unknown",
-		"wf.yaml:15: edges[0].to: \"c\" is not a node of this workflow",
+		"wf.yaml:13: nodes[1].start_rule: unknown start rule \"sometimes\"",
+		"wf.yaml:16: edges[0].to: no node is named \"c\"",
 		"wf.yaml:17: name: workflow billing/nightly is declared twice (first at wf.yaml:5)",
 	} {
 		require.Contains(t, msg, want)
 	}
 	require.Len(t, strings.Split(msg, "\n"), 5, msg)
+}
+
+// The server's checks of a definition run when the file is read: a cycle
+// and a template reading a node that is not upstream, at their lines.
+func TestWorkflowDefinitionChecksAtTheirLines(t *testing.T) {
+	bad := `workflows:
+  - group: billing
+    name: loop
+    nodes:
+      - {name: a, job: reports/x}
+      - name: b
+        job: reports/y
+        params: "{{ nodes.c.output }}"
+      - {name: c, job: reports/z}
+    edges:
+      - {from: a, to: b}
+      - {from: b, to: a}
+  - group: billing
+    name: template
+    nodes:
+      - {name: a, job: reports/x}
+      - name: b
+        job: reports/y
+        params: "{{ nodes.c.output }}"
+      - {name: c, job: reports/z}
+`
+	_, err := jobspec.Parse("loop.yaml", []byte(bad))
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "loop.yaml:10: edges: the edges make a cycle: ")
+	require.Contains(t, err.Error(), "loop.yaml:19: nodes[1].params: {{ nodes.c.output }}: node \"c\" is not upstream of \"b\"")
 }
