@@ -27,8 +27,8 @@ func (a *app) newExportCommand() *cobra.Command {
 	var group, out string
 	cmd := &cobra.Command{
 		Use:   "export [--group G] [-o FILE|DIR]",
-		Short: "Write the server's groups and jobs as YAML (jobs as code)",
-		Long: `Write the server's groups and jobs in the jobs-as-code format: to stdout,
+		Short: "Write the server's groups, jobs and workflows as YAML (jobs as code)",
+		Long: `Write the server's groups, jobs and workflows in the jobs-as-code format: to stdout,
 to a file (-o jobs.yaml), or to a directory with one file per group
 (-o jobs/, or an existing directory). Applying what export wrote changes
 nothing.`,
@@ -78,12 +78,14 @@ func (a *app) newApplyCommand() *cobra.Command {
 	var f applyFlags
 	cmd := &cobra.Command{
 		Use:   "apply -f PATH [--dry-run] [--prune] [--group G]",
-		Short: "Make the server match YAML files of groups and jobs",
-		Long: `Read groups and jobs from YAML files (docs/jobs-as-code.md), show the plan
-(create, update with a field-by-field diff, delete with --prune, unchanged),
-then apply it in one transaction: every change lands or none does. If
-anything the plan covers changed on the server after the plan was shown,
-nothing is applied ("changed since plan").`,
+		Short: "Make the server match YAML files of groups, jobs and workflows",
+		Long: `Read groups, jobs and workflows from YAML files (docs/jobs-as-code.md), show
+the plan (create, update with a field-by-field diff, delete with --prune,
+unchanged), then apply it: groups and jobs in one transaction, every change
+lands or none does; workflows through the workflows API, deletes before that
+transaction and creates and updates after it. If anything the plan covers
+changed on the server after the plan was shown, it is not applied ("changed
+since plan").`,
 		Args: exactArgs(0, "no arguments (files go with -f)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			set, err := loadFiles(f.files)
