@@ -90,7 +90,7 @@ func (m *Mapping) Apply(s *Set) *Set {
 	if m == nil {
 		return s
 	}
-	out := &Set{pos: map[string]Pos{}}
+	out := newSet()
 	for _, g := range s.Groups {
 		g.AppName = m.Group(g.AppName)
 		g.Members = m.targets(g.Members)
@@ -108,6 +108,17 @@ func (m *Mapping) Apply(s *Set) *Set {
 			j.Children = kids
 		}
 		out.Jobs = append(out.Jobs, j)
+	}
+	for _, w := range s.Workflows {
+		w.Group = m.Group(w.Group)
+		nodes := make([]WorkflowNode, len(w.Nodes))
+		for i, n := range w.Nodes {
+			app, name, _ := strings.Cut(n.Job, "/")
+			n.Job = m.Group(app) + "/" + name
+			nodes[i] = n
+		}
+		w.Nodes = nodes
+		out.Workflows = append(out.Workflows, w)
 	}
 	return out
 }

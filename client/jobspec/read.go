@@ -76,23 +76,30 @@ func (ps Problems) sorted() Problems {
 type Set struct {
 	Groups []client.ApplyGroup
 	Jobs   []client.ApplyJob
-	pos    map[string]Pos
-	zones  schedule.Zones
+	// Workflows are applied by the client after the jobs, through the
+	// workflows API.
+	Workflows []Workflow
+	pos       map[string]Pos
+	bareJobs  map[string]bool // node job fields written as a bare name
+	zones     schedule.Zones
 }
 
-func newSet() *Set { return &Set{pos: map[string]Pos{}} }
+func newSet() *Set { return &Set{pos: map[string]Pos{}, bareJobs: map[string]bool{}} }
 
 func groupKey(app string) string        { return "group " + app }
 func jobKey(app, name string) string    { return "job " + app + "/" + name }
 func fieldKey(obj, field string) string { return obj + " ." + field }
 
-// Locate is where an object (kind "group" or "job") or one of its fields
+// Locate is where an object (kind "group", "job" or "workflow") or one of its fields
 // was declared: the field's line when known, else the object's; the zero
 // Pos when the object is not in the set.
 func (s *Set) Locate(kind, group, name, field string) Pos {
 	obj := groupKey(group)
-	if kind == "job" {
+	switch kind {
+	case "job":
 		obj = jobKey(group, name)
+	case "workflow":
+		obj = workflowKey(group, name)
 	}
 	if p, ok := s.pos[fieldKey(obj, field)]; ok && field != "" {
 		return p
@@ -101,9 +108,9 @@ func (s *Set) Locate(kind, group, name, field string) Pos {
 }
 
 // Only is the part of the set in group app: the group (if declared) and its
-// jobs.
+// jobs and workflows.
 func (s *Set) Only(app string) *Set {
-	out := &Set{pos: s.pos}
+	out := &Set{pos: s.pos, bareJobs: s.bareJobs}
 	for _, g := range s.Groups {
 		if g.AppName == app {
 			out.Groups = append(out.Groups, g)
@@ -112,6 +119,11 @@ func (s *Set) Only(app string) *Set {
 	for _, j := range s.Jobs {
 		if j.Group == app {
 			out.Jobs = append(out.Jobs, j)
+		}
+	}
+	for _, w := range s.Workflows {
+		if w.Group == app {
+			out.Workflows = append(out.Workflows, w)
 		}
 	}
 	return out
@@ -159,6 +171,7 @@ func Load(paths ...string) (*Set, error) {
 		}
 		probs = append(probs, s.parse(f, data)...)
 	}
+	probs = append(probs, s.checkWorkflowJobs()...)
 	if len(probs) > 0 {
 		return nil, probs.sorted()
 	}
@@ -168,7 +181,7 @@ func Load(paths ...string) (*Set, error) {
 // Parse reads one file's content (name is used in positions).
 func Parse(name string, data []byte) (*Set, error) {
 	s := newSet()
-	probs := s.parse(name, data)
+	probs := append(s.parse(name, data), s.checkWorkflowJobs()...)
 	if len(probs) > 0 {
 		return nil, probs.sorted()
 	}
@@ -203,7 +216,7 @@ func (s *Set) parse(file string, data []byte) Problems {
 			continue
 		}
 		if root.Kind != yaml.MappingNode {
-			probs = append(probs, Problem{Pos: Pos{file, root.Line}, Msg: "a document must be a mapping with groups: and jobs: lists"})
+			probs = append(probs, Problem{Pos: Pos{file, root.Line}, Msg: "a document must be a mapping with groups:, jobs: and workflows: lists"})
 			continue
 		}
 		for i := 0; i+1 < len(root.Content); i += 2 {
@@ -213,8 +226,10 @@ func (s *Set) parse(file string, data []byte) Problems {
 				probs = append(probs, s.readList(file, k.Value, v, s.readGroup)...)
 			case "jobs":
 				probs = append(probs, s.readList(file, k.Value, v, s.readJob)...)
+			case "workflows":
+				probs = append(probs, s.readList(file, k.Value, v, s.readWorkflow)...)
 			default:
-				probs = append(probs, Problem{Pos: Pos{file, k.Line}, Field: k.Value, Msg: "unknown key; a document has groups: and jobs:"})
+				probs = append(probs, Problem{Pos: Pos{file, k.Line}, Field: k.Value, Msg: "unknown key; a document has groups:, jobs: and workflows:"})
 			}
 		}
 	}

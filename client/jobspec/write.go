@@ -95,14 +95,18 @@ func (s *Set) GroupNames() []string {
 	for _, j := range s.Jobs {
 		add(j.Group)
 	}
+	for _, w := range s.Workflows {
+		add(w.Group)
+	}
 	sort.Strings(out)
 	return out
 }
 
 // document is one YAML document of a file.
 type document struct {
-	Groups []client.ApplyGroup `yaml:"groups,omitempty"`
-	Jobs   []client.ApplyJob   `yaml:"jobs,omitempty"`
+	Groups    []client.ApplyGroup `yaml:"groups,omitempty"`
+	Jobs      []client.ApplyJob   `yaml:"jobs,omitempty"`
+	Workflows []Workflow          `yaml:"workflows,omitempty"`
 }
 
 // compact writes children of the job's own group by bare name.
@@ -133,6 +137,11 @@ func (s *Set) groupDoc(app string) document {
 	for _, j := range s.Jobs {
 		if j.Group == app {
 			d.Jobs = append(d.Jobs, compact(j))
+		}
+	}
+	for _, w := range s.Workflows {
+		if w.Group == app {
+			d.Workflows = append(d.Workflows, compactWorkflow(withoutWorkflowDefaults(w)))
 		}
 	}
 	return d
@@ -181,7 +190,7 @@ func annotate(doc *yaml.Node, comments Comments) {
 		list := doc.Content[i+1]
 		for _, item := range list.Content {
 			key := valueOf(item, "app_name")
-			if doc.Content[i].Value == "jobs" {
+			if v := doc.Content[i].Value; v == "jobs" || v == "workflows" {
 				key = valueOf(item, "group") + "/" + valueOf(item, "name")
 			}
 			if c, ok := comments[key]; ok && c != "" {

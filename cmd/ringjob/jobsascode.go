@@ -27,8 +27,8 @@ func (a *app) newExportCommand() *cobra.Command {
 	var group, out string
 	cmd := &cobra.Command{
 		Use:   "export [--group G] [-o FILE|DIR]",
-		Short: "Write the server's groups and jobs as YAML (jobs as code)",
-		Long: `Write the server's groups and jobs in the jobs-as-code format: to stdout,
+		Short: "Write the server's groups, jobs and workflows as YAML (jobs as code)",
+		Long: `Write the server's groups, jobs and workflows in the jobs-as-code format: to stdout,
 to a file (-o jobs.yaml), or to a directory with one file per group
 (-o jobs/, or an existing directory). Applying what export wrote changes
 nothing.`,
@@ -78,12 +78,14 @@ func (a *app) newApplyCommand() *cobra.Command {
 	var f applyFlags
 	cmd := &cobra.Command{
 		Use:   "apply -f PATH [--dry-run] [--prune] [--group G]",
-		Short: "Make the server match YAML files of groups and jobs",
-		Long: `Read groups and jobs from YAML files (docs/jobs-as-code.md), show the plan
-(create, update with a field-by-field diff, delete with --prune, unchanged),
-then apply it in one transaction: every change lands or none does. If
-anything the plan covers changed on the server after the plan was shown,
-nothing is applied ("changed since plan").`,
+		Short: "Make the server match YAML files of groups, jobs and workflows",
+		Long: `Read groups, jobs and workflows from YAML files (docs/jobs-as-code.md), show
+the plan (create, update with a field-by-field diff, delete with --prune,
+unchanged), then apply it: groups and jobs in one transaction, every change
+lands or none does; workflows through the workflows API, deletes before that
+transaction and creates and updates after it. If anything the plan covers
+changed on the server after the plan was shown, it is not applied ("changed
+since plan").`,
 		Args: exactArgs(0, "no arguments (files go with -f)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			set, err := loadFiles(f.files)
@@ -134,11 +136,11 @@ cannot answer.`,
 				return trouble(err)
 			}
 			f.dryRun = true
-			plan, err := a.plan(cmd, cl, set, f, "")
+			plan, wf, err := a.plan(cmd, cl, set, f, "")
 			if err != nil {
 				return trouble(err)
 			}
-			if plan.Changed() {
+			if wf.merge(plan).Changed() {
 				return exitCode{code: exitFailure}
 			}
 			return nil
@@ -239,6 +241,27 @@ func keepStopped(ctx context.Context, dst *client.Client, set *jobspec.Set) erro
 		j := &set.Jobs[i]
 		j.Enabled = there[j.Group+"/"+j.Name] // false when new
 	}
+	// Workflows likewise: a schedule starts only where someone starts it.
+	ids := make(map[string]int64, len(groups))
+	for _, g := range groups {
+		ids[g.AppName] = g.ID
+	}
+	flows := map[string]bool{}
+	listed := map[string]bool{}
+	for i := range set.Workflows {
+		w := &set.Workflows[i]
+		if id, ok := ids[w.Group]; ok && !listed[w.Group] {
+			listed[w.Group] = true
+			cur, err := groupWorkflows(ctx, dst, id)
+			if err != nil {
+				return err
+			}
+			for _, c := range cur {
+				flows[w.Group+"/"+c.Name] = c.Enabled
+			}
+		}
+		w.Enabled = flows[w.Ref()]
+	}
 	return nil
 }
 
@@ -272,8 +295,9 @@ func loadFiles(files []string) (*jobspec.Set, error) {
 	return set, err
 }
 
-// plan asks the server for the plan of set and prints it.
-func (a *app) plan(cmd *cobra.Command, cl *client.Client, set *jobspec.Set, f applyFlags, where string) (client.Plan, error) {
+// plan asks the server for the plan of set's groups and jobs, plans its
+// workflows, and prints both.
+func (a *app) plan(cmd *cobra.Command, cl *client.Client, set *jobspec.Set, f applyFlags, where string) (client.Plan, workflowPlan, error) {
 	var scope []string
 	if f.group != "" {
 		set = set.Only(f.group)
@@ -281,15 +305,19 @@ func (a *app) plan(cmd *cobra.Command, cl *client.Client, set *jobspec.Set, f ap
 	}
 	plan, err := cl.PlanApply(cmd.Context(), set.Input(scope, f.prune))
 	if err != nil {
-		return plan, explain(set, err)
+		return plan, workflowPlan{}, explain(set, err)
 	}
-	printPlan(cmd.OutOrStdout(), plan, f.verbose, where)
-	return plan, nil
+	wf, err := planWorkflows(cmd.Context(), cl, set, plan, scope, f.prune)
+	if err != nil {
+		return plan, wf, err
+	}
+	printPlan(cmd.OutOrStdout(), wf.merge(plan), f.verbose, where)
+	return plan, wf, nil
 }
 
 // planAndApply shows the plan, then applies exactly that plan.
 func (a *app) planAndApply(cmd *cobra.Command, cl *client.Client, set *jobspec.Set, f applyFlags, where string) error {
-	plan, err := a.plan(cmd, cl, set, f, where)
+	plan, wf, err := a.plan(cmd, cl, set, f, where)
 	if err != nil {
 		return err
 	}
@@ -298,7 +326,7 @@ func (a *app) planAndApply(cmd *cobra.Command, cl *client.Client, set *jobspec.S
 	case f.dryRun:
 		fmt.Fprintln(out, "Dry run: nothing was applied.")
 		return nil
-	case !plan.Changed():
+	case !wf.merge(plan).Changed():
 		fmt.Fprintln(out, "Nothing to change.")
 		return nil
 	case f.confirm:
@@ -320,11 +348,25 @@ func (a *app) planAndApply(cmd *cobra.Command, cl *client.Client, set *jobspec.S
 			in.Expect = append(in.Expect, c)
 		}
 	}
-	res, err := cl.Apply(cmd.Context(), in)
-	if err != nil {
-		return explain(set, err)
+	done := map[string]int{}
+	if err := wf.apply(cmd.Context(), cl, true, done); err != nil {
+		return err
 	}
-	fmt.Fprintf(out, "Applied: %d created, %d updated, %d deleted.\n", res.Summary["create"], res.Summary["update"], res.Summary["delete"])
+	// An empty Expect would apply whatever the server plans now, so the
+	// jobs are applied only when the plan shown changes some.
+	if plan.Changed() {
+		res, err := cl.Apply(cmd.Context(), in)
+		if err != nil {
+			return explain(set, err)
+		}
+		for k, v := range res.Summary {
+			done[k] += v
+		}
+	}
+	if err := wf.apply(cmd.Context(), cl, false, done); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Applied: %d created, %d updated, %d deleted.\n", done["create"], done["update"], done["delete"])
 	return nil
 }
 
@@ -428,6 +470,9 @@ func exportSet(ctx context.Context, cl *client.Client, group string, warn io.Wri
 	}
 	if group != "" {
 		set = set.Only(group)
+	}
+	if err := exportWorkflows(ctx, cl, set, groups, warn); err != nil {
+		return nil, err
 	}
 	return set, nil
 }
