@@ -282,7 +282,12 @@ func testSDKExecutorEndToEnd(t *testing.T, dialect string) {
 	})
 	t.Run("serial execution queues", func(t *testing.T) {
 		j := s.job(g, "sleep", "SERIAL_EXECUTION", 0)
-		a, b := s.trigger(j, "300ms"), s.trigger(j, "10ms")
+		// The second is triggered once the first has reached the executor:
+		// two runs triggered at once may be sent in either order, and the
+		// executor queues them in the order they come.
+		a := s.trigger(j, "300ms")
+		s.waitState(a.ID, kind.RunRunning, kind.RunSucceeded)
+		b := s.trigger(j, "10ms")
 		ra, rb := s.waitState(a.ID, kind.RunSucceeded), s.waitState(b.ID, kind.RunSucceeded)
 		require.LessOrEqual(t, ra.FinishedMs, rb.FinishedMs, "the second waits for the first")
 	})
