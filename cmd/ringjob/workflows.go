@@ -43,6 +43,16 @@ func workflowID(ctx context.Context, c *client.Client, arg string) (int64, error
 	return w.ID, nil
 }
 
+// workflowArg is the API client and the workflow a command names.
+func (a *app) workflowArg(cmd *cobra.Command, arg string) (*client.Client, int64, error) {
+	c, err := a.apiClient(cmd)
+	if err != nil {
+		return nil, 0, err
+	}
+	id, err := workflowID(cmd.Context(), c, arg)
+	return c, id, err
+}
+
 func parseID(arg, what string) (int64, error) {
 	id, err := strconv.ParseInt(arg, 10, 64)
 	if err != nil || id <= 0 {
@@ -139,11 +149,7 @@ func (a *app) newWorkflowsGetCommand() *cobra.Command {
 		Short: "Show a workflow with its definition",
 		Args:  exactArgs(1, "one workflow: its id or GROUP/NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.apiClient(cmd)
-			if err != nil {
-				return err
-			}
-			id, err := workflowID(cmd.Context(), c, args[0])
+			c, id, err := a.workflowArg(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -292,11 +298,7 @@ func (a *app) newWorkflowsDeleteCommand() *cobra.Command {
 		Short: "Delete a workflow and its finished runs",
 		Args:  exactArgs(1, "one workflow: its id or GROUP/NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.apiClient(cmd)
-			if err != nil {
-				return err
-			}
-			id, err := workflowID(cmd.Context(), c, args[0])
+			c, id, err := a.workflowArg(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -337,11 +339,7 @@ with its outcome (0 succeeded, 1 otherwise).`,
 					input[k] = s
 				}
 			}
-			c, err := a.apiClient(cmd)
-			if err != nil {
-				return err
-			}
-			id, err := workflowID(cmd.Context(), c, args[0])
+			c, id, err := a.workflowArg(cmd, args[0])
 			if err != nil {
 				return err
 			}
