@@ -38,8 +38,8 @@ test: lint ## make lint, terraform fmt + validate + test (skipped without a prov
 	$(GO) test -race -timeout 9m ./...
 
 .PHONY: test-faults
-test-faults: ## Long fault-injection suite: 3 replicas, 200 jobs, SIGKILL/SIGSTOP/mariadbd restarts/executor down, kills inside the dispatch window, DB outages vs misfire policy (~16 min; docs/reliability.md)
-	RINGJOB_FAULTS=long RINGJOB_FAULTS_REPORT=$(CURDIR)/bin/faults-report.md $(GO) test -count=1 -run 'TestFaultsLong|TestFaultsDatabaseOutage|TestFaultsKillInDispatchWindow' -v -timeout 30m ./tests/faults/
+test-faults: ## Long fault-injection suite: 3 replicas, 200 jobs, SIGKILL/SIGSTOP/mariadbd restarts/executor down, kills inside the dispatch window, DB outages vs misfire policy, 200 workflows of 5 nodes through kills, pauses and DB restarts (~20 min, the workflows again on PostgreSQL with RINGJOB_POSTGRES_DSN; docs/reliability.md)
+	RINGJOB_FAULTS=long RINGJOB_FAULTS_REPORT=$(CURDIR)/bin/faults-report.md $(GO) test -count=1 -run 'TestFaultsLong|TestFaultsDatabaseOutage|TestFaultsKillInDispatchWindow|TestFaultsWorkflows' -v -timeout 40m ./tests/faults/
 
 .PHONY: test-crash
 test-crash: ## Crash tests of follow-ups and workflows: 2 replicas SIGKILLed at random while runs succeed (children), fail (retries) and workflows run; each follow-up and node attempt made once, run once at the executor (~3 min; again on PostgreSQL with RINGJOB_POSTGRES_DSN)

@@ -43,12 +43,13 @@ type Report struct {
 	Outside      int // runs of the workflows' jobs not made by a workflow
 	Duplicates   int // executions beyond the first of a run
 	Missing      int // runs neither executed nor recorded lost
+	Unknown      int // executions of a run that is not in the ledger
 	Examples     []string
 }
 
 // Defects counts the broken promises.
 func (r Report) Defects() int {
-	return r.NonFinal + r.KeyErrors + r.Orphans + r.Outside + r.Duplicates + r.Missing
+	return r.NonFinal + r.KeyErrors + r.Orphans + r.Outside + r.Duplicates + r.Missing + r.Unknown
 }
 
 // Err is nil when nothing is broken, else it names the defects with up to
@@ -58,8 +59,8 @@ func (r Report) Err() error {
 		return nil
 	}
 	return fmt.Errorf("workflow runs not final %d, node attempts without exactly their run %d, runs without an attempt %d, "+
-		"runs made outside a workflow %d, duplicate executions %d, runs neither executed nor lost %d:\n  %s",
-		r.NonFinal, r.KeyErrors, r.Orphans, r.Outside, r.Duplicates, r.Missing, strings.Join(r.Examples, "\n  "))
+		"runs made outside a workflow %d, duplicate executions %d, runs neither executed nor lost %d, executions of runs not in the ledger %d:\n  %s",
+		r.NonFinal, r.KeyErrors, r.Orphans, r.Outside, r.Duplicates, r.Missing, r.Unknown, strings.Join(r.Examples, "\n  "))
 }
 
 func (r *Report) note(format string, args ...any) {
@@ -74,6 +75,7 @@ func (r *Report) note(format string, args ...any) {
 func Check(ctx context.Context, st *store.Store, def workflow.Definition, wfRuns []int64, executed map[int64]int) (Report, error) {
 	rep := Report{WorkflowRuns: len(wfRuns), States: map[kind.WorkflowRunState]int{}}
 	byKey := map[string][]store.Run{}
+	known := map[int64]bool{}
 	seenJob := map[int64]bool{}
 	for _, nd := range def.Nodes {
 		if seenJob[nd.JobID] {
@@ -86,6 +88,7 @@ func Check(ctx context.Context, st *store.Store, def workflow.Definition, wfRuns
 				return rep, fmt.Errorf("list the runs of job %d: %w", nd.JobID, err)
 			}
 			for _, r := range rs {
+				known[r.ID] = true
 				if r.TriggerType != kind.TriggerWorkflow {
 					rep.Outside++
 					rep.note("run %d of job %d was made by %s, outside a workflow", r.ID, r.JobID, r.TriggerType)
@@ -122,6 +125,12 @@ func Check(ctx context.Context, st *store.Store, def workflow.Definition, wfRuns
 		}
 		for _, nd := range attempts {
 			rep.checkAttempt(nd, nodes[nd.Node], byKey, executed, keys)
+		}
+	}
+	for id, n := range executed {
+		if !known[id] {
+			rep.Unknown += n
+			rep.note("the executor ran log id %d, which is no run of the workflows' jobs", id)
 		}
 	}
 	for key, rs := range byKey {

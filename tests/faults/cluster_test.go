@@ -170,6 +170,7 @@ type cluster struct {
 	exec     countingExecutor
 	jobs     int
 	jobSpec  func(i int, spec map[string]any)
+	group    int64 // the executor's group, made by setup
 }
 
 var (
@@ -339,26 +340,42 @@ func (c *cluster) call(method, path string, body any) (int, map[string]any) {
 		if !r.running() || r.paused {
 			continue
 		}
-		var rd io.Reader
-		if body != nil {
-			b, err := json.Marshal(body)
-			require.NoError(c.t, err)
-			rd = bytes.NewReader(b)
-		}
-		req, err := http.NewRequest(method, r.base()+path, rd)
+		code, out, err := send(http.DefaultClient, r.base(), method, path, body, nil)
 		require.NoError(c.t, err)
-		req.Header.Set("Authorization", "Bearer "+adminToken)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(c.t, err)
-		defer resp.Body.Close()
-		var out map[string]any
-		raw, _ := io.ReadAll(resp.Body)
-		_ = json.Unmarshal(raw, &out)
-		return resp.StatusCode, out
+		return code, out
 	}
 	c.t.Fatal("no replica to call")
 	return 0, nil
+}
+
+// send sends an API request to the replica at base, with headers.
+func send(client *http.Client, base, method, path string, body any, headers map[string]string) (int, map[string]any, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, nil, fmt.Errorf("encode the body of %s %s: %w", method, path, err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, base+path, rd)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	raw, _ := io.ReadAll(resp.Body)
+	_ = json.Unmarshal(raw, &out)
+	return resp.StatusCode, out, nil
 }
 
 // setup creates the executor's group and the every-second jobs.
@@ -367,6 +384,7 @@ func (c *cluster) setup() {
 	code, g := c.call("POST", "/api/v1/groups", map[string]any{"app_name": "faults", "title": "Fault injection",
 		"members": []string{c.exec.url()}})
 	require.Equal(c.t, 201, code, "%v", g)
+	c.group = int64(g["id"].(float64))
 	for i := 0; i < c.jobs; i++ {
 		spec := map[string]any{"group_id": g["id"], "name": fmt.Sprintf("every-second-%d", i),
 			"schedule_type": "cron", "schedule_conf": "* * * * * ?", "time_zone": "UTC", "handler": "record", "enabled": true,

@@ -25,7 +25,8 @@ type arrival struct {
 
 // xxlExecutor speaks the XXL-JOB executor protocol on a socket and records
 // every /run it receives; it reports each run succeeded through the admin
-// callback of any replica that answers (retrying, as executors do). It can
+// callback of any replica that answers (retrying, as executors do), failed
+// for the handler failHandler. It can
 // go down (its port refuses connections) and come back on the same port.
 // Like XXL-JOB's Java executor it keeps a log per run it received (/log
 // answers "logFile not exists" for any other log id), says it is busy with
@@ -65,6 +66,9 @@ type retryBatch struct {
 	refused bool // the last answer refused items (the rest were recorded)
 	next    time.Time
 }
+
+// failHandler is the handler whose runs the executor reports failed.
+const failHandler = "fail"
 
 const (
 	maxRefusedTries = 10
@@ -180,7 +184,11 @@ func (e *xxlExecutor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.logs[tr.LogID] = true
 		e.running[tr.JobID]++
 		e.arrivals = append(e.arrivals, arrival{job: tr.JobID, logID: tr.LogID, scheduledMs: tr.LogDateTime, at: time.Now()})
-		e.pending = append(e.pending, xxlwire.NewCallbackItem(tr.LogID, tr.LogDateTime, xxlwire.CodeSuccess, "recorded"))
+		result := xxlwire.NewCallbackItem(tr.LogID, tr.LogDateTime, xxlwire.CodeSuccess, "recorded")
+		if tr.ExecutorHandler == failHandler {
+			result = xxlwire.NewCallbackItem(tr.LogID, tr.LogDateTime, xxlwire.CodeFail, "failed as its handler does")
+		}
+		e.pending = append(e.pending, result)
 		e.mu.Unlock()
 		select {
 		case e.wake <- struct{}{}:
