@@ -65,7 +65,9 @@ const wfTableHead = "| database | workflow runs (REST + schedule) | succeeded / 
 
 func (w *wfFaults) run(t *testing.T, postgres bool) string {
 	ctx := context.Background()
-	c := newClusterWith(t, 3, 0, clusterOptions{Postgres: postgres})
+	// The executor takes 50 ms to answer each /run, so that a kill finds
+	// runs handed and not yet answered: the survivors must ask about them.
+	c := newClusterWith(t, 3, 0, clusterOptions{Postgres: postgres, RunDelay: 50 * time.Millisecond})
 	def := wfcheck.Definition(func(node string, fails bool) int64 {
 		handler := "record"
 		if fails {
@@ -123,7 +125,14 @@ func (w *wfFaults) run(t *testing.T, postgres bool) string {
 		fault("db", dbName+" SIGKILL, down 3 s, restarted", 5*time.Second, s.restartDB(syscall.SIGKILL, 3*time.Second))
 	} else {
 		fault("pause", "replica SIGSTOP 5 s", 3*time.Second, s.pauseReplica(5*time.Second))
-		fault("db", dbName+" SIGTERM, down 5 s, restarted", 6*time.Second, s.restartDB(syscall.SIGTERM, 5*time.Second))
+		// A clean stop: SIGTERM for mariadbd; PostgreSQL's SIGTERM waits
+		// for every client to leave (the replicas never do), its SIGINT
+		// is the clean stop that ends their sessions.
+		clean, cleanName := syscall.SIGTERM, "SIGTERM"
+		if postgres {
+			clean, cleanName = syscall.SIGINT, "SIGINT (fast shutdown)"
+		}
+		fault("db", dbName+" "+cleanName+", down 5 s, restarted", 6*time.Second, s.restartDB(clean, 5*time.Second))
 		fault("kill", "replica SIGKILL, restarted after 2 s", 4*time.Second, s.killReplica(2*time.Second))
 		fault("db", dbName+" SIGKILL, down 5 s, restarted", 6*time.Second, s.restartDB(syscall.SIGKILL, 5*time.Second))
 		fault("pause", "replica SIGSTOP 10 s", 3*time.Second, s.pauseReplica(10*time.Second))
