@@ -298,4 +298,3 @@ func (g *triggers) result() (map[int64]int64, int, error) {
 	defer g.mu.Unlock()
 	return g.runs, g.resends, g.err
 }
-
