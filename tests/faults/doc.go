@@ -3,8 +3,9 @@
 // records every arrival, and faults injected from outside (SIGKILL and
 // SIGSTOP of replicas, mariadbd SIGTERM and SIGKILL with restart, the
 // executor down). Every fire is counted at the executor, by job and
-// scheduled time, and compared with the run ledger. The short form runs in
-// `make test`, on mariadbd and then on a throwaway PostgreSQL server (with
-// RINGJOB_POSTGRES_DSN set, as .ci/run sets it); `make test-faults` runs the
-// long form on mariadbd (docs/reliability.md).
+// scheduled time, and compared with the run ledger; the node runs of
+// workflows (TestFaultsWorkflows) by run id, against their node attempts.
+// The short forms run in `make test`, on mariadbd and then on a throwaway
+// PostgreSQL server (with RINGJOB_POSTGRES_DSN set, as .ci/run sets it);
+// `make test-faults` runs the long forms (docs/reliability.md).
 package faults
