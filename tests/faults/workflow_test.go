@@ -3,6 +3,7 @@ package faults_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"strings"
@@ -29,7 +30,7 @@ import (
 // its one run in the ledger, the executor ran each run at most once and
 // every run not recorded lost exactly once, and no run exists without its
 // attempt (internal/wfcheck, shared with the crash test). The long form
-// (`make test-faults`) runs 200 workflows through at least 9 faults; the
+// (`make test-faults`) runs 200 workflows through at least 18 faults; the
 // short one (`make test`) 50 through a replica SIGKILL, a database SIGKILL
 // and more replica SIGKILLs until every workflow is triggered. Each runs on mariadbd and then on PostgreSQL.
 func TestFaultsWorkflows(t *testing.T) {
@@ -125,6 +126,16 @@ func (w *wfFaults) run(t *testing.T, postgres bool) string {
 		fault("db", dbName+" SIGKILL, down 3 s, restarted", 5*time.Second, s.restartDB(syscall.SIGKILL, 3*time.Second))
 	} else {
 		fault("pause", "replica SIGSTOP 5 s", 3*time.Second, s.pauseReplica(5*time.Second))
+		// Kills at random moments in quick succession, as in the crash
+		// test, so that some fall between a node's run handed to the
+		// executor and its answer.
+		fault("", "10 replica SIGKILLs 0.3-1.2 s apart, each restarted at once", 3*time.Second, func() {
+			for i := 0; i < 10; i++ {
+				counts["kill"]++
+				s.killReplica(0)()
+				time.Sleep(time.Duration(300+rand.N(900)) * time.Millisecond)
+			}
+		})
 		// A clean stop: SIGTERM for mariadbd; PostgreSQL's SIGTERM waits
 		// for every client to leave (the replicas never do), its SIGINT
 		// is the clean stop that ends their sessions.
