@@ -84,7 +84,23 @@ func openPostgresBench(ctx context.Context, serverURL string, jobs int) (*benchD
 	if pm := pgPostmasterPID(ctx, admin); pm > 0 {
 		b.cpu = func() time.Duration { return pgServerCPU(pm) }
 	}
-	b.status = func(ctx context.Context) map[string]int64 { return pgStatus(ctx, st.DB()) }
+	// Statements are counted where pg_stat_statements is loaded
+	// (bench/fresh-postgres.sh loads it), from the admin connection.
+	var loaded string
+	_ = admin.QueryRowContext(ctx, "SELECT current_setting('shared_preload_libraries')").Scan(&loaded)
+	stmts := strings.Contains(loaded, "pg_stat_statements")
+	if stmts {
+		_, err := admin.ExecContext(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+		stmts = err == nil
+	}
+	b.status = func(ctx context.Context) map[string]int64 {
+		out := pgStatus(ctx, st.DB())
+		var n int64
+		if stmts && admin.QueryRowContext(ctx, "SELECT COALESCE(SUM(s.calls), 0) FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1", db).Scan(&n) == nil {
+			out["Questions"] = n
+		}
+		return out
+	}
 	return b, st, db, drop, nil
 }
 

@@ -37,7 +37,11 @@ func printTable(out io.Writer, r *result, ds driverStats, perSecond bool) {
 		fmt.Fprintf(w, "db transactions/s\t%.0f commits, %.0f rollbacks\n", d["xact_commit"], d["xact_rollback"])
 		fmt.Fprintf(w, "db rows/s\t%.0f inserted, %.0f updated, %.0f deleted, %.0f fetched by index, %.0f returned by scans\n",
 			d["tup_inserted"], d["tup_updated"], d["tup_deleted"], d["tup_fetched"], d["tup_returned"])
-		fmt.Fprintf(w, "\t(the benchmark database's counters; PostgreSQL counts no statements without pg_stat_statements)\n")
+		if q, ok := d["Questions"]; ok {
+			fmt.Fprintf(w, "db statements/s\t%.0f (pg_stat_statements)\n", q)
+		} else {
+			fmt.Fprintf(w, "\t(the benchmark database's counters; PostgreSQL counts no statements without pg_stat_statements)\n")
+		}
 	} else if len(r.DBPerSec) > 0 {
 		d := r.DBPerSec
 		perStmt := func(rows, stmts float64) string {

@@ -85,6 +85,7 @@ func (t *ScheduleTx) Commit() error {
 	if err != nil {
 		return fmt.Errorf("commit schedule transaction: %w", err)
 	}
+	t.s.stats.ensure(context.Background(), t.s.pool)
 	return nil
 }
 
@@ -286,6 +287,7 @@ func (t *ScheduleTx) RunInsertBatch(ctx context.Context, runs []RunInsert) ([]in
 		if err != nil {
 			return nil, fmt.Errorf("insert %d runs: %w", len(chunk), err)
 		}
+		t.s.stats.countRuns(len(chunk))
 		// Read the new ids back by primary-key range. LastInsertId is the
 		// first id of a multi-row INSERT on MySQL/MariaDB and the last on
 		// SQLite; ids only grow and SQLite's (one writer) are consecutive, so

@@ -158,6 +158,17 @@ func (s *Store) Migrate(ctx context.Context) (applied []string, err error) {
 		}
 		applied = append(applied, m.Name)
 	}
+	if len(applied) > 0 && s.d.name() == "postgres" {
+		// A migration may rebuild or fill a table (a copy, new indexes of
+		// an expression) and PostgreSQL plans it without statistics until
+		// autovacuum's next round; sampling a table is bounded (300 rows
+		// per statistics target), so this is quick even on a big database.
+		// A new installation's empty tables get theirs from the first
+		// pre-read instead (pgstats.go).
+		if _, err := conn.ExecContext(ctx, "ANALYZE"); err != nil {
+			return applied, fmt.Errorf("migrate: analyze the tables: %w", err)
+		}
+	}
 	return applied, nil
 }
 

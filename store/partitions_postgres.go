@@ -238,6 +238,11 @@ func (s *Store) pgPartitionBy(ctx context.Context, conn *sql.Conn, table, column
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("partition %s: commit: %w", table, err)
 	}
+	// The new partitions have no statistics until autovacuum comes round,
+	// and their parent (a partitioned table) is never analyzed by it.
+	if _, err := conn.ExecContext(ctx, "ANALYZE "+table); err != nil {
+		return fmt.Errorf("partition %s: analyze: %w", table, err)
+	}
 	return nil
 }
 

@@ -64,7 +64,7 @@ func finishPostgres(ctx context.Context, db *sql.DB, cfg *pgx.ConnConfig) (*Stor
 		db.Close()
 		return nil, fmt.Errorf("read the database name at %s:%d: %w", cfg.Host, cfg.Port, err)
 	}
-	s := &Store{db: db, pool: db, d: pgDialect{}, database: database, hints: newRunHints()}
+	s := &Store{db: db, pool: db, d: pgDialect{}, database: database, hints: newRunHints(), stats: &pgStats{}}
 	s.detectPartitionedRuns(pctx)
 	return s, nil
 }

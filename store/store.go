@@ -33,6 +33,9 @@ type Store struct {
 	// hints: fire times of runs created here, for partition pruning
 	// (partitions_prune.go); nil on SQLite.
 	hints *runHints
+	// stats: PostgreSQL's first statistics of runs and jobs (pgstats.go);
+	// nil on MySQL and SQLite.
+	stats *pgStats
 }
 
 // Kind reports the database kind: "mysql", "postgres" or "sqlite".

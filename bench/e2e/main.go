@@ -24,6 +24,11 @@
 //     database's counters, statements per fire; and, a few seconds after the
 //     interval, the runs of the interval that have no final state yet.
 //
+// A row prefixed pg: (pg:xxl-batch=1000) runs the server on PostgreSQL
+// instead (postgres.go): a fresh database per row on a PostgreSQL of the
+// benchmark's own, or on the server -postgres names; its CPU is the
+// postmaster's and its backends', its statements pg_stat_statements'.
+//
 // With -workflows N it runs instead one workflow row (workflow.go): N
 // workflows of ten nodes over the xxl-batch executor, each triggered once in
 // the same second, every node run counted at the executor and in the API.
@@ -39,6 +44,7 @@ import (
 	"database/sql"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -69,6 +75,7 @@ type options struct {
 	maxConns  int
 	extraYAML string
 	workflows int
+	postgres  string
 }
 
 type rowSpec struct {
@@ -78,6 +85,8 @@ type rowSpec struct {
 	// a +burst row, burstPeriod: every job fires in the same second, then
 	// nothing until the next burst.
 	period int
+	// postgres: the server runs on PostgreSQL (a pg: row), not MariaDB.
+	postgres bool
 }
 
 // burstPeriod is the seconds between the bursts of a +burst row.
@@ -93,10 +102,11 @@ var targetKinds = map[string]string{
 func parseRows(s string) ([]rowSpec, error) {
 	var out []rowSpec
 	for _, part := range strings.Fields(s) {
-		kind, ns, ok := strings.Cut(part, "=")
+		spec, pg := strings.CutPrefix(part, "pg:")
+		kind, ns, ok := strings.Cut(spec, "=")
 		kind, mode, _ := strings.Cut(kind, "+")
 		if _, known := targetKinds[kind]; !ok || !known || (mode != "" && mode != "burst") {
-			return nil, fmt.Errorf("-rows: %q: want TARGET[+burst]=N[,N...] with TARGET one of xxl-batch, xxl-sdk, lambda, local", part)
+			return nil, fmt.Errorf("-rows: %q: want [pg:]TARGET[+burst]=N[,N...] with TARGET one of xxl-batch, xxl-sdk, lambda, local", part)
 		}
 		period := 1
 		if mode == "burst" {
@@ -107,7 +117,7 @@ func parseRows(s string) ([]rowSpec, error) {
 			if err != nil || v < 1 {
 				return nil, fmt.Errorf("-rows: %q: %q is not a positive number of jobs", part, n)
 			}
-			out = append(out, rowSpec{target: kind, jobs: v, period: period})
+			out = append(out, rowSpec{target: kind, jobs: v, period: period, postgres: pg})
 		}
 	}
 	if len(out) == 0 {
@@ -126,11 +136,12 @@ func main() {
 	var o options
 	var rows, role string
 	var ro roleOptions
-	flag.StringVar(&rows, "rows", "xxl-batch=1000,5000,10000 xxl-sdk=1000,5000 lambda=1000 local=50,200", "rows to run: TARGET[+burst]=N[,N...] separated by spaces; TARGET is xxl-batch, xxl-sdk, lambda or local; +burst: the N jobs fire all in the same second every 10 s instead of every second")
+	flag.StringVar(&rows, "rows", "xxl-batch=1000,5000,10000 xxl-sdk=1000,5000 lambda=1000 local=50,200", "rows to run: TARGET[+burst]=N[,N...] separated by spaces; TARGET is xxl-batch, xxl-sdk, lambda or local; +burst: the N jobs fire all in the same second every 10 s instead of every second; a pg: prefix (pg:xxl-batch=1000) runs the server on PostgreSQL instead of MariaDB")
 	flag.DurationVar(&o.duration, "duration", 60*time.Second, "measured interval of each row")
 	flag.DurationVar(&o.warmup, "warmup", 5*time.Second, "time between the last job created and the interval")
 	flag.DurationVar(&o.settle, "settle", 5*time.Second, "wait after the interval before counting runs without a final state")
 	flag.StringVar(&o.dsn, "dsn", "", "server-level go-sql-driver DSN of the MariaDB to use (default: start one of the benchmark's own)")
+	flag.StringVar(&o.postgres, "postgres", "", "server-level URL (postgres://USER@HOST:PORT/) of the PostgreSQL for pg: rows, where the user may create databases (default: start one of the benchmark's own)")
 	flag.StringVar(&o.serverBin, "server-bin", "", "ringjob binary to run (default: go build ./cmd/ringjob)")
 	flag.StringVar(&o.doc, "doc", "", "write the table into this markdown file between <!-- bench-e2e:begin --> and <!-- bench-e2e:end -->")
 	flag.StringVar(&o.out, "out", "", "append one JSON line per row to this file")
@@ -184,6 +195,7 @@ type environment struct {
 	admin     *sql.DB
 	dbPID     int
 	machine   machine
+	pg        *pgEnv // for pg: rows; nil without
 }
 
 func orchestrate(ctx context.Context, o options) error {
@@ -206,7 +218,41 @@ func orchestrate(ctx context.Context, o options) error {
 			return fmt.Errorf("build the server (run from the repository root): %w", err)
 		}
 	}
+	needMaria, needPG := o.workflows > 0, false
+	for _, r := range o.rows {
+		needMaria, needPG = needMaria || !r.postgres, needPG || r.postgres
+	}
+	if needPG {
+		if o.postgres != "" {
+			u, err := url.Parse(o.postgres)
+			if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+				return fmt.Errorf("-postgres %q: want postgres://USER@HOST:PORT/", o.postgres)
+			}
+			if env.pg, err = openPgEnv(ctx, u, 10*time.Second); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintln(os.Stderr, "starting the benchmark's own PostgreSQL ...")
+			if env.pg, err = startPostgres(ctx); err != nil {
+				return err
+			}
+		}
+		defer env.pg.stop()
+		defer env.pg.admin.Close()
+		env.machine.PGVersion = env.pg.version(ctx)
+		if !env.pg.stmts {
+			fmt.Fprintln(os.Stderr, "   pg_stat_statements is not loaded on that PostgreSQL: pg: rows count no statements")
+		}
+	}
 	env.serverDSN = o.dsn
+	if !needMaria {
+		pgv := env.machine.PGVersion
+		env.machine = machine{Cores: runtime.NumCPU(), GoVersion: runtime.Version(), PGVersion: pgv}
+		if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+			env.machine.Kernel = strings.TrimSpace(string(b))
+		}
+		return runRows(ctx, env)
+	}
 	if env.serverDSN == "" {
 		fmt.Fprintln(os.Stderr, "starting the benchmark's own mariadbd ...")
 		db, dsn, err := startMariaDB(ctx, filepath.Join(work, "mariadb"))
@@ -223,7 +269,9 @@ func orchestrate(ctx context.Context, o options) error {
 	defer env.admin.Close()
 	env.admin.SetMaxOpenConns(2)
 	env.dbPID = dbPID(ctx, env.admin)
+	pgv := env.machine.PGVersion
 	env.machine = describeMachine(ctx, env.admin)
+	env.machine.PGVersion = pgv
 
 	if o.workflows > 0 {
 		fmt.Fprintf(os.Stderr, "== %d workflow runs of %d nodes, triggered in the same second\n", o.workflows, wfNodes)
@@ -237,9 +285,14 @@ func orchestrate(ctx context.Context, o options) error {
 		}
 		return nil
 	}
+	return runRows(ctx, env)
+}
+
+func runRows(ctx context.Context, env *environment) error {
+	o := env.o
 	var results []*rowResult
 	for _, spec := range o.rows {
-		fmt.Fprintf(os.Stderr, "== %s, %d every-second jobs\n", spec.target, spec.jobs)
+		fmt.Fprintf(os.Stderr, "== %s, %d every-second jobs%s\n", spec.target, spec.jobs, map[bool]string{true: ", on PostgreSQL"}[spec.postgres])
 		r, err := runRow(ctx, env, spec)
 		if err != nil {
 			return fmt.Errorf("%s with %d jobs: %w", spec.target, spec.jobs, err)
@@ -277,6 +330,7 @@ type machine struct {
 	GoVersion string `json:"go"`
 	DBVersion string `json:"db_version"`
 	DBFlush   string `json:"innodb_flush_log_at_trx_commit"`
+	PGVersion string `json:"postgres_version,omitempty"`
 }
 
 func describeMachine(ctx context.Context, db *sql.DB) machine {

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-const tableHeader = "| target | jobs | fires/s | expected | received | missing | dup | lag p50 / p99 / max (ms) | callback→ack p50 / p99 / max (ms) | result→ack > 1 s | non-final | server CPU (cores, ms/fire) | mariadbd CPU | targets CPU | other CPU | statements / fire | server peak RSS |\n" +
+const tableHeader = "| target | jobs | fires/s | expected | received | missing | dup | lag p50 / p99 / max (ms) | callback→ack p50 / p99 / max (ms) | result→ack > 1 s | non-final | server CPU (cores, ms/fire) | database CPU | targets CPU | other CPU | statements / fire | server peak RSS |\n" +
 	"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
 
 func tableRow(r *rowResult) string {
@@ -25,6 +25,9 @@ func tableRow(r *rowResult) string {
 		}
 	}
 	target := r.Target
+	if r.DB == "postgres" {
+		target += " (PostgreSQL)"
+	}
 	if r.PeriodS > 1 {
 		target += fmt.Sprintf(", all in one second every %d s", r.PeriodS)
 	}
@@ -40,9 +43,14 @@ func printRow(w io.Writer, r *rowResult, header bool) {
 	}
 	fmt.Fprint(w, tableRow(r))
 	d := r.DBPerFire
-	fmt.Fprintf(os.Stderr, "   per fire: %.2f select, %.2f insert, %.2f insert-select, %.2f update, %.2f commit, %.3f fsync; handler: %.2f update, %.2f write; runs by state: %v\n",
-		d["Com_select"], d["Com_insert"], d["Com_insert_select"], d["Com_update"], d["Com_commit"], d["Innodb_data_fsyncs"],
-		d["Handler_update"], d["Handler_write"], r.RunStates)
+	if r.DB == "postgres" {
+		fmt.Fprintf(os.Stderr, "   per fire: %.3f statements (pg_stat_statements), %.3f commits, %.3f rollbacks; rows: %.2f inserted, %.2f updated, %.2f fetched, %.2f returned; runs by state: %v\n",
+			d["Questions"], d["xact_commit"], d["xact_rollback"], d["tup_inserted"], d["tup_updated"], d["tup_fetched"], d["tup_returned"], r.RunStates)
+	} else {
+		fmt.Fprintf(os.Stderr, "   per fire: %.2f select, %.2f insert, %.2f insert-select, %.2f update, %.2f commit, %.3f fsync; handler: %.2f update, %.2f write; runs by state: %v\n",
+			d["Com_select"], d["Com_insert"], d["Com_insert_select"], d["Com_update"], d["Com_commit"], d["Innodb_data_fsyncs"],
+			d["Handler_update"], d["Handler_write"], r.RunStates)
+	}
 	if r.CPUOther > 0.25 {
 		fmt.Fprintf(os.Stderr, "   WARNING: other processes used %.2f cores during the interval: the machine was busy\n", r.CPUOther)
 	}

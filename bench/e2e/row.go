@@ -25,6 +25,7 @@ var execCommand = exec.CommandContext
 type rowResult struct {
 	Label        string             `json:"label,omitempty"`
 	Target       string             `json:"target"`
+	DB           string             `json:"db"` // mariadb or postgres
 	Jobs         int                `json:"jobs"`
 	PeriodS      int                `json:"period_s"` // seconds between a job's fires (all jobs fire in the same second)
 	IntervalFrom string             `json:"interval_from"`
@@ -65,7 +66,10 @@ func randHex(n int) string {
 func runRow(ctx context.Context, env *environment, spec rowSpec) (*rowResult, error) {
 	o := env.o
 	started := time.Now()
-	res := &rowResult{Label: o.label, Target: spec.target, Jobs: spec.jobs, PeriodS: spec.period, Machine: env.machine, StartedAt: started.UTC().Format(time.RFC3339)}
+	res := &rowResult{Label: o.label, Target: spec.target, DB: "mariadb", Jobs: spec.jobs, PeriodS: spec.period, Machine: env.machine, StartedAt: started.UTC().Format(time.RFC3339)}
+	if spec.postgres {
+		res.DB = "postgres"
+	}
 	dir, err := os.MkdirTemp(env.work, fmt.Sprintf("%s-%d-", spec.target, spec.jobs))
 	if err != nil {
 		return nil, err
@@ -75,11 +79,24 @@ func runRow(ctx context.Context, env *environment, spec rowSpec) (*rowResult, er
 		return nil, err
 	}
 	dbName := fmt.Sprintf("ringjob_e2e_%d_%s", spec.jobs, randHex(4))
-	if _, err := env.admin.ExecContext(ctx, "CREATE DATABASE "+dbName+" CHARACTER SET utf8mb4"); err != nil {
-		return nil, fmt.Errorf("create database: %w", err)
-	}
-	if !o.keep {
-		defer func() { _, _ = env.admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+dbName) }()
+	databaseURL := fmt.Sprintf("mysql://%s/%s", mysqlHostPart(env.serverDSN), dbName)
+	if spec.postgres {
+		if _, err := env.pg.admin.ExecContext(ctx, "CREATE DATABASE "+dbName+" TEMPLATE template0 ENCODING 'UTF8'"); err != nil {
+			return nil, fmt.Errorf("create database: %w", err)
+		}
+		if !o.keep {
+			defer func() {
+				_, _ = env.pg.admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+dbName+" WITH (FORCE)")
+			}()
+		}
+		databaseURL = env.pg.dbURL(dbName)
+	} else {
+		if _, err := env.admin.ExecContext(ctx, "CREATE DATABASE "+dbName+" CHARACTER SET utf8mb4"); err != nil {
+			return nil, fmt.Errorf("create database: %w", err)
+		}
+		if !o.keep {
+			defer func() { _, _ = env.admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+dbName) }()
+		}
 	}
 	var children []*child
 	defer func() {
@@ -125,7 +142,7 @@ func runRow(ctx context.Context, env *environment, spec rowSpec) (*rowResult, er
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	adminToken := "rjbench_" + randHex(20)
 	execToken := randHex(16)
-	cfg := fmt.Sprintf(`database_url: "mysql://%s/%s"
+	cfg := fmt.Sprintf(`database_url: %q
 listen: "127.0.0.1:%d"
 log:
   level: warn
@@ -142,7 +159,7 @@ local:
   commands:
     - name: bench
       argv: [%q, "-role", "local-cmd", "-rec", %q]
-`, mysqlHostPart(env.serverDSN), dbName, port, adminToken, execToken, o.maxConns, lambdaEndpoint, env.self, filepath.Join(recDir, "local"))
+`, databaseURL, port, adminToken, execToken, o.maxConns, lambdaEndpoint, env.self, filepath.Join(recDir, "local"))
 	if o.extraYAML != "" {
 		cfg += o.extraYAML + "\n"
 	}
@@ -206,7 +223,7 @@ local:
 	if err := sleepUntil(ctx, from); err != nil {
 		return nil, err
 	}
-	s0 := takeSample(ctx, env, server.pid(), targetPID)
+	s0 := takeSample(ctx, env, spec, dbName, server.pid(), targetPID)
 	profiled := make(chan error, 1)
 	if o.profile != "" {
 		go func() {
@@ -220,7 +237,7 @@ local:
 	if err := sleepUntil(ctx, to); err != nil {
 		return nil, err
 	}
-	s1 := takeSample(ctx, env, server.pid(), targetPID)
+	s1 := takeSample(ctx, env, spec, dbName, server.pid(), targetPID)
 	if err := <-profiled; err != nil {
 		fmt.Fprintln(os.Stderr, "   server CPU profile:", err)
 	}
@@ -229,7 +246,11 @@ local:
 	if err := sleepUntil(ctx, to.Add(o.settle)); err != nil {
 		return nil, err
 	}
-	res.RunStates, err = runStates(ctx, env, dbName, from, to)
+	if spec.postgres {
+		res.RunStates, err = env.pg.runStates(ctx, dbName, from, to)
+	} else {
+		res.RunStates, err = runStates(ctx, env, dbName, from, to)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -389,16 +410,25 @@ type sample struct {
 	status   map[string]int64
 }
 
-func takeSample(ctx context.Context, env *environment, serverPID, targetPID int) sample {
+func takeSample(ctx context.Context, env *environment, spec rowSpec, dbName string, serverPID, targetPID int) sample {
 	s := sample{wall: time.Now(), server: readProcStat(serverPID), self: readProcStat(os.Getpid())}
-	if env.dbPID > 0 {
+	switch {
+	case spec.postgres && env.pg.pid > 0:
+		// The postmaster, its backends and workers, and the backends
+		// that ended (reaped by the postmaster).
+		s.db = procStat{self: treeCPU(env.pg.pid), ok: true}
+	case !spec.postgres && env.dbPID > 0:
 		s.db = readProcStat(env.dbPID)
 	}
 	if targetPID > 0 {
 		s.targets = treeCPU(targetPID)
 	}
 	s.hostBusy, _ = hostCPU()
-	s.status = globalStatus(ctx, env.admin)
+	if spec.postgres {
+		s.status = env.pg.status(ctx, dbName)
+	} else {
+		s.status = globalStatus(ctx, env.admin)
+	}
 	return s
 }
 
@@ -417,8 +447,8 @@ func costs(r *rowResult, s0, s1 sample) {
 	if r.Expected > 0 {
 		r.ServerMsFire = (s1.server.self - s0.server.self).Seconds() * 1000 / float64(r.Expected)
 		r.DBPerFire = map[string]float64{}
-		for _, k := range statusVars {
-			r.DBPerFire[k] = float64(s1.status[k]-s0.status[k]) / float64(r.Expected)
+		for k, v := range s1.status {
+			r.DBPerFire[k] = float64(v-s0.status[k]) / float64(r.Expected)
 		}
 		r.StmtsFire = r.DBPerFire["Questions"]
 	}

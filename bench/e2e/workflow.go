@@ -179,7 +179,7 @@ executors:
 	if err := sleepUntil(ctx, start); err != nil {
 		return nil, err
 	}
-	s0 := takeSample(ctx, env, server.pid(), executor.pid())
+	s0 := takeSample(ctx, env, rowSpec{}, "", server.pid(), executor.pid())
 	runIDs := make([]int64, n)
 	if err := parallel(ctx, 64, n, func(i int) error {
 		var r struct {
@@ -216,7 +216,7 @@ executors:
 			return nil, err
 		}
 	}
-	s1 := takeSample(ctx, env, server.pid(), executor.pid())
+	s1 := takeSample(ctx, env, rowSpec{}, "", server.pid(), executor.pid())
 	res.WallS = s1.wall.Sub(start).Seconds()
 	hwm, _ := procMemKiB(server.pid())
 	res.ServerRSSMiB = float64(hwm) / 1024

@@ -15,6 +15,9 @@
 //	the same time and measures its purge rate and the lag; then the stats
 //	endpoint's latency for an hour, a day and a week.
 //
+// -postgres runs -mode jobs on PostgreSQL (postgres.go); -mode bigtable is
+// MariaDB's only (its table is generated with the SEQUENCE engine).
+//
 // It prints one JSON line per run and appends it to -out.
 package main
 
@@ -81,6 +84,7 @@ type options struct {
 	generate   bool
 	reuse      bool
 	dbPID      int // the private mariadbd's, for its CPU time (0: unknown)
+	postgres   string
 }
 
 func main() {
@@ -113,7 +117,11 @@ func main() {
 	flag.BoolVar(&o.reuse, "reuse", false, "bigtable mode: measure the table generated earlier in -db (it is left changed: the purge deletes runs)")
 	flag.BoolVar(&o.timeline, "timeline", false, "bigtable mode: print the lag of every second of both phases and the retention worker's log (drop times)")
 	flag.BoolVar(&o.partition, "partitioned", false, "bigtable mode: runs partitioned by day (retention.partitioned), purged by dropping partitions")
+	flag.StringVar(&o.postgres, "postgres", "", "jobs mode: measure on PostgreSQL instead, postgres://USER@HOST:PORT/ of a server where the user may create databases (bench/fresh-postgres.sh starts one)")
 	flag.Parse()
+	if o.postgres != "" && o.mode != "jobs" {
+		fail(fmt.Errorf("-postgres: only -mode jobs runs on PostgreSQL so far"))
+	}
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
@@ -166,9 +174,31 @@ type env struct {
 	db    string
 	st    *store.Store
 	cfg   *mysql.Config
+	// pgURL is the benchmark database's URL on PostgreSQL ("" on MariaDB).
+	pgURL string
+}
+
+// seq is the FROM clause of the numbers a..b as column seq: MariaDB's
+// SEQUENCE engine, PostgreSQL's generate_series.
+func (e *env) seq(a, b int) string {
+	if e.pgURL != "" {
+		return fmt.Sprintf("generate_series(%d::bigint, %d::bigint) AS g(seq)", a, b)
+	}
+	return fmt.Sprintf("seq_%d_to_%d", a, b)
+}
+
+// div is integer division (PostgreSQL divides integers as integers).
+func (e *env) div() string {
+	if e.pgURL != "" {
+		return "/"
+	}
+	return "DIV"
 }
 
 func openEnv(ctx context.Context, o options, name string) (*env, func(), error) {
+	if o.postgres != "" {
+		return openPostgresEnv(ctx, o, name)
+	}
 	cfg, err := mysql.ParseDSN(o.dsn)
 	if err != nil {
 		return nil, nil, fmt.Errorf("parse -dsn: %w", err)
@@ -246,7 +276,7 @@ func (e *env) exec(ctx context.Context, q string, args ...any) error {
 // createGroups inserts n groups with the counting target and returns the first id.
 func (e *env) createGroups(ctx context.Context, n int, nowMs int64) (int64, error) {
 	if err := e.exec(ctx, `INSERT INTO job_groups (app_name, title, members, created_ms, updated_ms)
- SELECT CONCAT('bench-', seq), '', '["noop://bench"]', ?, ? FROM seq_1_to_`+strconv.Itoa(n), nowMs, nowMs); err != nil {
+ SELECT CONCAT('bench-', seq), '', '["noop://bench"]', ?, ? FROM `+e.seq(1, n), nowMs, nowMs); err != nil {
 		return 0, fmt.Errorf("create %d groups: %w", n, err)
 	}
 	var first int64
@@ -266,8 +296,9 @@ func (e *env) createDaily(ctx context.Context, n, groups int, firstGroup int64, 
 		cnt := min(200_000, n-start)
 		q := jobInsert + `SELECT ? + (seq % ?), CONCAT('daily-', seq), '', 'cron',
  CONCAT(seq % 60, ' ', (seq DIV 60) % 60, ' ', (seq DIV 3600) % 24, ' * * ?'), 'UTC', 'do_nothing', '', '', 'first', 'SERIAL_EXECUTION', 1, 1, 0,
- ? + ((seq % 60) + ((seq DIV 60) % 60) * 60 + ((seq DIV 3600) % 24) * 3600) * 1000 + IF(? + ((seq % 60) + ((seq DIV 60) % 60) * 60 + ((seq DIV 3600) % 24) * 3600) * 1000 <= ? + 60000, 86400000, 0),
- ?, ? FROM seq_` + strconv.Itoa(start+1) + `_to_` + strconv.Itoa(start+cnt)
+ ? + ((seq % 60) + ((seq DIV 60) % 60) * 60 + ((seq DIV 3600) % 24) * 3600) * 1000 + CASE WHEN ? + ((seq % 60) + ((seq DIV 60) % 60) * 60 + ((seq DIV 3600) % 24) * 3600) * 1000 - 60000 <= ? THEN 86400000 ELSE 0 END,
+ ?, ? FROM ` + e.seq(start+1, start+cnt)
+		q = strings.ReplaceAll(q, " DIV ", " "+e.div()+" ")
 		if err := e.exec(ctx, q, firstGroup, groups, day, day, nowMs, nowMs, nowMs); err != nil {
 			return fmt.Errorf("create daily jobs: %w", err)
 		}
@@ -278,7 +309,7 @@ func (e *env) createDaily(ctx context.Context, n, groups int, firstGroup int64, 
 // createEvery inserts n every-second jobs (not due yet) in group g and returns their ids.
 func (e *env) createEvery(ctx context.Context, n int, g int64, nowMs int64) ([]int64, error) {
 	q := jobInsert + `SELECT ?, CONCAT('every-', seq), '', 'cron', '* * * * * ?', 'UTC', 'do_nothing', '', '', 'first', 'SERIAL_EXECUTION', 1, 1, 0, 0, ?, ?
- FROM seq_1_to_` + strconv.Itoa(n)
+ FROM ` + e.seq(1, n)
 	if err := e.exec(ctx, q, g, nowMs, nowMs); err != nil {
 		return nil, fmt.Errorf("create every-second jobs: %w", err)
 	}
@@ -420,7 +451,11 @@ type machine struct {
 func describe(ctx context.Context, e *env) machine {
 	m := machine{Cores: runtime.NumCPU(), GoVersion: runtime.Version()}
 	var pool int64
-	_ = e.admin.QueryRowContext(ctx, "SELECT VERSION(), @@innodb_buffer_pool_size").Scan(&m.DB, &pool)
+	if e.pgURL != "" {
+		_ = e.admin.QueryRowContext(ctx, "SELECT 'PostgreSQL ' || current_setting('server_version'), pg_size_bytes(current_setting('shared_buffers'))").Scan(&m.DB, &pool)
+	} else {
+		_ = e.admin.QueryRowContext(ctx, "SELECT VERSION(), @@innodb_buffer_pool_size").Scan(&m.DB, &pool)
+	}
 	m.BufPoolMB = pool >> 20
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		m.Load1 = strings.Fields(string(b))[0]
@@ -454,7 +489,10 @@ func (e *env) serverStartup(ctx context.Context, bin string) (time.Duration, flo
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	u := fmt.Sprintf("mysql://%s@%s/%s", e.cfg.User, e.cfg.Addr, e.cfg.DBName)
+	u := e.pgURL
+	if u == "" {
+		u = fmt.Sprintf("mysql://%s@%s/%s", e.cfg.User, e.cfg.Addr, e.cfg.DBName)
+	}
 	cmd := exec.CommandContext(ctx, bin, "server", "--database-url", u, "--listen", addr, "--log-level", "warn")
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 	t := time.Now()
