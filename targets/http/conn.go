@@ -271,7 +271,12 @@ func (p *plainClient) acquire(ctx context.Context, h *hostConns, addr string, de
 	select {
 	case h.slots <- struct{}{}:
 	default:
-		wctx, cancel := context.WithDeadline(ctx, deadline)
+		wctx, cancel := ctx, context.CancelFunc(func() {})
+		if d, ok := ctx.Deadline(); !ok || d.After(deadline) {
+			// Only a context without the request's deadline needs one
+			// of its own (the dispatcher's has it: no timer per wait).
+			wctx, cancel = context.WithDeadline(ctx, deadline)
+		}
 		select {
 		case h.slots <- struct{}{}:
 			cancel()
