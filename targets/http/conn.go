@@ -55,6 +55,9 @@ type plainTarget struct {
 type hostConns struct {
 	slots chan struct{} // one per connection in use or being dialled
 	idle  []*plainConn  // most recently used last
+	// lastUsed is when a request last asked for this address (under
+	// plainClient.mu).
+	lastUsed time.Time
 }
 
 type plainConn struct {
@@ -204,8 +207,14 @@ func (p *plainClient) do(ctx context.Context, addr string, req []byte) (plainAns
 	}
 	if ctx.Done() != nil {
 		// Cancelling ctx ends the request at once, as in net/http.
+		// A connection whose cancel may still be setting its deadline is
+		// not used again.
 		stop := context.AfterFunc(ctx, func() { _ = pc.c.SetDeadline(time.Unix(1, 0)) })
-		defer stop()
+		defer func() {
+			if !stop() {
+				keep = false
+			}
+		}()
 	}
 	if _, err := pc.c.Write(req); err != nil {
 		return plainAnswer{}, ctxErr(ctx, err)
@@ -238,7 +247,9 @@ func (p *plainClient) host(addr string, now time.Time) *hostConns {
 		p.lastSweep = now
 		for a, h := range p.hosts {
 			p.sweepLocked(h, now)
-			if len(h.idle) == 0 && len(h.slots) == 0 && a != addr {
+			// Kept while in use, or used within the idle timeout: a
+			// request may hold h without a slot yet.
+			if len(h.idle) == 0 && len(h.slots) == 0 && now.Sub(h.lastUsed) > p.idleTimeout {
 				delete(p.hosts, a)
 			}
 		}
@@ -248,6 +259,7 @@ func (p *plainClient) host(addr string, now time.Time) *hostConns {
 		h = &hostConns{slots: make(chan struct{}, p.maxPerHost)}
 		p.hosts[addr] = h
 	}
+	h.lastUsed = now
 	return h
 }
 
