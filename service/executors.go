@@ -498,10 +498,14 @@ func (e *Executors) Callback(ctx context.Context, cred CallbackCredential, items
 	tokens := map[int64]string{} // group id -> its executor credential, for this request
 	for _, it := range items {
 		it.HandleMsg = targets.CleanMessage(it.HandleMsg, maxHandleMsg)
-		log := e.log.WithFields(logrus.Fields{"run_id": it.LogID, "handle_code": it.HandleCode})
+		// The entry is built only to warn: every result of every callback
+		// passes here.
+		log := func() *logrus.Entry {
+			return e.log.WithFields(logrus.Fields{"run_id": it.LogID, "handle_code": it.HandleCode})
+		}
 		r, ok := runs[it.LogID]
 		if !ok {
-			log.Warn("callback for an unknown run (log item not found.)")
+			log().Warn("callback for an unknown run (log item not found.)")
 			continue
 		}
 		reason, err := e.authorizeCallback(ctx, cred, &r, tokens)
@@ -509,7 +513,7 @@ func (e *Executors) Callback(ctx context.Context, cred CallbackCredential, items
 			return refused, err
 		}
 		if reason != "" {
-			log.WithFields(logrus.Fields{"reason": reason, "target": r.Target, "group_id": r.GroupID}).Warn("callback refused")
+			log().WithFields(logrus.Fields{"reason": reason, "target": r.Target, "group_id": r.GroupID}).Warn("callback refused")
 			e.metrics.refused("callback", reason)
 			refused = append(refused, CallbackRefusal{RunID: it.LogID, Reason: reason})
 			continue

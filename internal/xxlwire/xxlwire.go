@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"unicode/utf8"
 )
 
 // Handle codes (XXL-JOB's HANDLE_CODE_*), also the envelope codes: success
@@ -247,4 +249,91 @@ type RegistryRequest struct {
 	RegistryGroup string `json:"registryGroup"`
 	RegistryKey   string `json:"registryKey"`   // the app name
 	RegistryValue string `json:"registryValue"` // the executor's base URL
+}
+
+// AppendJSON appends the request as encoding/json writes it (the same
+// bytes as json.Marshal; TestTriggerRequestAppendJSON), without reflection:
+// every fire is one of these.
+func (t TriggerRequest) AppendJSON(b []byte) []byte {
+	b = append(b, `{"jobId":`...)
+	b = strconv.AppendInt(b, t.JobID, 10)
+	b = append(b, `,"executorHandler":`...)
+	b = appendJSONString(b, t.ExecutorHandler)
+	b = append(b, `,"executorParams":`...)
+	b = appendJSONString(b, t.ExecutorParams)
+	b = append(b, `,"executorBlockStrategy":`...)
+	b = appendJSONString(b, t.ExecutorBlockStrategy)
+	b = append(b, `,"executorTimeout":`...)
+	b = strconv.AppendInt(b, t.ExecutorTimeout, 10)
+	b = append(b, `,"logId":`...)
+	b = strconv.AppendInt(b, t.LogID, 10)
+	b = append(b, `,"logDateTime":`...)
+	b = strconv.AppendInt(b, t.LogDateTime, 10)
+	b = append(b, `,"glueType":`...)
+	b = appendJSONString(b, t.GlueType)
+	b = append(b, `,"glueSource":`...)
+	b = appendJSONString(b, t.GlueSource)
+	b = append(b, `,"glueUpdatetime":`...)
+	b = strconv.AppendInt(b, t.GlueUpdatetime, 10)
+	b = append(b, `,"broadcastIndex":`...)
+	b = strconv.AppendInt(b, int64(t.BroadcastIndex), 10)
+	b = append(b, `,"broadcastTotal":`...)
+	b = strconv.AppendInt(b, int64(t.BroadcastTotal), 10)
+	return append(b, '}')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString quotes s as encoding/json does by default: HTML
+// characters (<, >, &) escaped, invalid UTF-8 replaced by U+FFFD, U+2028
+// and U+2029 escaped.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= ' ' && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }

@@ -2,6 +2,8 @@ package xxlwire_test
 
 import (
 	"encoding/json"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -108,4 +110,50 @@ func TestLogRequest(t *testing.T) {
 	require.Equal(t, int64(6), v35.DateMillis())
 	require.Equal(t, xxlwire.PathTrigger, xxlwire.TriggerPath(true))
 	require.Equal(t, xxlwire.PathRun, xxlwire.TriggerPath(false))
+}
+
+// The hand-written trigger encoder writes exactly what json.Marshal writes,
+// for plain values and for strings json escapes (quotes, control
+// characters, HTML characters, invalid UTF-8, U+2028/U+2029).
+func TestTriggerRequestAppendJSON(t *testing.T) {
+	t.Parallel()
+	strs := []string{"", "noop", `a"b\c`, "line\nfeed\r\ttab\b\f\x00\x01\x1f\x7f", "<script>&amp;</script>", "ünïcödé 日本 🎉",
+		"bad \xff\xfe utf8 \xc3", "sep\u2028and\u2029", `{"json":[1,2]}`, strings.Repeat("x", 3000)}
+	ints := []int64{0, 1, -1, 42, 1 << 40, -(1 << 62), 9223372036854775807}
+	check := func(tr xxlwire.TriggerRequest) {
+		want, err := json.Marshal(tr)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(tr.AppendJSON(nil)))
+		require.Equal(t, "prefix"+string(want), string(tr.AppendJSON([]byte("prefix"))), "appends")
+	}
+	for i, s := range strs {
+		n := ints[i%len(ints)]
+		check(xxlwire.TriggerRequest{JobID: n, ExecutorHandler: s, ExecutorParams: strs[(i+1)%len(strs)], ExecutorBlockStrategy: s,
+			ExecutorTimeout: ints[(i+2)%len(ints)], LogID: n, LogDateTime: ints[(i+3)%len(ints)], GlueType: xxlwire.GlueBean, GlueSource: s,
+			GlueUpdatetime: n, BroadcastIndex: int(n % 1000), BroadcastTotal: i})
+	}
+	check(xxlwire.TriggerRequest{})
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 { // random bytes, mostly near the characters that are escaped
+		b := make([]byte, rng.IntN(20))
+		for j := range b {
+			b[j] = byte(rng.IntN(256))
+		}
+		check(xxlwire.TriggerRequest{ExecutorParams: string(b), LogID: rng.Int64()})
+	}
+}
+
+func FuzzTriggerRequestAppendJSON(f *testing.F) {
+	f.Add("h", "p", int64(1))
+	f.Add("<&>", "\xff\u2028", int64(-5))
+	f.Fuzz(func(t *testing.T, handler, params string, id int64) {
+		tr := xxlwire.TriggerRequest{JobID: id, ExecutorHandler: handler, ExecutorParams: params, LogID: id}
+		want, err := json.Marshal(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tr.AppendJSON(nil); string(got) != string(want) {
+			t.Fatalf("got %s, want %s", got, want)
+		}
+	})
 }

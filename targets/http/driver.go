@@ -56,6 +56,7 @@ type Config struct {
 type Driver struct {
 	cfg    Config
 	client *http.Client
+	plain  *plainClient // plain-HTTP executors; nil with a Client of the caller's
 }
 
 var _ targets.Driver = (*Driver)(nil)
@@ -70,20 +71,24 @@ func New(cfg Config) *Driver {
 		cfg.RequestTimeout = 10 * time.Second
 	}
 	var c http.Client
+	var plain *plainClient
 	if cfg.Client != nil {
 		c = *cfg.Client
 	} else {
 		dialer := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
 		tr := NewTransport(dialer, cfg.RequestTimeout, cfg.MaxConnsPerExecutor)
+		dial := dialer.DialContext
 		if cfg.Policy != nil {
 			tr = cfg.Policy.Transport(tr, dialer) // every connection is checked when it is dialled
+			dial = cfg.Policy.DialContext(dialer)
 		}
 		c = http.Client{Transport: tr, Timeout: cfg.RequestTimeout}
+		plain = newPlainClient(dial, tr.MaxConnsPerHost, idleConnTimeout, cfg.RequestTimeout)
 	}
 	// A redirect would turn a dispatch into a request to wherever the answer
 	// points, with the executor token on it: never follow one.
 	c.CheckRedirect = egress.NoRedirects
-	return &Driver{cfg: cfg, client: &c}
+	return &Driver{cfg: cfg, client: &c, plain: plain}
 }
 
 // ValidateTarget checks that the target is an absolute http(s) URL with a
@@ -133,15 +138,72 @@ func (d *Driver) post(ctx context.Context, target string, jobID int64, path stri
 	if path == xxlwire.PathRun {
 		path = xxlwire.TriggerPath(auth.Protocol35)
 	}
-	var raw []byte
-	if body != nil {
-		if raw, err = json.Marshal(body); err != nil {
+	buf := bufPool.Get().(*[]byte)
+	defer putBuf(buf)
+	raw := *buf
+	switch b := body.(type) {
+	case nil:
+	case xxlwire.TriggerRequest:
+		raw = b.AppendJSON(raw) // every fire: no reflection
+	default:
+		enc, err := json.Marshal(body)
+		if err != nil {
 			return xxlwire.Envelope{}, fmt.Errorf("encode %s request: %w", path, err)
 		}
+		raw = append(raw, enc...)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, bytes.NewReader(raw))
+	*buf = raw
+	var status int
+	var location string
+	var data []byte
+	if t := d.plainTarget(target, auth); t.ok {
+		req := bufPool.Get().(*[]byte)
+		*req = appendRequest(*req, t, path, auth, raw)
+		ans, err := d.plain.do(ctx, t.addr, *req)
+		putBuf(req)
+		if err != nil {
+			return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: %w", base, path, err)
+		}
+		defer ans.release()
+		status, location, data = ans.status, ans.location, ans.body
+	} else {
+		if status, location, data, err = d.postNetHTTP(ctx, base+path, auth, raw); err != nil {
+			return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: %w", base, path, err)
+		}
+	}
+	if status >= 300 && status < 400 {
+		return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: HTTP %d redirect to %q: %w; point the executor address at the executor itself",
+			base, path, status, targets.CleanMessage(location, 200), egress.ErrRedirect)
+	}
+	if status != http.StatusOK {
+		return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: HTTP %d: %s", base, path, status, truncate(string(data), 300))
+	}
+	var env xxlwire.Envelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: response is not XXL-JOB JSON: %s", base, path, truncate(string(data), 300))
+	}
+	if env.Code != xxlwire.CodeSuccess {
+		return env, fmt.Errorf("%w: %s%s answered %d: %s", ErrExecutor, base, path, env.Code, truncate(env.Msg, 2000))
+	}
+	return env, nil
+}
+
+// plainTarget returns how the plain client reaches target, or not ok when
+// the request goes through net/http: https, a client of the caller's
+// (tests), or a header value the plain client would not write as net/http
+// does.
+func (d *Driver) plainTarget(target string, auth Auth) plainTarget {
+	if d.plain == nil || !strings.HasPrefix(target, "http://") || !validHeaderValue(auth.AccessToken) || !validHeaderValue(auth.AppName) {
+		return plainTarget{}
+	}
+	return d.plain.target(target)
+}
+
+// postNetHTTP sends the request through net/http.
+func (d *Driver) postNetHTTP(ctx context.Context, url string, auth Auth, raw []byte) (status int, location string, data []byte, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(raw))
 	if err != nil {
-		return xxlwire.Envelope{}, fmt.Errorf("build %s request: %w", path, err)
+		return 0, "", nil, fmt.Errorf("build request: %w", err)
 	}
 	req.Header.Set("Content-Type", xxlwire.RequestContentType)
 	if auth.AccessToken != "" {
@@ -152,28 +214,14 @@ func (d *Driver) post(ctx context.Context, target string, jobID int64, path stri
 	}
 	resp, err := d.client.Do(req)
 	if err != nil {
-		return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: %w", base, path, err)
+		return 0, "", nil, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	data, err = io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	if err != nil {
-		return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: read response: %w", base, path, err)
+		return 0, "", nil, fmt.Errorf("read response: %w", err)
 	}
-	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-		return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: HTTP %d redirect to %q: %w; point the executor address at the executor itself",
-			base, path, resp.StatusCode, targets.CleanMessage(resp.Header.Get("Location"), 200), egress.ErrRedirect)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: HTTP %d: %s", base, path, resp.StatusCode, truncate(string(data), 300))
-	}
-	var env xxlwire.Envelope
-	if err := json.Unmarshal(data, &env); err != nil {
-		return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: response is not XXL-JOB JSON: %s", base, path, truncate(string(data), 300))
-	}
-	if env.Code != xxlwire.CodeSuccess {
-		return env, fmt.Errorf("%w: %s%s answered %d: %s", ErrExecutor, base, path, env.Code, truncate(env.Msg, 2000))
-	}
-	return env, nil
+	return resp.StatusCode, resp.Header.Get("Location"), data, nil
 }
 
 // Run sends the trigger. The executor answers at once; the outcome arrives
