@@ -71,28 +71,35 @@ type window struct {
 }
 
 func (d *countingDriver) window(from, to int64) window {
+	return d.windows([][2]int64{{from, to}})
+}
+
+// windows is what the target saw over several [from, to) windows together.
+func (d *countingDriver) windows(ranges [][2]int64) window {
 	var w window
 	var lags []float64
 	var mu sync.Mutex
 	for row := 0; row < len(d.slot); row++ {
-		for sec := from; sec < to; sec++ {
-			s := sec - d.baseSec
-			if s < 0 || s >= d.secs {
-				continue
+		for _, rg := range ranges {
+			for sec := rg[0]; sec < rg[1]; sec++ {
+				s := sec - d.baseSec
+				if s < 0 || s >= d.secs {
+					continue
+				}
+				i := int64(row)*d.secs + s
+				w.Expected++
+				switch n := d.count[i].Load(); {
+				case n == 0:
+					w.Missing++
+					continue
+				case n > 1:
+					w.Duplicates += int(n - 1)
+				}
+				lag := float64(d.seen[i].Load()-sec*1_000_000) / 1000
+				mu.Lock()
+				lags = append(lags, lag)
+				mu.Unlock()
 			}
-			i := int64(row)*d.secs + s
-			w.Expected++
-			switch n := d.count[i].Load(); {
-			case n == 0:
-				w.Missing++
-				continue
-			case n > 1:
-				w.Duplicates += int(n - 1)
-			}
-			lag := float64(d.seen[i].Load()-sec*1_000_000) / 1000
-			mu.Lock()
-			lags = append(lags, lag)
-			mu.Unlock()
 		}
 	}
 	sort.Float64s(lags)

@@ -15,8 +15,11 @@
 //	the same time and measures its purge rate and the lag; then the stats
 //	endpoint's latency for an hour, a day and a week.
 //
-// -postgres runs -mode jobs on PostgreSQL (postgres.go); -mode bigtable is
-// MariaDB's only (its table is generated with the SEQUENCE engine).
+// -postgres runs either mode on PostgreSQL (postgres.go): the runs are
+// generated from generate_series, one INSERT ... SELECT per day partition,
+// and partitions are made and dropped by the store's own code. -rounds
+// alternates phases A and B (A, B, A, B, ...) so that a baseline and a
+// purge window are measured under the same background load.
 //
 // It prints one JSON line per run and appends it to -out.
 package main
@@ -85,6 +88,7 @@ type options struct {
 	reuse      bool
 	dbPID      int // the private mariadbd's, for its CPU time (0: unknown)
 	postgres   string
+	rounds     int
 }
 
 func main() {
@@ -116,11 +120,15 @@ func main() {
 	flag.BoolVar(&o.generate, "generate-only", false, "bigtable mode: generate the table (kept: implies -keep) and stop")
 	flag.BoolVar(&o.reuse, "reuse", false, "bigtable mode: measure the table generated earlier in -db (it is left changed: the purge deletes runs)")
 	flag.BoolVar(&o.timeline, "timeline", false, "bigtable mode: print the lag of every second of both phases and the retention worker's log (drop times)")
+	flag.IntVar(&o.rounds, "rounds", 1, "bigtable mode: phases A (no purge) and B (purge) alternate this many times, each -duration long; the lags are over all windows of a phase")
 	flag.BoolVar(&o.partition, "partitioned", false, "bigtable mode: runs partitioned by day (retention.partitioned), purged by dropping partitions")
-	flag.StringVar(&o.postgres, "postgres", "", "jobs mode: measure on PostgreSQL instead, postgres://USER@HOST:PORT/ of a server where the user may create databases (bench/fresh-postgres.sh starts one)")
+	flag.StringVar(&o.postgres, "postgres", "", "measure on PostgreSQL instead, postgres://USER@HOST:PORT/ of a server where the user may create databases (bench/fresh-postgres.sh starts one)")
 	flag.Parse()
-	if o.postgres != "" && o.mode != "jobs" {
-		fail(fmt.Errorf("-postgres: only -mode jobs runs on PostgreSQL so far"))
+	if o.postgres != "" && (o.pool != "" || o.dbName != "" || o.generate || o.reuse) {
+		fail(fmt.Errorf("-postgres: -throwaway-pool, -db, -generate-only and -reuse are MariaDB's only (bench/fresh-postgres.sh starts a PostgreSQL of its own)"))
+	}
+	if o.rounds < 1 {
+		fail(fmt.Errorf("-rounds must be at least 1, got %d", o.rounds))
 	}
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -185,6 +193,17 @@ func (e *env) seq(a, b int) string {
 		return fmt.Sprintf("generate_series(%d::bigint, %d::bigint) AS g(seq)", a, b)
 	}
 	return fmt.Sprintf("seq_%d_to_%d", a, b)
+}
+
+// runsMB is the size of runs with its indexes (all its partitions).
+func (e *env) runsMB(ctx context.Context) float64 {
+	var mb float64
+	if e.pgURL != "" {
+		_ = e.st.DB().QueryRowContext(ctx, "SELECT COALESCE(SUM(pg_total_relation_size(relid)), 0)/1048576.0 FROM pg_partition_tree('runs')").Scan(&mb)
+	} else {
+		_ = e.admin.QueryRowContext(ctx, "SELECT (data_length + index_length)/1048576 FROM information_schema.tables WHERE table_schema = ? AND table_name = 'runs'", e.db).Scan(&mb)
+	}
+	return mb
 }
 
 // div is integer division (PostgreSQL divides integers as integers).
@@ -646,6 +665,8 @@ type bigResult struct {
 	EveryJobs   int      `json:"every_second_jobs"`
 	PhaseA      window   `json:"phase_a_lag"`
 	PhaseB      window   `json:"phase_b_lag_with_purge"`
+	// Rounds are the windows of each round (-rounds), in order.
+	Rounds []roundResult `json:"rounds,omitempty"`
 	// CPU used (in cores) by mariadbd and by the bench process (scheduler,
 	// roll-up, purge) in each phase: unlike wall-clock times, these do
 	// not grow when other processes take the CPU.
@@ -653,12 +674,24 @@ type bigResult struct {
 	DBCoresB   float64 `json:"db_cores_phase_b"`
 	SelfCoresA float64 `json:"bench_cores_phase_a"`
 	SelfCoresB float64 `json:"bench_cores_phase_b"`
+	// The CPU of all other processes of the machine (the machine's busy
+	// time less the database's and the bench's): the load the
+	// measurement shared the cores with.
+	OtherCoresA float64 `json:"other_cores_phase_a"`
+	OtherCoresB float64 `json:"other_cores_phase_b"`
 	// PurgeCPUPerMRows is the CPU seconds (mariadbd + bench, phase B minus
 	// phase A's rate) per million runs purged.
 	PurgeCPUPerMRows float64     `json:"purge_cpu_s_per_million_rows,omitempty"`
 	Purge            purgeResult `json:"purge"`
 	Stats            []timing    `json:"stats_endpoint"`
 	PeakRSSMB        float64     `json:"peak_rss_mb"`
+}
+
+// roundResult is one round of phases A and B.
+type roundResult struct {
+	A       window   `json:"a"`
+	B       window   `json:"b"`
+	Dropped []string `json:"dropped,omitempty"`
 }
 
 // reportSegments is the number of identical segments (a power of two up
@@ -691,6 +724,12 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 	r := &bigResult{Mode: "bigtable", Label: o.label, At: time.Now().UTC().Format(time.RFC3339), Machine: describe(ctx, e), Rows: o.rows, Days: o.days, RetainDays: o.retainDays, EveryJobs: o.every}
 	var ids []int64
 	r.Partitioned = o.partition
+	if e.pgURL != "" {
+		// The CPU of the PostgreSQL server (its postmaster and backends).
+		if o.dbPID, err = e.postmasterPID(ctx); err != nil {
+			logf("the database server's CPU is not measured: %v", err)
+		}
+	}
 	if o.reuse {
 		if ids, err = e.everyIDs(ctx); err != nil {
 			return nil, err
@@ -710,9 +749,7 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 		}
 		left, _ := res.RowsAffected()
 		r.Rows -= int(left)
-		var dataMB, idxMB float64
-		_ = e.admin.QueryRowContext(ctx, "SELECT data_length/1048576, index_length/1048576 FROM information_schema.tables WHERE table_schema = ? AND table_name = 'runs'", e.db).Scan(&dataMB, &idxMB)
-		r.TableMB = dataMB + idxMB
+		r.TableMB = e.runsMB(ctx)
 		logf("reusing %s: %d runs (%.0f MB with indexes; %d unfinished runs of an earlier run deleted)", e.db, r.Rows, r.TableMB, left)
 	} else {
 		t := time.Now()
@@ -739,6 +776,10 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 		segments := reportSegments(o.rows, o.every, span)
 		segRows := o.rows / segments
 		firstJob := ids[0]
+		// On PostgreSQL each statement fills one day partition: the first
+		// seq of each day (at(seq) = base + seq*span/rows >= day start).
+		chunk := 500_000
+		var dayStarts []int
 		if o.partition {
 			// Partition the empty table from the oldest day to be generated.
 			if err := e.exec(ctx, "INSERT INTO runs (job_id, group_id, scheduled_ms, trigger_type, state, owner, params, message, created_ms) VALUES (0, 0, ?, 'schedule', 'succeeded', 'seed', '', '', ?)",
@@ -751,22 +792,40 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 			if err := e.exec(ctx, "DELETE FROM runs WHERE owner = 'seed'"); err != nil {
 				return nil, err
 			}
+			if e.pgURL != "" {
+				parts, _, err := e.st.RunPartitions(ctx)
+				if err != nil {
+					return nil, err
+				}
+				for _, p := range parts {
+					if p.BeforeMs > base && p.BeforeMs < end {
+						dayStarts = append(dayStarts, int((int64(o.rows)*(p.BeforeMs-base)+span-1)/span))
+					}
+				}
+				chunk = o.rows
+			}
 		}
 		// Rows go in with the secondary indexes in place: each index is
 		// appended to at a few points (one per job for runs_fire), which
 		// measured faster than building them afterwards by sorting.
 		var segMaxID int64
 		for done := 0; done < o.rows; {
-			n := min(500_000, o.rows-done)
+			n := min(chunk, o.rows-done)
 			if done < segRows {
 				n = min(n, segRows-done)
 			}
-			at := "? + (seq * ?) DIV ?"
+			for _, d := range dayStarts {
+				if d > done {
+					n = min(n, d-done)
+					break
+				}
+			}
+			at := "? + (seq * ?) " + e.div() + " ?"
 			q := `INSERT INTO runs (job_id, group_id, scheduled_ms, shard_index, shard_total, attempt, sched_fire, trigger_type, state, owner, target, handler, params,
 	 created_ms, dispatched_ms, finished_ms, late, result_code, message, followup)
-	 SELECT ? + (seq % ?), ?, ` + at + `, 0, 1, 0, 1, 'schedule', IF(seq % 50 = 0, 'failed', 'succeeded'), 'old-node', 'noop://bench', '', '',
-	 ` + at + ` - 2000, ` + at + ` + 15, ` + at + ` + 15 + (seq % 200), 0, IF(seq % 50 = 0, 500, 200), '', IF(seq % 50 = 0, 1, NULL)
-	 FROM seq_` + strconv.Itoa(done) + `_to_` + strconv.Itoa(done+n-1)
+	 SELECT ? + (seq % ?), ?, ` + at + `, 0, 1, 0, 1, 'schedule', CASE WHEN seq % 50 = 0 THEN 'failed' ELSE 'succeeded' END, 'old-node', 'noop://bench', '', '',
+	 ` + at + ` - 2000, ` + at + ` + 15, ` + at + ` + 15 + (seq % 200), 0, CASE WHEN seq % 50 = 0 THEN 500 ELSE 200 END, '', CASE WHEN seq % 50 = 0 THEN 1 END
+	 FROM ` + e.seq(done, done+n-1)
 			if err := e.exec(ctx, q, firstJob, o.every, g, base, span, o.rows, base, span, o.rows, base, span, o.rows, base, span, o.rows); err != nil {
 				return nil, fmt.Errorf("generate runs: %w", err)
 			}
@@ -777,9 +836,7 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 				}
 			}
 			if done/2_000_000 != (done-n)/2_000_000 || done == o.rows {
-				var mb float64
-				_ = e.admin.QueryRowContext(ctx, "SELECT (data_length + index_length)/1048576 FROM information_schema.tables WHERE table_schema = ? AND table_name = 'runs'", e.db).Scan(&mb)
-				logf("generated %d/%d runs (%.0fs, about %.0f MB)", done, o.rows, time.Since(t).Seconds(), mb)
+				logf("generated %d/%d runs (%.0fs, about %.0f MB)", done, o.rows, time.Since(t).Seconds(), e.runsMB(ctx))
 			}
 		}
 		// The reports the roll-up would have made of that history (hour
@@ -788,7 +845,7 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 		logf("reports: hours of the first of %d segments, copied to the others", segments)
 		segSpan := span / int64(segments)
 		jobLevel := `INSERT INTO run_reports (resolution, group_id, job_id, bucket_ms, succeeded, failed, duration_sum_ms, duration_max_ms)
-	 SELECT ?, group_id, job_id, scheduled_ms - scheduled_ms % ? AS b, SUM(state = 'succeeded'), SUM(state = 'failed'),
+	 SELECT ?, group_id, job_id, scheduled_ms - scheduled_ms % ? AS b, SUM(CASE WHEN state = 'succeeded' THEN 1 ELSE 0 END), SUM(CASE WHEN state = 'failed' THEN 1 ELSE 0 END),
 	 SUM(finished_ms - dispatched_ms), MAX(finished_ms - dispatched_ms) FROM runs WHERE id BETWEEN ? AND ? AND scheduled_ms >= ? GROUP BY group_id, job_id, b`
 		if err := e.exec(ctx, jobLevel, "h", 3_600_000, 0, segMaxID, 0); err != nil {
 			return nil, fmt.Errorf("generate reports: %w", err)
@@ -827,11 +884,15 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 		if err := e.st.ReportApply(ctx, store.ReportApplyParams{To: store.ReportMark{RunID: maxID, Seq: 1, AtMs: time.Now().UnixMilli()}}); err != nil {
 			return nil, err
 		}
-		_ = e.exec(ctx, "ANALYZE TABLE runs")
+		analyze := "ANALYZE TABLE runs"
+		if e.pgURL != "" {
+			analyze = "ANALYZE runs"
+		}
+		if err := e.exec(ctx, analyze); err != nil {
+			return nil, fmt.Errorf("analyze runs: %w", err)
+		}
 		r.SetupS = time.Since(t).Seconds()
-		var dataMB, idxMB float64
-		_ = e.admin.QueryRowContext(ctx, "SELECT data_length/1048576, index_length/1048576 FROM information_schema.tables WHERE table_schema = ? AND table_name = 'runs'", e.db).Scan(&dataMB, &idxMB)
-		r.TableMB = dataMB + idxMB
+		r.TableMB = e.runsMB(ctx)
 		logf("%d runs over %d days (%.0f MB with indexes) and their reports in %.0fs", o.rows, o.days, r.TableMB, r.SetupS)
 	}
 	var startMaxID int64
@@ -841,14 +902,19 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 	// countRuns keeps the number of runs for a later -reuse: the runs at
 	// the start, less those purged, plus those created since (a key range).
 	countRuns := func(purged int64) error {
+		if e.pgURL != "" {
+			return nil // no -reuse on PostgreSQL
+		}
 		var created int
 		if err := e.st.DB().QueryRowContext(ctx, "SELECT COUNT(*) FROM runs WHERE id > ?", startMaxID).Scan(&created); err != nil {
 			return err
 		}
 		return e.exec(ctx, "REPLACE INTO bench_meta (name, value) VALUES ('runs', ?)", int64(r.Rows)-purged+int64(created))
 	}
-	if err := e.exec(ctx, "CREATE TABLE IF NOT EXISTS bench_meta (name VARCHAR(32) NOT NULL PRIMARY KEY, value BIGINT NOT NULL)"); err != nil {
-		return nil, err
+	if e.pgURL == "" {
+		if err := e.exec(ctx, "CREATE TABLE IF NOT EXISTS bench_meta (name VARCHAR(32) NOT NULL PRIMARY KEY, value BIGINT NOT NULL)"); err != nil {
+			return nil, err
+		}
 	}
 	if o.generate {
 		return r, countRuns(0)
@@ -865,12 +931,16 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 			return nil, fmt.Errorf("count the runs before the cutoff: %w", err)
 		}
 	}
-	// The scheduler and the report roll-up run through both phases.
+	// The scheduler and the report roll-up run through all phases: A
+	// (nothing purged) then B (the retention worker purges), -rounds times
+	// in turn, each -duration long (B a second more, for the purge's last
+	// statement to end within it).
 	start := time.Now()
 	s0 := start.Unix() + 3
-	phaseA := s0 + int64(o.warmup/time.Second)
-	phaseB := phaseA + int64(o.duration/time.Second)
-	stopAt := time.Unix(phaseB, 0).Add(o.duration + time.Second)
+	phaseLen := int64(o.duration / time.Second)
+	first := s0 + int64(o.warmup/time.Second)
+	round := 2*phaseLen + 1
+	stopAt := time.Unix(first+int64(o.rounds)*round, 0)
 	drv := newCountingDriver(ids, s0-1, int64(stopAt.Sub(start)/time.Second)+10)
 	sch, _, err := e.startScheduler(ctx, drv, s0)
 	if err != nil {
@@ -883,33 +953,42 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 	}
 	roll.Start(ctx)
 	defer roll.Stop()
-
-	sleepUntil(ctx, time.Unix(phaseA, 0))
-	cpuA := takeCPU(o.dbPID)
-	sleepUntil(ctx, time.Unix(phaseB, 0))
-	cpuB := takeCPU(o.dbPID)
-	logf("phase B: retention purges runs older than %d days while 1,000 jobs fire every second", o.retainDays)
 	w, err := retention.New(retention.Options{Config: retention.Config{Runs: retention.Age(time.Duration(o.retainDays) * 24 * time.Hour), BatchSize: o.batch, Pause: o.pause, DBShare: o.share, Partitioned: o.partition},
 		Store: e.st, Node: "bench-node", Log: retentionLog(o.timeline), CountedOnly: true})
 	if err != nil {
 		return nil, err
 	}
-	pctx, pcancel := context.WithDeadline(ctx, stopAt.Add(-time.Second))
-	purgeDone := make(chan struct{})
-	go func() {
-		defer close(purgeDone)
+
+	var cpuA, cpuB cpuSpan
+	var aRanges, bRanges [][2]int64
+	sleepUntil(ctx, time.Unix(first, 0))
+	for i := int64(0); i < int64(o.rounds) && ctx.Err() == nil; i++ {
+		a0 := first + i*round
+		b0, b1 := a0+phaseLen, a0+round
+		c0 := takeCPU(o.dbPID)
+		sleepUntil(ctx, time.Unix(b0, 0))
+		c1 := takeCPU(o.dbPID)
+		logf("phase B (round %d of %d): retention purges runs older than %d days while %d jobs fire every second", i+1, o.rounds, o.retainDays, o.every)
+		pctx, pcancel := context.WithDeadline(ctx, time.Unix(b1, 0).Add(-time.Second))
 		pt := time.Now()
 		res, err := w.Cycle(pctx)
-		r.Purge = purgeResult{Purged: res.Runs, LogsPurged: res.Logs, Seconds: time.Since(pt).Seconds(), Done: err == nil, BusyS: res.Busy.Seconds()}
-		r.Partitions = res.Dropped
+		r.Purge.Purged += res.Runs
+		r.Purge.LogsPurged += res.Logs
+		r.Purge.Seconds += time.Since(pt).Seconds()
+		r.Purge.BusyS += res.Busy.Seconds()
+		r.Purge.Done = err == nil
+		r.Partitions = append(r.Partitions, res.Dropped...)
 		if err != nil && pctx.Err() == nil {
 			logf("purge: %v", err)
 		}
-	}()
-	sleepUntil(ctx, stopAt)
-	pcancel()
-	<-purgeDone
-	cpuEnd := takeCPU(o.dbPID)
+		pcancel()
+		sleepUntil(ctx, time.Unix(b1, 0))
+		c2 := takeCPU(o.dbPID)
+		cpuA.add(c1.since(c0))
+		cpuB.add(c2.since(c1))
+		aRanges, bRanges = append(aRanges, [2]int64{a0, b0}), append(bRanges, [2]int64{b0, b1 - 1})
+		r.Rounds = append(r.Rounds, roundResult{A: drv.window(a0, b0), B: drv.window(b0, b1-1), Dropped: res.Dropped})
+	}
 	if o.partition { // counted after the measured time: the count reads what is left
 		var left int64
 		if err := e.st.DB().QueryRowContext(ctx, "SELECT COUNT(*) FROM runs WHERE scheduled_ms < ?", cut).Scan(&left); err != nil {
@@ -917,11 +996,10 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 		}
 		r.Purge.Purged = old - left
 	}
-	r.DBCoresA, r.SelfCoresA = cpuB.cores(cpuA)
-	r.DBCoresB, r.SelfCoresB = cpuEnd.cores(cpuB)
+	r.DBCoresA, r.SelfCoresA, r.OtherCoresA = cpuA.cores()
+	r.DBCoresB, r.SelfCoresB, r.OtherCoresB = cpuB.cores()
 	if r.Purge.Purged > 0 {
-		secsB := cpuEnd.wall.Sub(cpuB.wall).Seconds()
-		extra := (r.DBCoresB + r.SelfCoresB - r.DBCoresA - r.SelfCoresA) * secsB
+		extra := (r.DBCoresB + r.SelfCoresB - r.DBCoresA - r.SelfCoresA) * cpuB.wall.Seconds()
 		r.PurgeCPUPerMRows = extra / float64(r.Purge.Purged) * 1e6
 	}
 	cfg := retention.Config{BatchSize: o.batch, Pause: o.pause, DBShare: o.share}.WithDefaults()
@@ -935,10 +1013,10 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 	if err := countRuns(r.Purge.Purged); err != nil {
 		return nil, err
 	}
-	r.PhaseA = drv.window(phaseA, phaseB)
-	r.PhaseB = drv.window(phaseB, stopAt.Unix()-1)
+	r.PhaseA = drv.windows(aRanges)
+	r.PhaseB = drv.windows(bRanges)
 	if o.timeline {
-		for sec := phaseA; sec < stopAt.Unix()-1; sec++ {
+		for sec := first; sec < stopAt.Unix()-1; sec++ {
 			w := drv.window(sec, sec+1)
 			logf("second %s: p99 %.1f max %.1f ms, missing %d", time.Unix(sec, 0).UTC().Format("15:04:05"), w.LagP99Ms, w.LagMaxMs, w.Missing)
 		}
@@ -962,12 +1040,17 @@ func runBigTable(ctx context.Context, o options) (*bigResult, error) {
 	return r, ctx.Err()
 }
 
-// cpuSample is the CPU time used so far by mariadbd and by this process.
+// cpuSample is the CPU time used so far by the database server, by this
+// process and by the whole machine.
 type cpuSample struct {
-	wall     time.Time
-	db, self time.Duration
+	wall           time.Time
+	db, self, busy time.Duration
 }
 
+// takeCPU samples the CPU times; dbPID is mariadbd's or PostgreSQL's
+// postmaster (0: unknown). The server's time counts its process, its
+// reaped children (cutime, cstime) and its live children (PostgreSQL's
+// backends are processes; mariadbd has threads only).
 func takeCPU(dbPID int) cpuSample {
 	c := cpuSample{wall: time.Now()}
 	var ru syscall.Rusage
@@ -975,26 +1058,73 @@ func takeCPU(dbPID int) cpuSample {
 		c.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	if dbPID > 0 {
-		if b, err := os.ReadFile("/proc/" + strconv.Itoa(dbPID) + "/stat"); err == nil {
-			// Fields after the command name (which may hold spaces): utime
-			// and stime are the 14th and 15th fields, in clock ticks (100/s).
-			f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-			if len(f) > 12 {
-				ut, _ := strconv.ParseInt(f[11], 10, 64)
-				st, _ := strconv.ParseInt(f[12], 10, 64)
-				c.db = time.Duration(ut+st) * 10 * time.Millisecond
+		if f := procStat(strconv.Itoa(dbPID)); len(f) > 14 {
+			c.db = ticks(f[11], f[12], f[13], f[14])
+		}
+		if ents, err := os.ReadDir("/proc"); err == nil {
+			ppid := strconv.Itoa(dbPID)
+			for _, ent := range ents {
+				if ent.Name()[0] < '0' || ent.Name()[0] > '9' {
+					continue
+				}
+				if f := procStat(ent.Name()); len(f) > 12 && f[1] == ppid {
+					c.db += ticks(f[11], f[12])
+				}
+			}
+		}
+	}
+	// The machine: the first line of /proc/stat, all but idle and iowait.
+	if b, err := os.ReadFile("/proc/stat"); err == nil {
+		f := strings.Fields(strings.SplitN(string(b), "\n", 2)[0])
+		for i, v := range f[1:] {
+			if i != 3 && i != 4 {
+				c.busy += ticks(v)
 			}
 		}
 	}
 	return c
 }
 
-// cores is the CPU used between since and c, in cores, by mariadbd and by
-// this process.
-func (c cpuSample) cores(since cpuSample) (db, self float64) {
-	secs := c.wall.Sub(since.wall).Seconds()
-	if secs <= 0 {
-		return 0, 0
+// procStat is the fields of /proc/PID/stat after the command name (which
+// may hold spaces): state is [0], ppid [1], utime, stime, cutime and
+// cstime [11] to [14], in clock ticks.
+func procStat(pid string) []string {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return nil
 	}
-	return (c.db - since.db).Seconds() / secs, (c.self - since.self).Seconds() / secs
+	return strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+}
+
+// ticks sums clock ticks (100 a second).
+func ticks(vs ...string) time.Duration {
+	var n int64
+	for _, v := range vs {
+		t, _ := strconv.ParseInt(v, 10, 64)
+		n += t
+	}
+	return time.Duration(n) * 10 * time.Millisecond
+}
+
+// cpuSpan is the CPU used over one or more intervals.
+type cpuSpan struct {
+	wall, db, self, busy time.Duration
+}
+
+func (c cpuSample) since(s cpuSample) cpuSpan {
+	return cpuSpan{wall: c.wall.Sub(s.wall), db: c.db - s.db, self: c.self - s.self, busy: c.busy - s.busy}
+}
+
+func (s *cpuSpan) add(o cpuSpan) {
+	s.wall, s.db, s.self, s.busy = s.wall+o.wall, s.db+o.db, s.self+o.self, s.busy+o.busy
+}
+
+// cores is the CPU used, in cores, by the database server, by this
+// process and by all others (0 when the server's is unknown).
+func (s cpuSpan) cores() (db, self, others float64) {
+	secs := s.wall.Seconds()
+	if secs <= 0 {
+		return 0, 0, 0
+	}
+	return s.db.Seconds() / secs, s.self.Seconds() / secs, max(0, (s.busy-s.db-s.self).Seconds()/secs)
 }

@@ -5,6 +5,10 @@ import (
 	"database/sql"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver of the admin connection
@@ -59,4 +63,22 @@ func openPostgresEnv(ctx context.Context, o options, name string) (*env, func(),
 	}
 	e := &env{admin: admin, db: db, st: st, pgURL: d.String()}
 	return e, func() { st.Close(); drop() }, nil
+}
+
+// postmasterPID is the PostgreSQL server's main process (its data
+// directory's postmaster.pid, readable on the same machine), for its CPU.
+func (e *env) postmasterPID(ctx context.Context) (int, error) {
+	var dir string
+	if err := e.admin.QueryRowContext(ctx, "SELECT current_setting('data_directory')").Scan(&dir); err != nil {
+		return 0, fmt.Errorf("find the data directory: %w", err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "postmaster.pid"))
+	if err != nil {
+		return 0, fmt.Errorf("read the postmaster's pid: %w", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
+	if err != nil {
+		return 0, fmt.Errorf("read the postmaster's pid: %w", err)
+	}
+	return pid, nil
 }
