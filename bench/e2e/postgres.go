@@ -228,20 +228,7 @@ func (p *pgEnv) runStates(ctx context.Context, db string, from, to time.Time) (m
 	}
 	defer c.Close()
 	rows, err := c.QueryContext(ctx, "SELECT state, COUNT(*) FROM runs WHERE scheduled_ms >= $1 AND scheduled_ms < $2 GROUP BY state", from.UnixMilli(), to.UnixMilli())
-	if err != nil {
-		return nil, fmt.Errorf("count runs by state: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var st string
-		var n int
-		if err := rows.Scan(&st, &n); err != nil {
-			return nil, err
-		}
-		out[st] = n
-	}
-	return out, rows.Err()
+	return countByState(rows, err)
 }
 
 func (p *pgEnv) version(ctx context.Context) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -457,6 +458,12 @@ func costs(r *rowResult, s0, s1 sample) {
 func runStates(ctx context.Context, env *environment, db string, from, to time.Time) (map[string]int, error) {
 	rows, err := env.admin.QueryContext(ctx, "SELECT state, COUNT(*) FROM "+db+".runs WHERE scheduled_ms >= ? AND scheduled_ms < ? GROUP BY state",
 		from.UnixMilli(), to.UnixMilli())
+	return countByState(rows, err)
+}
+
+// countByState reads the rows of a `SELECT state, COUNT(*) … GROUP BY
+// state` (MariaDB's or PostgreSQL's) into a map.
+func countByState(rows *sql.Rows, err error) (map[string]int, error) {
 	if err != nil {
 		return nil, fmt.Errorf("count runs by state: %w", err)
 	}
