@@ -136,8 +136,9 @@ func New(o Options) (*Scheduler, error) {
 	s.outcomes = newOutcomeWriter(o.Store, log.WithField("service", "outcomes"), m)
 	s.takeover.record = s.outcomes.record
 	var wf *workflows // below, with the other follow-ups
+	s.outcomes.writing = s.ledger.outcomesWriting
+	s.outcomes.written = s.ledger.outcomesWritten // settles the ledger's runs when committed
 	s.outcomes.settled = func(ids []int64) {
-		s.ledger.settled(ids)
 		s.disp.waits.settled(ids)
 		wf.settled(ids)
 	}
