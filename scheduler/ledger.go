@@ -319,7 +319,7 @@ func (w *ledgerWriter) apply(ctx context.Context, batch []ledgerOp) {
 		// compare-and-set, the same follow-up marker.
 		outs := make([]store.RunResult, len(final))
 		for i, u := range final {
-			outs[i] = store.RunResult{ID: u.ID, State: u.State, Code: u.Code, Message: u.Message, Target: u.Target, FinishedMs: u.FinishedMs, Source: store.SourceDispatch}
+			outs[i] = store.RunResult{ID: u.ID, State: u.State, Code: u.Code, Message: u.Message, Target: u.Target, FinishedMs: u.FinishedMs, Source: store.SourceDispatch, JobID: u.JobID}
 		}
 		if _, err := w.st.RunRecordOutcomes(ctx, outs); err != nil {
 			w.log.WithError(err).WithField("runs", len(final)).Error("record run outcomes")

@@ -495,7 +495,7 @@ func (l ledgerSink) CompleteMany(ctx context.Context, results []targets.Result) 
 			// Its accept may be held (ledgerWriter): the outcome records where it went.
 			target = l.s.disp.sent.get(r.RunID)
 		}
-		outs[i] = store.RunResult{ID: r.RunID, State: r.State, Code: r.Code, Message: r.Message, Target: target, FinishedMs: now, Source: src}
+		outs[i] = store.RunResult{ID: r.RunID, State: r.State, Code: r.Code, Message: r.Message, Target: target, FinishedMs: now, Source: src, JobID: r.JobID}
 	}
 	return l.s.outcomes.record(ctx, outs)
 }
