@@ -132,6 +132,22 @@ func testJobLastOutcome(t *testing.T, withJob bool) {
 		require.Equal(t, kind.RunKilled, last(a).LastOutcome)
 		require.Equal(t, []int64{b.ID}, listed(store.JobListParams{LastOutcome: kind.RunFailed}))
 		require.Equal(t, []int64{a.ID}, listed(store.JobListParams{LastOutcome: kind.RunKilled}))
+
+		// The same with a newer run that is not dispatching or running
+		// (still scheduled): its outcome does not apply, so the job keeps
+		// the last outcome it had.
+		sched, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: b.ID, GroupID: b.GroupID, ScheduledMs: t0, TriggerType: kind.TriggerManual,
+			Owner: "n", CreatedMs: t0})
+		require.NoError(t, err)
+		jobOf[sched.ID] = b.ID
+		a7 := running(a)
+		record(
+			store.RunResult{ID: sched.ID, State: kind.RunSucceeded, Code: 200, FinishedMs: t0 + 60},
+			store.RunResult{ID: a7, State: kind.RunSucceeded, Code: 200, FinishedMs: t0 + 61},
+		)
+		require.Equal(t, kind.RunFailed, last(b).LastOutcome, "an outcome that did not apply is not the last outcome")
+		require.Equal(t, b5, last(b).LastRunID)
+		require.Equal(t, kind.RunSucceeded, last(a).LastOutcome)
 	})
 }
 
