@@ -217,7 +217,7 @@ func (d *dispatcher) fireOn(ctx context.Context, p *pool, list []fire) (rest []f
 			continue
 		}
 		d.metrics.Misfired.Inc()
-		u := store.RunUpdate{ID: f.runID, State: kind.RunMisfired, Message: f.misfire, FinishedMs: nowMs}
+		u := store.RunUpdate{ID: f.runID, State: kind.RunMisfired, Message: f.misfire, FinishedMs: nowMs, JobID: f.job.ID}
 		gone = append(gone, f.runID)
 		if f.claimed || len(f.priorHandoffs) > 0 {
 			// Claimed by a replica that died, never handed, or handed by
@@ -326,7 +326,7 @@ func (d *dispatcher) dispatch(ctx context.Context, f fire) {
 		return
 	case errors.Is(err, errMisfiredAtHandoff):
 		d.metrics.Misfired.Inc()
-		d.ledger.write(ledgerOp{final: true, u: store.RunUpdate{ID: f.runID, State: kind.RunMisfired, Message: err.Error(), FinishedMs: d.clock.Now().UnixMilli()}})
+		d.ledger.write(ledgerOp{final: true, u: store.RunUpdate{ID: f.runID, State: kind.RunMisfired, Message: err.Error(), FinishedMs: d.clock.Now().UnixMilli(), JobID: f.job.ID}})
 		return
 	case errors.Is(err, errHandoffUnknown):
 		// Not handed (the statement failed), or handed without our
@@ -368,7 +368,7 @@ func (d *dispatcher) dispatch(ctx context.Context, f fire) {
 func (d *dispatcher) finish(f fire, target string, out targets.Outcome) {
 	d.metrics.Outcomes.WithLabelValues(string(out.State)).Inc()
 	d.ledger.write(ledgerOp{final: true, u: store.RunUpdate{
-		ID: f.runID, State: out.State, Target: target, Code: out.Code, Message: out.Message, FinishedMs: d.clock.Now().UnixMilli(),
+		ID: f.runID, State: out.State, Target: target, Code: out.Code, Message: out.Message, FinishedMs: d.clock.Now().UnixMilli(), JobID: f.job.ID,
 	}})
 }
 

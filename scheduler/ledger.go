@@ -27,6 +27,10 @@ type ledgerWriter struct {
 
 	mu   sync.Mutex
 	held map[int64]heldAccept // accepts waiting acceptHold for their run's outcome
+	// writing counts, per run, the outcome writes in progress for it: its
+	// held accept waits for them (past acceptHold) instead of being written
+	// beside an outcome that is about to land.
+	writing map[int64]int
 	// urgent says sends are waiting for the database (their hand-offs):
 	// outcomes then wait, up to ledgerYield, so that a busy second's
 	// hand-offs do not share the database with the outcomes of its first
@@ -69,7 +73,7 @@ const (
 )
 
 func newLedgerWriter(st *store.Store, log *logrus.Entry, sent *sentTargets) *ledgerWriter {
-	return &ledgerWriter{st: st, log: log, in: make(chan ledgerOp, 8192), sent: sent, held: map[int64]heldAccept{}, yieldMax: ledgerYield, batch: ledgerBatch}
+	return &ledgerWriter{st: st, log: log, in: make(chan ledgerOp, 8192), sent: sent, held: map[int64]heldAccept{}, writing: map[int64]int{}, yieldMax: ledgerYield, batch: ledgerBatch}
 }
 
 // write queues a change; it blocks only when the writer is far behind.
@@ -99,8 +103,38 @@ func (w *ledgerWriter) Stop(ctx context.Context) {
 	w.Loop.Stop()
 }
 
+// outcomesWriting says outcomes of runs ids are being written: their held
+// accepts wait until outcomesWritten says how that ended.
+func (w *ledgerWriter) outcomesWriting(ids []int64) {
+	w.mu.Lock()
+	for _, id := range ids {
+		w.writing[id]++
+	}
+	w.mu.Unlock()
+}
+
+// outcomesWritten ends outcomesWriting. When the write was committed
+// (recorded) the runs are settled: their held accepts are dropped, as the
+// outcome holds the target and the run is past running; when it failed,
+// the accepts are written as usual.
+func (w *ledgerWriter) outcomesWritten(ids []int64, recorded bool) {
+	w.mu.Lock()
+	for _, id := range ids {
+		if w.writing[id]--; w.writing[id] <= 0 {
+			delete(w.writing, id)
+		}
+	}
+	w.mu.Unlock()
+	if recorded {
+		w.settled(ids)
+	}
+}
+
 // settled drops the held accepts of runs whose outcome was recorded: the
-// outcome holds the target, and the run is past running.
+// outcome holds the target, and the run is past running. Their sent
+// targets are dropped too, which tells an accept that comes later (the
+// ledger's batches linger and yield, an executor's callback does not) that
+// its run has ended: it is dropped, not held (see apply).
 func (w *ledgerWriter) settled(ids []int64) {
 	w.mu.Lock()
 	for _, id := range ids {
@@ -118,7 +152,7 @@ func (w *ledgerWriter) writeHeld(ctx context.Context, all bool) {
 	var ids []int64
 	w.mu.Lock()
 	for id, h := range w.held {
-		if all || now.Sub(h.at) >= acceptHold {
+		if all || (now.Sub(h.at) >= acceptHold && w.writing[id] == 0) {
 			due = append(due, store.RunAccept{ID: id, Target: h.u.Target, Message: h.u.Message})
 			ids = append(ids, id)
 			delete(w.held, id)
@@ -267,6 +301,12 @@ func (w *ledgerWriter) apply(ctx context.Context, batch []ledgerOp) {
 		now := time.Now()
 		w.mu.Lock()
 		for _, u := range accepted {
+			// A run this node sent stays in sent until the ledger has
+			// recorded its accept or outcome: one missing there has its
+			// outcome recorded already (settled), which carries the target.
+			if !w.sent.has(u.ID) {
+				continue
+			}
 			w.held[u.ID] = heldAccept{u: u, at: now}
 		}
 		w.mu.Unlock()
@@ -279,7 +319,7 @@ func (w *ledgerWriter) apply(ctx context.Context, batch []ledgerOp) {
 		// compare-and-set, the same follow-up marker.
 		outs := make([]store.RunResult, len(final))
 		for i, u := range final {
-			outs[i] = store.RunResult{ID: u.ID, State: u.State, Code: u.Code, Message: u.Message, Target: u.Target, FinishedMs: u.FinishedMs, Source: store.SourceDispatch}
+			outs[i] = store.RunResult{ID: u.ID, State: u.State, Code: u.Code, Message: u.Message, Target: u.Target, FinishedMs: u.FinishedMs, Source: store.SourceDispatch, JobID: u.JobID}
 		}
 		if _, err := w.st.RunRecordOutcomes(ctx, outs); err != nil {
 			w.log.WithError(err).WithField("runs", len(final)).Error("record run outcomes")

@@ -35,6 +35,11 @@ type outcomeWriter struct {
 	// settled hears the runs of every committed write (the ledger then
 	// drops their held accepts).
 	settled func(ids []int64)
+	// writing hears the runs of every write before it starts, and written
+	// after it ends (committed or not): the ledger holds their accepts
+	// meanwhile.
+	writing func(ids []int64)
+	written func(ids []int64, committed bool)
 }
 
 type outcomeReq struct {
@@ -129,16 +134,22 @@ func (w *outcomeWriter) write(ctx context.Context, batch []*outcomeReq, n int) {
 	for _, req := range batch {
 		all = append(all, req.outs...)
 	}
+	ids := make([]int64, len(all))
+	for i, o := range all {
+		ids[i] = o.ID
+	}
+	if w.writing != nil {
+		w.writing(ids)
+	}
 	wctx, cancel := context.WithTimeout(ctx, outcomeTimeout)
 	applied, err := w.st.RunRecordOutcomes(wctx, all)
 	cancel()
+	if w.written != nil {
+		w.written(ids, err == nil)
+	}
 	if err != nil {
 		w.log.WithError(err).WithField("outcomes", n).Warn("record run outcomes; their reporters are told to report again")
 	} else if w.settled != nil {
-		ids := make([]int64, len(all))
-		for i, o := range all {
-			ids[i] = o.ID
-		}
 		w.settled(ids)
 	}
 	i := 0

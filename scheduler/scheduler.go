@@ -136,8 +136,9 @@ func New(o Options) (*Scheduler, error) {
 	s.outcomes = newOutcomeWriter(o.Store, log.WithField("service", "outcomes"), m)
 	s.takeover.record = s.outcomes.record
 	var wf *workflows // below, with the other follow-ups
+	s.outcomes.writing = s.ledger.outcomesWriting
+	s.outcomes.written = s.ledger.outcomesWritten // settles the ledger's runs when committed
 	s.outcomes.settled = func(ids []int64) {
-		s.ledger.settled(ids)
 		s.disp.waits.settled(ids)
 		wf.settled(ids)
 	}
@@ -494,7 +495,7 @@ func (l ledgerSink) CompleteMany(ctx context.Context, results []targets.Result) 
 			// Its accept may be held (ledgerWriter): the outcome records where it went.
 			target = l.s.disp.sent.get(r.RunID)
 		}
-		outs[i] = store.RunResult{ID: r.RunID, State: r.State, Code: r.Code, Message: r.Message, Target: target, FinishedMs: now, Source: src}
+		outs[i] = store.RunResult{ID: r.RunID, State: r.State, Code: r.Code, Message: r.Message, Target: target, FinishedMs: now, Source: src, JobID: r.JobID}
 	}
 	return l.s.outcomes.record(ctx, outs)
 }

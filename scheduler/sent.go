@@ -26,6 +26,13 @@ func (s *sentTargets) get(runID int64) string {
 	return s.m[runID]
 }
 
+func (s *sentTargets) has(runID int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.m[runID]
+	return ok
+}
+
 func (s *sentTargets) drop(ids ...int64) {
 	s.mu.Lock()
 	for _, id := range ids {

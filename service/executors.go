@@ -541,7 +541,7 @@ func (e *Executors) Callback(ctx context.Context, cred CallbackCredential, items
 		// it is not applied, and the run's log says it came.
 		// The target, when only this replica's memory knew it, goes with the
 		// outcome: the record may not have it yet.
-		results = append(results, targets.Result{RunID: it.LogID, Outcome: callbackOutcome(it), Source: "executor callback", Target: sent[it.LogID]})
+		results = append(results, targets.Result{RunID: it.LogID, Outcome: callbackOutcome(it), Source: "executor callback", Target: sent[it.LogID], JobID: r.JobID})
 	}
 	if err := e.record(ctx, results); err != nil {
 		return refused, fmt.Errorf("record %d callback results: %w", len(results), err)

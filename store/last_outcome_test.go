@@ -12,11 +12,26 @@ import (
 	"github.com/ringjob/ringjob/store"
 )
 
+// TestJobLastOutcome runs twice: with outcomes that do not name their
+// run's job (the last outcome is read from the runs written) and with
+// outcomes that do (it is set from the outcomes' values when all of a
+// write's outcomes applied, else read from the runs).
 func TestJobLastOutcome(t *testing.T) {
 	t.Parallel()
+	for _, withJob := range []bool{false, true} {
+		t.Run(fmt.Sprintf("job known %v", withJob), func(t *testing.T) {
+			t.Parallel()
+			testJobLastOutcome(t, withJob)
+		})
+	}
+}
+
+func testJobLastOutcome(t *testing.T, withJob bool) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		a, b, never := mkJob(t, st, "lo-a", 0), mkJob(t, st, "lo-b", 0), mkJob(t, st, "lo-never", 0)
+		sfx := fmt.Sprintf("-%v", withJob)
+		a, b, never := mkJob(t, st, "lo-a"+sfx, 0), mkJob(t, st, "lo-b"+sfx, 0), mkJob(t, st, "lo-never"+sfx, 0)
+		jobOf := map[int64]int64{}
 		running := func(j store.Job) int64 {
 			t.Helper()
 			r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0, TriggerType: kind.TriggerManual,
@@ -24,6 +39,7 @@ func TestJobLastOutcome(t *testing.T) {
 			require.NoError(t, err)
 			_, err = st.RunClaimBatch(ctx, store.RunClaimParams{IDs: []int64{r.ID}, Owner: "n", NowMs: t0})
 			require.NoError(t, err)
+			jobOf[r.ID] = j.ID
 			return r.ID
 		}
 		last := func(j store.Job) store.Job {
@@ -34,6 +50,11 @@ func TestJobLastOutcome(t *testing.T) {
 		}
 		record := func(outs ...store.RunResult) {
 			t.Helper()
+			if withJob {
+				for i := range outs {
+					outs[i].JobID = jobOf[outs[i].ID]
+				}
+			}
 			_, err := st.RunRecordOutcomes(ctx, outs)
 			require.NoError(t, err)
 		}
@@ -81,6 +102,52 @@ func TestJobLastOutcome(t *testing.T) {
 		require.Equal(t, []int64{never.ID}, listed(store.JobListParams{NeverRan: true}))
 		require.Empty(t, listed(store.JobListParams{LastOutcome: kind.RunFailed}))
 		require.Empty(t, listed(store.JobListParams{LastOutcome: kind.RunLost, GroupID: a.GroupID + 1000}))
+
+		// All of one write apply: two runs of b (the newer one wins
+		// whatever the order) and the older of two runs of a, whose newer
+		// run ended before.
+		a4, a5, b3, b4 := running(a), running(a), running(b), running(b)
+		record(store.RunResult{ID: a5, State: kind.RunFailed, Code: 500, FinishedMs: t0 + 40})
+		record(
+			store.RunResult{ID: b4, State: kind.RunTimedOut, Code: 502, FinishedMs: t0 + 41},
+			store.RunResult{ID: a4, State: kind.RunSucceeded, Code: 200, FinishedMs: t0 + 42},
+			store.RunResult{ID: b3, State: kind.RunSucceeded, Code: 200, FinishedMs: t0 + 43},
+		)
+		require.Equal(t, kind.RunTimedOut, last(b).LastOutcome)
+		require.Equal(t, b4, last(b).LastRunID)
+		require.Equal(t, t0+41, last(b).LastFinishedMs)
+		require.Equal(t, kind.RunFailed, last(a).LastOutcome, "an older run's outcome does not overwrite a newer run's")
+		require.Equal(t, a5, last(a).LastRunID)
+
+		// A write in which one outcome does not apply (its run ended
+		// before): that outcome never becomes its job's last outcome.
+		a6, b5 := running(a), running(b)
+		record(store.RunResult{ID: b5, State: kind.RunFailed, Code: 500, FinishedMs: t0 + 50})
+		record(
+			store.RunResult{ID: b5, State: kind.RunSucceeded, Code: 200, FinishedMs: t0 + 51},
+			store.RunResult{ID: a6, State: kind.RunKilled, Code: 500, FinishedMs: t0 + 52},
+		)
+		require.Equal(t, kind.RunFailed, last(b).LastOutcome, "an outcome that did not apply is not the last outcome")
+		require.Equal(t, t0+50, last(b).LastFinishedMs)
+		require.Equal(t, kind.RunKilled, last(a).LastOutcome)
+		require.Equal(t, []int64{b.ID}, listed(store.JobListParams{LastOutcome: kind.RunFailed}))
+		require.Equal(t, []int64{a.ID}, listed(store.JobListParams{LastOutcome: kind.RunKilled}))
+
+		// The same with a newer run that is not dispatching or running
+		// (still scheduled): its outcome does not apply, so the job keeps
+		// the last outcome it had.
+		sched, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: b.ID, GroupID: b.GroupID, ScheduledMs: t0, TriggerType: kind.TriggerManual,
+			Owner: "n", CreatedMs: t0})
+		require.NoError(t, err)
+		jobOf[sched.ID] = b.ID
+		a7 := running(a)
+		record(
+			store.RunResult{ID: sched.ID, State: kind.RunSucceeded, Code: 200, FinishedMs: t0 + 60},
+			store.RunResult{ID: a7, State: kind.RunSucceeded, Code: 200, FinishedMs: t0 + 61},
+		)
+		require.Equal(t, kind.RunFailed, last(b).LastOutcome, "an outcome that did not apply is not the last outcome")
+		require.Equal(t, b5, last(b).LastRunID)
+		require.Equal(t, kind.RunSucceeded, last(a).LastOutcome)
 	})
 }
 

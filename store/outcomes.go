@@ -89,6 +89,10 @@ type RunResult struct {
 	Target     string // "" keeps the recorded target
 	FinishedMs int64
 	Source     OutcomeSource
+	// JobID is the run's job when the reporter knows it (0: unknown). When
+	// every outcome of a write knows its job and applies, the jobs' last
+	// outcome is set from these values, without reading the runs again.
+	JobID int64
 	// OnlyDispatching applies the outcome only to a run still dispatching:
 	// a run handed to its target whose answer never came is lost, but one
 	// whose target has accepted it meanwhile (running) will report itself.
@@ -139,8 +143,10 @@ func (s *Store) recordOutcomeChunk(ctx context.Context, outs []RunResult, applie
 	ids := make([]int64, n)
 	state, target, code, msg, fin := make([]any, n), make([]any, n), make([]any, n), make([]any, n), make([]any, n)
 	var failIDs, okIDs, misIDs, dispatchingOnly []int64
+	known := true // every outcome knows its job and finish time
 	for j, i := range idx {
 		o := outs[i]
+		known = known && o.JobID > 0 && o.FinishedMs > 0
 		ids[j] = o.ID
 		state[j], code[j], msg[j], fin[j] = o.State, o.Code, o.Message, o.FinishedMs
 		if o.Target != "" {
@@ -210,7 +216,16 @@ func (s *Store) recordOutcomeChunk(ctx context.Context, outs []RunResult, applie
 	prune, pargs := s.pruneRuns(ids)
 	q.WriteString(prune)
 	args = append(args, pargs...)
-	affected, err := s.execFinal(ctx, false, q.String(), args, ids, prune, pargs)
+	var fromValues func(changed int64) (string, []any, bool)
+	if known {
+		fromValues = func(changed int64) (string, []any, bool) {
+			if changed != int64(n) {
+				return "", nil, false // some did not apply: the runs say which
+			}
+			return s.lastOutcomeValuesSQL(outs, idx)
+		}
+	}
+	affected, err := s.execFinal(ctx, false, q.String(), args, ids, prune, pargs, fromValues)
 	if err != nil {
 		return fmt.Errorf("record %d run outcomes: %w", n, err)
 	}
@@ -253,9 +268,11 @@ func (s *Store) recordOutcomeChunk(ctx context.Context, outs []RunResult, applie
 // execFinal runs q, a write that moves runs ids to final states, and sets
 // their jobs' last outcome in the same transaction (again after a lock
 // conflict; after a dropped connection too when repeatable). It returns
-// the rows q changed.
-func (s *Store) execFinal(ctx context.Context, repeatable bool, q string, args []any, ids []int64, prune string, pargs []any) (int64, error) {
-	jq, jargs := s.lastOutcomeSQL(ids, prune, pargs)
+// the rows q changed. fromValues (nil: none), given the rows q changed,
+// may give the last-outcome statement from the outcomes' own values;
+// otherwise it is read from the runs (lastOutcomeSQL).
+func (s *Store) execFinal(ctx context.Context, repeatable bool, q string, args []any, ids []int64, prune string, pargs []any,
+	fromValues func(changed int64) (string, []any, bool)) (int64, error) {
 	var changed int64
 	err := s.retry(ctx, repeatable, func() error {
 		return s.Tx(ctx, func(tx *Store) error {
@@ -265,6 +282,15 @@ func (s *Store) execFinal(ctx context.Context, repeatable bool, q string, args [
 			}
 			if changed, err = res.RowsAffected(); err != nil {
 				return err
+			}
+			var jq string
+			var jargs []any
+			ok := false
+			if fromValues != nil {
+				jq, jargs, ok = fromValues(changed)
+			}
+			if !ok {
+				jq, jargs = s.lastOutcomeSQL(ids, prune, pargs)
 			}
 			if _, err := tx.db.ExecContext(ctx, jq, jargs...); err != nil {
 				return fmt.Errorf("set the last outcome of their jobs: %w", err)
@@ -301,6 +327,59 @@ func (s *Store) lastOutcomeSQL(ids []int64, prune string, pargs []any) (string, 
 	}
 	return "UPDATE jobs SET last_outcome = r.state, last_run_id = r.id, last_finished_ms = " + finished + " FROM " + newest +
 		" JOIN runs r ON r.id = m.run_id" + prune + " WHERE jobs.id = m.job_id AND r.id > jobs.last_run_id", args
+}
+
+// lastOutcomeValuesSQL is lastOutcomeSQL for outcomes outs[idx] that all
+// applied and all know their job and finish time: each job takes the
+// outcome of its newest run among them, unless it already holds that of a
+// newer run. The values come with the statement (a derived table of
+// constants joined to jobs by primary key), so the runs just written are
+// not read again. It reports false when the outcomes do not fit in one
+// statement.
+func (s *Store) lastOutcomeValuesSQL(outs []RunResult, idx []int) (string, []any, bool) {
+	newest := make(map[int64]int, len(idx)) // job -> index into outs
+	order := make([]int64, 0, len(idx))
+	for _, i := range idx {
+		o := outs[i]
+		if j, ok := newest[o.JobID]; !ok {
+			order = append(order, o.JobID)
+			newest[o.JobID] = i
+		} else if o.ID > outs[j].ID {
+			newest[o.JobID] = i
+		}
+	}
+	if 4*len(order) > s.d.maxParams() {
+		return "", nil, false
+	}
+	args := make([]any, 0, 4*len(order))
+	var v strings.Builder
+	pg := s.d.name() == "postgres"
+	for k, job := range order {
+		o := outs[newest[job]]
+		args = append(args, job, o.ID, string(o.State), o.FinishedMs)
+		switch {
+		case pg && k == 0:
+			v.WriteString("(VALUES (?::bigint, ?::bigint, ?::text, ?::bigint)")
+		case k == 0:
+			v.WriteString("(SELECT ? AS id, ? AS run_id, ? AS state, ? AS finished_ms")
+		case k == 1 && !pg:
+			v.WriteString(" UNION ALL VALUES (?, ?, ?, ?)")
+		default:
+			v.WriteString(", (?, ?, ?, ?)")
+		}
+	}
+	v.WriteString(")")
+	if pg {
+		v.WriteString(" v (id, run_id, state, finished_ms)")
+	} else {
+		v.WriteString(" v")
+	}
+	if s.d.name() == "mysql" {
+		return "UPDATE jobs j JOIN " + v.String() + " ON j.id = v.id SET j.last_outcome = v.state, j.last_run_id = v.run_id, j.last_finished_ms = v.finished_ms" +
+			" WHERE v.run_id > j.last_run_id", args, true
+	}
+	return "UPDATE jobs SET last_outcome = v.state, last_run_id = v.run_id, last_finished_ms = v.finished_ms FROM " + v.String() +
+		" WHERE jobs.id = v.id AND v.run_id > jobs.last_run_id", args, true
 }
 
 // lateOutcomeLine is what the run's log says about an outcome that came

@@ -531,7 +531,7 @@ func (s *Store) RunMisfire(ctx context.Context, owner string, us []RunUpdate) (i
 		// transaction as with every other outcome. Repeatable: a
 		// compare-and-set from scheduled, and a last outcome that only
 		// moves to a newer run.
-		n, err := s.execFinal(ctx, true, q.String(), args, ids, prune, pargs)
+		n, err := s.execFinal(ctx, true, q.String(), args, ids, prune, pargs, nil)
 		if err != nil {
 			return total, fmt.Errorf("record %d runs misfired: %w", len(ids), err)
 		}
@@ -548,6 +548,7 @@ type RunUpdate struct {
 	Code       int
 	Message    string
 	FinishedMs int64 // 0 keeps the current value
+	JobID      int64 // the run's job, when known (outcomes: see RunResult.JobID)
 }
 
 // RunUpdateBatchParams move many runs at once, each only if it is still in

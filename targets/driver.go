@@ -76,6 +76,9 @@ type Result struct {
 	// Target is where the run went, when the reporter knows it and the
 	// record may not say yet ("" keeps what the record says).
 	Target string
+	// JobID is the run's job when the reporter knows it (0: unknown): the
+	// job's last outcome is then set without reading the run again.
+	JobID int64
 }
 
 // BatchSink is a Sink that records many outcomes in one write. It returns
