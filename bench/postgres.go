@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ringjob/ringjob/bench/hostinfo"
+
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver of the admin connection
 
 	"github.com/ringjob/ringjob/store"
@@ -179,10 +181,7 @@ func pgStatus(ctx context.Context, db *sql.DB) map[string]int64 {
 }
 
 func describePostgres(ctx context.Context, admin *sql.DB) machine {
-	m := machine{Cores: runtime.NumCPU(), GoVersion: runtime.Version()}
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		m.Kernel = strings.TrimSpace(string(b))
-	}
+	m := machine{Cores: runtime.NumCPU(), CPU: hostinfo.CPUModel(), Kernel: hostinfo.Kernel(), GoVersion: runtime.Version()}
 	_ = admin.QueryRowContext(ctx, "SELECT current_setting('server_version'), current_setting('synchronous_commit'), current_setting('shared_buffers')").
 		Scan(&m.DBVersion, &m.DBFlush, &m.DBBufPool)
 	return m

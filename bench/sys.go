@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ringjob/ringjob/bench/hostinfo"
 )
 
 // clockTicks is USER_HZ, the unit of /proc/<pid>/stat and /proc/stat times.
@@ -181,6 +183,7 @@ func globalStatus(ctx context.Context, admin *sql.DB) map[string]int64 {
 // machine describes where the benchmark ran.
 type machine struct {
 	Cores     int    `json:"cores"`
+	CPU       string `json:"cpu,omitempty"` // model name: figures compare only on the same model
 	MemGB     int64  `json:"mem_gb"`
 	Kernel    string `json:"kernel"`
 	GoVersion string `json:"go"`
@@ -192,10 +195,7 @@ type machine struct {
 }
 
 func describeMachine(ctx context.Context, admin *sql.DB) machine {
-	m := machine{Cores: runtime.NumCPU(), GoVersion: runtime.Version()}
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		m.Kernel = strings.TrimSpace(string(b))
-	}
+	m := machine{Cores: runtime.NumCPU(), CPU: hostinfo.CPUModel(), Kernel: hostinfo.Kernel(), GoVersion: runtime.Version()}
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
 		line, _, _ := strings.Cut(string(b), "\n")
 		f := strings.Fields(line)

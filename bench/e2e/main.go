@@ -55,6 +55,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ringjob/ringjob/bench/hostinfo"
+
 	_ "github.com/go-sql-driver/mysql"
 )
 
@@ -247,10 +249,7 @@ func orchestrate(ctx context.Context, o options) error {
 	env.serverDSN = o.dsn
 	if !needMaria {
 		pgv := env.machine.PGVersion
-		env.machine = machine{Cores: runtime.NumCPU(), GoVersion: runtime.Version(), PGVersion: pgv}
-		if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-			env.machine.Kernel = strings.TrimSpace(string(b))
-		}
+		env.machine = machine{Cores: runtime.NumCPU(), CPU: hostinfo.CPUModel(), Kernel: hostinfo.Kernel(), GoVersion: runtime.Version(), PGVersion: pgv}
 		return runRows(ctx, env)
 	}
 	if env.serverDSN == "" {
@@ -326,6 +325,7 @@ func run(ctx context.Context, name string, args ...string) error {
 // machine describes where the benchmark ran.
 type machine struct {
 	Cores     int    `json:"cores"`
+	CPU       string `json:"cpu,omitempty"` // model name: figures compare only on the same model
 	Kernel    string `json:"kernel"`
 	GoVersion string `json:"go"`
 	DBVersion string `json:"db_version"`
@@ -334,10 +334,7 @@ type machine struct {
 }
 
 func describeMachine(ctx context.Context, db *sql.DB) machine {
-	m := machine{Cores: runtime.NumCPU(), GoVersion: runtime.Version()}
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		m.Kernel = strings.TrimSpace(string(b))
-	}
+	m := machine{Cores: runtime.NumCPU(), CPU: hostinfo.CPUModel(), Kernel: hostinfo.Kernel(), GoVersion: runtime.Version()}
 	_ = db.QueryRowContext(ctx, "SELECT VERSION(), @@innodb_flush_log_at_trx_commit").Scan(&m.DBVersion, &m.DBFlush)
 	return m
 }

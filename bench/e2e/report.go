@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -81,8 +82,8 @@ func writeDoc(path string, rows []*rowResult, m machine, o options) error {
 	}
 	var sb strings.Builder
 	sb.WriteString(docBegin + "\n")
-	fmt.Fprintf(&sb, "Written by `go run ./bench/e2e` on %s: %d-core machine, kernel %s, %s, MariaDB %s (innodb_flush_log_at_trx_commit=%s); %s measured per row after a %s warm-up.",
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), m.Cores, m.Kernel, m.GoVersion, m.DBVersion, m.DBFlush, o.duration, o.warmup)
+	fmt.Fprintf(&sb, "Written by `go run ./bench/e2e` on %s: %d-core %s, kernel %s, %s, MariaDB %s (innodb_flush_log_at_trx_commit=%s); %s measured per row after a %s warm-up.",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), m.Cores, cmp.Or(m.CPU, "machine"), m.Kernel, m.GoVersion, m.DBVersion, m.DBFlush, o.duration, o.warmup)
 	if o.label != "" {
 		fmt.Fprintf(&sb, " Label: %s.", o.label)
 	}
