@@ -85,7 +85,7 @@ func (p *preReader) cycle(ctx context.Context) (full bool, err error) {
 	// "now" is read after the lock is held, as XXL-JOB does.
 	now = p.clock.Now()
 	nowMs := now.UnixMilli()
-	jobs, err := tx.JobListDue(tctx, store.JobListDueParams{UntilMs: nowMs + p.cfg.PreReadWindow.Milliseconds(), Limit: p.cfg.PreReadLimit})
+	jobs, err := tx.JobListDue(tctx, store.JobListDueParams{UntilMs: nowMs + p.cfg.readAhead().Milliseconds(), Limit: p.cfg.PreReadLimit})
 	if err != nil {
 		return false, err
 	}
@@ -147,6 +147,7 @@ func (p *preReader) planWithin(jobs []store.Job, now time.Time, shards map[int64
 
 type prereadPlan struct {
 	jobs     int // how many of the jobs read it covers (see maxFiresPerCycle)
+	fires    int // scheduled fires planned (misfires not counted)
 	inserts  []store.RunInsert
 	jobOf    []*store.Job // the job of each insert
 	advances []store.JobAdvance
@@ -252,8 +253,10 @@ func (p *preReader) plan(jobs []store.Job, now time.Time, shards map[int64]int, 
 			}
 			next, ok = sched.Next(now.Add(-time.Millisecond))
 		}
-		for n := 0; ok && next.UnixMilli() <= windowEnd && n < maxFiresPerJob; n++ {
+		end := min(windowEnd, p.cfg.horizonMs(job.ID, nowMs))
+		for n := 0; ok && next.UnixMilli() <= end && n < maxFiresPerJob; n++ {
 			add(next.UnixMilli(), kind.RunScheduled, kind.TriggerSchedule, "")
+			pl.fires++
 			last = next.UnixMilli()
 			next, ok = sched.Next(next)
 		}
@@ -268,6 +271,53 @@ func (p *preReader) plan(jobs []store.Job, now time.Time, shards map[int64]int, 
 		}
 	}
 	return pl
+}
+
+// planCycles is how many loop intervals of fires the pre-read plans for a
+// frequent job at once (k): a job is read when its next fire is within
+// readAhead, and then planned up to the end of the window, so a job that
+// fires every second is read and its row advanced once every k cycles
+// rather than every cycle, while no fire is planned further ahead than
+// PreReadWindow. The window keeps two intervals of lead (with the default
+// 5 s window and 1 s interval, k = 3 and readAhead = 3 s); a window of three
+// intervals or less plans every cycle, as before.
+func (c Config) planCycles() int64 {
+	if c.LoopInterval <= 0 {
+		return 1
+	}
+	return max(1, int64(c.PreReadWindow/c.LoopInterval)-2)
+}
+
+// readAhead is how far ahead of now a job's next fire must be for the
+// pre-read to read it: the window less k-1 intervals.
+func (c Config) readAhead() time.Duration {
+	return c.PreReadWindow - time.Duration(c.planCycles()-1)*c.LoopInterval
+}
+
+// horizonMs is how far a job read at nowMs is planned: the end of the
+// window, less as many intervals as bring the job's next read to a cycle
+// of its own slot (its id modulo k, cycles counted from the epoch, the
+// same on every replica). A job that fires at least once an interval is
+// read again exactly k cycles later, k-1 intervals before the end of the
+// window it was planned to; a job read in another slot's cycle (a new or
+// edited job, a takeover, a misfire) gets a shorter plan once and then
+// keeps to its slot. The jobs of a slot are about 1/k of all, so every
+// cycle reads and advances about 1/k of the frequent jobs and records
+// about one interval of their fires: the load stays even, with no cycle
+// recording k intervals of every job.
+func (c Config) horizonMs(jobID, nowMs int64) int64 {
+	k := c.planCycles()
+	end := nowMs + c.PreReadWindow.Milliseconds()
+	if k == 1 {
+		return end
+	}
+	iv := c.LoopInterval.Milliseconds()
+	cycle := nowMs / iv
+	if nowMs < 0 {
+		cycle--
+	}
+	d := ((cycle-jobID)%k + k) % k
+	return end - d*iv
 }
 
 // scheduleCache keeps compiled schedules by definition.
