@@ -218,20 +218,32 @@ func (p *preReader) plan(jobs []store.Job, now time.Time, shards map[int64]int, 
 			pl.advances = append(pl.advances, store.JobAdvance{ID: job.ID, NextFireMs: 0, LastFireMs: job.LastFireMs, Disable: true})
 			continue
 		}
-		next := time.UnixMilli(job.NextFireMs)
+		next, ok := time.UnixMilli(job.NextFireMs), true
 		last := job.LastFireMs
-		ok := true
-		if nowMs-job.NextFireMs > p.cfg.MisfireThreshold.Milliseconds()+misfireGraceMs(job) {
+		// A job stopped and started again, or given a new schedule, while
+		// runs of it were planned (up to last_fire_ms, at most the window
+		// ahead) continues after them: those runs are not touched, and a
+		// fire time planned before is not recorded twice (the fire key is
+		// unique; a second insert failed the whole pre-read, every cycle).
+		for n := 0; ok && last > 0 && next.UnixMilli() <= last && n < maxSkippedCount; n++ {
+			next, ok = sched.Next(next)
+		}
+		if !ok {
+			pl.advances = append(pl.advances, store.JobAdvance{ID: job.ID, NextFireMs: 0, LastFireMs: last, Disable: true})
+			continue
+		}
+		firstMs := next.UnixMilli()
+		if nowMs-firstMs > p.cfg.MisfireThreshold.Milliseconds()+misfireGraceMs(job) {
 			late := now.Sub(next).Round(time.Millisecond)
 			switch {
-			case tooOld(job, job.NextFireMs-offsetMs, nowMs):
-				add(job.NextFireMs, kind.RunMisfired, kind.TriggerSchedule, fmt.Sprintf("misfired by %s; older than the job's max_event_age_sec (%d), so not caught up", late, job.MaxEventAgeSec))
+			case tooOld(job, firstMs-offsetMs, nowMs):
+				add(firstMs, kind.RunMisfired, kind.TriggerSchedule, fmt.Sprintf("misfired by %s; older than the job's max_event_age_sec (%d), so not caught up", late, job.MaxEventAgeSec))
 			case job.MisfirePolicy == kind.MisfireFireOnceNow:
-				add(job.NextFireMs, kind.RunScheduled, kind.TriggerMisfire, fmt.Sprintf("misfired by %s; fire_once_now fires it once", late))
+				add(firstMs, kind.RunScheduled, kind.TriggerMisfire, fmt.Sprintf("misfired by %s; fire_once_now fires it once", late))
 			default:
-				add(job.NextFireMs, kind.RunMisfired, kind.TriggerSchedule, fmt.Sprintf("misfired by %s; do_nothing skips it", late))
+				add(firstMs, kind.RunMisfired, kind.TriggerSchedule, fmt.Sprintf("misfired by %s; do_nothing skips it", late))
 			}
-			last = job.NextFireMs
+			last = firstMs
 			// Continue from now; a fire exactly at now is still on time. The
 			// fire times skipped in between are recorded too, one misfired
 			// run each (up to maxSkippedRows; beyond, counted per job), so an
