@@ -286,13 +286,14 @@ func (p *preReader) plan(jobs []store.Job, now time.Time, shards map[int64]int, 
 }
 
 // planCycles is how many loop intervals of fires the pre-read plans for a
-// frequent job at once (k): a job is read when its next fire is within
-// readAhead, and then planned up to the end of the window, so a job that
+// frequent job at once (k): a job is read once its next fire is within
+// readAhead and is then planned up to the end of the window, so a job that
 // fires every second is read and its row advanced once every k cycles
-// rather than every cycle, while no fire is planned further ahead than
-// PreReadWindow. The window keeps two intervals of lead (with the default
-// 5 s window and 1 s interval, k = 3 and readAhead = 3 s); a window of three
-// intervals or less plans every cycle, as before.
+// rather than every cycle, and no fire is planned further ahead than
+// PreReadWindow. k is the window in intervals less two, so readAhead is
+// three intervals: with the default 5 s window and 1 s interval, k = 3 and
+// jobs are read 3 s ahead. A window of three intervals or less plans every
+// cycle, as before.
 func (c Config) planCycles() int64 {
 	if c.LoopInterval <= 0 {
 		return 1
@@ -301,7 +302,7 @@ func (c Config) planCycles() int64 {
 }
 
 // readAhead is how far ahead of now a job's next fire must be for the
-// pre-read to read it: the window less k-1 intervals.
+// pre-read to read it: the window less k-1 intervals (see planCycles).
 func (c Config) readAhead() time.Duration {
 	return c.PreReadWindow - time.Duration(c.planCycles()-1)*c.LoopInterval
 }
