@@ -74,9 +74,9 @@ func TestRestartWithinTheWindowContinuesAfterThePlannedRuns(t *testing.T) {
 		require.NoError(t, b.st.JobSetEnabled(ctx, store.JobSetEnabledParams{ID: j.ID, Enabled: true,
 			NextFireMs: b.clock.Now().Add(time.Second).UnixMilli(), NowMs: b.clock.Now().UnixMilli()}))
 		b.step(1, 10*time.Second)
-		ds := b.waitDispatched(2 * 21)
+		b.waitDispatched(2 * 21)
 		time.Sleep(50 * time.Millisecond) // give a stray double dispatch the chance to show
-		ds = b.waitDispatched(2 * 21)
+		ds := b.waitDispatched(2 * 21)
 		exactlyOnce(t, ds, []store.Job{j, other}, at(12, 0, 1), at(12, 0, 21))
 		requireOnTime(t, b, ds)
 	})
