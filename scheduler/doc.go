@@ -17,8 +17,10 @@
 //     of live peers used to share lock partitions.
 //   - pre-read loop (preread.go): once a second takes free lock partitions
 //     (SELECT ... FOR UPDATE SKIP LOCKED, in a transaction with a timeout,
-//     rolled back on any error), reads the jobs due in the next 5 s, inserts
-//     one scheduled run per fire time, advances next fire times, commits, and
+//     rolled back on any error), reads the jobs due in the next 3 s, inserts
+//     one scheduled run per fire time up to at most 5 s ahead (a frequent
+//     job three seconds at a time, staggered by job id so each cycle
+//     advances a third of them), advances next fire times, commits, and
 //     only then puts the runs in the time ring.
 //   - time ring (ring.go): wakes at each second boundary and fires the
 //     current slot and any earlier one it missed.

@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"maps"
+	"sort"
 	"testing"
 	"time"
 
@@ -119,4 +121,138 @@ func TestHandoffRoomFitsTheGroupsLongestTarget(t *testing.T) {
 	require.Equal(t, runs[0].HandoffRoom, runs[3].HandoffRoom)
 	require.Equal(t, len("noop://bench")+grow, runs[1].HandoffRoom, "executors registered under a group that does not accept them are not its targets")
 	require.Equal(t, len("http://10.0.12.34:9999/")+grow, runs[2].HandoffRoom, "not cached: an executor's address")
+}
+
+// preReadSim runs the pre-read's planning cycle by cycle over a set of jobs
+// on a fake clock, the way the schedule loop does against the database:
+// read the jobs due within readAhead (earliest first, up to the limit), plan
+// them, record the runs, advance the jobs.
+type preReadSim struct {
+	t        *testing.T
+	p        *preReader
+	clock    *clockwork.FakeClock
+	jobs     map[int64]*store.Job
+	fires    map[[2]int64]int // job, fire time: runs recorded
+	runs     map[int64]int    // job: runs recorded
+	advances map[int64]int    // job: rows advanced
+	inserts  []int            // per cycle: runs recorded of the jobs with ids up to frequent
+	reads    []int            // per cycle: jobs read
+	frequent int64
+}
+
+func newPreReadSim(t *testing.T, start time.Time) *preReadSim {
+	cfg := Config{PreReadWindow: 5 * time.Second, LoopInterval: time.Second, MisfireThreshold: 5 * time.Second, PreReadLimit: 5000}
+	return &preReadSim{t: t, clock: clockwork.NewFakeClockAt(start), jobs: map[int64]*store.Job{}, fires: map[[2]int64]int{}, runs: map[int64]int{}, advances: map[int64]int{},
+		p: &preReader{cfg: cfg, cache: &scheduleCache{}, metrics: NewMetrics(prometheus.NewRegistry()), log: logrus.NewEntry(logrus.New())}}
+}
+
+func (s *preReadSim) add(id int64, conf string) {
+	j := &store.Job{ID: id, ScheduleType: "cron", ScheduleConf: conf, TimeZone: "UTC", Enabled: true}
+	s.setNext(j)
+	s.jobs[id] = j
+}
+
+// setNext is what an edit or a start does: the next fire is the
+// schedule's first after now.
+func (s *preReadSim) setNext(j *store.Job) {
+	sched, err := s.p.cache.get(j)
+	require.NoError(s.t, err)
+	next, ok := sched.Next(s.clock.Now())
+	require.True(s.t, ok)
+	j.NextFireMs = next.UnixMilli()
+}
+
+// cycle runs one pre-read at the clock's now and checks that no fire is
+// planned beyond the window.
+func (s *preReadSim) cycle() {
+	now := s.clock.Now()
+	var due []store.Job
+	for _, j := range s.jobs {
+		if j.Enabled && j.NextFireMs > 0 && j.NextFireMs <= now.UnixMilli()+s.p.cfg.readAhead().Milliseconds() {
+			due = append(due, *j)
+		}
+	}
+	sort.Slice(due, func(a, b int) bool { return due[a].NextFireMs < due[b].NextFireMs })
+	due = due[:min(len(due), s.p.cfg.PreReadLimit)]
+	pl := s.p.planWithin(due, now, nil, nil)
+	n := 0
+	for _, in := range pl.inserts {
+		if in.JobID <= s.frequent {
+			n++
+		}
+		require.LessOrEqual(s.t, in.ScheduledMs, now.Add(s.p.cfg.PreReadWindow).UnixMilli(), "job %d: a fire planned beyond the window", in.JobID)
+		s.fires[[2]int64{in.JobID, in.ScheduledMs}]++
+		s.runs[in.JobID]++
+	}
+	for _, a := range pl.advances {
+		j := s.jobs[a.ID]
+		j.NextFireMs, j.LastFireMs = a.NextFireMs, a.LastFireMs
+		s.advances[a.ID]++
+	}
+	s.inserts = append(s.inserts, n)
+	s.reads = append(s.reads, len(due))
+}
+
+// A job that fires every second is read and its row advanced once every
+// k = 3 cycles (planned three seconds at a time), never further ahead than
+// the 5 s window; the jobs are staggered by id, so every cycle reads a third
+// of them and records one second of their fires: no cycle records three
+// seconds of every job. Before, every such job was read and advanced every
+// cycle.
+func TestPreReadPlansFrequentJobsSeveralSecondsAtATime(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 6, 1, 12, 0, 0, 500_000_000, time.UTC) // cycles run half a second off the fires
+	s := newPreReadSim(t, start)
+	const everySecond, burst = 3000, 500
+	s.frequent = everySecond
+	for id := int64(1); id <= everySecond; id++ {
+		s.add(id, "* * * * * ?")
+	}
+	for id := int64(everySecond + 1); id <= everySecond+burst; id++ {
+		s.add(id, "*/10 * * * * ?") // all in the same second, every 10 s
+	}
+	s.add(9001, "0 * * * * ?") // once a minute
+	s.add(9002, "*/2 * * * * ?")
+	require.Equal(t, int64(3), s.p.cfg.planCycles())
+	require.Equal(t, 3*time.Second, s.p.cfg.readAhead())
+
+	const warm, cycles = 6, 120
+	var adv0 map[int64]int
+	for c := 0; c < cycles; c++ {
+		if c == warm {
+			adv0 = maps.Clone(s.advances)
+		}
+		s.cycle()
+		s.clock.Advance(time.Second)
+	}
+	end := s.clock.Now()
+
+	// Every fire recorded exactly once, with no gap, up to the last planned.
+	for id, j := range s.jobs {
+		sched, err := s.p.cache.get(j)
+		require.NoError(t, err)
+		n := 0
+		for at, ok := sched.Next(start.Add(-time.Millisecond)); ok && at.UnixMilli() < j.NextFireMs; at, ok = sched.Next(at) {
+			require.Equal(t, 1, s.fires[[2]int64{id, at.UnixMilli()}], "job %d fire %s", id, at.Format("15:04:05"))
+			n++
+		}
+		require.Equal(t, n, s.runs[id], "job %d: no run outside its schedule", id)
+		require.Greater(t, time.UnixMilli(j.NextFireMs), end.Add(s.p.cfg.readAhead()-time.Second), "job %d planned up to the read-ahead", id)
+	}
+
+	// Each every-second job advanced once every 3 cycles after the first.
+	steady := cycles - warm
+	for id := int64(1); id <= everySecond; id++ {
+		n := s.advances[id] - adv0[id]
+		require.InDelta(t, steady/3, n, 1, "job %d advanced %d times in %d cycles", id, n, steady)
+	}
+	require.Equal(t, cycles/60, s.advances[9001], "a once-a-minute job is advanced once a fire")
+
+	// Even load: each steady cycle records one second of the every-second
+	// jobs' fires and reads a third of them (the burst adds its 500 every
+	// tenth cycle, as before).
+	for c := warm; c < cycles; c++ {
+		require.InDelta(t, everySecond, s.inserts[c], everySecond/20, "cycle %d recorded %d runs (all: %v)", c, s.inserts[c], s.inserts[warm:])
+		require.Less(t, s.reads[c], everySecond/3+burst+20, "cycle %d read %d jobs", c, s.reads[c])
+	}
 }

@@ -85,7 +85,7 @@ func (p *preReader) cycle(ctx context.Context) (full bool, err error) {
 	// "now" is read after the lock is held, as XXL-JOB does.
 	now = p.clock.Now()
 	nowMs := now.UnixMilli()
-	jobs, err := tx.JobListDue(tctx, store.JobListDueParams{UntilMs: nowMs + p.cfg.PreReadWindow.Milliseconds(), Limit: p.cfg.PreReadLimit})
+	jobs, err := tx.JobListDue(tctx, store.JobListDueParams{UntilMs: nowMs + p.cfg.readAhead().Milliseconds(), Limit: p.cfg.PreReadLimit})
 	if err != nil {
 		return false, err
 	}
@@ -147,6 +147,7 @@ func (p *preReader) planWithin(jobs []store.Job, now time.Time, shards map[int64
 
 type prereadPlan struct {
 	jobs     int // how many of the jobs read it covers (see maxFiresPerCycle)
+	fires    int // scheduled fires planned (misfires not counted)
 	inserts  []store.RunInsert
 	jobOf    []*store.Job // the job of each insert
 	advances []store.JobAdvance
@@ -217,20 +218,32 @@ func (p *preReader) plan(jobs []store.Job, now time.Time, shards map[int64]int, 
 			pl.advances = append(pl.advances, store.JobAdvance{ID: job.ID, NextFireMs: 0, LastFireMs: job.LastFireMs, Disable: true})
 			continue
 		}
-		next := time.UnixMilli(job.NextFireMs)
+		next, ok := time.UnixMilli(job.NextFireMs), true
 		last := job.LastFireMs
-		ok := true
-		if nowMs-job.NextFireMs > p.cfg.MisfireThreshold.Milliseconds()+misfireGraceMs(job) {
+		// A job stopped and started again, or given a new schedule, while
+		// runs of it were planned (up to last_fire_ms, at most the window
+		// ahead) continues after them: those runs are not touched, and a
+		// fire time planned before is not recorded twice (the fire key is
+		// unique; a second insert failed the whole pre-read, every cycle).
+		for n := 0; ok && last > 0 && next.UnixMilli() <= last && n < maxSkippedCount; n++ {
+			next, ok = sched.Next(next)
+		}
+		if !ok {
+			pl.advances = append(pl.advances, store.JobAdvance{ID: job.ID, NextFireMs: 0, LastFireMs: last, Disable: true})
+			continue
+		}
+		firstMs := next.UnixMilli()
+		if nowMs-firstMs > p.cfg.MisfireThreshold.Milliseconds()+misfireGraceMs(job) {
 			late := now.Sub(next).Round(time.Millisecond)
 			switch {
-			case tooOld(job, job.NextFireMs-offsetMs, nowMs):
-				add(job.NextFireMs, kind.RunMisfired, kind.TriggerSchedule, fmt.Sprintf("misfired by %s; older than the job's max_event_age_sec (%d), so not caught up", late, job.MaxEventAgeSec))
+			case tooOld(job, firstMs-offsetMs, nowMs):
+				add(firstMs, kind.RunMisfired, kind.TriggerSchedule, fmt.Sprintf("misfired by %s; older than the job's max_event_age_sec (%d), so not caught up", late, job.MaxEventAgeSec))
 			case job.MisfirePolicy == kind.MisfireFireOnceNow:
-				add(job.NextFireMs, kind.RunScheduled, kind.TriggerMisfire, fmt.Sprintf("misfired by %s; fire_once_now fires it once", late))
+				add(firstMs, kind.RunScheduled, kind.TriggerMisfire, fmt.Sprintf("misfired by %s; fire_once_now fires it once", late))
 			default:
-				add(job.NextFireMs, kind.RunMisfired, kind.TriggerSchedule, fmt.Sprintf("misfired by %s; do_nothing skips it", late))
+				add(firstMs, kind.RunMisfired, kind.TriggerSchedule, fmt.Sprintf("misfired by %s; do_nothing skips it", late))
 			}
-			last = job.NextFireMs
+			last = firstMs
 			// Continue from now; a fire exactly at now is still on time. The
 			// fire times skipped in between are recorded too, one misfired
 			// run each (up to maxSkippedRows; beyond, counted per job), so an
@@ -252,8 +265,10 @@ func (p *preReader) plan(jobs []store.Job, now time.Time, shards map[int64]int, 
 			}
 			next, ok = sched.Next(now.Add(-time.Millisecond))
 		}
-		for n := 0; ok && next.UnixMilli() <= windowEnd && n < maxFiresPerJob; n++ {
+		end := min(windowEnd, p.cfg.horizonMs(job.ID, nowMs))
+		for n := 0; ok && next.UnixMilli() <= end && n < maxFiresPerJob; n++ {
 			add(next.UnixMilli(), kind.RunScheduled, kind.TriggerSchedule, "")
+			pl.fires++
 			last = next.UnixMilli()
 			next, ok = sched.Next(next)
 		}
@@ -268,6 +283,54 @@ func (p *preReader) plan(jobs []store.Job, now time.Time, shards map[int64]int, 
 		}
 	}
 	return pl
+}
+
+// planCycles is how many loop intervals of fires the pre-read plans for a
+// frequent job at once (k): a job is read once its next fire is within
+// readAhead and is then planned up to the end of the window, so a job that
+// fires every second is read and its row advanced once every k cycles
+// rather than every cycle, and no fire is planned further ahead than
+// PreReadWindow. k is the window in intervals less two, so readAhead is
+// three intervals: with the default 5 s window and 1 s interval, k = 3 and
+// jobs are read 3 s ahead. A window of three intervals or less plans every
+// cycle, as before.
+func (c Config) planCycles() int64 {
+	if c.LoopInterval <= 0 {
+		return 1
+	}
+	return max(1, int64(c.PreReadWindow/c.LoopInterval)-2)
+}
+
+// readAhead is how far ahead of now a job's next fire must be for the
+// pre-read to read it: the window less k-1 intervals (see planCycles).
+func (c Config) readAhead() time.Duration {
+	return c.PreReadWindow - time.Duration(c.planCycles()-1)*c.LoopInterval
+}
+
+// horizonMs is how far a job read at nowMs is planned: the end of the
+// window, less as many intervals as bring the job's next read to a cycle
+// of its own slot (its id modulo k, cycles counted from the epoch, the
+// same on every replica). A job that fires at least once an interval is
+// read again exactly k cycles later, k-1 intervals before the end of the
+// window it was planned to; a job read in another slot's cycle (a new or
+// edited job, a takeover, a misfire) gets a shorter plan once and then
+// keeps to its slot. The jobs of a slot are about 1/k of all, so every
+// cycle reads and advances about 1/k of the frequent jobs and records
+// about one interval of their fires: the load stays even, with no cycle
+// recording k intervals of every job.
+func (c Config) horizonMs(jobID, nowMs int64) int64 {
+	k := c.planCycles()
+	end := nowMs + c.PreReadWindow.Milliseconds()
+	if k == 1 {
+		return end
+	}
+	iv := c.LoopInterval.Milliseconds()
+	cycle := nowMs / iv
+	if nowMs < 0 {
+		cycle--
+	}
+	d := ((cycle-jobID)%k + k) % k
+	return end - d*iv
 }
 
 // scheduleCache keeps compiled schedules by definition.
