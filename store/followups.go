@@ -139,7 +139,10 @@ func (s *Store) RunRequeue(ctx context.Context, id int64, owner string) (bool, e
 // JobIDsFailing lists the jobs whose failure was alarmed and that have not
 // recovered yet.
 func (s *Store) JobIDsFailing(ctx context.Context) ([]int64, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT id FROM jobs WHERE alarm_state = ?", kind.JobAlarmFailing)
+	// A constant, not a parameter: on PostgreSQL jobs_alarm_state is a
+	// partial index (alarm_state <> 'ok'), which a generic plan of a
+	// parameter could not use.
+	rows, err := s.db.QueryContext(ctx, "SELECT id FROM jobs WHERE alarm_state = '"+string(kind.JobAlarmFailing)+"'")
 	if err != nil {
 		return nil, fmt.Errorf("list failing jobs: %w", err)
 	}

@@ -62,6 +62,19 @@ func TestPostgresHotQueriesUseTheirIndexes(t *testing.T) {
 	require.Contains(t, plan, "jobs_due", plan)
 	require.NotContains(t, plan, "Seq Scan", plan)
 
+	// The failing jobs are read from the partial jobs_alarm_state
+	// (migration 0100), which holds those jobs only.
+	_, err = st.DB().ExecContext(ctx, "UPDATE jobs SET alarm_state = 'failing' WHERE id % 1000 = 0")
+	require.NoError(t, err)
+	_, err = st.DB().ExecContext(ctx, "ANALYZE jobs")
+	require.NoError(t, err)
+	failing, err := st.JobIDsFailing(ctx)
+	require.NoError(t, err)
+	require.Len(t, failing, 5)
+	plan = explainPostgres(t, st, "SELECT id FROM jobs WHERE alarm_state = 'failing'")
+	require.Contains(t, plan, "jobs_alarm_state", plan)
+	require.NotContains(t, plan, "Seq Scan", plan)
+
 	plan = explainPostgres(t, st, fmt.Sprintf("SELECT id FROM runs WHERE owner = 'n1' AND state = 'scheduled' AND scheduled_ms < %d ORDER BY scheduled_ms LIMIT 5000", t0+500))
 	// The index range holds the overdue runs only (PostgreSQL may sort
 	// those few, not every scheduled run of the replica).

@@ -74,7 +74,15 @@ func TestSchemaSameOnMySQLAndPostgres(t *testing.T) {
 		return out
 	}
 	require.Equal(t, cols(myCols), cols(pgCols), "columns differ between MySQL and PostgreSQL: a migration lacks its {{POSTGRES_ONLY}} form")
-	require.Equal(t, idx(myIdx, false), idx(pgIdx, true), "indexes differ between MySQL and PostgreSQL: a migration lacks its {{POSTGRES_ONLY}} form")
+	// Indexes PostgreSQL leaves out on purpose (migration 0100: an index
+	// whose columns lead another of the same table).
+	var myWant []string
+	for _, i := range idx(myIdx, false) {
+		if i != "jobs: jobs_group unique=false (group_id)" {
+			myWant = append(myWant, i)
+		}
+	}
+	require.Equal(t, myWant, idx(pgIdx, true), "indexes differ between MySQL and PostgreSQL: a migration lacks its {{POSTGRES_ONLY}} form")
 }
 
 func schemaRows(t *testing.T, st *store.Store, q string) [][]string {
