@@ -21,17 +21,7 @@ import (
 func TestLedgerOutcomesYieldToHandOffs(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := store.OpenSQLite(ctx, dbtest.SQLitePath(t))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	_, err = st.Migrate(ctx)
-	require.NoError(t, err)
-	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC).UnixMilli()
-	g, err := st.GroupCreate(ctx, store.GroupCreateParams{AppName: "app", NowMs: now})
-	require.NoError(t, err)
-	j, err := st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: g.ID, Name: "j", ScheduleType: "none", TimeZone: "UTC",
-		MisfirePolicy: kind.MisfireDoNothing, RouteStrategy: "first", BlockStrategy: "SERIAL_EXECUTION", ShardCount: 1}, Enabled: true, NowMs: now})
-	require.NoError(t, err)
+	st, g, j, now := ledgerTestJob(t)
 	sent := func() int64 {
 		r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: g.ID, ScheduledMs: now, ShardTotal: 1, TriggerType: kind.TriggerManual, Owner: "n", CreatedMs: now})
 		require.NoError(t, err)
@@ -92,17 +82,7 @@ func TestLedgerOutcomesYieldToHandOffs(t *testing.T) {
 func TestLedgerAcceptAfterOutcome(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := store.OpenSQLite(ctx, dbtest.SQLitePath(t))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	_, err = st.Migrate(ctx)
-	require.NoError(t, err)
-	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC).UnixMilli()
-	g, err := st.GroupCreate(ctx, store.GroupCreateParams{AppName: "app", NowMs: now})
-	require.NoError(t, err)
-	j, err := st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: g.ID, Name: "j", ScheduleType: "none", TimeZone: "UTC",
-		MisfirePolicy: kind.MisfireDoNothing, RouteStrategy: "first", BlockStrategy: "SERIAL_EXECUTION", ShardCount: 1}, Enabled: true, NowMs: now})
-	require.NoError(t, err)
+	st, g, j, now := ledgerTestJob(t)
 	sentTo := newSentTargets()
 	log := logrus.New()
 	log.SetLevel(logrus.PanicLevel)
@@ -165,4 +145,23 @@ func TestLedgerAcceptAfterOutcome(t *testing.T) {
 	w.flush(fctx)
 	require.Equal(t, "http://outcome", target(dropped), "the held accept is dropped once its outcome is recorded")
 	require.Equal(t, "http://outcome", target(late))
+}
+
+// ledgerTestJob is a migrated SQLite store with one group and one job that
+// never fires by itself, and the time the ledger tests run at.
+func ledgerTestJob(t *testing.T) (*store.Store, store.Group, store.Job, int64) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.OpenSQLite(ctx, dbtest.SQLitePath(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	_, err = st.Migrate(ctx)
+	require.NoError(t, err)
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC).UnixMilli()
+	g, err := st.GroupCreate(ctx, store.GroupCreateParams{AppName: "app", NowMs: now})
+	require.NoError(t, err)
+	j, err := st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: g.ID, Name: "j", ScheduleType: "none", TimeZone: "UTC",
+		MisfirePolicy: kind.MisfireDoNothing, RouteStrategy: "first", BlockStrategy: "SERIAL_EXECUTION", ShardCount: 1}, Enabled: true, NowMs: now})
+	require.NoError(t, err)
+	return st, g, j, now
 }
