@@ -80,6 +80,15 @@ func (d *dispatcher) fireRead(ctx context.Context, due []fire) {
 }
 
 // release forgets runs that left the dispatcher's hands.
+// handing says runs are due and not yet handed to their targets: sends
+// wait for the database, so writes that can wait (outcomes) should
+// (ledgerWriter.urgent, outcomeWriter.urgent). A pool's queue counts as
+// well as the gate, so that a busy second counts as busy from its first
+// send to its last hand-off, not only while a statement is in flight.
+func (d *dispatcher) handing() bool {
+	return d.gate.busy() || d.fast.handing() || d.slow.handing()
+}
+
 func (d *dispatcher) release(ids ...int64) {
 	d.mu.Lock()
 	for _, id := range ids {

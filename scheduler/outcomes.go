@@ -24,7 +24,11 @@ import (
 //
 // There is no linger: while one batch is being written the next one
 // gathers, so batches grow with the load and a lone outcome is written at
-// once.
+// once, unless sends are waiting for their hand-offs. Then it yields (up to
+// ledgerYield, like the ledger): the outcomes of a busy second's first
+// sends are written after its hand-offs, in fewer statements, instead of
+// sharing the database and the machine with them. An executor's callback is
+// then acknowledged up to that much later.
 type outcomeWriter struct {
 	lifecycle.Loop
 	st      *store.Store
@@ -40,6 +44,11 @@ type outcomeWriter struct {
 	// meanwhile.
 	writing func(ids []int64)
 	written func(ids []int64, committed bool)
+	// urgent says sends are waiting for their hand-offs: a write then
+	// waits, up to yieldMax, gathering the outcomes that come meanwhile
+	// (see yieldTo). Nil: never.
+	urgent   func() bool
+	yieldMax time.Duration
 }
 
 type outcomeReq struct {
@@ -59,7 +68,7 @@ const (
 var errWriterStopped = errors.New("the scheduler is stopping: outcome not recorded, report it again")
 
 func newOutcomeWriter(st *store.Store, log *logrus.Entry, m *Metrics) *outcomeWriter {
-	return &outcomeWriter{st: st, log: log, metrics: m, in: make(chan *outcomeReq, 4096), quit: make(chan struct{})}
+	return &outcomeWriter{st: st, log: log, metrics: m, in: make(chan *outcomeReq, 4096), quit: make(chan struct{}), yieldMax: ledgerYield}
 }
 
 func (w *outcomeWriter) Start(ctx context.Context) { w.Loop.Start(ctx, w.run) }
@@ -124,6 +133,13 @@ func (w *outcomeWriter) run(ctx context.Context) {
 			default:
 				break gather
 			}
+		}
+		if n < outcomeBatchMax {
+			yieldTo(ctx, w.urgent, w.yieldMax, w.in, func(req *outcomeReq) bool {
+				batch = append(batch, req)
+				n += len(req.outs)
+				return n < outcomeBatchMax
+			})
 		}
 		w.write(context.WithoutCancel(ctx), batch, n)
 	}

@@ -205,6 +205,14 @@ func (p *pool) settled() bool {
 	return p.unhanded == p.waiting+queued && (queued == 0 || p.running == p.procs)
 }
 
+// handing says tasks are queued or running before their hand-off: runs
+// of this pool are due and not yet handed to their targets.
+func (p *pool) handing() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.unhanded > 0
+}
+
 // turn is one task's way through its hand-off and send.
 type turn struct {
 	p                               *pool

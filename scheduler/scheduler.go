@@ -108,7 +108,6 @@ func New(o Options) (*Scheduler, error) {
 	s.logs = newLogWriter(o.Store)
 	sent := newSentTargets()
 	s.ledger = newLedgerWriter(o.Store, log.WithField("service", "ledger"), sent)
-	s.ledger.urgent = s.gate.busy
 	s.disp = &dispatcher{
 		cfg: cfg, node: s.node, st: o.Store, clock: clock, log: log.WithField("service", "dispatcher"), drivers: o.Drivers,
 		ledger: s.ledger, metrics: m,
@@ -136,6 +135,8 @@ func New(o Options) (*Scheduler, error) {
 	s.outcomes = newOutcomeWriter(o.Store, log.WithField("service", "outcomes"), m)
 	s.takeover.record = s.outcomes.record
 	var wf *workflows // below, with the other follow-ups
+	s.ledger.urgent = s.disp.handing
+	s.outcomes.urgent = s.disp.handing
 	s.outcomes.writing = s.ledger.outcomesWriting
 	s.outcomes.written = s.ledger.outcomesWritten // settles the ledger's runs when committed
 	s.outcomes.settled = func(ids []int64) {
