@@ -155,7 +155,7 @@ alarms:
 	run(t, ctx, "a typed name must be picked",
 		chromedp.SendKeys("#nb-principal", "nobody-like-this", chromedp.ByQuery),
 		chromedp.Click("#new-binding-submit", chromedp.ByQuery),
-		chromedp.Poll(`document.querySelector("#new-binding-error").textContent !== ""`, nil),
+		chromedp.Poll(`(document.querySelector("#new-binding-error")?.textContent ?? "") !== ""`, nil),
 		chromedp.Text("#new-binding-error", &pickErr, chromedp.ByQuery),
 	)
 	require.Contains(t, pickErr, "pick one of the matches")
@@ -175,7 +175,8 @@ alarms:
 		chromedp.SendKeys("#audit-action", "token.", chromedp.ByQuery),
 		chromedp.Click("#audit-apply", chromedp.ByQuery),
 		chromedp.WaitVisible(`#audit-table tbody tr[data-audit]`, chromedp.ByQuery),
-		chromedp.Poll(`location.hash.includes("action=token.") && !document.querySelector("#audit-table tbody").textContent.includes("user.create")`, nil),
+		// The table is drawn again for the filter: wait for the new one.
+		chromedp.Poll(`(() => { const b = document.querySelector("#audit-table tbody"); return location.hash.includes("action=token.") && b !== null && b.querySelector("tr[data-audit]") !== null && !b.textContent.includes("user.create"); })()`, nil),
 		chromedp.Text("#audit-table tbody", &actions, chromedp.ByQuery),
 	)
 	require.Contains(t, actions, "token.create")
@@ -288,14 +289,14 @@ alarms:
 		chromedp.WaitNotPresent("#executor-token-value", chromedp.ByQuery),
 		chromedp.SendKeys("#executor-token-input", "short", chromedp.ByQuery),
 		chromedp.Click("#set-executor-token-submit", chromedp.ByQuery),
-		chromedp.Poll(`document.querySelector("#executor-token-error").textContent !== ""`, nil),
+		chromedp.Poll(`(document.querySelector("#executor-token-error")?.textContent ?? "") !== ""`, nil),
 		chromedp.Text("#executor-token-error", &setErr, chromedp.ByQuery),
 		clearInput("#executor-token-input"),
 		chromedp.SendKeys("#executor-token-input", chosen, chromedp.ByQuery),
 		chromedp.Click("#set-executor-token-submit", chromedp.ByQuery),
 		// Exactly this step's message: the rotation's ("A new executor token
 		// is set: ...") may still be shown while this request is in flight.
-		chromedp.Poll(`document.querySelector("#flash").textContent === "The executor token is set."`, nil),
+		chromedp.Poll(`(document.querySelector("#flash")?.textContent ?? "") === "The executor token is set."`, nil),
 		chromedp.Text("#flash", &flashMsg, chromedp.ByQuery),
 	)
 	require.Contains(t, setErr, "16..255")

@@ -65,7 +65,7 @@ func TestChildPickerAndTargetTiles(t *testing.T) {
 		chromedp.Click(`#child-jobs-chosen button[aria-label="Remove child job reports/daily"]`, chromedp.ByQuery),
 		chromedp.SendKeys("#child-pick", "reports/nope", chromedp.ByQuery),
 		chromedp.Click("#child-add", chromedp.ByQuery),
-		chromedp.Poll(`(() => { const t = document.querySelector("#f-child_job_ids-error").textContent; return t !== "" && t; })()`, &pickErr),
+		chromedp.Poll(`(() => { const t = (document.querySelector("#f-child_job_ids-error")?.textContent ?? ""); return t !== "" && t; })()`, &pickErr),
 		chromedp.Evaluate(`[...document.querySelectorAll("#child-jobs-chosen li")].map(li => li.firstChild.textContent)`, &chosen),
 		chromedp.Evaluate(`document.activeElement.blur()`, nil), // no suggestion list open in the picture
 		chromedp.ScrollIntoView("#f-child_job_ids", chromedp.ByQuery),

@@ -272,7 +272,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.SendKeys("#username", "olivia", chromedp.ByQuery),
 		chromedp.SendKeys("#password", "not-her-password", chromedp.ByQuery),
 		chromedp.Click("#signin", chromedp.ByQuery),
-		chromedp.Poll(`document.querySelector("#login-error").textContent`, &loginErr),
+		chromedp.Poll(`(document.querySelector("#login-error")?.textContent ?? "")`, &loginErr),
 	)
 	require.Equal(t, "Wrong user name or password.", loginErr)
 
@@ -294,7 +294,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.WaitNotPresent("#f-enabled:checked", chromedp.ByQuery),
 		chromedp.SendKeys("#f-schedule_conf", "every tuesday", chromedp.ByQuery),
 		chromedp.Click("#save-job", chromedp.ByQuery),
-		chromedp.Poll(`(() => { const t = document.querySelector("#f-schedule_conf-error").textContent; return t !== "" && t; })()`, &fieldErr),
+		chromedp.Poll(`(() => { const t = (document.querySelector("#f-schedule_conf-error")?.textContent ?? ""); return t !== "" && t; })()`, &fieldErr),
 	)
 	require.Contains(t, fieldErr, "schedule_conf", "the field error names the field")
 	var invalid string
@@ -399,7 +399,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	run(t, ctx, "conflict",
 		chromedp.SendKeys("#f-description", " and more", chromedp.ByQuery),
 		chromedp.Click("#save-job", chromedp.ByQuery),
-		chromedp.Poll(`(() => { const t = document.querySelector("#form-error").textContent; return t !== "" && t; })()`, &conflict),
+		chromedp.Poll(`(() => { const t = (document.querySelector("#form-error")?.textContent ?? ""); return t !== "" && t; })()`, &conflict),
 		chromedp.Navigate(srv.base+"/#/jobs?name=ticker"),
 		chromedp.WaitVisible(`tr[data-job] a`, chromedp.ByQuery),
 	)
@@ -415,7 +415,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.SetValue("#trigger-target", "local://sleeper", chromedp.ByQuery),
 		chromedp.Click("#trigger-job", chromedp.ByQuery),
 		chromedp.WaitVisible("#run-log", chromedp.ByQuery),
-		chromedp.Poll(`document.querySelector("#run-log").textContent.includes("going to sleep") && document.querySelector("#run-state").textContent === "running"`, nil,
+		chromedp.Poll(`(document.querySelector("#run-log")?.textContent ?? "").includes("going to sleep") && (document.querySelector("#run-state")?.textContent ?? "") === "running"`, nil,
 			chromedp.WithPollingTimeout(20*time.Second)),
 	)
 	// The Kill button asks first, showing what the kill stops; Cancel
@@ -425,7 +425,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Evaluate(`location.hash.match(/\d+/)[0]`, &sleeperRun),
 		chromedp.Click("#kill-run", chromedp.ByQuery),
 		chromedp.WaitVisible("#kill-dialog", chromedp.ByQuery),
-		chromedp.Poll(`(() => { const b = document.querySelector("#kill-confirm"); return b && !b.disabled && document.querySelector("#kill-scope-summary").textContent; })()`, &scopeSummary),
+		chromedp.Poll(`(() => { const b = document.querySelector("#kill-confirm"); return b && !b.disabled && (document.querySelector("#kill-scope-summary")?.textContent ?? ""); })()`, &scopeSummary),
 		chromedp.Text(`#kill-scope-runs tr[data-run] td:nth-child(2)`, &scopeJob, chromedp.ByQuery),
 	)
 	require.Equal(t, fmt.Sprintf("The kill stops run %s on local://sleeper, and nothing else.", sleeperRun), scopeSummary)
@@ -442,7 +442,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Click("#kill-run", chromedp.ByQuery),
 		chromedp.WaitEnabled("#kill-confirm", chromedp.ByQuery),
 		chromedp.Click("#kill-confirm", chromedp.ByQuery),
-		chromedp.Poll(`(() => { const s = document.querySelector("#run-state").textContent; return s === "killed" && s; })()`, &killed,
+		chromedp.Poll(`(() => { const s = (document.querySelector("#run-state")?.textContent ?? ""); return s === "killed" && s; })()`, &killed,
 			chromedp.WithPollingTimeout(20*time.Second)),
 	)
 	require.Equal(t, "killed", killed)
@@ -535,7 +535,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			document.querySelector("#retry-chain li[aria-current]").dataset.run === location.hash.match(/\d+$/)[0] &&
 			[...document.querySelectorAll("#retry-chain li")].map(li => (li.getAttribute("aria-current") ? "*" : "") + li.dataset.run)`, &chain,
 			chromedp.WithPollingTimeout(20*time.Second)),
-		chromedp.Poll(`(() => { const t = document.querySelector("#run-retry").textContent; return t.startsWith("none") && t; })()`, &lastRetry,
+		chromedp.Poll(`(() => { const t = (document.querySelector("#run-retry")?.textContent ?? ""); return t.startsWith("none") && t; })()`, &lastRetry,
 			chromedp.WithPollingTimeout(20*time.Second)),
 	)
 	retries := srv.call("GET", fmt.Sprintf("runs?job_id=%v&trigger_type=retry", flaky["id"]), nil)["items"].([]any)

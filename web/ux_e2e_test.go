@@ -143,7 +143,7 @@ func TestFirstStartAndNamesInBrowser(t *testing.T) {
 		chromedp.WaitVisible("#job-children a", chromedp.ByQuery),
 		chromedp.Text("#job-children", &children, chromedp.ByQuery),
 		chromedp.Navigate(fmt.Sprintf("%s/#/jobs/%v", srv.base, alpha["id"])),
-		chromedp.Poll(`document.querySelector("main h1").textContent === "alpha" && !!document.querySelector("#job-params")`, nil),
+		chromedp.Poll(`(document.querySelector("main h1")?.textContent ?? "") === "alpha" && !!document.querySelector("#job-params")`, nil),
 		chromedp.Text("#job-params", &params, chromedp.ByQuery),
 		chromedp.Text("#job-block", &block, chromedp.ByQuery),
 		chromedp.Text("#job-misfire", &misfire, chromedp.ByQuery),
@@ -165,7 +165,7 @@ func TestFirstStartAndNamesInBrowser(t *testing.T) {
 		chromedp.SendKeys("#nu-password", "vera-password-12345", chromedp.ByQuery),
 		chromedp.SetValue("#nu-role", "operator", chromedp.ByQuery),
 		chromedp.Click("#new-user-submit", chromedp.ByQuery),
-		chromedp.Poll(`(() => { const t = document.querySelector("#new-user-error").textContent; return t !== "" && t; })()`, &formErr),
+		chromedp.Poll(`(() => { const t = (document.querySelector("#new-user-error")?.textContent ?? ""); return t !== "" && t; })()`, &formErr),
 	)
 	require.Contains(t, formErr, "Group of the role")
 	require.NotContains(t, fmt.Sprint(srv.call("GET", "users", nil)["items"]), "vera", "nothing was created")

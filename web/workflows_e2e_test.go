@@ -77,7 +77,7 @@ func TestWorkflowPagesInBrowser(t *testing.T) {
 		chromedp.WaitVisible("#workflow-preview svg", chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelectorAll("#workflow-preview .dag-node").length`, &previewNodes),
 		chromedp.Evaluate(`(() => { const t = document.querySelector("#workflow-json"); t.value = t.value.replace('"definition"', '"definition" oops'); t.dispatchEvent(new Event("input")); return true; })()`, nil),
-		chromedp.Poll(`document.querySelector("#workflow-json-problem").textContent || false`, &problem),
+		chromedp.Poll(`(document.querySelector("#workflow-json-problem")?.textContent ?? "") || false`, &problem),
 		chromedp.Evaluate(`(() => { const t = document.querySelector("#workflow-json"); const w = JSON.parse(t.value.replace('"definition" oops', '"definition"'));
 			w.definition.edges.push({from: "report", to: "extract"}); t.value = JSON.stringify(w, null, 2); t.dispatchEvent(new Event("input")); return true; })()`, nil),
 		screenshot("workflow-editor"),
