@@ -21,23 +21,10 @@ import (
 func TestLedgerOutcomesYieldToHandOffs(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, g, j, now := ledgerTestJob(t)
-	sent := func() int64 {
-		r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: g.ID, ScheduledMs: now, ShardTotal: 1, TriggerType: kind.TriggerManual, Owner: "n", CreatedMs: now})
-		require.NoError(t, err)
-		ids, err := st.RunHandOff(ctx, store.RunHandOffParams{Owner: "n", IDs: []int64{r.ID}, NowMs: now})
-		require.NoError(t, err)
-		require.Len(t, ids, 1)
-		return r.ID
-	}
-	state := func(id int64) kind.RunState {
-		r, err := st.RunGet(ctx, id)
-		require.NoError(t, err)
-		return r.State
-	}
-	log := logrus.New()
-	log.SetLevel(logrus.PanicLevel)
-	w := newLedgerWriter(st, logrus.NewEntry(log), newSentTargets())
+	f := newWriterFixture(t)
+	st, sent, now := f.st, f.handed, f.now
+	state := func(id int64) kind.RunState { return f.run(id).State }
+	w := newLedgerWriter(st, quietLog(), newSentTargets())
 	w.yieldMax = time.Hour // only the hand-offs end the wait here
 	w.batch = 2            // five outcomes are three writes' worth
 	var handing atomic.Bool
@@ -82,21 +69,16 @@ func TestLedgerOutcomesYieldToHandOffs(t *testing.T) {
 func TestLedgerAcceptAfterOutcome(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, g, j, now := ledgerTestJob(t)
+	f := newWriterFixture(t)
+	st, now := f.st, f.now
 	sentTo := newSentTargets()
-	log := logrus.New()
-	log.SetLevel(logrus.PanicLevel)
-	w := newLedgerWriter(st, logrus.NewEntry(log), sentTo)
+	w := newLedgerWriter(st, quietLog(), sentTo)
 	w.Start(ctx)
 	t.Cleanup(func() { w.Stop(ctx) })
 	send := func() int64 {
-		r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: g.ID, ScheduledMs: now, ShardTotal: 1, TriggerType: kind.TriggerManual, Owner: "n", CreatedMs: now})
-		require.NoError(t, err)
-		ids, err := st.RunHandOff(ctx, store.RunHandOffParams{Owner: "n", IDs: []int64{r.ID}, NowMs: now})
-		require.NoError(t, err)
-		require.Len(t, ids, 1)
-		sentTo.put(r.ID, "http://sent")
-		return r.ID
+		id := f.handed()
+		sentTo.put(id, "http://sent")
+		return id
 	}
 	outcome := func(id int64) {
 		applied, err := st.RunRecordOutcomes(ctx, []store.RunResult{{ID: id, State: kind.RunSucceeded, Code: 200, Target: "http://outcome", FinishedMs: now}})
@@ -106,11 +88,7 @@ func TestLedgerAcceptAfterOutcome(t *testing.T) {
 	accept := func(id int64) {
 		w.write(ledgerOp{u: store.RunUpdate{ID: id, State: kind.RunRunning, Target: "http://accept", Message: "accepted"}})
 	}
-	target := func(id int64) string {
-		r, err := st.RunGet(ctx, id)
-		require.NoError(t, err)
-		return r.Target
-	}
+	target := func(id int64) string { return f.run(id).Target }
 
 	// The outcome first (committed, settled), its accept after.
 	late := send()
@@ -147,9 +125,17 @@ func TestLedgerAcceptAfterOutcome(t *testing.T) {
 	require.Equal(t, "http://outcome", target(late))
 }
 
-// ledgerTestJob is a migrated SQLite store with one group and one job that
-// never fires by itself, and the time the ledger tests run at.
-func ledgerTestJob(t *testing.T) (*store.Store, store.Group, store.Job, int64) {
+// writerFixture is a migrated SQLite store with one group and one job that
+// never fires by itself, for the outcome writers' tests.
+type writerFixture struct {
+	t   *testing.T
+	st  *store.Store
+	g   store.Group
+	j   store.Job
+	now int64
+}
+
+func newWriterFixture(t *testing.T) *writerFixture {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.OpenSQLite(ctx, dbtest.SQLitePath(t))
@@ -163,5 +149,33 @@ func ledgerTestJob(t *testing.T) (*store.Store, store.Group, store.Job, int64) {
 	j, err := st.JobCreate(ctx, store.JobCreateParams{JobFields: store.JobFields{GroupID: g.ID, Name: "j", ScheduleType: "none", TimeZone: "UTC",
 		MisfirePolicy: kind.MisfireDoNothing, RouteStrategy: "first", BlockStrategy: "SERIAL_EXECUTION", ShardCount: 1}, Enabled: true, NowMs: now})
 	require.NoError(t, err)
-	return st, g, j, now
+	return &writerFixture{t: t, st: st, g: g, j: j, now: now}
+}
+
+// handed creates a run of the job and hands it off (dispatching), as a
+// send does; it returns the run's id.
+func (f *writerFixture) handed() int64 {
+	f.t.Helper()
+	ctx := context.Background()
+	r, _, err := f.st.RunCreate(ctx, store.RunCreateParams{JobID: f.j.ID, GroupID: f.g.ID, ScheduledMs: f.now, ShardTotal: 1, TriggerType: kind.TriggerManual, Owner: "n", CreatedMs: f.now})
+	require.NoError(f.t, err)
+	ids, err := f.st.RunHandOff(ctx, store.RunHandOffParams{Owner: "n", IDs: []int64{r.ID}, NowMs: f.now})
+	require.NoError(f.t, err)
+	require.Len(f.t, ids, 1)
+	return r.ID
+}
+
+// run reads run id back.
+func (f *writerFixture) run(id int64) store.Run {
+	f.t.Helper()
+	r, err := f.st.RunGet(context.Background(), id)
+	require.NoError(f.t, err)
+	return r
+}
+
+// quietLog is a log entry that writes nothing.
+func quietLog() *logrus.Entry {
+	log := logrus.New()
+	log.SetLevel(logrus.PanicLevel)
+	return logrus.NewEntry(log)
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringjob/ringjob/internal/kind"
@@ -21,24 +20,11 @@ import (
 func TestOutcomeWriterYieldsToHandOffs(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, g, j, now := ledgerTestJob(t)
-	sent := func() int64 {
-		r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: g.ID, ScheduledMs: now, ShardTotal: 1, TriggerType: kind.TriggerManual, Owner: "n", CreatedMs: now})
-		require.NoError(t, err)
-		ids, err := st.RunHandOff(ctx, store.RunHandOffParams{Owner: "n", IDs: []int64{r.ID}, NowMs: now})
-		require.NoError(t, err)
-		require.Len(t, ids, 1)
-		return r.ID
-	}
-	state := func(id int64) kind.RunState {
-		r, err := st.RunGet(ctx, id)
-		require.NoError(t, err)
-		return r.State
-	}
-	log := logrus.New()
-	log.SetLevel(logrus.PanicLevel)
+	f := newWriterFixture(t)
+	st, sent, now, j := f.st, f.handed, f.now, f.j
+	state := func(id int64) kind.RunState { return f.run(id).State }
 	start := func(most time.Duration, urgent func() bool) *outcomeWriter {
-		w := newOutcomeWriter(st, logrus.NewEntry(log), NewMetrics(nil))
+		w := newOutcomeWriter(st, quietLog(), NewMetrics(nil))
 		w.yieldMax = most
 		w.urgent = urgent
 		w.Start(ctx)
