@@ -52,6 +52,13 @@ func printRow(w io.Writer, r *rowResult, header bool) {
 			d["Com_select"], d["Com_insert"], d["Com_insert_select"], d["Com_update"], d["Com_commit"], d["Innodb_data_fsyncs"],
 			d["Handler_update"], d["Handler_write"], r.RunStates)
 	}
+	if len(r.BurstLags) > 0 {
+		fmt.Fprint(os.Stderr, "   bursts, lag p50 / p99 / max (ms):")
+		for _, b := range r.BurstLags {
+			fmt.Fprintf(os.Stderr, " %.0f/%.0f/%.0f", b.P50, b.P99, b.Max)
+		}
+		fmt.Fprintln(os.Stderr)
+	}
 	if r.CPUOther > 0.25 {
 		fmt.Fprintf(os.Stderr, "   WARNING: other processes used %.2f cores during the interval: the machine was busy\n", r.CPUOther)
 	}

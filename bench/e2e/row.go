@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,7 @@ type rowResult struct {
 	Duplicates   int64              `json:"duplicates"`
 	FiresPerS    float64            `json:"fires_per_s"`
 	Lag          pct                `json:"lag_ms"`
+	BurstLags    []pct              `json:"burst_lag_ms,omitempty"`      // +burst rows: the lag of each burst, in order
 	CallbackAck  pct                `json:"callback_ack_ms,omitempty"`   // callback sent -> acknowledged (recorded)
 	ResultAck    pct                `json:"result_ack_ms,omitempty"`     // result ready on the executor -> acknowledged
 	AckOver1s    int64              `json:"acks_over_1s,omitempty"`      // results acknowledged more than 1 s after they were ready
@@ -511,6 +513,7 @@ func analyze(r *rowResult, recs []record, jobs map[int64]bool, from, to time.Tim
 		}
 	}
 	var lags []float64
+	byFire := map[int64][]float64{} // scheduled ms -> lags, for the bursts
 	for k, s := range fires {
 		if !jobs[k.job] {
 			continue
@@ -520,7 +523,11 @@ func analyze(r *rowResult, recs []record, jobs map[int64]bool, from, to time.Tim
 		}
 		if k.schedMs >= lo && k.schedMs < hi && k.schedMs%periodMs == 0 {
 			r.Received++
-			lags = append(lags, float64(s.first)/1e6-float64(k.schedMs))
+			lag := float64(s.first)/1e6 - float64(k.schedMs)
+			lags = append(lags, lag)
+			if period > 1 {
+				byFire[k.schedMs] = append(byFire[k.schedMs], lag)
+			}
 		}
 	}
 	for _, rc := range recs {
@@ -547,6 +554,14 @@ func analyze(r *rowResult, recs []record, jobs map[int64]bool, from, to time.Tim
 	r.Missing = r.Expected - r.Received
 	r.FiresPerS = float64(r.Received) / to.Sub(from).Seconds()
 	r.Lag = percentiles(lags)
+	burstAt := make([]int64, 0, len(byFire))
+	for t := range byFire {
+		burstAt = append(burstAt, t)
+	}
+	slices.Sort(burstAt)
+	for _, t := range burstAt {
+		r.BurstLags = append(r.BurstLags, percentiles(byFire[t]))
+	}
 	r.CallbackAck = percentiles(acks)
 	r.ResultAck = percentiles(results)
 }
