@@ -52,14 +52,6 @@ type Config struct {
 	// LateAfter: a run claimed later than this after its fire time is
 	// recorded as late (default 1s).
 	LateAfter time.Duration `yaml:"late_after"`
-	// HandoffLead is how long before its second a fire leaves the ring
-	// for its hand-off (default 50ms, at most 500ms). The send still waits
-	// for the second, so a target never receives a run early; a burst's
-	// hand-off statements run before it instead of delaying its sends.
-	// Fires whose job limits runs in flight, or that a queueless target
-	// runs under a block strategy, wait for their second before the
-	// overlap check and the hand-off, as without a lead.
-	HandoffLead time.Duration `yaml:"handoff_lead"`
 	// DispatchTimeout bounds one driver Run call (default 10s).
 	DispatchTimeout time.Duration `yaml:"dispatch_timeout"`
 	// FastPool and SlowPool size the trigger pools (defaults 200/2000 and 100/5000).
@@ -97,10 +89,6 @@ type Config struct {
 	StopGrace time.Duration `yaml:"stop_grace"`
 }
 
-// maxHandoffLead bounds scheduler.handoff_lead: a longer lead only widens
-// the time in which a crash leaves runs handed and not yet sent.
-const maxHandoffLead = 500 * time.Millisecond
-
 // Defaults returns the default configuration.
 func Defaults() Config {
 	return Config{
@@ -115,7 +103,6 @@ func Defaults() Config {
 		PartitionLease:    3 * time.Second,
 		TakeoverInterval:  500 * time.Millisecond,
 		LateAfter:         time.Second,
-		HandoffLead:       50 * time.Millisecond,
 		DispatchTimeout:   10 * time.Second,
 		FastPool:          PoolConfig{Workers: 200, Queue: 2000},
 		SlowPool:          PoolConfig{Workers: 100, Queue: 5000},
@@ -161,7 +148,6 @@ func (c Config) WithDefaults() Config {
 	}
 	set(&c.TakeoverInterval, d.TakeoverInterval)
 	set(&c.LateAfter, d.LateAfter)
-	set(&c.HandoffLead, d.HandoffLead)
 	set(&c.DispatchTimeout, d.DispatchTimeout)
 	seti(&c.FastPool.Workers, d.FastPool.Workers)
 	seti(&c.FastPool.Queue, d.FastPool.Queue)
@@ -199,9 +185,6 @@ func (c Config) Validate() error {
 	pos("node_dead_after", c.NodeDeadAfter)
 	pos("takeover_interval", c.TakeoverInterval)
 	pos("late_after", c.LateAfter)
-	if c.HandoffLead <= 0 || c.HandoffLead > maxHandoffLead {
-		errs = append(errs, fmt.Errorf("scheduler.handoff_lead must be above 0 and at most %s, got %s", maxHandoffLead, c.HandoffLead))
-	}
 	pos("dispatch_timeout", c.DispatchTimeout)
 	pos("slow_dispatch", c.SlowDispatch)
 	pos("stop_grace", c.StopGrace)

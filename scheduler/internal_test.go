@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"context"
 	"maps"
 	"sort"
 	"testing"
@@ -47,58 +46,9 @@ func TestPartitionPlanSpreadsReplicas(t *testing.T) {
 	require.Equal(t, 3, max)
 }
 
-func TestRingLetsFiresGoTheLeadBeforeTheirSecond(t *testing.T) {
-	t.Parallel()
-	clock := clockwork.NewFakeClockAt(time.UnixMilli(9_000))
-	fired := make(chan []int64, 4)
-	r := newRing(clock, 50*time.Millisecond, func(_ context.Context, due []fire) {
-		var ids []int64
-		for _, f := range due {
-			ids = append(ids, f.runID)
-		}
-		fired <- ids
-	})
-	r.push(fire{runID: 1, scheduledMs: 10_000}, fire{runID: 2, scheduledMs: 11_000})
-	r.Start(context.Background())
-	t.Cleanup(r.Stop)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	next := func() []int64 {
-		t.Helper()
-		select {
-		case ids := <-fired:
-			return ids
-		case <-ctx.Done():
-			t.Fatal("the ring fired nothing")
-			return nil
-		}
-	}
-
-	require.NoError(t, clock.BlockUntilContext(ctx, 1))
-	clock.Advance(940 * time.Millisecond) // 9.940: the lead is not reached
-	require.NoError(t, clock.BlockUntilContext(ctx, 1))
-	require.Empty(t, fired, "nothing leaves before the lead")
-	clock.Advance(10 * time.Millisecond) // 9.950: second 10 begins within the lead
-	require.Equal(t, []int64{1}, next())
-	require.NoError(t, clock.BlockUntilContext(ctx, 1))
-	require.Equal(t, 1, r.Len(), "second 11 waits")
-	clock.Advance(990 * time.Millisecond) // 10.940
-	require.NoError(t, clock.BlockUntilContext(ctx, 1))
-	require.Empty(t, fired)
-	clock.Advance(10 * time.Millisecond) // 10.950
-	require.Equal(t, []int64{2}, next())
-
-	// Planned after its second's tick: it goes at once, not at the next tick.
-	require.NoError(t, clock.BlockUntilContext(ctx, 1))
-	clock.Advance(20 * time.Millisecond) // 10.970
-	r.pushNew(fire{runID: 3, scheduledMs: 11_000}, fire{runID: 4, scheduledMs: 12_000})
-	require.Equal(t, []int64{3}, next())
-	require.True(t, r.has(4), "second 12 waits for its tick")
-}
-
 func TestRingTakesEverySlotUpToNow(t *testing.T) {
 	t.Parallel()
-	r := newRing(clockwork.NewFakeClock(), 0, nil)
+	r := newRing(clockwork.NewFakeClock(), nil)
 	r.push(fire{runID: 1, scheduledMs: 10_000}, fire{runID: 2, scheduledMs: 11_500}, fire{runID: 3, scheduledMs: 12_000}, fire{runID: 4, scheduledMs: 9_000})
 	require.Equal(t, 4, r.Len())
 	got := r.takeDue(11)

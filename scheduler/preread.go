@@ -118,7 +118,7 @@ func (p *preReader) cycle(ctx context.Context) (full bool, err error) {
 		}
 	}
 	p.metrics.Scheduled.Add(float64(len(fires)))
-	p.ring.pushNew(fires...)
+	p.ring.push(fires...)
 	// A full read goes on at once, unless it moved no job: the jobs read
 	// (the earliest due) then have no fire within the planned window, and
 	// neither have the ones after them.

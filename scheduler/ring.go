@@ -47,16 +47,13 @@ type fire struct {
 }
 
 // ring holds the runs this node owns until their fire second. A goroutine
-// wakes lead before each second boundary and hands that second's slot, and
-// any earlier slot it may have missed, to the dispatcher, which hands the
-// runs off at once and sends them when their second comes (the lead takes
-// the hand-off statements of a busy second off its sends' path). A run is in the ring at most
+// wakes at each second boundary and hands the current slot, and any earlier
+// slot it may have missed, to the dispatcher. A run is in the ring at most
 // once: pushing a run id that waits already changes nothing (a takeover can
 // hand a node back a run it still holds).
 type ring struct {
 	lifecycle.Loop
 	clock  clockwork.Clock
-	lead   time.Duration
 	fireFn func(ctx context.Context, due []fire)
 
 	mu    sync.Mutex
@@ -66,8 +63,8 @@ type ring struct {
 	wake  chan struct{}    // capacity 1: soon has runs
 }
 
-func newRing(clock clockwork.Clock, lead time.Duration, fireFn func(ctx context.Context, due []fire)) *ring {
-	return &ring{clock: clock, lead: lead, fireFn: fireFn, slots: map[int64][]fire{}, ids: map[int64]bool{},
+func newRing(clock clockwork.Clock, fireFn func(ctx context.Context, due []fire)) *ring {
+	return &ring{clock: clock, fireFn: fireFn, slots: map[int64][]fire{}, ids: map[int64]bool{},
 		soon: map[int64]bool{}, wake: make(chan struct{}, 1)}
 }
 
@@ -122,7 +119,7 @@ func (r *ring) takeSoon(sec int64) []fire {
 }
 
 // slotOf is the ring second of a fire time; sub-second times round up so a
-// run never leaves the ring more than the lead early.
+// run never fires early.
 func slotOf(ms int64) int64 {
 	return (ms + 999) / 1000
 }
@@ -139,21 +136,6 @@ func (r *ring) push(fs ...fire) {
 		s := slotOf(f.scheduledMs)
 		r.slots[s] = append(r.slots[s], f)
 	}
-}
-
-// pushNew adds runs just planned: those of a second whose tick has passed
-// (it begins within the lead, or began already) go at once instead of a
-// second late at the next tick.
-func (r *ring) pushNew(fs ...fire) {
-	r.push(fs...)
-	passed := r.clock.Now().Add(r.lead).Unix()
-	var late []int64
-	for _, f := range fs {
-		if slotOf(f.scheduledMs) <= passed {
-			late = append(late, f.runID)
-		}
-	}
-	r.hurry(late...)
 }
 
 // has reports whether a run waits in the ring.
@@ -222,8 +204,8 @@ func (r *ring) Stop() { r.Loop.Stop() }
 
 func (r *ring) run(ctx context.Context) {
 	for {
-		ahead := r.clock.Now().Add(r.lead)
-		wait := time.Second - time.Duration(ahead.UnixNano()%int64(time.Second))
+		now := r.clock.Now()
+		wait := time.Second - time.Duration(now.UnixNano()%int64(time.Second))
 		t := r.clock.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -231,7 +213,7 @@ func (r *ring) run(ctx context.Context) {
 			return
 		case <-r.wake:
 			t.Stop()
-			if due := r.takeSoon(r.clock.Now().Add(r.lead).Unix()); len(due) > 0 {
+			if due := r.takeSoon(r.clock.Now().Unix()); len(due) > 0 {
 				r.fireFn(ctx, due)
 			}
 		case <-t.Chan():
@@ -240,8 +222,9 @@ func (r *ring) run(ctx context.Context) {
 	}
 }
 
-// tick fires everything due at the second that begins within the lead.
+// tick fires everything due at the current second.
 func (r *ring) tick(ctx context.Context) {
-	due := r.takeDue(r.clock.Now().Add(r.lead).Unix())
+	now := r.clock.Now()
+	due := r.takeDue(now.Unix())
 	r.fireFn(ctx, due) // also called with no runs, so the backlog is retried
 }

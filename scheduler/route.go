@@ -87,12 +87,6 @@ func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Reque
 	}
 	var errs []string
 	for _, t := range order {
-		if d.checksOverlap(f, t) {
-			// Whether it overlaps is decided at its second, not a lead before.
-			if err := d.untilDue(ctx, f); err != nil {
-				return t, res, attempts, handed, err
-			}
-		}
 		release, err := d.overlap(ctx, f, t)
 		if err != nil {
 			return t, res, attempts, handed, err
@@ -108,9 +102,6 @@ func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Reque
 			handed = true
 		} else {
 			release()
-		}
-		if derr == nil {
-			derr = d.untilDue(ctx, f)
 		}
 		if derr == nil {
 			derr = f.turn.send(ctx)
@@ -170,7 +161,7 @@ func (d *dispatcher) handOff(ctx context.Context, f fire, target string) error {
 	if !ok {
 		return errHandoffRefused
 	}
-	d.metrics.DispatchLag.Observe(max(0, d.clock.Since(time.UnixMilli(f.scheduledMs)).Seconds())) // handed within the lead: on time
+	d.metrics.DispatchLag.Observe(d.clock.Since(time.UnixMilli(f.scheduledMs)).Seconds())
 	// Claimed on time, but the hand-off waited (the database was away): a
 	// schedule fire now later than the misfire threshold follows its
 	// misfire policy like a fire that left the ring late (misfires.go).
@@ -258,7 +249,8 @@ func (d *dispatcher) queueless(target string) bool {
 // undoes it): the caller records the hand-off before releasing, so the
 // next run of the job to check sees this one as handed.
 func (d *dispatcher) overlap(ctx context.Context, f fire, target string) (release func(), err error) {
-	if !d.checksOverlap(f, target) {
+	check := f.job.MaxInFlight > 0 || (d.queueless(target) && f.job.BlockStrategy != "" && f.shardTotal <= 1)
+	if !check {
 		return func() {}, nil
 	}
 	unlock, err := d.jobLocks.lock(ctx, f.job.ID)
@@ -270,29 +262,6 @@ func (d *dispatcher) overlap(ctx context.Context, f fire, target string) (releas
 		return nil, err
 	}
 	return unlock, nil
-}
-
-// checksOverlap says the fire's dispatch to target looks at the job's
-// other runs in flight first (overlap).
-func (d *dispatcher) checksOverlap(f fire, target string) bool {
-	return f.job.MaxInFlight > 0 || (d.queueless(target) && f.job.BlockStrategy != "" && f.shardTotal <= 1)
-}
-
-// untilDue waits for the fire's time: the ring lets fires go a lead early
-// for their hand-off, never to their targets.
-func (d *dispatcher) untilDue(ctx context.Context, f fire) error {
-	wait := time.UnixMilli(f.scheduledMs).Sub(d.clock.Now())
-	if wait <= 0 {
-		return nil
-	}
-	t := d.clock.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.Chan():
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 func (d *dispatcher) overlapCheck(ctx context.Context, f fire, target string) error {

@@ -121,7 +121,7 @@ func New(o Options) (*Scheduler, error) {
 		sent:       sent,
 		warns:      newWarnEvery(log.WithField("service", "dispatcher"), clock, warnInterval),
 	}
-	s.ring = newRing(clock, cfg.HandoffLead, s.disp.fire)
+	s.ring = newRing(clock, s.disp.fire)
 	s.disp.requeue = func(f fire) { s.ring.push(f) }
 	s.disp.waits = newRunWaits(s.ring.hurry)
 	s.disp.inRing = s.ring.has

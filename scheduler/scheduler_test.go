@@ -97,51 +97,6 @@ func TestRingFiresInTheRightSecond(t *testing.T) {
 	})
 }
 
-// A fire leaves the ring a lead before its second and is handed off then,
-// but its target receives it at its second, and the run says it was
-// dispatched then.
-func TestHandedOffTheLeadBeforeSentAtTheSecond(t *testing.T) {
-	t.Parallel()
-	eachDialect(t, func(t *testing.T, dialect string) {
-		b := setup(t, dialect, noon)
-		j := b.job("every-5s", "cron", "*/5 * * * * ?", "UTC", "", 0)
-		n := b.startNode("a", func(c *scheduler.Config) { c.HandoffLead = 200 * time.Millisecond })
-		b.step(1, 4*time.Second)
-		b.clock.Advance(700 * time.Millisecond) // 12:00:04.700, before the lead
-		b.settle(1)
-		for _, r := range b.runs(j.ID) {
-			require.Equal(t, kind.RunScheduled, r.State, "run %d left the ring before the lead", r.ID)
-		}
-		b.clock.Advance(150 * time.Millisecond) // 12:00:04.850, within it
-		var handed store.Run
-		require.Eventually(t, func() bool {
-			for _, r := range b.runs(j.ID) {
-				if r.ScheduledMs == at(12, 0, 5) && r.HandedMs > 0 {
-					handed = r
-					return true
-				}
-			}
-			return false
-		}, 10*time.Second, 2*time.Millisecond, "the run due at 12:00:05 is handed off within the lead")
-		require.Equal(t, at(12, 0, 4)+850, handed.HandedMs)
-		time.Sleep(50 * time.Millisecond) // a send not held for its second would be seen by now
-		require.Zero(t, n.rec.count(), "the target receives nothing before the second")
-
-		b.clock.Advance(150 * time.Millisecond) // 12:00:05
-		ds := b.waitDispatched(1)
-		require.Equal(t, handed.ID, ds[0].RunID)
-		require.Equal(t, at(12, 0, 5), ds[0].At.UnixMilli(), "sent at its second")
-		rs := b.waitSettledRuns(j.ID)
-		for _, r := range rs {
-			if r.ID == handed.ID {
-				require.Equal(t, kind.RunSucceeded, r.State)
-				require.Equal(t, at(12, 0, 5), r.DispatchedMs, "dispatched at its second, not at the hand-off")
-				require.False(t, r.Late)
-			}
-		}
-	})
-}
-
 func TestScheduleKinds(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, dialect string) {

@@ -372,8 +372,7 @@ type RunHandOffParams struct {
 }
 
 // RunHandOff claims runs and records that their owner is about to send them
-// to their targets (handed_ms now; dispatched_ms the later of now and the
-// fire time, as the send waits for it), in one compare-and-set per chunk: a run moves to
+// to their targets, in one compare-and-set per chunk: a run moves to
 // dispatching with handed_ms set only if it is owned by p.Owner and not
 // handed yet, from scheduled (the common case: it is claimed by this very
 // statement, dispatched_ms and late set) or from dispatching (a run claimed
@@ -415,13 +414,11 @@ func (s *Store) RunHandOff(ctx context.Context, p RunHandOffParams) ([]int64, er
 		// with the values already assigned, SQLite with the old ones. The
 		// room the insert reserved is given back in the same write, so the
 		// row does not grow (migration 0083).
-		// A run handed a lead before its second is sent at its second: that
-		// is when it was dispatched.
-		q.WriteString("dispatched_ms = CASE WHEN state = ? THEN CASE WHEN scheduled_ms > ? THEN scheduled_ms ELSE ? END ELSE dispatched_ms END," +
+		q.WriteString("dispatched_ms = CASE WHEN state = ? THEN ? ELSE dispatched_ms END," +
 			" late = CASE WHEN state = ? THEN CASE WHEN ? - scheduled_ms > ? THEN 1 ELSE 0 END ELSE late END," +
 			" handed_ms = ?, claim_token = ?, handoff_room = '', state = ? WHERE id IN (" + placeholders(len(chunk)) +
 			") AND owner = ? AND handed_ms = 0 AND state IN (?, ?)")
-		args = append(args, kind.RunScheduled, p.NowMs, p.NowMs, kind.RunScheduled, p.NowMs, p.LateAfterMs, p.NowMs, token, kind.RunDispatching)
+		args = append(args, kind.RunScheduled, p.NowMs, kind.RunScheduled, p.NowMs, p.LateAfterMs, p.NowMs, token, kind.RunDispatching)
 		for _, id := range chunk {
 			args = append(args, id)
 		}

@@ -117,8 +117,6 @@ func TestRetentionSettings(t *testing.T) {
 		"retention:\n  partitioned: true\n":          "retention.partitioned",
 		"reports:\n  keep: 1h\n":                     "reports.keep",
 		"retention:\n  groups:\n    x: {runs: 1m}\n": "retention.groups.x.runs",
-		"scheduler:\n  handoff_lead: 2s\n":           "scheduler.handoff_lead must be above 0 and at most 500ms, got 2s",
-		"scheduler:\n  handoff_lead: -5ms\n":         "scheduler.handoff_lead must be above 0 and at most 500ms, got -5ms",
 	} {
 		_, err := loadConfig(write(t, "database_url: sqlite://x.db\n"+yaml), env(nil), nil)
 		require.ErrorContains(t, err, field, yaml)
