@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -554,12 +555,7 @@ func analyze(r *rowResult, recs []record, jobs map[int64]bool, from, to time.Tim
 	r.Missing = r.Expected - r.Received
 	r.FiresPerS = float64(r.Received) / to.Sub(from).Seconds()
 	r.Lag = percentiles(lags)
-	burstAt := make([]int64, 0, len(byFire))
-	for t := range byFire {
-		burstAt = append(burstAt, t)
-	}
-	slices.Sort(burstAt)
-	for _, t := range burstAt {
+	for _, t := range slices.Sorted(maps.Keys(byFire)) {
 		r.BurstLags = append(r.BurstLags, percentiles(byFire[t]))
 	}
 	r.CallbackAck = percentiles(acks)
