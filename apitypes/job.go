@@ -111,12 +111,16 @@ type Job struct {
 	LastFireAt *string `json:"last_fire_at"`
 	// LastOutcome is the final state of the job's newest finished run, ""
 	// when none has finished; the jobs list filters on it.
-	LastOutcome    string  `json:"last_outcome"`
+	LastOutcome string `json:"last_outcome"`
+	// LastFinishedAt and LastRunID: when that run finished, and which
+	// run it is (0: none). A job that fires again within seconds and
+	// keeps ending the same way is not rewritten at every run, so these
+	// may name a run that finished up to 5 s before the newest; the last
+	// run of a job that stops firing is always the one named.
 	LastFinishedAt *string `json:"last_finished_at"`
-	// LastRunID is that run (0: none). LastRunPurged: retention has
-	// deleted it since (the outcome and end time above stay true), so
-	// there is nothing to link to.
-	LastRunID     int64   `json:"last_run_id"`
+	LastRunID      int64   `json:"last_run_id"`
+	// LastRunPurged: retention has deleted that run since (the outcome and
+	// end time above stay true), so there is nothing to link to.
 	LastRunPurged bool    `json:"last_run_purged"`
 	CreatedAt     *string `json:"created_at"`
 	UpdatedAt     *string `json:"updated_at"`

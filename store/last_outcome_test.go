@@ -286,3 +286,85 @@ func TestJobLastOutcomeMisfire(t *testing.T) {
 		require.Equal(t, t0+8000, got.LastFinishedMs)
 	})
 }
+
+// A job that fires again soon and ends the same way again is not rewritten
+// by every outcome: last_outcome stays exact (the filter), last_run_id and
+// last_finished_ms trail by less than 5 s of finish time, and the job's
+// last planned run is always written.
+func TestJobLastOutcomeTrailsRepeats(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		j := mkJob(t, st, "trail", 0)
+		running := func() int64 {
+			t.Helper()
+			r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0, TriggerType: kind.TriggerManual,
+				Owner: "n", CreatedMs: t0})
+			require.NoError(t, err)
+			_, err = st.RunClaimBatch(ctx, store.RunClaimParams{IDs: []int64{r.ID}, Owner: "n", NowMs: t0})
+			require.NoError(t, err)
+			return r.ID
+		}
+		// planned says the pre-read has planned the job's fires up to ms
+		// (it writes last_fire_ms with those fires' runs).
+		planned := func(ms int64) {
+			t.Helper()
+			_, err := st.DB().ExecContext(ctx, "UPDATE jobs SET last_fire_ms = ? WHERE id = ?", ms, j.ID)
+			require.NoError(t, err)
+		}
+		record := func(id int64, state kind.RunState, finished int64) {
+			t.Helper()
+			applied, err := st.RunRecordOutcomes(ctx, []store.RunResult{{ID: id, JobID: j.ID, State: state, Code: 200, FinishedMs: finished}})
+			require.NoError(t, err)
+			require.Equal(t, []bool{true}, applied)
+		}
+		last := func() (kind.RunState, int64, int64) {
+			t.Helper()
+			got, err := st.JobGet(ctx, j.ID)
+			require.NoError(t, err)
+			return got.LastOutcome, got.LastRunID, got.LastFinishedMs
+		}
+		failed := func() []store.Job {
+			t.Helper()
+			js, err := st.JobList(ctx, store.JobListParams{LastOutcome: kind.RunFailed, Limit: 10})
+			require.NoError(t, err)
+			return js
+		}
+
+		planned(t0 + 60_000)
+		r1, r2, r3, r4, r5, r6 := running(), running(), running(), running(), running(), running()
+		record(r1, kind.RunSucceeded, t0+1000)
+		st1, id1, fin1 := last()
+		require.Equal(t, kind.RunSucceeded, st1, "a first outcome is written")
+		require.Equal(t, r1, id1)
+		require.Equal(t, t0+1000, fin1)
+
+		record(r2, kind.RunSucceeded, t0+5999)
+		_, id, fin := last()
+		require.Equal(t, r1, id, "the same outcome within 5 s, a later fire planned: the job keeps the earlier run")
+		require.Equal(t, t0+1000, fin)
+
+		record(r3, kind.RunFailed, t0+6500)
+		st3, id, fin := last()
+		require.Equal(t, kind.RunFailed, st3, "a changed outcome is always written")
+		require.Equal(t, r3, id)
+		require.Equal(t, t0+6500, fin)
+		require.Len(t, failed(), 1, "the last-outcome filter sees the change at once")
+
+		record(r4, kind.RunFailed, t0+11_500)
+		_, id, _ = last()
+		require.Equal(t, r4, id, "5 s or more after the recorded finish: written")
+
+		record(r5, kind.RunFailed, t0+12_000)
+		_, id, _ = last()
+		require.Equal(t, r4, id)
+
+		// The job stopped firing: nothing is planned after this outcome.
+		planned(t0 + 12_000)
+		record(r6, kind.RunFailed, t0+12_500)
+		st6, id, fin := last()
+		require.Equal(t, kind.RunFailed, st6)
+		require.Equal(t, r6, id, "with no later fire planned, the run is written: the job's last run is never left out")
+		require.Equal(t, t0+12_500, fin)
+	})
+}

@@ -329,6 +329,11 @@ func (s *Store) lastOutcomeSQL(ids []int64, prune string, pargs []any) (string, 
 		" JOIN runs r ON r.id = m.run_id" + prune + " WHERE jobs.id = m.job_id AND r.id > jobs.last_run_id", args
 }
 
+// lastOutcomeTrailMs is how far a job's last_run_id and last_finished_ms
+// may trail its newest finished run when that run ended the same way
+// (lastOutcomeValuesSQL). last_outcome itself never trails.
+const lastOutcomeTrailMs = 5000
+
 // lastOutcomeValuesSQL is lastOutcomeSQL for outcomes outs[idx] that all
 // applied and all know their job and finish time: each job takes the
 // outcome of its newest run among them, unless it already holds that of a
@@ -336,6 +341,17 @@ func (s *Store) lastOutcomeSQL(ids []int64, prune string, pargs []any) (string, 
 // constants joined to jobs by primary key), so the runs just written are
 // not read again. It reports false when the outcomes do not fit in one
 // statement.
+//
+// A job is not rewritten when its recorded last outcome is the same state,
+// finished less than lastOutcomeTrailMs before this one, and a later fire
+// of the job is already planned (last_fire_ms, written with that fire's
+// run, is after this outcome's finish): that run's outcome comes through
+// here again and settles the job, and the last run of a job that stops
+// firing is always written (nothing is planned after it). So a job that
+// fires every second and keeps succeeding is rewritten about once in five
+// seconds rather than every second, the last-outcome filter stays exact,
+// and only last_run_id and last_finished_ms trail, by less than
+// lastOutcomeTrailMs of finish time.
 func (s *Store) lastOutcomeValuesSQL(outs []RunResult, idx []int) (string, []any, bool) {
 	newest := make(map[int64]int, len(idx)) // job -> index into outs
 	order := make([]int64, 0, len(idx))
@@ -348,10 +364,10 @@ func (s *Store) lastOutcomeValuesSQL(outs []RunResult, idx []int) (string, []any
 			newest[o.JobID] = i
 		}
 	}
-	if 4*len(order) > s.d.maxParams() {
+	if 4*len(order)+1 > s.d.maxParams() {
 		return "", nil, false
 	}
-	args := make([]any, 0, 4*len(order))
+	args := make([]any, 0, 4*len(order)+1)
 	var v strings.Builder
 	pg := s.d.name() == "postgres"
 	for k, job := range order {
@@ -374,12 +390,13 @@ func (s *Store) lastOutcomeValuesSQL(outs []RunResult, idx []int) (string, []any
 	} else {
 		v.WriteString(" v")
 	}
+	args = append(args, lastOutcomeTrailMs)
 	if s.d.name() == "mysql" {
 		return "UPDATE jobs j JOIN " + v.String() + " ON j.id = v.id SET j.last_outcome = v.state, j.last_run_id = v.run_id, j.last_finished_ms = v.finished_ms" +
-			" WHERE v.run_id > j.last_run_id", args, true
+			" WHERE v.run_id > j.last_run_id AND NOT (j.last_outcome = v.state AND v.finished_ms < j.last_finished_ms + ? AND j.last_fire_ms > v.finished_ms)", args, true
 	}
 	return "UPDATE jobs SET last_outcome = v.state, last_run_id = v.run_id, last_finished_ms = v.finished_ms FROM " + v.String() +
-		" WHERE jobs.id = v.id AND v.run_id > jobs.last_run_id", args, true
+		" WHERE jobs.id = v.id AND v.run_id > jobs.last_run_id AND NOT (jobs.last_outcome = v.state AND v.finished_ms < jobs.last_finished_ms + ? AND jobs.last_fire_ms > v.finished_ms)", args, true
 }
 
 // lateOutcomeLine is what the run's log says about an outcome that came
