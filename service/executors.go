@@ -568,7 +568,7 @@ func (e *Executors) record(ctx context.Context, results []targets.Result) error 
 }
 
 // authorizeCallback returns why cred may not report r ("" = it may).
-func (e *Executors) authorizeCallback(ctx context.Context, cred CallbackCredential, r *store.Run, tokens map[int64]string) (string, error) {
+func (e *Executors) authorizeCallback(ctx context.Context, cred CallbackCredential, r *store.RunCallbackView, tokens map[int64]string) (string, error) {
 	if cred.RunToken != "" {
 		if len(e.runSecret) == 0 || subtle.ConstantTimeCompare([]byte(e.RunToken(r.ID)), []byte(cred.RunToken)) != 1 {
 			return RefusedRunToken, nil
@@ -607,15 +607,15 @@ func (e *Executors) authorizeCallback(ctx context.Context, cred CallbackCredenti
 // target (sent, by run id); runs still dispatching without a target that it
 // did not send are read again, together, every 20 ms for at most
 // targetRecordTimeout.
-func (e *Executors) callbackRuns(ctx context.Context, cred CallbackCredential, items []xxlwire.CallbackItem) (runs map[int64]store.Run, sent map[int64]string, err error) {
+func (e *Executors) callbackRuns(ctx context.Context, cred CallbackCredential, items []xxlwire.CallbackItem) (runs map[int64]store.RunCallbackView, sent map[int64]string, err error) {
 	ids := make([]int64, len(items))
 	for i, it := range items {
 		ids[i] = it.LogID
 	}
-	runs = make(map[int64]store.Run, len(items))
+	runs = make(map[int64]store.RunCallbackView, len(items))
 	sent = map[int64]string{}
 	read := func(ids []int64) (waiting []int64, err error) {
-		rs, err := e.st.RunGetMany(ctx, ids)
+		rs, err := e.st.RunGetForCallback(ctx, ids)
 		if err != nil {
 			return nil, fmt.Errorf("read the runs of a callback: %w", err)
 		}

@@ -106,6 +106,57 @@ func (s *Store) RunGetMany(ctx context.Context, ids []int64) ([]Run, error) {
 	return out, nil
 }
 
+// RunCallbackView is what an executor's callback needs of a run to
+// authorize and record its result: a few columns of the row, not its
+// parameters, message or history (RunGetMany).
+type RunCallbackView struct {
+	ID            int64
+	JobID         int64
+	GroupID       int64
+	ScheduledMs   int64
+	State         kind.RunState
+	Target        string
+	KillRequested bool
+}
+
+// RunGetForCallback reads runs by id for an executor's callback. Every
+// result of every callback is read here, so it reads only the columns
+// RunCallbackView holds.
+func (s *Store) RunGetForCallback(ctx context.Context, ids []int64) ([]RunCallbackView, error) {
+	var out []RunCallbackView
+	for _, chunk := range chunkInt64(ids, 1000) {
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		prune, pargs := s.pruneRuns(chunk)
+		rows, err := s.db.QueryContext(ctx, "SELECT id, job_id, group_id, scheduled_ms, state, target, kill_requested FROM runs WHERE id IN ("+
+			placeholders(len(chunk))+")"+prune, append(args, pargs...)...)
+		if err != nil {
+			return nil, fmt.Errorf("read %d runs for a callback: %w", len(chunk), err)
+		}
+		start := len(out)
+		for rows.Next() {
+			var r RunCallbackView
+			var kill int
+			if err := rows.Scan(&r.ID, &r.JobID, &r.GroupID, &r.ScheduledMs, &r.State, &r.Target, &kill); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read %d runs for a callback: %w", len(chunk), err)
+			}
+			r.KillRequested = kill != 0
+			out = append(out, r)
+		}
+		if err := rows.Close(); err != nil {
+			return nil, fmt.Errorf("read %d runs for a callback: %w", len(chunk), err)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read %d runs for a callback: %w", len(chunk), err)
+		}
+		s.hints.rememberCallbackViews(out[start:])
+	}
+	return out, nil
+}
+
 func collectRuns(rows interface {
 	Next() bool
 	Scan(...any) error

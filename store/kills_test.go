@@ -222,3 +222,41 @@ func TestKillHoldRacesSettle(t *testing.T) {
 		}
 	})
 }
+
+// A callback's read of its runs gives what the full read gives for the
+// columns it holds: the run's job, group, state, target and a kill in
+// flight; unknown ids are left out.
+func TestRunGetForCallback(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		j := mkJob(t, st, "callback-view", 0)
+		var ids []int64
+		for range 3 {
+			r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0, TriggerType: kind.TriggerManual,
+				Owner: "n", CreatedMs: t0})
+			require.NoError(t, err)
+			ids = append(ids, r.ID)
+		}
+		_, err := st.RunClaimBatch(ctx, store.RunClaimParams{IDs: ids[:2], Owner: "n", NowMs: t0})
+		require.NoError(t, err)
+		_, err = st.RunKillClaim(ctx, ids[1:2], t0+10_000)
+		require.NoError(t, err)
+		views, err := st.RunGetForCallback(ctx, append(ids, 1<<40))
+		require.NoError(t, err)
+		full, err := st.RunGetMany(ctx, ids)
+		require.NoError(t, err)
+		require.Len(t, views, len(full), "an unknown id is left out")
+		byID := map[int64]store.Run{}
+		for _, r := range full {
+			byID[r.ID] = r
+		}
+		for _, v := range views {
+			r := byID[v.ID]
+			require.Equal(t, store.RunCallbackView{ID: r.ID, JobID: r.JobID, GroupID: r.GroupID, ScheduledMs: r.ScheduledMs, State: r.State,
+				Target: r.Target, KillRequested: r.KillRequested}, v)
+		}
+		require.True(t, byID[ids[1]].KillRequested, "the kill in flight is seen")
+		require.Equal(t, kind.RunScheduled, byID[ids[2]].State)
+	})
+}

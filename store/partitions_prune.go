@@ -92,6 +92,19 @@ func (h *runHints) rememberRuns(rs []Run) {
 	h.remember(ids, ms)
 }
 
+// rememberCallbackViews records the fire times of runs just read for a
+// callback.
+func (h *runHints) rememberCallbackViews(rs []RunCallbackView) {
+	if h == nil || len(rs) == 0 || !h.on.Load() {
+		return
+	}
+	ids, ms := make([]int64, len(rs)), make([]int64, len(rs))
+	for i, r := range rs {
+		ids[i], ms[i] = r.ID, r.ScheduledMs
+	}
+	h.remember(ids, ms)
+}
+
 // pruneRuns is the condition that lets a statement on runs found by these
 // ids read only their partitions ("" when not partitioned or a fire time is
 // unknown), with its arguments. It goes at the end of the WHERE clause.
