@@ -115,8 +115,8 @@ type Job struct {
 	// LastFinishedAt and LastRunID: when that run finished, and which
 	// run it is (0: none). A job that fires again within seconds and
 	// keeps ending the same way is not rewritten at every run, so these
-	// may name a run that finished up to 5 s before the newest; the last
-	// run of a job that stops firing is always the one named.
+	// may name a run that finished up to 5 s before the newest (with the
+	// same outcome); once a job stops firing, its last run is named.
 	LastFinishedAt *string `json:"last_finished_at"`
 	LastRunID      int64   `json:"last_run_id"`
 	// LastRunPurged: retention has deleted that run since (the outcome and

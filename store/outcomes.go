@@ -347,7 +347,9 @@ const lastOutcomeTrailMs = 5000
 // of the job is already planned (last_fire_ms, written with that fire's
 // run, is after this outcome's finish): that run's outcome comes through
 // here again and settles the job, and the last run of a job that stops
-// firing is always written (nothing is planned after it). So a job that
+// firing is written (nothing is planned after it; should the clock of the
+// replica that records it be behind, it too may be skipped, still within
+// lastOutcomeTrailMs of the run named). So a job that
 // fires every second and keeps succeeding is rewritten about once in five
 // seconds rather than every second, the last-outcome filter stays exact,
 // and only last_run_id and last_finished_ms trail, by less than
