@@ -57,7 +57,13 @@ func runReplica(spec string) int {
 	}
 	drivers := targets.NewRegistry()
 	sched, err := scheduler.New(scheduler.Options{Store: st, Drivers: drivers, Log: log,
-		Config: scheduler.Config{NodeID: node, StopGrace: time.Second}})
+		// A run handed over by a replica killed before it sent it seems
+		// held by this executor (its log endpoint answers for any run, as
+		// the XXL-JOB Go client's does: docs/reliability.md), so only the
+		// lost-run check ends it. A short deadline lets it do so within
+		// the settle time; the handlers return at once.
+		Config: scheduler.Config{NodeID: node, StopGrace: time.Second, RunDeadline: 10 * time.Second, LostGrace: 2 * time.Second,
+			LostCheckInterval: time.Second}})
 	if err != nil {
 		log.WithError(err).Error("scheduler")
 		return 1
@@ -290,7 +296,8 @@ func crashFollowupsExactlyOnce(t *testing.T, dsn string) {
 // checkOnce checks one follow-up: exactly one run made for it in the ledger,
 // and that run executed once at the executor, or not at all when its replica
 // died while handing it over (then it is recorded lost, delivery unknown,
-// and not re-sent: the hand-off rule of the scheduler).
+// and not re-sent: the hand-off rule of the scheduler; by the hand-off's
+// own check, or by the run deadline when the executor seemed to hold it).
 func checkOnce(t *testing.T, what string, executed int, all map[int64]store.Run, mine func(store.Run) bool, unsent *int) {
 	t.Helper()
 	var made []store.Run
@@ -300,7 +307,8 @@ func checkOnce(t *testing.T, what string, executed int, all map[int64]store.Run,
 		}
 	}
 	require.Len(t, made, 1, "%s: runs made in the ledger: %v", what, made)
-	if executed == 0 && made[0].State == kind.RunLost && strings.Contains(made[0].Message, "whether it arrived is unknown") {
+	if executed == 0 && made[0].State == kind.RunLost && (strings.Contains(made[0].Message, "whether it arrived is unknown") ||
+		strings.Contains(made[0].Message, "no result will come; marked lost")) {
 		*unsent++
 		return
 	}
