@@ -100,7 +100,7 @@ func (s *Store) RunGetMany(ctx context.Context, ids []int64) ([]Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.hints.rememberRuns(rs)
+		rememberRuns(s.hints, rs)
 		out = append(out, rs...)
 	}
 	return out, nil
@@ -152,7 +152,7 @@ func (s *Store) RunGetForCallback(ctx context.Context, ids []int64) ([]RunCallba
 		if err := rows.Err(); err != nil {
 			return nil, fmt.Errorf("read %d runs for a callback: %w", len(chunk), err)
 		}
-		s.hints.rememberCallbackViews(out[start:])
+		rememberRuns(s.hints, out[start:])
 	}
 	return out, nil
 }

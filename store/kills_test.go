@@ -19,15 +19,7 @@ func TestKillClaimHoldSettle(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		j := mkJob(t, st, "kills", 0)
-		running := func() int64 {
-			t.Helper()
-			r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0, TriggerType: kind.TriggerManual,
-				Owner: "n", CreatedMs: t0})
-			require.NoError(t, err)
-			_, err = st.RunClaimBatch(ctx, store.RunClaimParams{IDs: []int64{r.ID}, Owner: "n", NowMs: t0})
-			require.NoError(t, err)
-			return r.ID
-		}
+		running := func() int64 { return mkRunning(t, st, j) }
 		result := func(id int64, state kind.RunState, code int, msg string) store.RunResult {
 			return store.RunResult{ID: id, State: state, Code: code, Message: msg, FinishedMs: t0 + 50, Source: store.SourceCallback}
 		}

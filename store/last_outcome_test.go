@@ -33,14 +33,9 @@ func testJobLastOutcome(t *testing.T, withJob bool) {
 		a, b, never := mkJob(t, st, "lo-a"+sfx, 0), mkJob(t, st, "lo-b"+sfx, 0), mkJob(t, st, "lo-never"+sfx, 0)
 		jobOf := map[int64]int64{}
 		running := func(j store.Job) int64 {
-			t.Helper()
-			r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0, TriggerType: kind.TriggerManual,
-				Owner: "n", CreatedMs: t0})
-			require.NoError(t, err)
-			_, err = st.RunClaimBatch(ctx, store.RunClaimParams{IDs: []int64{r.ID}, Owner: "n", NowMs: t0})
-			require.NoError(t, err)
-			jobOf[r.ID] = j.ID
-			return r.ID
+			id := mkRunning(t, st, j)
+			jobOf[id] = j.ID
+			return id
 		}
 		last := func(j store.Job) store.Job {
 			t.Helper()
@@ -296,15 +291,7 @@ func TestJobLastOutcomeTrailsRepeats(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		j := mkJob(t, st, "trail", 0)
-		running := func() int64 {
-			t.Helper()
-			r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0, TriggerType: kind.TriggerManual,
-				Owner: "n", CreatedMs: t0})
-			require.NoError(t, err)
-			_, err = st.RunClaimBatch(ctx, store.RunClaimParams{IDs: []int64{r.ID}, Owner: "n", NowMs: t0})
-			require.NoError(t, err)
-			return r.ID
-		}
+		running := func() int64 { return mkRunning(t, st, j) }
 		// planned says the pre-read has planned the job's fires up to ms
 		// (it writes last_fire_ms with those fires' runs).
 		planned := func(ms int64) {

@@ -80,27 +80,22 @@ func (h *runHints) scheduledRange(ids []int64) (lo, hi int64, ok bool) {
 	return lo, hi, true
 }
 
-// rememberRuns records the fire times of runs just read.
-func (h *runHints) rememberRuns(rs []Run) {
-	if h == nil || len(rs) == 0 || !h.on.Load() {
-		return
-	}
-	ids, ms := make([]int64, len(rs)), make([]int64, len(rs))
-	for i, r := range rs {
-		ids[i], ms[i] = r.ID, r.ScheduledMs
-	}
-	h.remember(ids, ms)
+// firedRun is a run as read, whole or in part: its id and fire time.
+type firedRun interface {
+	fire() (id, scheduledMs int64)
 }
 
-// rememberCallbackViews records the fire times of runs just read for a
-// callback.
-func (h *runHints) rememberCallbackViews(rs []RunCallbackView) {
+func (r Run) fire() (int64, int64)             { return r.ID, r.ScheduledMs }
+func (r RunCallbackView) fire() (int64, int64) { return r.ID, r.ScheduledMs }
+
+// rememberRuns records the fire times of runs just read.
+func rememberRuns[R firedRun](h *runHints, rs []R) {
 	if h == nil || len(rs) == 0 || !h.on.Load() {
 		return
 	}
 	ids, ms := make([]int64, len(rs)), make([]int64, len(rs))
 	for i, r := range rs {
-		ids[i], ms[i] = r.ID, r.ScheduledMs
+		ids[i], ms[i] = r.fire()
 	}
 	h.remember(ids, ms)
 }

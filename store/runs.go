@@ -175,7 +175,7 @@ func (s *Store) RunGet(ctx context.Context, id int64) (Run, error) {
 	if err != nil {
 		return Run{}, fmt.Errorf("read run %d: %w", id, err)
 	}
-	s.hints.rememberRuns([]Run{r})
+	rememberRuns(s.hints, []Run{r})
 	return r, nil
 }
 

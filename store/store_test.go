@@ -744,3 +744,16 @@ func TestDuplicateFireInATransactionFindsTheFirstRun(t *testing.T) {
 		}), "the transaction goes on after the duplicate")
 	})
 }
+
+// mkRunning makes a manual run of j and claims it: a run whose outcome may
+// be recorded.
+func mkRunning(t *testing.T, st *store.Store, j store.Job) int64 {
+	t.Helper()
+	ctx := context.Background()
+	r, _, err := st.RunCreate(ctx, store.RunCreateParams{JobID: j.ID, GroupID: j.GroupID, ScheduledMs: t0, TriggerType: kind.TriggerManual,
+		Owner: "n", CreatedMs: t0})
+	require.NoError(t, err)
+	_, err = st.RunClaimBatch(ctx, store.RunClaimParams{IDs: []int64{r.ID}, Owner: "n", NowMs: t0})
+	require.NoError(t, err)
+	return r.ID
+}
