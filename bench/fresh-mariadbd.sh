@@ -21,7 +21,7 @@ set -euo pipefail
 port=${PORT:-33410}
 dir=$(mktemp -d /tmp/fresh-mariadbd.XXXXXX)
 mariadb-install-db --no-defaults --datadir="$dir/data" --user="$(id -un)" \
-	--auth-root-authentication-method=normal >"$dir/install.log" 2>&1
+	--auth-root-authentication-method=normal --skip-test-db >"$dir/install.log" 2>&1
 mariadbd --no-defaults --datadir="$dir/data" --socket="$dir/s" --port="$port" \
 	--bind-address=127.0.0.1 --user="$(id -un)" \
 	--innodb-buffer-pool-size=128M --innodb-log-file-size=96M \

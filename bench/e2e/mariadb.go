@@ -63,7 +63,7 @@ func startMariaDB(ctx context.Context, dir string) (*child, string, error) {
 	if os.Geteuid() == 0 {
 		user = []string{"--user=root"}
 	}
-	args := append([]string{"--no-defaults", "--datadir=" + data, "--tmpdir=" + tmp, "--auth-root-authentication-method=normal"}, user...)
+	args := append([]string{"--no-defaults", "--datadir=" + data, "--tmpdir=" + tmp, "--auth-root-authentication-method=normal", "--skip-test-db"}, user...)
 	if out, err := exec.CommandContext(ctx, install, args...).CombinedOutput(); err != nil {
 		return nil, "", fmt.Errorf("mariadb-install-db: %w\n%s", err, out)
 	}

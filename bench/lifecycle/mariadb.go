@@ -37,7 +37,7 @@ func startThrowaway(pool, keepDir string) (*throwaway, error) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
-		inst := exec.Command("mariadb-install-db", "--no-defaults", "--datadir="+data, "--user=root", "--auth-root-authentication-method=normal")
+		inst := exec.Command("mariadb-install-db", "--no-defaults", "--datadir="+data, "--user=root", "--auth-root-authentication-method=normal", "--skip-test-db")
 		if out, err := inst.CombinedOutput(); err != nil {
 			if keepDir == "" {
 				os.RemoveAll(dir)

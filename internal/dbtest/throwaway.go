@@ -83,8 +83,11 @@ func startThrowaway() (*throwaway, error) {
 	// mariadbd refuses to run as root unless told to; as anyone else it must
 	// not be told to switch user.
 	asRoot := os.Geteuid() == 0
+	// --skip-test-db also leaves out the anonymous users ''@'localhost',
+	// which would match a TCP login from 127.0.0.1 before a test's own
+	// 'user'@'%' does and refuse it.
 	args := []string{"--no-defaults", "--datadir=" + filepath.Join(dir, "data"), "--tmpdir=" + filepath.Join(dir, "tmp"),
-		"--auth-root-authentication-method=normal"}
+		"--auth-root-authentication-method=normal", "--skip-test-db"}
 	if asRoot {
 		args = append(args, "--user=root")
 	}
