@@ -155,7 +155,9 @@ local:
 		res, err := http.Get(s.URL + "/readyz")
 		if err == nil {
 			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
+			// This process's own line too: another package's server may
+			// have taken the port since it was free.
+			if res.StatusCode == http.StatusOK && strings.Contains(s.logs(), "is running") {
 				break
 			}
 		}

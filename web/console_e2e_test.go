@@ -141,7 +141,9 @@ outbound: {allowed_cidrs: ["127.0.0.0/8"]}
 			return false
 		}
 		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
+		// This process's own line too: another package's server may have
+		// taken the port since it was free.
+		return resp.StatusCode == http.StatusOK && strings.Contains(r.output(), "is running")
 	}, 30*time.Second, 100*time.Millisecond, "server never became ready:\n%s", r.output())
 	return r
 }

@@ -150,14 +150,29 @@ local:
 			_ = s.cmd.Process.Kill()
 		}
 	})
+	// Ready is /readyz answering 200 and this process saying it runs: the
+	// port was free when freePort looked, but another package's server may
+	// have taken it since, and its /readyz must not pass for this one's.
 	require.Eventually(t, func() bool {
+		select {
+		case err := <-s.exited:
+			s.exited <- err // for whoever waits for the exit; checked below
+			return true
+		default:
+		}
 		resp, err := http.Get(s.base + "/readyz")
 		if err != nil {
 			return false
 		}
 		resp.Body.Close()
-		return resp.StatusCode == 200
+		return resp.StatusCode == 200 && strings.Contains(s.logs(), "is running")
 	}, 30*time.Second, 50*time.Millisecond, "server never became ready; stdout:\n%s", s.output())
+	select {
+	case err := <-s.exited:
+		s.exited <- err
+		require.FailNow(t, "server exited before it was ready", "%v; its output:\n%s", err, s.logs())
+	default:
+	}
 	s.token = token
 	if token == "" {
 		require.Eventually(t, func() bool {
