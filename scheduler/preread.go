@@ -34,6 +34,10 @@ type preReader struct {
 	cache   *scheduleCache
 	// candidates tells how many executors a sharding job fans out over.
 	candidates *candidates
+	// lastDue is how many due jobs the last cycle read: the next read is
+	// sized for about as many (store.JobListDueParams.Expect). Only the
+	// cycle touches it, on the loop's goroutine.
+	lastDue int
 }
 
 func (p *preReader) Start(ctx context.Context) { p.Loop.Start(ctx, p.run) }
@@ -85,10 +89,12 @@ func (p *preReader) cycle(ctx context.Context) (full bool, err error) {
 	// "now" is read after the lock is held, as XXL-JOB does.
 	now = p.clock.Now()
 	nowMs := now.UnixMilli()
-	jobs, err := tx.JobListDue(tctx, store.JobListDueParams{UntilMs: nowMs + p.cfg.readAhead().Milliseconds(), Limit: p.cfg.PreReadLimit})
+	jobs, err := tx.JobListDue(tctx, store.JobListDueParams{UntilMs: nowMs + p.cfg.readAhead().Milliseconds(), Limit: p.cfg.PreReadLimit,
+		Expect: p.lastDue})
 	if err != nil {
 		return false, err
 	}
+	p.lastDue = len(jobs)
 	if len(jobs) == 0 {
 		return false, tx.Commit()
 	}

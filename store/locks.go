@@ -169,6 +169,12 @@ func (s *Store) ScheduleLock(ctx context.Context, p ScheduleLockParams) (*Schedu
 type JobListDueParams struct {
 	UntilMs int64 // next_fire_ms <= UntilMs
 	Limit   int
+	// Expect is about how many jobs the caller expects (the pre-read passes
+	// what its last read found): the result is first sized for a little
+	// more. A Job is large (about 480 B), so sizing every read for Limit
+	// made 2.4 MB of garbage a cycle when few jobs were due, and growing the
+	// slice from nothing was a tenth of the pre-read's CPU at 10,000 jobs.
+	Expect int
 }
 
 // JobListDue reads the enabled jobs of the held partitions whose next fire
@@ -188,7 +194,7 @@ func (t *ScheduleTx) JobListDue(ctx context.Context, p JobListDueParams) ([]Job,
 		return nil, fmt.Errorf("list due jobs: %w", err)
 	}
 	defer rows.Close()
-	out := make([]Job, 0, min(p.Limit, 10000)) // a Job is large: growing the slice was a tenth of the pre-read's CPU
+	out := make([]Job, 0, min(p.Limit, p.Expect+p.Expect/4+16))
 	for rows.Next() {
 		j, err := scanJob(rows)
 		if err != nil {

@@ -105,6 +105,32 @@ func TestGroupsAndJobs(t *testing.T) {
 	})
 }
 
+// The due jobs are read earliest first up to the limit, whatever number
+// the caller expected: fewer (the result grows) or more (it is still capped).
+func TestJobListDueReadsUpToTheLimitWhateverExpected(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		require.NoError(t, st.LockPartitionsEnsure(ctx, 1))
+		var ids []int64
+		for i := range 40 {
+			ids = append(ids, mkJob(t, st, fmt.Sprintf("due-%02d", i), t0+1000+int64(i)).ID)
+		}
+		tx, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "n1", Preferred: []int{0}, Max: 1, NowMs: t0})
+		require.NoError(t, err)
+		defer tx.Rollback()
+		for _, expect := range []int{0, 2, 30, 1000} {
+			jobs, err := tx.JobListDue(ctx, store.JobListDueParams{UntilMs: t0 + 5000, Limit: 30, Expect: expect})
+			require.NoError(t, err)
+			got := make([]int64, len(jobs))
+			for i, j := range jobs {
+				got[i] = j.ID
+			}
+			require.Equal(t, ids[:30], got, "expect %d", expect)
+		}
+	})
+}
+
 func TestScheduleTxInsertsAdvancesAndCommits(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
@@ -116,10 +142,11 @@ func TestScheduleTxInsertsAdvancesAndCommits(t *testing.T) {
 		tx, err := st.ScheduleLock(ctx, store.ScheduleLockParams{Node: "n1", Preferred: []int{0}, Max: 1, NowMs: t0})
 		require.NoError(t, err)
 		require.Equal(t, []int{0}, tx.Held())
-		jobs, err := tx.JobListDue(ctx, store.JobListDueParams{UntilMs: t0 + 5000, Limit: 100})
+		jobs, err := tx.JobListDue(ctx, store.JobListDueParams{UntilMs: t0 + 5000, Limit: 5000})
 		require.NoError(t, err)
 		require.Len(t, jobs, 1)
 		require.Equal(t, due.ID, jobs[0].ID)
+		require.Less(t, cap(jobs), 100, "sized for what is expected, not for the limit: a job is about 480 bytes")
 
 		var ins []store.RunInsert
 		for i := int64(0); i < 3; i++ {

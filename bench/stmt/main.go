@@ -168,7 +168,7 @@ func run(ctx context.Context, dsn string, batch, rounds, history int, keep bool,
 		defer tx.Rollback()
 		rec("1 lock partition", s)
 		s = time.Now()
-		jobs, err := tx.JobListDue(ctx, store.JobListDueParams{UntilMs: base + sec*1000, Limit: batch})
+		jobs, err := tx.JobListDue(ctx, store.JobListDueParams{UntilMs: base + sec*1000, Limit: batch, Expect: batch})
 		if err != nil {
 			return err
 		}
