@@ -92,7 +92,8 @@ func TestClassifyPostgres(t *testing.T) {
 }
 
 // Two transactions that lock two rows in opposite orders deadlock on a real
-// PostgreSQL: the victim's error is a conflict, which TxRetry runs again.
+// PostgreSQL: the victim's error is a conflict, which TxRetry runs again —
+// once for each conflict, and never after a try that succeeded.
 func TestPostgresDeadlockIsRetried(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -104,20 +105,24 @@ func TestPostgresDeadlockIsRetried(t *testing.T) {
 	require.NoError(t, st.LockPartitionsEnsure(ctx, 2))
 
 	held, release := make(chan struct{}, 2), make(chan struct{})
-	var tries [2]int
+	var tries [2][]error // what each try of each transaction returned
 	errs := make(chan error, 2)
 	for i, order := range [][2]int{{0, 1}, {1, 0}} {
 		go func() {
 			errs <- st.TxRetry(ctx, func(tx *Store) error {
-				tries[i]++
-				if _, err := tx.db.ExecContext(ctx, "UPDATE lock_partitions SET held_ms = held_ms + 1 WHERE id = ?", order[0]); err != nil {
+				try := func() error {
+					if _, err := tx.db.ExecContext(ctx, "UPDATE lock_partitions SET held_ms = held_ms + 1 WHERE id = ?", order[0]); err != nil {
+						return err
+					}
+					if len(tries[i]) == 0 {
+						held <- struct{}{} // both hold their first row
+						<-release
+					}
+					_, err := tx.db.ExecContext(ctx, "UPDATE lock_partitions SET held_ms = held_ms + 1 WHERE id = ?", order[1])
 					return err
 				}
-				if tries[i] == 1 {
-					held <- struct{}{} // both hold their first row
-					<-release
-				}
-				_, err := tx.db.ExecContext(ctx, "UPDATE lock_partitions SET held_ms = held_ms + 1 WHERE id = ?", order[1])
+				err := try()
+				tries[i] = append(tries[i], err)
 				return err
 			})
 		}()
@@ -127,7 +132,23 @@ func TestPostgresDeadlockIsRetried(t *testing.T) {
 	close(release)
 	require.NoError(t, <-errs)
 	require.NoError(t, <-errs)
-	require.Equal(t, 3, tries[0]+tries[1], "the deadlock victim ran again, once")
+
+	// The count of tries is not fixed: under load a run of this test has
+	// seen 4 where one deadlock makes 3. What is fixed is that a try ran
+	// again only after a conflict, and that the last try of each committed.
+	conflicts := 0
+	for i := range tries {
+		for k, err := range tries[i] {
+			last := k == len(tries[i])-1
+			if last {
+				require.NoError(t, err, "transaction %d: its last try committed (tries: %v)", i, tries[i])
+				continue
+			}
+			require.Equal(t, errConflict, classifyPostgres(err), "transaction %d ran again after try %d: %v", i, k+1, err)
+			conflicts++
+		}
+	}
+	require.GreaterOrEqual(t, conflicts, 1, "the two transactions deadlocked and one ran again (tries: %v)", tries)
 	var sum int64
 	require.NoError(t, st.db.QueryRowContext(ctx, "SELECT SUM(held_ms) FROM lock_partitions").Scan(&sum))
 	require.EqualValues(t, 4, sum, "both transactions committed, each once")
