@@ -294,6 +294,13 @@ func (d *dispatcher) dispatch(ctx context.Context, f fire) {
 		BlockStrategy: f.job.BlockStrategy,
 	}
 	target, res, attempts, handed, err := d.routeAndSend(ctx, f, req)
+	d.settle(ctx, f, target, res, attempts, handed, err)
+}
+
+// settle records what became of a dispatch. Apart from dispatch, whose
+// frame is under every send (deep in the sending goroutine's stack): the
+// records and messages built here would enlarge it.
+func (d *dispatcher) settle(ctx context.Context, f fire, target string, res targets.Dispatch, attempts []Attempt, handed bool, err error) {
 	if handed {
 		// Sent: the send slot frees before the answer is queued for the
 		// ledger. (A run that failed before a send is handed off below

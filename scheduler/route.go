@@ -52,38 +52,9 @@ func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Reque
 	// Probes, sends and cover-early kills carry the credential of the run's
 	// group, whichever group the address is known as.
 	ctx = targets.WithGroup(ctx, f.job.GroupID)
-	cands, g, err := d.candidates.list(ctx, f.job)
+	order, attempts, err := d.route(ctx, &f)
 	if err != nil {
-		if !errors.Is(err, store.ErrNotFound) {
-			err = fmt.Errorf("%w: %w", errDatabaseBeforeHandoff, err)
-		}
-		return "", res, nil, false, err
-	}
-	if len(cands) == 0 {
-		return "", res, nil, false, fmt.Errorf("group %q has no targets: no executor registered under app name %q and no static members", g.AppName, g.AppName)
-	}
-	strategy := f.job.RouteStrategy
-	if strategy == "" {
-		strategy = kind.RouteFirst
-	}
-	var order []string
-	if f.target != "" {
-		order = []string{f.target}
-	} else if name, _ := kind.ParseRoute(string(strategy)); name == kind.RouteSharding {
-		order = []string{routes.ShardTarget(cands, f.shardIndex)}
-	} else {
-		pick, perr := d.router.Pick(ctx, strategy, f.job.ID, cands)
-		for _, p := range pick.Probes {
-			a := Attempt{Target: p.Target, Op: p.Kind, AtMs: d.clock.Now().UnixMilli()}
-			if p.Err != nil {
-				a.Error = p.Err.Error()
-			}
-			attempts = append(attempts, a)
-		}
-		if perr != nil {
-			return "", res, attempts, false, perr
-		}
-		order = pick.Order
+		return "", res, attempts, false, err
 	}
 	var errs []string
 	for _, t := range order {
@@ -91,7 +62,7 @@ func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Reque
 		if err != nil {
 			return t, res, attempts, handed, err
 		}
-		a := Attempt{Target: t, Op: "run", AtMs: d.clock.Now().UnixMilli()}
+		atMs := d.clock.Now().UnixMilli()
 		drv, derr := d.drivers.For(t)
 		if derr == nil && !handed {
 			err := d.handOff(ctx, f, t)
@@ -116,22 +87,75 @@ func (d *dispatcher) routeAndSend(ctx context.Context, f fire, req targets.Reque
 			cancel()
 		}
 		if derr == nil {
-			attempts = append(attempts, a)
+			attempts = append(attempts, Attempt{Target: t, Op: "run", AtMs: atMs})
 			return t, res, attempts, true, nil
 		}
 		d.sent.drop(f.runID)
-		a.Error = derr.Error()
-		attempts = append(attempts, a)
-		errs = append(errs, fmt.Sprintf("%s: %v", t, derr))
+		attempts, errs = failedAttempt(attempts, errs, t, atMs, derr)
 		target = t
 		if ctx.Err() != nil {
 			break
 		}
 	}
-	if len(errs) == 1 {
-		return target, res, attempts, handed, fmt.Errorf("dispatch to %s", errs[0])
+	return target, res, attempts, handed, allFailed(errs)
+}
+
+// The helpers of routeAndSend below are apart from it because its frame is
+// under every send, deep in the sending goroutine's stack: what they keep
+// on the stack (probe records, messages) is there only while they run, so
+// a sending goroutine's stack stays smaller (and cheaper to grow back after
+// the collector shrank it between sends).
+
+// route returns the targets to try for f, in order, and the routing
+// probes' attempts.
+func (d *dispatcher) route(ctx context.Context, f *fire) (order []string, attempts []Attempt, err error) {
+	cands, g, err := d.candidates.list(ctx, f.job)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			err = fmt.Errorf("%w: %w", errDatabaseBeforeHandoff, err)
+		}
+		return nil, nil, err
 	}
-	return target, res, attempts, handed, fmt.Errorf("all %d candidates failed: %s", len(errs), strings.Join(errs, "; "))
+	if len(cands) == 0 {
+		return nil, nil, fmt.Errorf("group %q has no targets: no executor registered under app name %q and no static members", g.AppName, g.AppName)
+	}
+	strategy := f.job.RouteStrategy
+	if strategy == "" {
+		strategy = kind.RouteFirst
+	}
+	if f.target != "" {
+		return []string{f.target}, nil, nil
+	}
+	if name, _ := kind.ParseRoute(string(strategy)); name == kind.RouteSharding {
+		return []string{routes.ShardTarget(cands, f.shardIndex)}, nil, nil
+	}
+	pick, perr := d.router.Pick(ctx, strategy, f.job.ID, cands)
+	for _, p := range pick.Probes {
+		a := Attempt{Target: p.Target, Op: p.Kind, AtMs: d.clock.Now().UnixMilli()}
+		if p.Err != nil {
+			a.Error = p.Err.Error()
+		}
+		attempts = append(attempts, a)
+	}
+	if perr != nil {
+		return nil, attempts, perr
+	}
+	return pick.Order, attempts, nil
+}
+
+// failedAttempt records a dispatch to target t that failed with err.
+func failedAttempt(attempts []Attempt, errs []string, t string, atMs int64, err error) ([]Attempt, []string) {
+	attempts = append(attempts, Attempt{Target: t, Op: "run", AtMs: atMs, Error: err.Error()})
+	return attempts, append(errs, fmt.Sprintf("%s: %v", t, err))
+}
+
+// allFailed is the error of a dispatch whose every target failed (errs:
+// one message per target tried).
+func allFailed(errs []string) error {
+	if len(errs) == 1 {
+		return fmt.Errorf("dispatch to %s", errs[0])
+	}
+	return fmt.Errorf("all %d candidates failed: %s", len(errs), strings.Join(errs, "; "))
 }
 
 // Hand-off outcomes that end a dispatch without a send.

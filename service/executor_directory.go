@@ -156,9 +156,15 @@ func (d *executorDirectory) groupByID(ctx context.Context, id int64) (g store.Gr
 	if g, ok = s.byID[id]; ok {
 		return g, s.names[id], true, nil
 	}
-	// A group made through another replica a moment ago (or written by
-	// hand): read it. Runs belong to groups that exist, so this is rare, and
-	// a snapshot reload may be rate-limited or under way elsewhere.
+	return d.groupRead(ctx, id)
+}
+
+// groupRead reads group id: one made through another replica a moment ago
+// (or written by hand). Runs belong to groups that exist, so this is rare,
+// and a snapshot reload may be rate-limited or under way elsewhere. Apart
+// from groupByID, which every send calls deep in its goroutine's stack,
+// so that the group row read here does not enlarge that frame.
+func (d *executorDirectory) groupRead(ctx context.Context, id int64) (g store.GroupExecutorSettings, app string, ok bool, err error) {
 	row, err := d.st.GroupGet(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return g, "", false, nil

@@ -239,13 +239,24 @@ func (e *Executors) Auth(ctx context.Context, target string) (appName, token str
 // database.
 func (e *Executors) AuthFor(ctx context.Context, target string, jobID int64) (appName, token string, protocol35 bool, err error) {
 	if _, ok := targets.GroupFrom(ctx); !ok && jobID > 0 {
-		j, err := e.st.JobGet(ctx, jobID)
+		gid, err := e.groupOfJob(ctx, jobID)
 		if err != nil {
-			return "", "", false, fmt.Errorf("find the group of job %d: %w", jobID, err)
+			return "", "", false, err
 		}
-		ctx = targets.WithGroup(ctx, j.GroupID)
+		ctx = targets.WithGroup(ctx, gid)
 	}
 	return e.Auth(ctx, target)
+}
+
+// groupOfJob reads the group of job id. Apart from AuthFor because every
+// send calls AuthFor, deep in its goroutine's stack, and a Job read there
+// would make its frame (and every sending goroutine's stack) larger.
+func (e *Executors) groupOfJob(ctx context.Context, id int64) (int64, error) {
+	j, err := e.st.JobGet(ctx, id)
+	if err != nil {
+		return 0, fmt.Errorf("find the group of job %d: %w", id, err)
+	}
+	return j.GroupID, nil
 }
 
 // RegisteredElsewhere reports whether an executor of a group other than

@@ -140,17 +140,9 @@ func (d *Driver) post(ctx context.Context, target string, jobID int64, path stri
 	}
 	buf := bufPool.Get().(*[]byte)
 	defer putBuf(buf)
-	raw := *buf
-	switch b := body.(type) {
-	case nil:
-	case xxlwire.TriggerRequest:
-		raw = b.AppendJSON(raw) // every fire: no reflection
-	default:
-		enc, err := json.Marshal(body)
-		if err != nil {
-			return xxlwire.Envelope{}, fmt.Errorf("encode %s request: %w", path, err)
-		}
-		raw = append(raw, enc...)
+	raw, err := appendBody(*buf, path, body)
+	if err != nil {
+		return xxlwire.Envelope{}, err
 	}
 	*buf = raw
 	var status int
@@ -171,6 +163,34 @@ func (d *Driver) post(ctx context.Context, target string, jobID int64, path stri
 			return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: %w", base, path, err)
 		}
 	}
+	return decodeAnswer(base, path, status, location, data)
+}
+
+// The helpers below are apart from post, which every send runs deep in its
+// goroutine's stack: what they keep on the stack (encoders, decoders, error
+// messages) is there only while they run, not in post's frame under the
+// socket write, so a sending goroutine's stack stays smaller (and cheaper
+// to grow back after the collector shrank it between sends).
+
+// appendBody appends body, encoded as JSON, to raw.
+func appendBody(raw []byte, path string, body any) ([]byte, error) {
+	switch b := body.(type) {
+	case nil:
+		return raw, nil
+	case xxlwire.TriggerRequest:
+		return b.AppendJSON(raw), nil // every fire: no reflection
+	default:
+		enc, err := json.Marshal(body)
+		if err != nil {
+			return raw, fmt.Errorf("encode %s request: %w", path, err)
+		}
+		return append(raw, enc...), nil
+	}
+}
+
+// decodeAnswer reads an executor's answer to a request to base+path: an
+// XXL-JOB envelope, an error when it is not one or says the request failed.
+func decodeAnswer(base, path string, status int, location string, data []byte) (xxlwire.Envelope, error) {
 	if status >= 300 && status < 400 {
 		return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: HTTP %d redirect to %q: %w; point the executor address at the executor itself",
 			base, path, status, targets.CleanMessage(location, 200), egress.ErrRedirect)
