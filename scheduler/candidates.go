@@ -36,8 +36,11 @@ type candidates struct {
 	refresh sync.Mutex
 }
 
+// cachedGroup holds its group by pointer: every dispatch reads it, and a
+// Group is a few hundred bytes to copy onto the sending goroutine's stack.
+// Nobody changes a cached group; a newer read replaces it.
 type cachedGroup struct {
-	g  store.Group
+	g  *store.Group
 	at time.Time
 }
 
@@ -63,10 +66,10 @@ func (c *candidates) forget() {
 }
 
 // list returns the job's candidate targets in routing order.
-func (c *candidates) list(ctx context.Context, job *store.Job) ([]string, store.Group, error) {
+func (c *candidates) list(ctx context.Context, job *store.Job) ([]string, *store.Group, error) {
 	g, err := c.group(ctx, job.GroupID)
 	if err != nil {
-		return nil, store.Group{}, fmt.Errorf("load group %d of job %d: %w", job.GroupID, job.ID, err)
+		return nil, nil, fmt.Errorf("load group %d of job %d: %w", job.GroupID, job.ID, err)
 	}
 	var execs []string
 	if g.AcceptRegistrations { // registered executors never join a group that did not ask for them
@@ -137,14 +140,14 @@ func (c *candidates) handoffRooms(runs []store.RunInsert) {
 
 // cached is the group as the cache holds it, however old; false when the
 // cache has none.
-func (c *candidates) cached(id int64) (store.Group, bool) {
+func (c *candidates) cached(id int64) (*store.Group, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.groups[id]
 	return e.g, ok
 }
 
-func (c *candidates) group(ctx context.Context, id int64) (store.Group, error) {
+func (c *candidates) group(ctx context.Context, id int64) (*store.Group, error) {
 	now := c.clock.Now()
 	c.mu.Lock()
 	e, ok := c.groups[id]
@@ -152,22 +155,28 @@ func (c *candidates) group(ctx context.Context, id int64) (store.Group, error) {
 	if ok && now.Sub(e.at) < c.ttl {
 		return e.g, nil
 	}
+	return c.groupRead(ctx, id, now)
+}
+
+// groupRead is group's cache miss, apart from it so that the group row
+// read here is not in the frame of every dispatch.
+func (c *candidates) groupRead(ctx context.Context, id int64, now time.Time) (*store.Group, error) {
 	c.refresh.Lock()
 	defer c.refresh.Unlock()
 	c.mu.Lock()
-	e, ok = c.groups[id]
+	e, ok := c.groups[id]
 	c.mu.Unlock()
 	if ok && now.Sub(e.at) < c.ttl {
 		return e.g, nil
 	}
 	g, err := c.st.GroupGet(ctx, id)
 	if err != nil {
-		return store.Group{}, err
+		return nil, err
 	}
 	c.mu.Lock()
-	c.groups[id] = cachedGroup{g: g, at: now}
+	c.groups[id] = cachedGroup{g: &g, at: now}
 	c.mu.Unlock()
-	return g, nil
+	return &g, nil
 }
 
 func (c *candidates) executors(ctx context.Context, app string) ([]string, error) {

@@ -109,10 +109,10 @@ func TestHandoffRoomFitsTheGroupsLongestTarget(t *testing.T) {
 	clock := clockwork.NewFakeClockAt(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC))
 	c := newCandidates(nil, clock, nil, time.Minute)
 	long := "http://executor-7.payments.internal:9999/"
-	c.groups[1] = cachedGroup{g: store.Group{ID: 1, AppName: "pay", Members: []string{"local://short"},
+	c.groups[1] = cachedGroup{g: &store.Group{ID: 1, AppName: "pay", Members: []string{"local://short"},
 		GroupExecutorSettings: store.GroupExecutorSettings{AcceptRegistrations: true}}, at: clock.Now().Add(-time.Hour)}
 	c.execs["pay"] = cachedExecs{addrs: []string{"http://10.0.0.1:9999/", long}, at: clock.Now().Add(-time.Hour)}
-	c.groups[2] = cachedGroup{g: store.Group{ID: 2, AppName: "closed", Members: []string{"noop://bench"}}, at: clock.Now()}
+	c.groups[2] = cachedGroup{g: &store.Group{ID: 2, AppName: "closed", Members: []string{"noop://bench"}}, at: clock.Now()}
 	c.execs["closed"] = cachedExecs{addrs: []string{long}, at: clock.Now()}
 	runs := []store.RunInsert{{GroupID: 1}, {GroupID: 2}, {GroupID: 3}, {GroupID: 1}}
 	c.handoffRooms(runs)
