@@ -27,7 +27,9 @@ import (
 // at a time, so statements do not shrink to a run each. (A row costs the
 // database about half as much in a statement of 1,000 as in one of 150:
 // bench/stmt -handoff-per, 27 against 49 µs a run; waiting for 250 runs
-// instead of 50 showed no lag gain end to end.) Statements at once
+// instead of 50 showed no lag gain end to end, and waiting for 150 at
+// 5,000 jobs made 10 % fewer statements but neither mariadbd's CPU per fire
+// lower nor lag better: docs/benchmarks.md.) Statements at once
 // are safe: each is a compare-and-set on handed_ms = 0, so a run asked for
 // twice is handed by one of them only.
 type handoffGate struct {
