@@ -95,6 +95,124 @@ type Envelope struct {
 	Data    json.RawMessage `json:"data"`
 }
 
+// DecodeEnvelope reads an envelope: what json.Unmarshal gives, or its
+// error (TestDecodeEnvelopeMatchesJSON). Every fire's answer is one, and
+// nearly all are a code and a short message ({"code":200,"msg":null}):
+// those are read without reflection, anything else by encoding/json.
+func DecodeEnvelope(data []byte) (Envelope, error) {
+	if env, ok := decodeCodeAndMsg(data); ok {
+		return env, nil
+	}
+	var env Envelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		return Envelope{}, err
+	}
+	return env, nil
+}
+
+// decodeCodeAndMsg reads an object whose keys are only "code" (an integer
+// of at most 9 digits) and "msg" (null, or a string of printable ASCII
+// without escapes), in any order, repeated or not, with JSON whitespace.
+// ok is false for anything else, which the caller leaves to encoding/json.
+func decodeCodeAndMsg(b []byte) (env Envelope, ok bool) {
+	i := skipJSONSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return env, false
+	}
+	i = skipJSONSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return env, skipJSONSpace(b, i+1) == len(b)
+	}
+	for {
+		key, j, ok := plainJSONString(b, i)
+		if !ok {
+			return env, false
+		}
+		i = skipJSONSpace(b, j)
+		if i >= len(b) || b[i] != ':' {
+			return env, false
+		}
+		i = skipJSONSpace(b, i+1)
+		switch string(key) {
+		case "code":
+			if env.Code, i, ok = plainJSONInt(b, i); !ok {
+				return env, false
+			}
+		case "msg":
+			if bytes.HasPrefix(b[i:], []byte("null")) {
+				i += 4 // null leaves a string as it is, as encoding/json does
+			} else {
+				var msg []byte
+				if msg, i, ok = plainJSONString(b, i); !ok {
+					return env, false
+				}
+				env.Msg = string(msg)
+			}
+		default:
+			return env, false
+		}
+		i = skipJSONSpace(b, i)
+		if i >= len(b) {
+			return env, false
+		}
+		switch b[i] {
+		case '}':
+			return env, skipJSONSpace(b, i+1) == len(b)
+		case ',':
+			i = skipJSONSpace(b, i+1)
+		default:
+			return env, false
+		}
+	}
+}
+
+func skipJSONSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// plainJSONString reads the string at b[i:] when it has only printable
+// ASCII and no escapes; it returns its contents and the index after it.
+func plainJSONString(b []byte, i int) (s []byte, next int, ok bool) {
+	if i >= len(b) || b[i] != '"' {
+		return nil, i, false
+	}
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			return b[i+1 : j], j + 1, true
+		case c < 0x20 || c >= 0x7f || c == '\\':
+			return nil, i, false
+		}
+	}
+	return nil, i, false
+}
+
+// plainJSONInt reads the integer at b[i:] (JSON's grammar: no leading
+// zeros, no plus sign) of at most 9 digits; a fraction or an exponent
+// after it is left for the caller to refuse.
+func plainJSONInt(b []byte, i int) (n, next int, ok bool) {
+	neg := i < len(b) && b[i] == '-'
+	if neg {
+		i++
+	}
+	start := i
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		n = n*10 + int(b[i]-'0')
+		i++
+	}
+	digits := i - start
+	if digits == 0 || digits > 9 || (digits > 1 && b[start] == '0') {
+		return 0, i, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, i, true
+}
+
 // Reply builds an envelope with payload (nil for none) under both keys.
 func Reply(code int, msg string, payload any) (Envelope, error) {
 	env := Envelope{Code: code, Msg: msg}

@@ -198,8 +198,8 @@ func decodeAnswer(base, path string, status int, location string, data []byte) (
 	if status != http.StatusOK {
 		return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: HTTP %d: %s", base, path, status, truncate(string(data), 300))
 	}
-	var env xxlwire.Envelope
-	if err := json.Unmarshal(data, &env); err != nil {
+	env, err := xxlwire.DecodeEnvelope(data)
+	if err != nil {
 		return xxlwire.Envelope{}, fmt.Errorf("executor %s%s: response is not XXL-JOB JSON: %s", base, path, truncate(string(data), 300))
 	}
 	if env.Code != xxlwire.CodeSuccess {
