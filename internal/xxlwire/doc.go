@@ -16,6 +16,11 @@
 //   - A 3.5 executor is triggered on /trigger instead of /run and wants the
 //     XXL-JOB-APPNAME header next to the access token (Protocol35).
 //
+// Every fire carries a trigger, its answer and a callback item, so those
+// are written (TriggerRequest.AppendJSON) and, in their common forms, read
+// (DecodeEnvelope, DecodeCallbacks) without reflection; the readers fall
+// back to encoding/json for anything else and give what it gives.
+//
 // The package has no dependencies beyond the standard library, so the SDKs
 // stay light.
 package xxlwire

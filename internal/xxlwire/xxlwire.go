@@ -110,60 +110,94 @@ func DecodeEnvelope(data []byte) (Envelope, error) {
 	return env, nil
 }
 
-// decodeCodeAndMsg reads an object whose keys are only "code" (an integer
-// of at most 9 digits) and "msg" (null, or a string of printable ASCII
-// without escapes), in any order, repeated or not, with JSON whitespace.
-// ok is false for anything else, which the caller leaves to encoding/json.
+// decodeCodeAndMsg reads an object of "code" and "msg" whose values are
+// plain (see plainObject), false for anything else.
 func decodeCodeAndMsg(b []byte) (env Envelope, ok bool) {
-	i := skipJSONSpace(b, 0)
+	var code int64
+	i, ok := plainObject(b, skipJSONSpace(b, 0), func(key []byte, i int) (int, bool) {
+		switch string(key) {
+		case "code":
+			return plainInt(b, i, &code)
+		case "msg":
+			return plainString(b, i, &env.Msg)
+		}
+		return i, false
+	})
+	env.Code = int(code)
+	return env, ok && skipJSONSpace(b, i) == len(b)
+}
+
+// The protocol's hot messages (an executor's answer to a trigger, its
+// callbacks) are objects of integers and short ASCII strings. The plain
+// readers below read that subset of JSON without reflection and say ok
+// only when what they read is what encoding/json would decode: keys are
+// matched exactly (encoding/json also matches them ignoring case), numbers
+// are integers of at most 18 digits, strings have printable ASCII and no
+// escapes, and null leaves a value as it is. Anything else is ok=false,
+// and the caller decodes the whole message with encoding/json instead.
+
+// plainObject reads the object at b[i:], calling value with each key and
+// the index of its value; value reads the value and returns the index
+// after it. It returns the index after the object.
+func plainObject(b []byte, i int, value func(key []byte, i int) (int, bool)) (int, bool) {
 	if i >= len(b) || b[i] != '{' {
-		return env, false
+		return i, false
 	}
 	i = skipJSONSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		return env, skipJSONSpace(b, i+1) == len(b)
+		return i + 1, true
 	}
 	for {
 		key, j, ok := plainJSONString(b, i)
 		if !ok {
-			return env, false
+			return i, false
 		}
 		i = skipJSONSpace(b, j)
 		if i >= len(b) || b[i] != ':' {
-			return env, false
+			return i, false
 		}
-		i = skipJSONSpace(b, i+1)
-		switch string(key) {
-		case "code":
-			if env.Code, i, ok = plainJSONInt(b, i); !ok {
-				return env, false
-			}
-		case "msg":
-			if bytes.HasPrefix(b[i:], []byte("null")) {
-				i += 4 // null leaves a string as it is, as encoding/json does
-			} else {
-				var msg []byte
-				if msg, i, ok = plainJSONString(b, i); !ok {
-					return env, false
-				}
-				env.Msg = string(msg)
-			}
-		default:
-			return env, false
+		if i, ok = value(key, skipJSONSpace(b, i+1)); !ok {
+			return i, false
 		}
 		i = skipJSONSpace(b, i)
 		if i >= len(b) {
-			return env, false
+			return i, false
 		}
 		switch b[i] {
 		case '}':
-			return env, skipJSONSpace(b, i+1) == len(b)
+			return i + 1, true
 		case ',':
 			i = skipJSONSpace(b, i+1)
 		default:
-			return env, false
+			return i, false
 		}
 	}
+}
+
+func isJSONNull(b []byte, i int) bool { return bytes.HasPrefix(b[i:], []byte("null")) }
+
+// plainInt reads an integer or null at b[i:] into dst.
+func plainInt(b []byte, i int, dst *int64) (int, bool) {
+	if isJSONNull(b, i) {
+		return i + 4, true
+	}
+	n, next, ok := plainJSONInt(b, i)
+	if ok {
+		*dst = n
+	}
+	return next, ok
+}
+
+// plainString reads a plain string or null at b[i:] into dst.
+func plainString(b []byte, i int, dst *string) (int, bool) {
+	if isJSONNull(b, i) {
+		return i + 4, true
+	}
+	s, next, ok := plainJSONString(b, i)
+	if ok {
+		*dst = string(s)
+	}
+	return next, ok
 }
 
 func skipJSONSpace(b []byte, i int) int {
@@ -191,20 +225,20 @@ func plainJSONString(b []byte, i int) (s []byte, next int, ok bool) {
 }
 
 // plainJSONInt reads the integer at b[i:] (JSON's grammar: no leading
-// zeros, no plus sign) of at most 9 digits; a fraction or an exponent
+// zeros, no plus sign) of at most 18 digits; a fraction or an exponent
 // after it is left for the caller to refuse.
-func plainJSONInt(b []byte, i int) (n, next int, ok bool) {
+func plainJSONInt(b []byte, i int) (n int64, next int, ok bool) {
 	neg := i < len(b) && b[i] == '-'
 	if neg {
 		i++
 	}
 	start := i
 	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-		n = n*10 + int(b[i]-'0')
+		n = n*10 + int64(b[i]-'0')
 		i++
 	}
 	digits := i - start
-	if digits == 0 || digits > 9 || (digits > 1 && b[start] == '0') {
+	if digits == 0 || digits > 18 || (digits > 1 && b[start] == '0') {
 		return 0, i, false
 	}
 	if neg {
@@ -347,6 +381,9 @@ func DecodeCallbacks(body []byte) ([]CallbackItem, error) {
 	if len(body) == 0 {
 		return nil, ErrEmptyBody
 	}
+	if items, ok := decodePlainCallbacks(body); ok {
+		return items, nil // the common case, without reflection
+	}
 	if body[0] == '[' {
 		var items []CallbackItem
 		if err := json.Unmarshal(body, &items); err != nil {
@@ -359,6 +396,81 @@ func DecodeCallbacks(body []byte) ([]CallbackItem, error) {
 		return nil, fmt.Errorf("callback object: %w", err)
 	}
 	return wrapped.CallbackList, nil
+}
+
+// decodePlainCallbacks reads a callback body (either shape) whose items
+// have only the XXL-JOB fields, with plain values (see plainObject): false
+// for anything else (the Go client's executeResult, Ringjob's log lines,
+// a repeated callbackList).
+func decodePlainCallbacks(b []byte) (items []CallbackItem, ok bool) {
+	var i int
+	if b[0] == '[' {
+		items, i, ok = plainCallbackArray(b, 0)
+	} else {
+		seen := false
+		i, ok = plainObject(b, 0, func(key []byte, i int) (int, bool) {
+			if string(key) != "callbackList" || seen {
+				return i, false
+			}
+			seen = true
+			var next int
+			var ok bool
+			items, next, ok = plainCallbackArray(b, i)
+			return next, ok
+		})
+	}
+	return items, ok && skipJSONSpace(b, i) == len(b)
+}
+
+// plainCallbackArray reads an array of plain callback items at b[i:].
+func plainCallbackArray(b []byte, i int) ([]CallbackItem, int, bool) {
+	if i >= len(b) || b[i] != '[' {
+		return nil, i, false
+	}
+	items := make([]CallbackItem, 0, bytes.Count(b[i:], []byte("{")))
+	i = skipJSONSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return items, i + 1, true
+	}
+	for {
+		var it CallbackItem
+		var code int64
+		var ok bool
+		i, ok = plainObject(b, i, func(key []byte, i int) (int, bool) {
+			switch string(key) {
+			case "logId":
+				return plainInt(b, i, &it.LogID)
+			case "logDateTim":
+				return plainInt(b, i, &it.LogDateTim)
+			case "logDateTime":
+				return plainInt(b, i, &it.LogDateTime)
+			case "handleCode":
+				code = int64(it.HandleCode)
+				next, ok := plainInt(b, i, &code)
+				it.HandleCode = int(code)
+				return next, ok
+			case "handleMsg":
+				return plainString(b, i, &it.HandleMsg)
+			}
+			return i, false
+		})
+		if !ok {
+			return nil, i, false
+		}
+		items = append(items, it)
+		i = skipJSONSpace(b, i)
+		if i >= len(b) {
+			return nil, i, false
+		}
+		switch b[i] {
+		case ']':
+			return items, i + 1, true
+		case ',':
+			i = skipJSONSpace(b, i+1)
+		default:
+			return nil, i, false
+		}
+	}
 }
 
 // RegistryRequest is an executor's registry beat or goodbye (XXL-JOB's
