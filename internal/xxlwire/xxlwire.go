@@ -113,17 +113,15 @@ func DecodeEnvelope(data []byte) (Envelope, error) {
 // decodeCodeAndMsg reads an object of "code" and "msg" whose values are
 // plain (see plainObject), false for anything else.
 func decodeCodeAndMsg(b []byte) (env Envelope, ok bool) {
-	var code int64
 	i, ok := plainObject(b, skipJSONSpace(b, 0), func(key []byte, i int) (int, bool) {
 		switch string(key) {
 		case "code":
-			return plainInt(b, i, &code)
+			return plainInt(b, i, &env.Code)
 		case "msg":
 			return plainString(b, i, &env.Msg)
 		}
 		return i, false
 	})
-	env.Code = int(code)
 	return env, ok && skipJSONSpace(b, i) == len(b)
 }
 
@@ -177,13 +175,13 @@ func plainObject(b []byte, i int, value func(key []byte, i int) (int, bool)) (in
 func isJSONNull(b []byte, i int) bool { return bytes.HasPrefix(b[i:], []byte("null")) }
 
 // plainInt reads an integer or null at b[i:] into dst.
-func plainInt(b []byte, i int, dst *int64) (int, bool) {
+func plainInt[T int | int64](b []byte, i int, dst *T) (int, bool) {
 	if isJSONNull(b, i) {
 		return i + 4, true
 	}
 	n, next, ok := plainJSONInt(b, i)
 	if ok {
-		*dst = n
+		*dst = T(n)
 	}
 	return next, ok
 }
@@ -434,7 +432,6 @@ func plainCallbackArray(b []byte, i int) ([]CallbackItem, int, bool) {
 	}
 	for {
 		var it CallbackItem
-		var code int64
 		var ok bool
 		i, ok = plainObject(b, i, func(key []byte, i int) (int, bool) {
 			switch string(key) {
@@ -445,10 +442,7 @@ func plainCallbackArray(b []byte, i int) ([]CallbackItem, int, bool) {
 			case "logDateTime":
 				return plainInt(b, i, &it.LogDateTime)
 			case "handleCode":
-				code = int64(it.HandleCode)
-				next, ok := plainInt(b, i, &code)
-				it.HandleCode = int(code)
-				return next, ok
+				return plainInt(b, i, &it.HandleCode)
 			case "handleMsg":
 				return plainString(b, i, &it.HandleMsg)
 			}
