@@ -2,6 +2,9 @@ package scheduler
 
 import (
 	"context"
+	"time"
+
+	"github.com/jonboulle/clockwork"
 
 	"github.com/ringjob/ringjob/store"
 )
@@ -12,13 +15,23 @@ type inflightQuery struct{ job, run int64 }
 // inflightBatch is the largest number of questions one statement answers.
 const inflightBatch = 1000
 
+// inflightClockMargin is how far the replicas' clocks may disagree for the
+// in-flight reader to see every run in flight (see newInflightReader).
+const inflightClockMargin = time.Second
+
 // newInflightReader answers the trigger pool workers' "what else of this job
 // is in flight?" (block strategies of queueless targets, max in flight)
 // with one statement per batch (store.RunListInFlightMany) instead of one
 // per dispatch: at a thousand dispatches a second the reads one at a time
 // held the database pool, and runs that waited for them made the next
 // second's runs of their jobs wait in turn.
-func newInflightReader(st *store.Store) *batcher[inflightQuery, []store.Run] {
+//
+// It asks only about runs whose fire time has come by now plus
+// inflightClockMargin: a run is sent once its fire time has come on the
+// replica that sends it, so with the replicas' clocks within the margin of
+// each other nothing in flight is left out, and the runs the pre-read
+// planned for the next seconds are not read.
+func newInflightReader(st *store.Store, clock clockwork.Clock) *batcher[inflightQuery, []store.Run] {
 	return newBatcher(inflightBatch, func(ctx context.Context, qs []inflightQuery) ([][]store.Run, error) {
 		ctx, cancel := context.WithTimeout(ctx, claimTimeout)
 		defer cancel()
@@ -30,7 +43,7 @@ func newInflightReader(st *store.Store) *batcher[inflightQuery, []store.Run] {
 				jobs = append(jobs, q.job)
 			}
 		}
-		byJob, err := st.RunListInFlightMany(ctx, jobs)
+		byJob, err := st.RunListInFlightMany(ctx, jobs, clock.Now().Add(inflightClockMargin).UnixMilli())
 		if err != nil {
 			return nil, err
 		}

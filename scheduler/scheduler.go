@@ -104,7 +104,7 @@ func New(o Options) (*Scheduler, error) {
 	}
 	s := &Scheduler{cfg: cfg, node: cfg.NodeID, st: o.Store, clock: clock, log: log, metrics: m, drivers: o.Drivers, peers: &peerView{}, watch: &peerWatch{}}
 	s.gate = newHandoffGate(o.Store, s.node, clock, cfg.LateAfter)
-	s.inflight = newInflightReader(o.Store)
+	s.inflight = newInflightReader(o.Store, clock)
 	s.logs = newLogWriter(o.Store)
 	sent := newSentTargets()
 	s.ledger = newLedgerWriter(o.Store, log.WithField("service", "ledger"), sent)

@@ -70,6 +70,12 @@ type dialect interface {
 	// failed statement would end the transaction around it (PostgreSQL
 	// aborts the whole transaction; "" elsewhere: the error is handled).
 	skipDuplicate() string
+	// liveRuns starts the condition of a query of a replica's unfinished
+	// runs: MySQL/MariaDB find them through runs_owner_live (owner, live,
+	// kill_requested, scheduled_ms; migration 0101), which only a query
+	// naming live = 1 can use, and whose scheduled_ms a bound on it can use
+	// only when kill_requested is named too (it is 0 or 1); "" elsewhere.
+	liveRuns() string
 }
 
 // querier is a connection or a pool, for the named-lock statements.
@@ -139,6 +145,7 @@ func (mysqlDialect) handoffRoom() bool        { return true }
 func (mysqlDialect) deleteAftermath() float64 { return 1 }
 func (mysqlDialect) locks() namedLocker       { return mysqlLocks{} }
 func (mysqlDialect) skipDuplicate() string    { return "" }
+func (mysqlDialect) liveRuns() string         { return "live = 1 AND kill_requested IN (0, 1) AND " }
 func (mysqlDialect) isDuplicate(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "Error 1062")
 }
@@ -193,6 +200,7 @@ func (sqliteDialect) handoffRoom() bool        { return false }
 func (sqliteDialect) deleteAftermath() float64 { return 0 }
 func (sqliteDialect) locks() namedLocker       { return nil }
 func (sqliteDialect) skipDuplicate() string    { return "" }
+func (sqliteDialect) liveRuns() string         { return "" }
 func (sqliteDialect) isDuplicate(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
 }

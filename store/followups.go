@@ -16,7 +16,7 @@ var FailedStates = []kind.RunState{kind.RunFailed, kind.RunTimedOut, kind.RunLos
 // RunListRunningSince lists runs still running that were dispatched before
 // beforeMs (candidates for the lost-run check).
 func (s *Store) RunListRunningSince(ctx context.Context, beforeMs int64, limit int) ([]Run, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE owner IN (SELECT id FROM nodes) AND state = ? AND dispatched_ms < ? ORDER BY dispatched_ms LIMIT ?",
+	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE "+s.d.liveRuns()+"owner IN (SELECT id FROM nodes) AND state = ? AND dispatched_ms < ? ORDER BY dispatched_ms LIMIT ?",
 		kind.RunRunning, beforeMs, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list running runs: %w", err)
@@ -24,22 +24,15 @@ func (s *Store) RunListRunningSince(ctx context.Context, beforeMs int64, limit i
 	return collectRuns(rows)
 }
 
-// RunCountInFlight counts a job's runs being dispatched or running, other
-// than exclude.
-func (s *Store) RunCountInFlight(ctx context.Context, jobID, exclude int64) (int, error) {
-	var n int
-	err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM runs WHERE owner IN (SELECT id FROM nodes) AND state IN (?, ?) AND job_id = ? AND id <> ?",
-		kind.RunDispatching, kind.RunRunning, jobID, exclude).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("count running runs of job %d: %w", jobID, err)
-	}
-	return n, nil
-}
-
 // RunListInFlightMany lists, by job id, the runs of the given jobs that are
-// being dispatched or are running on a live node, in one statement per 1000
-// jobs.
-func (s *Store) RunListInFlightMany(ctx context.Context, jobIDs []int64) (map[int64][]Run, error) {
+// being dispatched or are running on a live node and whose fire time is at
+// or before dueByMs, in one statement per 1000 jobs. A run is sent only
+// once its fire time has come, so the bound leaves out nothing in flight
+// when dueByMs is the caller's clock plus the most the replicas' clocks may
+// disagree; it keeps the statement from reading the runs planned for the
+// next seconds, which share the index range of the in-flight ones on
+// MySQL/MariaDB (runs_owner_live).
+func (s *Store) RunListInFlightMany(ctx context.Context, jobIDs []int64, dueByMs int64) (map[int64][]Run, error) {
 	out := make(map[int64][]Run, len(jobIDs))
 	const per = 1000
 	for start := 0; start < len(jobIDs); start += per {
@@ -48,8 +41,9 @@ func (s *Store) RunListInFlightMany(ctx context.Context, jobIDs []int64) (map[in
 		for _, id := range chunk {
 			args = append(args, id)
 		}
-		rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE owner IN (SELECT id FROM nodes) AND state IN (?, ?) AND job_id IN ("+
-			placeholders(len(chunk))+")", args...)
+		args = append(args, dueByMs)
+		rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE "+s.d.liveRuns()+"owner IN (SELECT id FROM nodes) AND state IN (?, ?) AND job_id IN ("+
+			placeholders(len(chunk))+") AND scheduled_ms <= ?", args...)
 		if err != nil {
 			return nil, fmt.Errorf("list running runs of %d jobs: %w", len(chunk), err)
 		}
@@ -238,9 +232,11 @@ func (s *Store) RunRequestKill(ctx context.Context, id int64) (bool, error) {
 }
 
 // RunListKillRequested lists an owner's runs that someone asked to kill and
-// that are still going (served by index runs_owner_state_time).
+// that are still going (served by index runs_owner_live on MySQL/MariaDB,
+// whose kill_requested column keeps this poll from reading the replica's
+// other unfinished runs; runs_owner_state_time elsewhere).
 func (s *Store) RunListKillRequested(ctx context.Context, owner string) ([]Run, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE owner = ? AND state IN (?, ?) AND kill_requested = 1",
+	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE "+s.d.liveRuns()+"owner = ? AND state IN (?, ?) AND kill_requested = 1",
 		owner, kind.RunDispatching, kind.RunRunning)
 	if err != nil {
 		return nil, fmt.Errorf("list kill requests of node %s: %w", owner, err)

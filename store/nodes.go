@@ -226,7 +226,7 @@ func (s *Store) NodeList(ctx context.Context) ([]Node, error) {
 // NodeDelete removes nodes whose heartbeat is older than beforeMs and that
 // own no unfinished runs (housekeeping).
 func (s *Store) NodeDelete(ctx context.Context, beforeMs int64) (int64, error) {
-	res, err := s.db.ExecContext(ctx, "DELETE FROM nodes WHERE heartbeat_ms < ? AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.owner = nodes.id AND runs.state IN (?, ?))",
+	res, err := s.db.ExecContext(ctx, "DELETE FROM nodes WHERE heartbeat_ms < ? AND NOT EXISTS (SELECT 1 FROM runs WHERE "+s.d.liveRuns()+"runs.owner = nodes.id AND runs.state IN (?, ?))",
 		beforeMs, kind.RunScheduled, kind.RunDispatching)
 	if err != nil {
 		return 0, fmt.Errorf("delete old nodes: %w", err)

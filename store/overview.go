@@ -93,7 +93,8 @@ func (s *Store) JobCounts(ctx context.Context, groupID int64, visible []int64) (
 // runs, trailing "/" removed), of the groups in visible (nil: all): what an
 // executor is busy with. Running runs belong to a replica (their owner,
 // moved on takeover), so this reads one range of index
-// runs_owner_state_time per replica in nodes, never the whole runs table.
+// runs_owner_live (MySQL/MariaDB) or runs_owner_state_time per replica in
+// nodes, never the whole runs table.
 func (s *Store) RunningByTarget(ctx context.Context, visible []int64) (map[string]int, error) {
 	nodes, err := s.NodeList(ctx)
 	if err != nil {
@@ -108,7 +109,7 @@ func (s *Store) RunningByTarget(ctx context.Context, visible []int64) (map[strin
 		args = append(args, n.ID)
 	}
 	args = append(args, kind.RunRunning)
-	q, args := onlyGroups("SELECT target, COUNT(*) FROM runs WHERE owner IN ("+placeholders(len(nodes))+") AND state = ?", args, "group_id", visible)
+	q, args := onlyGroups("SELECT target, COUNT(*) FROM runs WHERE "+s.d.liveRuns()+"owner IN ("+placeholders(len(nodes))+") AND state = ?", args, "group_id", visible)
 	rows, err := s.db.QueryContext(ctx, q+" GROUP BY target", args...)
 	if err != nil {
 		return nil, fmt.Errorf("count running runs by target: %w", err)

@@ -713,7 +713,7 @@ func (s *Store) RunTakeOver(ctx context.Context, p RunTakeOverParams) ([]Run, er
 	if p.DueBeforeMs > 0 {
 		cond += fmt.Sprintf(" AND scheduled_ms < %d", p.DueBeforeMs)
 	}
-	rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE owner = ? AND state = ?"+cond+" ORDER BY scheduled_ms LIMIT ?", p.From, state, p.Limit)
+	rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE "+s.d.liveRuns()+"owner = ? AND state = ?"+cond+" ORDER BY scheduled_ms LIMIT ?", p.From, state, p.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("list %s runs of node %s: %w", state, p.From, err)
 	}
@@ -760,7 +760,7 @@ func (s *Store) RunListHandedUnanswered(ctx context.Context, owner string, hande
 	if handedBeforeMs <= 0 {
 		handedBeforeMs = 1<<62 - 1
 	}
-	rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE owner = ? AND state = ? AND handed_ms > 0 AND handed_ms < ?", owner, kind.RunDispatching, handedBeforeMs)
+	rows, err := s.db.QueryContext(ctx, "SELECT id FROM runs WHERE "+s.d.liveRuns()+"owner = ? AND state = ? AND handed_ms > 0 AND handed_ms < ?", owner, kind.RunDispatching, handedBeforeMs)
 	if err != nil {
 		return nil, fmt.Errorf("list handed, unanswered runs of node %s: %w", owner, err)
 	}
@@ -776,7 +776,7 @@ func (s *Store) RunListHandedUnanswered(ctx context.Context, owner string, hande
 // (the claim's answer was lost, the node dropped its memory). They are safe
 // to send again through RunHandOff.
 func (s *Store) RunListClaimedSince(ctx context.Context, owner string, beforeMs int64, limit int) ([]Run, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE owner = ? AND state = ? AND handed_ms = 0 AND dispatched_ms < ? ORDER BY scheduled_ms LIMIT ?",
+	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE "+s.d.liveRuns()+"owner = ? AND state = ? AND handed_ms = 0 AND dispatched_ms < ? ORDER BY scheduled_ms LIMIT ?",
 		owner, kind.RunDispatching, beforeMs, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list stuck claimed runs of node %s: %w", owner, err)

@@ -15,7 +15,7 @@ func (s *Store) RunListHanded(ctx context.Context, owner string, handedBeforeMs 
 	if handedBeforeMs <= 0 {
 		handedBeforeMs = 1<<62 - 1
 	}
-	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE owner = ? AND state = ? AND handed_ms > 0 AND handed_ms < ? ORDER BY scheduled_ms LIMIT ?",
+	rows, err := s.db.QueryContext(ctx, "SELECT "+runCols+" FROM runs WHERE "+s.d.liveRuns()+"owner = ? AND state = ? AND handed_ms > 0 AND handed_ms < ? ORDER BY scheduled_ms LIMIT ?",
 		owner, kind.RunDispatching, handedBeforeMs, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list handed, unanswered runs of node %s: %w", owner, err)
@@ -63,7 +63,7 @@ func (s *Store) RunHandBack(ctx context.Context, p RunHandBackParams) (bool, err
 // dispatching (no answer recorded).
 func (s *Store) RunCountHanded(ctx context.Context, owner string) (int, error) {
 	var n int
-	if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM runs WHERE owner = ? AND state = ? AND handed_ms > 0", owner, kind.RunDispatching).Scan(&n); err != nil {
+	if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM runs WHERE "+s.d.liveRuns()+"owner = ? AND state = ? AND handed_ms > 0", owner, kind.RunDispatching).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count handed, unanswered runs of node %s: %w", owner, err)
 	}
 	return n, nil

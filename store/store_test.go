@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -211,23 +212,7 @@ func TestDueQueryUsesIndex(t *testing.T) {
 	}
 	_, err := st.DB().ExecContext(ctx, "ANALYZE TABLE jobs")
 	require.NoError(t, err)
-	rows, err := st.DB().QueryContext(ctx, "EXPLAIN SELECT id FROM jobs WHERE lock_partition IN (0) AND next_fire_ms BETWEEN 1 AND ? AND enabled = 1 ORDER BY next_fire_ms LIMIT 10", t0+5000)
-	require.NoError(t, err)
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	require.True(t, rows.Next())
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	require.NoError(t, rows.Scan(ptrs...))
-	plan := map[string]string{}
-	for i, c := range cols {
-		if b, ok := vals[i].([]byte); ok {
-			plan[c] = string(b)
-		}
-	}
+	plan := explainMySQL(t, st, "SELECT id FROM jobs WHERE lock_partition IN (0) AND next_fire_ms BETWEEN 1 AND ? AND enabled = 1 ORDER BY next_fire_ms LIMIT 10", t0+5000)
 	require.Equal(t, "jobs_due", plan["key"], "plan: %v", plan)
 }
 
@@ -561,26 +546,22 @@ func TestOverdueSweepUsesIndex(t *testing.T) {
 	require.NoError(t, err)
 	_, err = st.DB().ExecContext(ctx, "ANALYZE TABLE runs")
 	require.NoError(t, err)
-	rows, err := st.DB().QueryContext(ctx, "EXPLAIN SELECT id FROM runs WHERE owner = 'n1' AND state = 'scheduled' AND scheduled_ms < ? ORDER BY scheduled_ms LIMIT 5000", t0+500)
-	require.NoError(t, err)
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	require.True(t, rows.Next())
-	vs := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vs {
-		ptrs[i] = &vs[i]
-	}
-	require.NoError(t, rows.Scan(ptrs...))
-	plan := map[string]string{}
-	for i, c := range cols {
-		if b, ok := vs[i].([]byte); ok {
-			plan[c] = string(b)
-		}
-	}
-	require.Equal(t, "runs_owner_state_time", plan["key"], "plan: %v", plan)
+	// The store's own query (RunTakeOver) names live = 1 and both values
+	// of kill_requested, so the index (migration 0101) bounds scheduled_ms:
+	// it reads the 40 overdue runs, not n1's 4,000.
+	plan := explainMySQL(t, st, "SELECT id FROM runs WHERE live = 1 AND kill_requested IN (0, 1) AND owner = 'n1' AND state = 'scheduled' AND scheduled_ms < ? ORDER BY scheduled_ms LIMIT 5000", t0+500)
+	require.Equal(t, "runs_owner_live", plan["key"], "plan: %v", plan)
 	require.Equal(t, "range", plan["type"], "plan: %v", plan)
-	require.NotContains(t, plan["Extra"], "filesort", "plan: %v", plan)
+	rows, err := strconv.Atoi(plan["rows"])
+	require.NoError(t, err, "plan: %v", plan)
+	require.Less(t, rows, 200, "plan: %v", plan)
+	// The kill poll (RunListKillRequested) reads only the runs with a kill
+	// requested.
+	plan = explainMySQL(t, st, "SELECT id FROM runs WHERE live = 1 AND kill_requested IN (0, 1) AND owner = 'n1' AND state IN ('dispatching', 'running') AND kill_requested = 1")
+	require.Equal(t, "runs_owner_live", plan["key"], "plan: %v", plan)
+	rows, err = strconv.Atoi(plan["rows"])
+	require.NoError(t, err, "plan: %v", plan)
+	require.Less(t, rows, 10, "plan: %v", plan)
 
 	overdue, err := st.RunTakeOver(ctx, store.RunTakeOverParams{From: "n1", To: "n1", DueBeforeMs: t0 + 500, Limit: 5000})
 	require.NoError(t, err)
@@ -783,4 +764,28 @@ func mkRunning(t *testing.T, st *store.Store, j store.Job) int64 {
 	_, err = st.RunClaimBatch(ctx, store.RunClaimParams{IDs: []int64{r.ID}, Owner: "n", NowMs: t0})
 	require.NoError(t, err)
 	return r.ID
+}
+
+// explainMySQL returns the first row of MySQL's EXPLAIN of query.
+func explainMySQL(t *testing.T, st *store.Store, query string, args ...any) map[string]string {
+	t.Helper()
+	rows, err := st.DB().QueryContext(context.Background(), "EXPLAIN "+query, args...)
+	require.NoError(t, err)
+	defer rows.Close()
+	cols, err := rows.Columns()
+	require.NoError(t, err)
+	require.True(t, rows.Next())
+	vs := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vs {
+		ptrs[i] = &vs[i]
+	}
+	require.NoError(t, rows.Scan(ptrs...))
+	plan := map[string]string{}
+	for i, c := range cols {
+		if b, ok := vs[i].([]byte); ok {
+			plan[c] = string(b)
+		}
+	}
+	return plan
 }
