@@ -15,9 +15,11 @@
 -- than with the old index. Queries bound scheduled_ms past it by naming
 -- kill_requested IN (0, 1) (store.dialect.liveRuns).
 --
--- live is STORED: measured with the same index on a VIRTUAL column, the
--- database took about 8 % more CPU per fire. Adding a stored column
--- rebuilds runs (a table copy; writes to runs wait for it: 30 s for 2
--- million runs on the 2-core machine; docs/release-notes.md).
+-- live is STORED: with a VIRTUAL column the database took as much CPU per
+-- fire or more (docs/benchmarks.md, "The sweeps' index"), and InnoDB's
+-- purge computes an indexed virtual column for each old row version.
+-- Adding a stored column rebuilds runs (a table copy; writes to runs wait
+-- for it: 30 s for 2 million runs on the 2-core machine;
+-- docs/release-notes.md).
 -- PostgreSQL and SQLite keep runs_owner_state_time.
 {{MYSQL_ONLY}} ALTER TABLE runs ADD COLUMN live TINYINT AS (state IN ('scheduled', 'dispatching', 'running')) STORED, ADD INDEX runs_owner_live (owner, live, kill_requested, scheduled_ms), DROP INDEX runs_owner_state_time;
