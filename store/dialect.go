@@ -76,6 +76,12 @@ type dialect interface {
 	// naming live = 1 can use, and whose scheduled_ms a bound on it can use
 	// only when kill_requested is named too (it is 0 or 1); "" elsewhere.
 	liveRuns() string
+	// firstInsertedID is the lowest id a multi-row INSERT of rows rows may
+	// have given, from its result's LastInsertId: that is the first new id
+	// on MySQL/MariaDB and PostgreSQL (pgconn.go), and the last on SQLite,
+	// whose one writer gives consecutive ids. Every id of the statement is
+	// at least this; a reader of the new rows by id range starts there.
+	firstInsertedID(lastInsertID int64, rows int) int64
 }
 
 // querier is a connection or a pool, for the named-lock statements.
@@ -146,6 +152,9 @@ func (mysqlDialect) deleteAftermath() float64 { return 1 }
 func (mysqlDialect) locks() namedLocker       { return mysqlLocks{} }
 func (mysqlDialect) skipDuplicate() string    { return "" }
 func (mysqlDialect) liveRuns() string         { return "live = 1 AND kill_requested IN (0, 1) AND " }
+func (mysqlDialect) firstInsertedID(lastInsertID int64, _ int) int64 {
+	return lastInsertID
+}
 func (mysqlDialect) isDuplicate(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "Error 1062")
 }
@@ -201,6 +210,9 @@ func (sqliteDialect) deleteAftermath() float64 { return 0 }
 func (sqliteDialect) locks() namedLocker       { return nil }
 func (sqliteDialect) skipDuplicate() string    { return "" }
 func (sqliteDialect) liveRuns() string         { return "" }
+func (sqliteDialect) firstInsertedID(lastInsertID int64, rows int) int64 {
+	return lastInsertID - int64(rows) + 1
+}
 func (sqliteDialect) isDuplicate(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
 }

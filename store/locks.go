@@ -294,17 +294,17 @@ func (t *ScheduleTx) RunInsertBatch(ctx context.Context, runs []RunInsert) ([]in
 			return nil, fmt.Errorf("insert %d runs: %w", len(chunk), err)
 		}
 		t.s.stats.countRuns(len(chunk))
-		// Read the new ids back by primary-key range. LastInsertId is the
-		// first id of a multi-row INSERT on MySQL/MariaDB and the last on
-		// SQLite; ids only grow and SQLite's (one writer) are consecutive, so
-		// every new row has an id >= LastInsertId - rows + 1 on both. The
-		// range may also hold earlier or concurrent rows; they do not match
-		// the fire keys of this chunk (the fire key is unique).
+		// Read the new ids back by primary-key range, from the lowest id the
+		// statement may have given (dialect.firstInsertedID). The range may
+		// also hold concurrent rows; they do not match the fire keys of this
+		// chunk (the fire key is unique). Starting a chunk's length lower
+		// than that on MySQL/MariaDB read back the chunk before it too: two
+		// rows per fire instead of one.
 		last, err := res.LastInsertId()
 		if err != nil {
 			return nil, fmt.Errorf("read ids of %d inserted runs: %w", len(chunk), err)
 		}
-		q, qargs := "SELECT id, job_id, scheduled_ms, shard_index, attempt FROM runs WHERE id >= ? AND sched_fire = 1", []any{last - int64(len(chunk)) + 1}
+		q, qargs := "SELECT id, job_id, scheduled_ms, shard_index, attempt FROM runs WHERE id >= ? AND sched_fire = 1", []any{t.s.d.firstInsertedID(last, len(chunk))}
 		if t.s.hints != nil && t.s.hints.on.Load() {
 			// Partitioned by day: read only the days this chunk fires in.
 			lo, hi := chunk[0].ScheduledMs, chunk[0].ScheduledMs

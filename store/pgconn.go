@@ -24,7 +24,7 @@ import (
 //   - an INSERT ... VALUES executed (not queried) into a table whose id is
 //     {{AUTO_ID}} gets RETURNING id, and its result's LastInsertId is the first new id,
 //     as on MySQL (ids of one statement need not be consecutive: readers
-//     only rely on "every new id >= LastInsertId - rows + 1").
+//     only rely on "every new id >= LastInsertId", dialect.firstInsertedID).
 
 // pgConnector opens pgx connections that translate statements.
 type pgConnector struct {

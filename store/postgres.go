@@ -155,6 +155,9 @@ func (pgDialect) deleteAftermath() float64 { return 1 }
 func (pgDialect) locks() namedLocker       { return pgLocks{} }
 func (pgDialect) skipDuplicate() string    { return " ON CONFLICT DO NOTHING" }
 func (pgDialect) liveRuns() string         { return "" }
+func (pgDialect) firstInsertedID(lastInsertID int64, _ int) int64 {
+	return lastInsertID
+}
 func (pgDialect) isDuplicate(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "23505"
